@@ -1,0 +1,90 @@
+"""The run log: durable appends, partial lines, resume checks, version checks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from voicebench.agentspec import AgentSpec, LLMSpec
+from voicebench.errors import InputError, RunError
+from voicebench.runlog import (
+    RunHeader,
+    RunStore,
+    TurnError,
+    TurnRecord,
+    read_header,
+    read_turns,
+    summarize,
+)
+from voicebench.timing import TurnTiming
+
+MS = 1_000_000
+
+
+def header(**over) -> RunHeader:
+    base = dict(
+        run_id="r1", created_at="2026-01-01T00:00:00+00:00", voicebench_version="0.1.0",
+        agent=AgentSpec(name="a", family="scripted",
+                        llm=LLMSpec(provider="scripted", model="m")),
+        agent_spec_path="agents/a.toml", dialogues_path="d.jsonl", dialogues_sha256="0" * 64,
+        dialogue_ids=("d1",), fixtures_dir="audio_fixtures",
+    )
+    base.update(over)
+    return RunHeader(**base)
+
+
+def record(k: int, ttft_ms: int | None = 300, error: TurnError | None = None) -> TurnRecord:
+    timing = None
+    if ttft_ms is not None:
+        timing = TurnTiming(speech_end_ns=0, vad_stop_ns=600 * MS, transcript_ns=1000 * MS,
+                            llm_request_ns=1001 * MS, llm_first_token_ns=(1001 + ttft_ms) * MS,
+                            tts_request_ns=1400 * MS, tts_first_audio_ns=1450 * MS,
+                            audio_out_ns=1500 * MS)
+    return TurnRecord(run_id="r1", contestant="scripted/m", agent_name="a", dialogue_id="d1",
+                      turn_index=k, final=False, user_text="hi", timing=timing, error=error,
+                      started_at="2026-01-01T00:00:00+00:00")
+
+
+def test_records_round_trip_and_a_killed_partial_line_is_dropped_on_reopen(tmp_path: Path):
+    store = RunStore(tmp_path / "run")
+    assert store.open(header()) == []
+    store.append(record(1))
+    store.append(record(3))
+    with (store.dir / "turns.jsonl").open("a") as fh:
+        fh.write('{"schema_version": 1, "run_id": "r1", "contes')  # killed mid-write
+    assert [r.turn_index for r in read_turns(store.dir)] == [1, 3]
+    again = RunStore(tmp_path / "run").open(header())
+    assert [r.turn_index for r in again] == [1, 3]
+    assert (store.dir / "turns.jsonl").read_text().count("\n") == 2
+    assert read_header(store.dir) == header()
+    assert again[0].timing.ttft_ms == 300.0
+
+
+def test_resuming_with_a_different_agent_or_dialogue_set_is_refused(tmp_path: Path):
+    RunStore(tmp_path).open(header())
+    other = header(dialogue_ids=("d1", "d2"))
+    with pytest.raises(RunError, match="dialogue_ids differs"):
+        RunStore(tmp_path).open(other)
+
+
+def test_unknown_schema_version_is_refused_naming_file_and_field(tmp_path: Path):
+    RunStore(tmp_path).open(header())
+    data = json.loads((tmp_path / "run.json").read_text())
+    data["schema_version"] = 99
+    (tmp_path / "run.json").write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"run\.json: run\.json: schema_version: schema_version 99"):
+        read_header(tmp_path)
+
+
+def test_summary_counts_failures_and_the_ttft_budget_share():
+    recs = [record(1, 200), record(3, 450), record(5, 900),
+            record(7, None, TurnError(kind="timeout", reason="x"))]
+    s = summarize(recs)
+    assert (s.turns, s.failed) == (4, 1)
+    assert s.ttft_within_budget == pytest.approx(2 / 3)
+    ttft = next(r for r in s.rows if r.name == "TTFT")
+    assert (ttft.n, ttft.p50) == (3, 450.0)
+    ttfa = next(r for r in s.rows if r.name == "TTFA")
+    assert ttfa.p50 == 1500.0

@@ -1,0 +1,57 @@
+"""Agent specs: the shipped ones load; bad ones are refused naming the file and field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from voicebench.agentspec import HEART_SYSTEM_PROMPT, load_agent_spec
+from voicebench.errors import InputError, MissingSecretError
+
+AGENTS = Path(__file__).resolve().parents[1] / "agents"
+
+
+def test_scripted_agent_loads_with_the_heart_prompt():
+    spec = load_agent_spec(AGENTS / "scripted.toml")
+    assert spec.id == "scripted/scripted-llm"
+    assert spec.llm.ttft_ms == 300
+    assert spec.system_prompt == HEART_SYSTEM_PROMPT
+    assert spec.vad.stop_secs == 0.5 and spec.turn.wait_for_transcript is True
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        ('name = "x"\nfamily = "f"\n[llm]\nprovider = "nope"\nmodel = "m"\n',
+         r"bad\.toml: llm\.provider: Input should be"),
+        ('name = "x"\nfamily = "f"\n[llm]\nprovider = "openai-compatible"\nmodel = "m"\n',
+         r"bad\.toml: llm: Value error, base_url is required"),
+        ('name = "x"\nfamily = "f"\n[llm]\nprovider = "openai-compatible"\nmodel = "m"\n'
+         'base_url = "not a url"\n', r"bad\.toml: llm\.base_url: "),
+        ('name = "x"\nfamily = "f"\ncolour = "red"\n[llm]\nprovider = "scripted"\nmodel = "m"\n',
+         r"bad\.toml: colour: Extra inputs are not permitted"),
+        ('name = "x"\nfamily = "f"\n[llm]\nprovider = "openai"\nmodel = "m"\n'
+         'api_key_env = "sk-live-abc123!"\n', r"bad\.toml: llm: Value error, api_key_env must be"),
+        ('name = "x"\nfamily = "f"\n[vad]\nstop_secs = -1\n[llm]\nprovider = "scripted"\n'
+         'model = "m"\n', r"bad\.toml: vad\.stop_secs: Input should be greater than 0"),
+        ('name = "x" family', r"bad\.toml: not valid TOML"),
+    ],
+)
+def test_bad_specs_name_the_file_and_field(tmp_path: Path, toml: str, message: str):
+    path = tmp_path / "bad.toml"
+    path.write_text(toml)
+    with pytest.raises(InputError, match=message):
+        load_agent_spec(path)
+
+
+def test_a_missing_key_variable_fails_at_load_naming_it(tmp_path: Path, monkeypatch):
+    path = tmp_path / "openai.toml"
+    path.write_text('name = "o"\nfamily = "openai"\n[llm]\nprovider = "openai"\n'
+                    'model = "gpt-4o-mini"\napi_key_env = "VB_TEST_OPENAI_KEY"\n')
+    monkeypatch.delenv("VB_TEST_OPENAI_KEY", raising=False)
+    with pytest.raises(MissingSecretError, match="llm.api_key_env: environment variable "
+                       "VB_TEST_OPENAI_KEY is not set"):
+        load_agent_spec(path)
+    monkeypatch.setenv("VB_TEST_OPENAI_KEY", "dummy")
+    assert load_agent_spec(path).llm.api_key_env == "VB_TEST_OPENAI_KEY"

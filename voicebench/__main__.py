@@ -1,0 +1,3 @@
+from voicebench.cli import main
+
+main()

@@ -1,0 +1,37 @@
+"""The base of every model that crosses a stage boundary or lives in a file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from voicebench.errors import InputError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class FrozenModel(BaseModel):
+    """Immutable, strict about unknown fields."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def first_error(exc: ValidationError) -> tuple[str, str]:
+    """The dotted location and message of a validation error's first problem."""
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err.get("loc", ())) or "(root)"
+    msg = err.get("msg", "invalid")
+    return loc, msg
+
+
+def validate_record(
+    model: type[M], data: Any, *, file: str | Path, record: str | None = None
+) -> M:
+    """Validate ``data`` as ``model``; a failure names the file, the record and the field."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        loc, msg = first_error(exc)
+        raise InputError(msg, file=file, record=record, field=loc) from None

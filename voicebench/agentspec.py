@@ -1,0 +1,185 @@
+"""Agent specs: the voice agent under test, one TOML file in ``agents/``.
+
+::
+
+    name = "scripted"                 # shown in tables and reports
+    family = "scripted"               # model family; a judge never rates its own family
+    system_prompt = "..."             # optional; defaults to the HEART supportive-listener prompt
+
+    [stt]                             # speech to text
+    provider = "whisper"              # local faster-whisper
+    model = "tiny.en"                 # "tiny.en" is packaged; or a path to a CTranslate2 model dir
+    beam_size = 1
+    cpu_threads = 2
+
+    [llm]
+    provider = "openai-compatible"    # "openai-compatible" | "openai" | "anthropic" | "scripted"
+    model = "gpt-4o-mini"
+    base_url = "http://127.0.0.1:8000/v1"   # openai-compatible only
+    api_key_env = "OPENAI_API_KEY"    # the variable holding the key; keys never live in specs
+    temperature = 0.0
+    max_tokens = 120
+    ttft_ms = 300                     # scripted only: injected time to first token
+    token_delay_ms = 15               # scripted only
+
+    [tts]
+    provider = "piper"
+    voice = "en_US-joe-medium"        # packaged voice
+
+    [vad]
+    stop_secs = 0.5                   # silence that ends a VAD speech segment
+    start_secs = 0.2
+    confidence = 0.7
+
+    [turn]
+    user_speech_timeout = 0.15        # extra wait after the VAD stop before ending the turn
+    wait_for_transcript = true        # end the turn only once the last segment is transcribed
+    stop_timeout = 5.0                # give up waiting for a transcript after this long
+
+The ``scripted`` LLM provider starts a local scripted server with the given delays: it is a
+measuring instrument (known TTFT), not a model.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, HttpUrl, model_validator
+
+from voicebench._model import FrozenModel, validate_record
+from voicebench.errors import InputError, MissingSecretError
+
+HEART_SYSTEM_PROMPT = (
+    "You are a supportive listener talking with someone who is going through a hard time. "
+    "Reply in one to three short spoken sentences, about forty words at most. "
+    "First acknowledge what they feel and what they told you, in plain warm words; "
+    "then, when it helps, ask one gentle question or offer one small next step. "
+    "Do not diagnose, lecture or give medical instructions, and do not use lists, "
+    "headings or emoji: your words will be spoken aloud."
+)
+
+
+class STTSpec(FrozenModel):
+    """Speech to text."""
+
+    provider: Literal["whisper"] = "whisper"
+    """Only local faster-whisper for now."""
+    model: str = "tiny.en"
+    """``tiny.en`` (packaged) or a path to a CTranslate2 Whisper model folder."""
+    beam_size: int = Field(default=1, ge=1, le=10)
+    """Decoder beam width; 1 is greedy."""
+    cpu_threads: int = Field(default=2, ge=0, le=64)
+    """CTranslate2 threads (0 = library default)."""
+    compute_type: str = "int8"
+    """CTranslate2 compute type."""
+
+
+class LLMSpec(FrozenModel):
+    """The language model behind the agent."""
+
+    provider: Literal["openai-compatible", "openai", "anthropic", "scripted"]
+    """Which client talks to it."""
+    model: str = Field(min_length=1)
+    """Model id as the provider names it."""
+    base_url: HttpUrl | None = None
+    """Endpoint of an OpenAI-compatible server (required for ``openai-compatible``)."""
+    api_key_env: str | None = None
+    """Name of the environment variable holding the key; never the key itself."""
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    """Sampling temperature (HEART uses 0)."""
+    max_tokens: int = Field(default=120, ge=1, le=4096)
+    """Upper bound on reply length."""
+    ttft_ms: float = Field(default=300.0, ge=0.0)
+    """Scripted provider only: injected time to first token."""
+    token_delay_ms: float = Field(default=15.0, ge=0.0)
+    """Scripted provider only: delay between tokens."""
+    reply: str | None = None
+    """Scripted provider only: a fixed reply (default: one derived from the user's words)."""
+
+    @model_validator(mode="after")
+    def _provider_fields(self) -> LLMSpec:
+        if self.provider == "openai-compatible" and self.base_url is None:
+            raise ValueError("base_url is required for provider 'openai-compatible'")
+        if self.provider in ("openai", "anthropic") and not self.api_key_env:
+            raise ValueError(f"api_key_env is required for provider '{self.provider}'")
+        if self.api_key_env is not None and not self.api_key_env.replace("_", "").isalnum():
+            raise ValueError("api_key_env must be an environment variable name, not a key")
+        return self
+
+
+class TTSSpec(FrozenModel):
+    """Text to speech."""
+
+    provider: Literal["piper"] = "piper"
+    """Only local Piper for now."""
+    voice: str = "en_US-joe-medium"
+    """A packaged Piper voice."""
+
+
+class VADSpec(FrozenModel):
+    """Silero voice activity detection."""
+
+    stop_secs: float = Field(default=0.5, gt=0.0, le=3.0)
+    """Silence that ends a speech segment."""
+    start_secs: float = Field(default=0.2, gt=0.0, le=3.0)
+    """Speech that starts a segment."""
+    confidence: float = Field(default=0.7, gt=0.0, lt=1.0)
+    """Speech probability threshold."""
+
+
+class TurnSpec(FrozenModel):
+    """When the user's turn is over."""
+
+    user_speech_timeout: float = Field(default=0.15, ge=0.0, le=5.0)
+    """Wait after the VAD stop for the user to go on before ending the turn."""
+    wait_for_transcript: bool = True
+    """End the turn only once the last speech segment has been transcribed."""
+    stop_timeout: float = Field(default=5.0, gt=0.0, le=30.0)
+    """Give up waiting for a transcript after this long."""
+
+
+class AgentSpec(FrozenModel):
+    """A voice agent under test."""
+
+    name: str = Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][A-Za-z0-9._ /-]*$")
+    """Display name."""
+    family: str = Field(min_length=1)
+    """Model family (e.g. ``openai``, ``anthropic``, ``smollm``)."""
+    system_prompt: str = HEART_SYSTEM_PROMPT
+    """Instructions given to the LLM."""
+    stt: STTSpec = STTSpec()
+    llm: LLMSpec
+    tts: TTSSpec = TTSSpec()
+    vad: VADSpec = VADSpec()
+    turn: TurnSpec = TurnSpec()
+
+    @property
+    def id(self) -> str:
+        """``provider/model``, the contestant id."""
+        return f"{self.llm.provider}/{self.llm.model}"
+
+
+def load_agent_spec(path: str | Path, *, require_secrets: bool = True) -> AgentSpec:
+    """Read and validate an agent spec; a missing key variable fails here, naming it."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("agent spec not found", file=path) from None
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", file=path) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"not valid TOML ({exc})", file=path) from None
+    spec = validate_record(AgentSpec, data, file=path)
+    var = spec.llm.api_key_env
+    if require_secrets and var and not os.environ.get(var):
+        raise MissingSecretError(path, "llm.api_key_env", var)
+    return spec
+
+
+def api_key(spec: AgentSpec) -> str | None:
+    """The key for the spec's LLM, read from the environment at the moment it is needed."""
+    return os.environ.get(spec.llm.api_key_env) if spec.llm.api_key_env else None

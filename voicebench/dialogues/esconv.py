@@ -1,0 +1,362 @@
+"""Import dialogue items from ESConv (Liu et al., ACL 2021), the way HEART made its items.
+
+Input format (ESConv JSON, one file)::
+
+    [{"experience_type": "Previous Experience", "emotion_type": "anxiety",
+      "problem_type": "job crisis", "situation": "I lost my job last week.",
+      "survey_score": {...},
+      "dialog": [{"speaker": "supporter", "annotation": {"strategy": "Question"},
+                  "content": "Hi, how are you feeling today?"},
+                 {"speaker": "seeker", "annotation": {}, "content": "Not great."}, ...]},
+     ...]
+
+- ``speaker`` is ``seeker`` / ``supporter``; a released variant says ``speaker`` (the seeker)
+  / ``listener`` (the supporter). Both give identical items.
+- ``emotion_type``, ``problem_type``, ``situation`` and ``dialog`` are required, non-empty.
+  ``experience_type`` and ``survey_score`` are not used (``experience_type``, when present,
+  must be a string); other keys are ignored.
+- Each ``dialog`` entry needs a known ``speaker`` and a non-empty string ``content``;
+  ``annotation`` is optional, an object, whose ``strategy`` (a string) is kept on supporter turns.
+
+Conversations are numbered from 0 in file order. Any problem raises ``InputError`` naming the
+file, the conversation (``conversation 3``) and the field (``dialog[5].speaker``); the whole
+file is validated before anything is returned.
+
+Merging: consecutive entries by one role become one turn, texts joined with a single space;
+the distinct non-empty strategies of a merged supporter turn are joined with ``"; "``.
+
+Item selection, per conversation (after merging):
+
+1. A candidate is a seeker turn that has at least one earlier turn and is followed by a
+   supporter turn. That supporter turn is the item's ``reference_reply``; the history is every
+   turn from the start up to and including the candidate.
+2. Pleasantries are dropped: a turn with a thanks/greeting/goodbye marker, no distress or
+   conflict cue, no question mark and at most 25 words.
+3. Safety screen (keywords, deliberately over-inclusive): the candidate is dropped when the
+   situation, the history or the reference reply mentions suicide or self-harm, contains hate
+   phrases, or contains an e-mail address or a phone-number-like run of 9+ digits. Later
+   candidates of that conversation share the history, so they are dropped too.
+4. Response potential, a sum over the seeker turn's text (lower-cased):
+   +2 per distinct distress cue (at most +6), +3 per distinct help-request cue (at most +6),
+   +2 per distinct conflict cue (at most +4), +1 for a question mark, +1 per full 15 words
+   (at most +3). Candidates scoring below 2 are dropped.
+5. The highest-scoring candidates are taken, ties to the earlier turn, up to
+   ``max_items_per_conversation``; a candidate fewer than 2 seeker turns away from one
+   already taken is passed over. A candidate whose history or reply holds a text longer than
+   a ``Turn`` allows is not eligible either.
+
+Items keep file order and turn order. Ids are ``esconv-{conversation}-t{turn}``, where ``turn``
+is the index of the final seeker turn in the merged turns; ``source`` is
+``esconv:{conversation}``. A conversation with no item is skipped; a file with none is an error.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from voicebench._model import validate_record
+from voicebench.dialogues.io import save_dialogues
+from voicebench.dialogues.models import Dialogue, Role
+from voicebench.errors import InputError
+
+SPEAKER_ROLES = {
+    "seeker": Role.SEEKER,
+    "supporter": Role.SUPPORTER,
+    "speaker": Role.SEEKER,
+    "listener": Role.SUPPORTER,
+}
+MIN_SCORE = 2
+MIN_SEEKER_GAP = 2
+PLEASANTRY_MAX_WORDS = 25
+_MAX_TEXT = 4000  # Turn.text and Dialogue.reference_reply allow no more
+
+_DISTRESS = (
+    r"\bsad(?:ness)?\b", r"\bdepress\w*", r"\banxi\w*", r"\bstress\w*", r"\bscared\b",
+    r"\bafraid\b", r"\bworr\w*", r"\blonel\w*", r"\balone\b", r"\bhurt\w*", r"\bupset\b",
+    r"\bang(?:er|ry)\b", r"\bfrustrat\w*", r"\boverwhelm\w*", r"\bhopeless\w*",
+    r"\bhelpless\w*", r"\bcr(?:y|ying|ied|ies)\b", r"\bmiserable\b", r"\b(?:terrible|awful)\b",
+    r"\bpanic\w*", r"\bnervous\w*", r"\bheartbroken\b", r"\bashamed\b|\bshame\b", r"\bguilt\w*",
+    r"\bexhausted\b", r"\bstruggl\w*", r"\bdesperate\w*", r"\bgrie\w*", r"\bembarrass\w*",
+    r"\bisolat\w*", r"\bcan'?t (?:sleep|cope|stop thinking)\b",
+)
+_HELP = (
+    r"\bwhat (?:should|can|do|could) i do\b", r"\bwhat would you do\b",
+    r"\b(?:don'?t|do not) know (?:how|what|where|if|whether)\b",
+    r"\bhow (?:can|do|should|could) i\b", r"\bshould i\b(?! do\b)",
+    r"\bhelp me\b|\bneed (?:some )?help\b|\b(?:can|could|would) you help\b",
+    r"\badvi[cs]e\b", r"\b(?:any|some) (?:ideas|suggestions|tips)\b|\bsuggest\w*",
+)
+_CONFLICT = (
+    r"\bargu\w*", r"\bfight\w*|\bfought\b", r"\byell\w*|\bscream\w*|\bshout\w*", r"\bblam\w*",
+    r"\bcheat\w*", r"\bbetray\w*", r"\bdivorc\w*", r"\b(?:broke|break|breaking) up\b|\bbreakup\b",
+    r"\bfired\b|\blaid off\b|\blet go\b", r"\bbull(?:y|ied|ying|ies)\b", r"\bconflict\w*",
+    r"\bcritici\w*", r"\bdisrespect\w*",
+)
+_PLEASANTRY = re.compile(
+    r"\bthank\w*|\bthanks\b|\bthx\b|\bbye\b|\bgoodbye\b|\bgood ?night\b"
+    r"|\bhave a (?:good|great|nice|lovely|wonderful)\b|\btake care\b|\byou'?re welcome\b"
+    r"|\bnice (?:talking|chatting|to meet)\b|\bappreciate\w*|\bhello\b|\bhi\b|\bhey\b"
+    r"|\bgood (?:morning|afternoon|evening)\b"
+)
+_UNSAFE = re.compile(
+    "|".join((
+        # self-harm and suicide: any mention, not only a plan
+        r"\bsuicid\w*", r"\bself[- ]?harm\w*", r"\bkill(?:ing)? myself\b",
+        r"\b(?:hurt|harm|cut|hang)\w* myself\b", r"\bend(?:ing)? (?:my (?:own )?life|it all)\b",
+        r"\btak(?:e|ing) my (?:own )?life\b", r"\boverdos\w*", r"\bbetter off dead\b",
+        r"\b(?:want|wanna|wanted) to die\b",
+        r"\b(?:don'?t|do not|no longer) want to (?:live|be alive)\b",
+        # hate
+        r"\bsubhuman\b", r"\bethnic cleansing\b", r"\bwhite power\b", r"\bheil\b",
+        r"\bshould all (?:die|be killed|be shot)\b", r"\bkill (?:them|those people) all\b",
+        # identifying information
+        r"[\w.+-]+@[\w-]+\.[\w.-]+", r"(?<![\w])\+?\d(?:[\s().-]?\d){8,}",
+    ))
+)
+_DISTRESS_RE = tuple(re.compile(p) for p in _DISTRESS)
+_HELP_RE = tuple(re.compile(p) for p in _HELP)
+_CONFLICT_RE = tuple(re.compile(p) for p in _CONFLICT)
+_WORD = re.compile(r"[\w']+")
+
+_Fail = Callable[[str, str | None], InputError]
+
+
+@dataclass(frozen=True)
+class _Turn:
+    role: Role
+    text: str
+    strategy: str | None
+
+
+@dataclass(frozen=True)
+class _Conversation:
+    index: int
+    problem_type: str
+    emotion_type: str
+    situation: str
+    turns: tuple[_Turn, ...]
+
+
+def import_esconv(
+    path: str | Path, *, max_items_per_conversation: int = 2
+) -> list[Dialogue]:
+    """Read an ESConv JSON file and return its items, selected as the module docstring says."""
+    if max_items_per_conversation < 1:
+        raise ValueError("max_items_per_conversation must be at least 1")
+    path = Path(path)
+    data = _read_json(path)
+    if not isinstance(data, list):
+        raise InputError(
+            f"expected a list of conversations at the top level, got {_kind(data)}", file=path
+        )
+    if not data:
+        raise InputError("no conversations in file", file=path)
+    conversations = [_parse_conversation(raw, i, path) for i, raw in enumerate(data)]
+    items = [
+        _make_item(conv, k, path)
+        for conv in conversations
+        for k in _select(conv, max_items_per_conversation)
+    ]
+    if not items:
+        raise InputError(
+            f"no usable items: none of the {len(conversations)} conversations has a seeker"
+            " turn that passes the selection rule",
+            file=path,
+        )
+    return items
+
+
+def import_esconv_to_file(
+    src: str | Path, dest: str | Path, *, max_items_per_conversation: int = 2
+) -> list[Dialogue]:
+    """Import ``src`` and write the items to ``dest``; nothing is written on failure."""
+    items = import_esconv(src, max_items_per_conversation=max_items_per_conversation)
+    save_dialogues(items, dest)
+    return items
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", file=path) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start})", file=path) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})", file=path
+        ) from None
+
+
+def _kind(value: Any) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return "a number"
+    return names.get(type(value), type(value).__name__)
+
+
+def _parse_conversation(raw: Any, index: int, path: Path) -> _Conversation:
+    record = f"conversation {index}"
+
+    def fail(message: str, field: str | None = None) -> InputError:
+        return InputError(message, file=path, record=record, field=field)
+
+    if not isinstance(raw, dict):
+        raise fail(f"expected an object, got {_kind(raw)}")
+    if "experience_type" in raw and not isinstance(raw["experience_type"], str):
+        raise fail(f"expected a string, got {_kind(raw['experience_type'])}", "experience_type")
+    labels: dict[str, str] = {}
+    for key in ("problem_type", "emotion_type", "situation"):
+        labels[key] = _required_text(raw, key, fail, key)
+    if "dialog" not in raw:
+        raise fail("missing field", "dialog")
+    dialog = raw["dialog"]
+    if not isinstance(dialog, list):
+        raise fail(f"expected a list, got {_kind(dialog)}", "dialog")
+    if not dialog:
+        raise fail("is empty", "dialog")
+    entries = [_parse_entry(entry, f"dialog[{i}]", fail) for i, entry in enumerate(dialog)]
+    return _Conversation(index=index, turns=_merge(entries), **labels)
+
+
+def _required_text(obj: dict, key: str, fail: _Fail, field: str) -> str:
+    if key not in obj:
+        raise fail("missing field", field)
+    value = obj[key]
+    if not isinstance(value, str):
+        raise fail(f"expected a string, got {_kind(value)}", field)
+    if not value.strip():
+        raise fail("is empty", field)
+    return value.strip()
+
+
+def _parse_entry(entry: Any, where: str, fail: _Fail) -> _Turn:
+    if not isinstance(entry, dict):
+        raise fail(f"expected an object, got {_kind(entry)}", where)
+    speaker = _required_text(entry, "speaker", fail, f"{where}.speaker")
+    role = SPEAKER_ROLES.get(speaker)
+    if role is None:
+        known = ", ".join(SPEAKER_ROLES)
+        raise fail(f"unknown speaker {speaker!r} (expected one of {known})", f"{where}.speaker")
+    text = _required_text(entry, "content", fail, f"{where}.content")
+    annotation = entry.get("annotation")
+    strategy = None
+    if annotation is not None:
+        if not isinstance(annotation, dict):
+            raise fail(f"expected an object, got {_kind(annotation)}", f"{where}.annotation")
+        strategy = annotation.get("strategy")
+        if strategy is not None and not isinstance(strategy, str):
+            raise fail(
+                f"expected a string, got {_kind(strategy)}", f"{where}.annotation.strategy"
+            )
+    # a strategy describes a supporter's move; on a seeker turn it would mean nothing
+    kept = strategy.strip() if role is Role.SUPPORTER and strategy else ""
+    return _Turn(role, text, kept or None)
+
+
+def _merge(entries: list[_Turn]) -> tuple[_Turn, ...]:
+    groups: list[list[_Turn]] = []
+    for entry in entries:
+        if groups and groups[-1][0].role is entry.role:
+            groups[-1].append(entry)
+        else:
+            groups.append([entry])
+    merged = []
+    for group in groups:
+        strategies = list(dict.fromkeys(t.strategy for t in group if t.strategy))
+        merged.append(_Turn(
+            role=group[0].role,
+            text=" ".join(t.text for t in group),
+            strategy="; ".join(strategies) or None,
+        ))
+    return tuple(merged)
+
+
+def _normalize(text: str) -> str:
+    return text.lower().replace("\u2019", "'")
+
+
+def _cues(patterns: tuple[re.Pattern[str], ...], text: str) -> int:
+    return sum(1 for p in patterns if p.search(text))
+
+
+def _score(text: str) -> int:
+    """Response potential of a seeker turn (rule 4 of the module docstring)."""
+    t = _normalize(text)
+    words = len(_WORD.findall(t))
+    return (
+        min(2 * _cues(_DISTRESS_RE, t), 6)
+        + min(3 * _cues(_HELP_RE, t), 6)
+        + min(2 * _cues(_CONFLICT_RE, t), 4)
+        + ("?" in t)
+        + min(words // 15, 3)
+    )
+
+
+def _is_pleasantry(text: str) -> bool:
+    t = _normalize(text)
+    return (
+        _PLEASANTRY.search(t) is not None
+        and not _cues(_DISTRESS_RE, t)
+        and not _cues(_CONFLICT_RE, t)
+        and "?" not in t
+        and len(_WORD.findall(t)) <= PLEASANTRY_MAX_WORDS
+    )
+
+
+def _is_unsafe(texts: list[str]) -> bool:
+    return any(_UNSAFE.search(_normalize(t)) for t in texts)
+
+
+def _select(conv: _Conversation, limit: int) -> list[int]:
+    """Indices into ``conv.turns`` of the seeker turns that become items, in turn order."""
+    candidates: list[tuple[int, int, int]] = []  # (score, turn index, seeker ordinal)
+    ordinal = -1
+    for k, turn in enumerate(conv.turns):
+        if turn.role is not Role.SEEKER:
+            continue
+        ordinal += 1
+        if k == 0 or k + 1 >= len(conv.turns) or _is_pleasantry(turn.text):
+            continue
+        texts = [t.text for t in conv.turns[: k + 2]]
+        if any(len(t) > _MAX_TEXT for t in texts) or _is_unsafe([conv.situation, *texts]):
+            continue
+        score = _score(turn.text)
+        if score >= MIN_SCORE:
+            candidates.append((score, k, ordinal))
+    candidates.sort(key=lambda c: (-c[0], c[1]))
+    chosen: list[tuple[int, int]] = []
+    for _, k, ordinal in candidates:
+        if len(chosen) == limit:
+            break
+        if all(abs(ordinal - other) >= MIN_SEEKER_GAP for _, other in chosen):
+            chosen.append((k, ordinal))
+    return sorted(k for k, _ in chosen)
+
+
+def _make_item(conv: _Conversation, k: int, path: Path) -> Dialogue:
+    data = {
+        "id": f"esconv-{conv.index}-t{k}",
+        "problem_type": conv.problem_type,
+        "emotion_type": conv.emotion_type,
+        "situation": conv.situation,
+        "turns": [
+            {"role": t.role.value, "text": t.text, "strategy": t.strategy}
+            for t in conv.turns[: k + 1]
+        ],
+        "reference_reply": conv.turns[k + 1].text,
+        "adversarial": False,
+        "source": f"esconv:{conv.index}",
+    }
+    return validate_record(Dialogue, data, file=path, record=f"conversation {conv.index}")

@@ -1,0 +1,65 @@
+"""The error hierarchy. Library code raises these; only the CLI turns them into one line and an exit code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class VoicebenchError(Exception):
+    """Base of every error voicebench raises on purpose."""
+
+    exit_code = 1
+
+
+class InputError(VoicebenchError):
+    """Bad user input: a file, a record in it and a field are named.
+
+    Rendered as ``file: record: field: message``; absent parts are left out.
+    """
+
+    exit_code = 2
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | Path | None = None,
+        record: str | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.file = str(file) if file is not None else None
+        self.record = record
+        self.field = field
+        self.message = message
+        parts = [p for p in (self.file, record, field) if p]
+        super().__init__(": ".join([*parts, message]))
+
+
+class MissingExtraError(VoicebenchError):
+    """An optional dependency of a provider is not installed."""
+
+    exit_code = 3
+
+    def __init__(self, extra: str, package: str | None = None) -> None:
+        self.extra = extra
+        pkg = package or extra
+        super().__init__(
+            f"the '{extra}' provider needs the package '{pkg}': pip install '{pkg}'"
+        )
+
+
+class MissingSecretError(VoicebenchError):
+    """An agent or judge spec names an environment variable that is not set."""
+
+    exit_code = 2
+
+    def __init__(self, file: str | Path, field: str, variable: str) -> None:
+        self.variable = variable
+        super().__init__(
+            f"{file}: {field}: environment variable {variable} is not set "
+            f"(export {variable}=... to use this spec)"
+        )
+
+
+class RunError(VoicebenchError):
+    """A run could not start or continue (not a failure inside one turn, which is recorded)."""

@@ -1,0 +1,228 @@
+"""A voice agent built from a spec as a real pipecat pipeline, driven one spoken turn at a time.
+
+    mic (ReplayInputTransport) -> Silero VAD -> Whisper ASR -> user turn aggregator
+      -> LLM -> Piper TTS -> loudspeaker (CaptureOutputTransport) -> assistant aggregator
+
+Before each turn the driver sets the LLM context to the history it wants (the dialogue's
+own turns when teacher-forced, the agent's earlier turns when free-running), queues the
+seeker's utterance on the microphone and waits until the agent has finished answering.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from voicebench.agentspec import AgentSpec
+from voicebench.fixtures.synth import packaged_voice_path
+from voicebench.timing import EventKind, TurnEvent
+
+SAMPLE_RATE = 16_000
+POLL_S = 0.02
+SETTLE_S = 0.3
+
+
+@dataclass(frozen=True)
+class HeardTurn:
+    """What happened in one spoken turn, before interpretation."""
+
+    speech_end_ns: int
+    events: tuple[TurnEvent, ...]
+    audio: np.ndarray
+    timed_out: bool
+
+
+def _turn_done(events: list[TurnEvent], now_ns: int) -> bool:
+    """The agent has answered: its reply ended, was played, and the speaker fell silent."""
+    llm_end = [e.ns for e in events if e.kind is EventKind.LLM_END]
+    if not llm_end:
+        return False
+    tts = [e.ns for e in events if e.kind is EventKind.TTS_AUDIO]
+    stopped = [e.ns for e in events if e.kind is EventKind.BOT_STOPPED]
+    if tts:
+        return bool(stopped) and stopped[-1] > tts[-1]
+    # A reply with no audio at all: give TTS a moment, then stop waiting.
+    return now_ns - llm_end[-1] > 2_000_000_000
+
+
+class VoiceAgent:
+    """One pipeline for a whole run; use as ``async with VoiceAgent(spec) as agent``."""
+
+    def __init__(self, spec: AgentSpec, *, clock=None) -> None:
+        from voicebench.timing import RunClock, TimingObserver
+
+        self.spec = spec
+        self.clock = clock or RunClock()
+        self.observer = TimingObserver()
+        self._stack = None
+        self._runner_task: asyncio.Task | None = None
+
+    async def __aenter__(self) -> VoiceAgent:
+        import contextlib
+
+        self._stack = contextlib.AsyncExitStack()
+        await self._stack.__aenter__()
+        try:
+            await self._start()
+        except BaseException:
+            await self._stack.__aexit__(None, None, None)
+            raise
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        try:
+            await self._stop()
+        finally:
+            await self._stack.__aexit__(*exc)
+
+    async def _start(self) -> None:
+        from pipecat.audio.vad.silero import SileroVADAnalyzer
+        from pipecat.audio.vad.vad_analyzer import VADParams
+        from pipecat.pipeline.pipeline import Pipeline
+        from pipecat.pipeline.worker import PipelineParams, PipelineWorker
+        from pipecat.processors.aggregators.llm_context import LLMContext
+        from pipecat.processors.aggregators.llm_response_universal import (
+            LLMContextAggregatorPair,
+            LLMUserAggregatorParams,
+        )
+        from pipecat.processors.audio.vad_processor import VADProcessor
+        from pipecat.services.piper.tts import PiperTTSService
+        from pipecat.transports.base_transport import TransportParams
+        from pipecat.turns.user_start import (
+            TranscriptionUserTurnStartStrategy,
+            VADUserTurnStartStrategy,
+        )
+        from pipecat.turns.user_turn_strategies import UserTurnStrategies
+        from pipecat.workers.runner import WorkerRunner
+
+        from voicebench.replay.providers import open_llm
+        from voicebench.replay.stt import LocalWhisperSTT
+        from voicebench.replay.transports import ReplayTransport
+        from voicebench.replay.turns import PendingTranscriptStopStrategy, TranscriptGate
+
+        spec = self.spec
+        params = TransportParams(
+            audio_in_enabled=True,
+            audio_out_enabled=True,
+            audio_in_sample_rate=SAMPLE_RATE,
+            audio_out_sample_rate=SAMPLE_RATE,
+        )
+        self.transport = ReplayTransport(params, self.observer)
+        vad = VADProcessor(
+            vad_analyzer=SileroVADAnalyzer(
+                sample_rate=SAMPLE_RATE,
+                params=VADParams(
+                    stop_secs=spec.vad.stop_secs,
+                    start_secs=spec.vad.start_secs,
+                    confidence=spec.vad.confidence,
+                ),
+            )
+        )
+        self.gate = TranscriptGate()
+        stt = LocalWhisperSTT(spec.stt, self.gate)
+        llm = await self._stack.enter_async_context(open_llm(spec))
+        voice_file = packaged_voice_path(spec.tts.voice)
+        tts = PiperTTSService(
+            settings=PiperTTSService.Settings(voice=voice_file.stem),
+            download_dir=Path(voice_file).parent,
+        )
+        self.context = LLMContext()
+        stop = PendingTranscriptStopStrategy(
+            self.gate,
+            stop_timeout=spec.turn.stop_timeout,
+            user_speech_timeout=spec.turn.user_speech_timeout,
+            wait_for_transcript=spec.turn.wait_for_transcript,
+        )
+        aggregators = LLMContextAggregatorPair(
+            self.context,
+            user_params=LLMUserAggregatorParams(
+                user_turn_strategies=UserTurnStrategies(
+                    start=[VADUserTurnStartStrategy(), TranscriptionUserTurnStartStrategy()],
+                    stop=[stop],
+                ),
+                user_turn_stop_timeout=spec.turn.stop_timeout + 1.0,
+            ),
+        )
+        pipeline = Pipeline(
+            [
+                self.transport.input(),
+                vad,
+                stt,
+                aggregators.user(),
+                llm,
+                tts,
+                self.transport.output(),
+                aggregators.assistant(),
+            ]
+        )
+        self.worker = PipelineWorker(
+            pipeline,
+            params=PipelineParams(
+                audio_in_sample_rate=SAMPLE_RATE, audio_out_sample_rate=SAMPLE_RATE
+            ),
+            observers=[self.observer],
+            clock=self.clock,
+            idle_timeout_secs=None,
+            enable_rtvi=False,
+            enable_turn_tracking=False,
+        )
+        started = asyncio.Event()
+
+        @self.worker.event_handler("on_pipeline_started")
+        async def _started(_worker, _frame):
+            started.set()
+
+        self.runner = WorkerRunner(handle_sigint=False)
+        await self.runner.add_workers(self.worker)
+        self._runner_task = asyncio.create_task(self.runner.run())
+        waiter = asyncio.create_task(started.wait())
+        done, _ = await asyncio.wait({waiter, self._runner_task}, timeout=60,
+                                     return_when=asyncio.FIRST_COMPLETED)
+        if waiter not in done:
+            waiter.cancel()
+            if self._runner_task in done:
+                self._runner_task.result()
+            raise RuntimeError("the voice pipeline did not start within 60 s")
+
+    async def _stop(self) -> None:
+        if self._runner_task is None:
+            return
+        try:
+            await self.worker.cancel(reason="replay finished")
+            await asyncio.wait_for(self._runner_task, timeout=15)
+        except (TimeoutError, asyncio.CancelledError):
+            self._runner_task.cancel()
+        finally:
+            self._runner_task = None
+
+    async def speak(
+        self, history: list[dict[str, str]], pcm: np.ndarray, speech_end_sample: int,
+        *, timeout_s: float = 60.0,
+    ) -> HeardTurn:
+        """Speak one seeker utterance after ``history`` and wait for the agent's answer."""
+        # The system prompt is the LLM service's system instruction; the context is the history.
+        self.context.set_messages(list(history))
+        self.transport.output().begin_turn()
+        utterance = self.transport.input().say(pcm)
+        start_ns = await utterance.started
+        speech_end_ns = start_ns + speech_end_sample * 1_000_000_000 // SAMPLE_RATE
+        await utterance.finished
+        deadline = self.clock.get_time() + int(timeout_s * 1e9)
+        timed_out = True
+        while self.clock.get_time() < deadline:
+            if _turn_done(self.observer.since(start_ns), self.clock.get_time()):
+                timed_out = False
+                break
+            if self._runner_task is not None and self._runner_task.done():
+                break
+            await asyncio.sleep(POLL_S)
+        await asyncio.sleep(SETTLE_S)
+        return HeardTurn(
+            speech_end_ns=speech_end_ns,
+            events=tuple(self.observer.since(start_ns)),
+            audio=self.transport.output().take_recording(),
+            timed_out=timed_out,
+        )

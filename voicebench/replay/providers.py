@@ -1,0 +1,119 @@
+"""LLM providers: a small registry from an agent spec's ``llm.provider`` to a pipecat service.
+
+Each provider imports its SDK only when used; a missing SDK raises ``MissingExtraError``
+with the install command. A provider may need a helper process for the run's duration
+(the scripted server); ``open_llm`` returns the service inside an async context that owns it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from voicebench.agentspec import AgentSpec, api_key
+from voicebench.errors import MissingExtraError, VoicebenchError
+
+LLMFactory = Callable[[AgentSpec, contextlib.AsyncExitStack], Any]
+_REGISTRY: dict[str, LLMFactory] = {}
+
+
+def register_llm(name: str) -> Callable[[LLMFactory], LLMFactory]:
+    """Register an LLM provider under ``name``."""
+
+    def wrap(factory: LLMFactory) -> LLMFactory:
+        _REGISTRY[name] = factory
+        return factory
+
+    return wrap
+
+
+def llm_providers() -> tuple[str, ...]:
+    return tuple(sorted(_REGISTRY))
+
+
+@contextlib.asynccontextmanager
+async def open_llm(spec: AgentSpec) -> AsyncIterator[Any]:
+    """The pipecat LLM service for ``spec``, with whatever it needs kept alive until exit."""
+    factory = _REGISTRY.get(spec.llm.provider)
+    if factory is None:
+        raise VoicebenchError(
+            f"unknown LLM provider {spec.llm.provider!r} (known: {', '.join(llm_providers())})"
+        )
+    async with contextlib.AsyncExitStack() as stack:
+        result = factory(spec, stack)
+        if hasattr(result, "__await__"):
+            result = await result
+        yield result
+
+
+def _openai_service(spec: AgentSpec, *, base_url: str | None, key: str | None,
+                    token_field: str = "max_tokens"):
+    try:
+        from pipecat.services.openai.llm import OpenAILLMService
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise MissingExtraError("openai", "pipecat-ai[openai]") from exc
+    settings = OpenAILLMService.Settings(
+        model=spec.llm.model,
+        temperature=spec.llm.temperature,
+        system_instruction=spec.system_prompt,
+    )
+    setattr(settings, token_field, spec.llm.max_tokens)
+    return OpenAILLMService(
+        api_key=key or "not-needed",
+        base_url=base_url,
+        settings=settings,
+        # A slow local model is a measurement, not a fault: never abandon and re-issue.
+        retry_timeout_secs=None,
+    )
+
+
+@register_llm("openai-compatible")
+def _openai_compatible(spec: AgentSpec, stack: contextlib.AsyncExitStack):
+    return _openai_service(spec, base_url=str(spec.llm.base_url), key=api_key(spec))
+
+
+@register_llm("openai")
+def _openai(spec: AgentSpec, stack: contextlib.AsyncExitStack):
+    base = str(spec.llm.base_url) if spec.llm.base_url else None
+    return _openai_service(spec, base_url=base, key=api_key(spec),
+                           token_field="max_completion_tokens")
+
+
+@register_llm("anthropic")
+def _anthropic(spec: AgentSpec, stack: contextlib.AsyncExitStack):
+    try:
+        from anthropic import AsyncAnthropic
+        from pipecat.services.anthropic.llm import AnthropicLLMService
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise MissingExtraError("anthropic", "pipecat-ai[anthropic]") from exc
+    key = api_key(spec) or ""
+    kwargs: dict[str, Any] = {"api_key": key}
+    if spec.llm.base_url is not None:
+        kwargs["base_url"] = str(spec.llm.base_url)
+    return AnthropicLLMService(
+        api_key=key,
+        client=AsyncAnthropic(**kwargs),
+        settings=AnthropicLLMService.Settings(
+            model=spec.llm.model,
+            temperature=spec.llm.temperature,
+            max_tokens=spec.llm.max_tokens,
+            system_instruction=spec.system_prompt,
+        ),
+        retry_timeout_secs=None,
+    )
+
+
+@register_llm("scripted")
+async def _scripted(spec: AgentSpec, stack: contextlib.AsyncExitStack):
+    from voicebench.testing.scripted_llm import ScriptedLLMServer
+
+    server = await stack.enter_async_context(
+        ScriptedLLMServer(
+            ttft_ms=spec.llm.ttft_ms,
+            token_delay_ms=spec.llm.token_delay_ms,
+            reply=spec.llm.reply,
+            model=spec.llm.model,
+        )
+    )
+    return _openai_service(spec, base_url=server.base_url, key="scripted")

@@ -1,0 +1,210 @@
+"""Replaying a dialogue set through an agent and writing the run log, one finished turn at a time.
+
+Every seeker turn of every selected dialogue is spoken; each gives one ``TurnRecord``. A
+failure inside a turn (no reply, no audio, an error frame, a timeout) is recorded on that
+turn and the pipeline is rebuilt before the next one, so one bad turn never ends the run.
+Restarting the same command resumes: finished turns are read back and skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from voicebench import __version__
+from voicebench.agentspec import AgentSpec
+from voicebench.dialogues import Dialogue, Role
+from voicebench.errors import InputError, RunError
+from voicebench.fixtures import Manifest, lookup_fixture, read_wav, synthesize_fixtures, write_wav
+from voicebench.runlog import ReplayMode, RunHeader, RunStore, TurnError, TurnRecord
+from voicebench.text import wer
+from voicebench.timing import EventKind, derive_timing, reply_text, user_transcript
+
+TURN_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True)
+class RunProgress:
+    """Reported after every turn."""
+
+    done: int
+    total: int
+    record: TurnRecord | None
+
+
+def _history(dialogue: Dialogue, k: int, mode: ReplayMode,
+             earlier: dict[int, TurnRecord]) -> list[dict[str, str]]:
+    """Messages before seeker turn ``k``.
+
+    Teacher-forced: the dialogue's own turns. Free-running: the turns before the first seeker
+    turn (the greeting), then for each earlier seeker turn what the agent heard and what it
+    answered.
+    """
+    def message(role: Role, text: str) -> dict[str, str]:
+        return {"role": "user" if role is Role.SEEKER else "assistant", "content": text}
+
+    if mode is ReplayMode.TEACHER_FORCED:
+        return [message(t.role, t.text) for t in dialogue.turns[:k]]
+    first_seeker = dialogue.seeker_turn_indices[0]
+    messages = [message(t.role, t.text) for t in dialogue.turns[:first_seeker]]
+    for j in dialogue.seeker_turn_indices:
+        if j >= k:
+            break
+        rec = earlier.get(j)
+        messages.append(message(Role.SEEKER, rec.user_transcript if rec and rec.user_transcript
+                                else dialogue.turns[j].text))
+        if rec and rec.reply_text:
+            messages.append(message(Role.SUPPORTER, rec.reply_text))
+    return messages
+
+
+def _interpret(heard, *, user_text: str) -> tuple[dict, TurnError | None]:
+    timing = derive_timing(heard.events, heard.speech_end_ns)
+    transcript = user_transcript(heard.events, timing)
+    reply = reply_text(heard.events, timing)
+    errors = [e.text for e in heard.events if e.kind is EventKind.ERROR]
+    error = None
+    if errors:
+        error = TurnError(kind="pipeline_error", reason=errors[0][:500])
+    elif heard.timed_out:
+        error = TurnError(kind="timeout", reason=f"no complete answer within {TURN_TIMEOUT_S:.0f} s")
+    elif not transcript:
+        error = TurnError(kind="no_transcript", reason="the ASR produced no text for the turn")
+    elif timing.llm_first_token_ns is None:
+        error = TurnError(kind="no_reply", reason="the LLM returned no tokens")
+    elif timing.audio_out_ns is None:
+        error = TurnError(kind="no_audio", reason="no audible bot audio was played")
+    fields = {
+        "user_transcript": transcript,
+        "asr_wer": wer(user_text, transcript) if transcript else None,
+        "reply_text": reply,
+        "timing": timing,
+    }
+    return fields, error
+
+
+def plan_turns(dialogues: Sequence[Dialogue]) -> list[tuple[Dialogue, int]]:
+    return [(d, k) for d in dialogues for k in d.seeker_turn_indices]
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+async def replay(
+    spec: AgentSpec,
+    *,
+    spec_path: Path,
+    dialogues: Sequence[Dialogue],
+    dialogues_path: Path,
+    fixtures_dir: Path,
+    out_dir: Path,
+    mode: ReplayMode = ReplayMode.TEACHER_FORCED,
+    progress: Callable[[RunProgress], None] | None = None,
+    agent_factory: Callable[[AgentSpec], object] | None = None,
+) -> list[TurnRecord]:
+    """Replay ``dialogues`` through the agent; returns every record of the run, old and new."""
+    manifest = synthesize_fixtures(dialogues, fixtures_dir).manifest
+    header = RunHeader(
+        run_id=out_dir.name,
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        voicebench_version=__version__,
+        agent=spec,
+        agent_spec_path=str(spec_path),
+        dialogues_path=str(dialogues_path),
+        dialogues_sha256=_sha256(dialogues_path),
+        dialogue_ids=tuple(d.id for d in dialogues),
+        mode=mode,
+        fixtures_dir=str(fixtures_dir),
+    )
+    store = RunStore(out_dir)
+    records = store.open(header)
+    done = {(r.dialogue_id, r.turn_index): r for r in records}
+    plan = plan_turns(dialogues)
+    todo = [(d, k) for d, k in plan if (d.id, k) not in done]
+    if progress:
+        progress(RunProgress(len(plan) - len(todo), len(plan), None))
+    if not todo:
+        return records
+    if agent_factory is None:
+        from voicebench.replay.agent import VoiceAgent
+
+        agent_factory = VoiceAgent
+    agent = None
+    try:
+        for dialogue, k in todo:
+            if agent is None:
+                agent = agent_factory(spec)
+                await agent.__aenter__()
+            record = await _replay_turn(agent, spec, header, dialogue, k, manifest,
+                                        fixtures_dir, store, done, mode)
+            store.append(record)
+            done[(dialogue.id, k)] = record
+            records.append(record)
+            if record.error is not None:
+                await agent.__aexit__(None, None, None)
+                agent = None
+            if progress:
+                progress(RunProgress(len(done), len(plan), record))
+    finally:
+        if agent is not None:
+            await agent.__aexit__(None, None, None)
+    return records
+
+
+async def _replay_turn(agent, spec: AgentSpec, header: RunHeader, dialogue: Dialogue, k: int,
+                       manifest: Manifest, fixtures_dir: Path, store: RunStore,
+                       done: dict, mode: ReplayMode) -> TurnRecord:
+    turn = dialogue.turns[k]
+    entry = lookup_fixture(manifest, turn.text)
+    if entry is None:
+        raise RunError(f"no audio fixture for {dialogue.id} turn {k}; run `voicebench synth`")
+    pcm = read_wav(fixtures_dir / entry.path, expect_rate=16_000)
+    earlier = {j: done[(dialogue.id, j)] for j in dialogue.seeker_turn_indices
+               if j < k and (dialogue.id, j) in done}
+    started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
+    heard = await agent.speak(_history(dialogue, k, mode, earlier), pcm,
+                              entry.speech_end_sample, timeout_s=TURN_TIMEOUT_S)
+    fields, error = _interpret(heard, user_text=turn.text)
+    audio_path = None
+    if heard.audio.size:
+        audio_path = f"audio/{dialogue.id}__t{k:02d}.wav"
+        write_wav(store.dir / audio_path, heard.audio, 16_000)
+    return TurnRecord(
+        run_id=header.run_id,
+        contestant=spec.id,
+        agent_name=spec.name,
+        dialogue_id=dialogue.id,
+        turn_index=k,
+        final=k == dialogue.final_turn_index,
+        adversarial=dialogue.adversarial,
+        user_text=turn.text,
+        audio_path=audio_path,
+        error=error,
+        started_at=started_at,
+        **fields,
+    )
+
+
+def select_dialogues(dialogues: Sequence[Dialogue], *, limit: int | None,
+                     ids: Sequence[str] | None = None, file: Path | None = None) -> list[Dialogue]:
+    """The dialogues a run replays: by id if given, then the first ``limit``."""
+    chosen = list(dialogues)
+    if ids:
+        known = {d.id: d for d in dialogues}
+        missing = [i for i in ids if i not in known]
+        if missing:
+            raise InputError(f"unknown dialogue id(s): {', '.join(missing)}", file=file)
+        chosen = [known[i] for i in ids]
+    if limit is not None:
+        chosen = chosen[:limit]
+    return chosen
+
+
+def run_replay(spec: AgentSpec, **kwargs) -> list[TurnRecord]:
+    """Synchronous entry point for the CLI."""
+    return asyncio.run(replay(spec, **kwargs))

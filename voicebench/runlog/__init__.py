@@ -1,0 +1,25 @@
+"""The versioned run log, the only input of judging, ratings and reports."""
+
+from voicebench.runlog.models import (
+    RUNLOG_SCHEMA_VERSION,
+    ReplayMode,
+    RunHeader,
+    TurnError,
+    TurnRecord,
+)
+from voicebench.runlog.store import RunStore, read_header, read_turns
+from voicebench.runlog.summary import StageSummary, summarize, summary_table
+
+__all__ = [
+    "RUNLOG_SCHEMA_VERSION",
+    "ReplayMode",
+    "RunHeader",
+    "RunStore",
+    "StageSummary",
+    "TurnError",
+    "TurnRecord",
+    "read_header",
+    "read_turns",
+    "summarize",
+    "summary_table",
+]

@@ -1,0 +1,104 @@
+"""The run log: the only input of every later stage (judging, ratings, reports).
+
+A run directory holds::
+
+    run.json       RunHeader: what was run, with which agent spec, on which dialogues
+    turns.jsonl    one TurnRecord per line, appended and flushed as each turn finishes
+    audio/         the bot's output audio per turn, DIALOGUE__tNN.wav (16 kHz mono)
+
+``schema_version`` is bumped on any incompatible change; readers refuse versions they do
+not know. Specs are stored as loaded: they name the environment variable holding an API
+key, never the key.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import Field
+
+from voicebench._model import FrozenModel
+from voicebench.agentspec import AgentSpec
+from voicebench.timing import TurnTiming
+
+RUNLOG_SCHEMA_VERSION = 1
+
+
+class ReplayMode(StrEnum):
+    """How the history before each spoken turn is formed."""
+
+    TEACHER_FORCED = "teacher-forced"
+    """The dialogue's original turns, as text; only the current seeker turn is spoken."""
+    FREE_RUNNING = "free-running"
+    """The agent's own earlier replies form the history."""
+
+
+class TurnError(FrozenModel):
+    """Why a turn failed; the turn is kept and counted, never dropped."""
+
+    kind: str
+    """Short machine-readable class: ``timeout``, ``llm_error``, ``no_audio``, ``no_transcript``..."""
+    reason: str
+    """What happened, for a person."""
+
+
+class TurnRecord(FrozenModel):
+    """One spoken seeker turn and the agent's answer to it."""
+
+    schema_version: int = RUNLOG_SCHEMA_VERSION
+    run_id: str
+    """The run this turn belongs to."""
+    contestant: str
+    """The agent's id, ``provider/model``."""
+    agent_name: str
+    """The agent's display name."""
+    dialogue_id: str
+    """Which dialogue."""
+    turn_index: int = Field(ge=0)
+    """Index of the spoken seeker turn in the dialogue's turns."""
+    final: bool
+    """Whether this is the item's last seeker turn, the one whose reply is judged."""
+    adversarial: bool = False
+    """Whether the dialogue is adversarial."""
+    user_text: str
+    """What the seeker said (the fixture's text)."""
+    user_transcript: str = ""
+    """What the agent's ASR heard."""
+    asr_wer: float | None = None
+    """Word error rate of ``user_transcript`` against ``user_text``."""
+    reply_text: str = ""
+    """The LLM's reply text."""
+    audio_path: str | None = None
+    """The bot's output audio for this turn, relative to the run directory."""
+    timing: TurnTiming | None = None
+    """Milestones and derived latencies; absent when the turn failed before any."""
+    error: TurnError | None = None
+    """Set when the turn failed."""
+    started_at: str
+    """Wall-clock time the turn started (ISO 8601, UTC), for people; never used for latency."""
+
+
+class RunHeader(FrozenModel):
+    """What a run is: written once as ``run.json`` when the run starts."""
+
+    schema_version: int = RUNLOG_SCHEMA_VERSION
+    run_id: str
+    """The run directory's name."""
+    created_at: str
+    """When the run was first started (ISO 8601, UTC)."""
+    voicebench_version: str
+    """Version of voicebench that made it."""
+    agent: AgentSpec
+    """The agent spec as loaded (names key variables, never keys)."""
+    agent_spec_path: str
+    """Where the spec was read from."""
+    dialogues_path: str
+    """The dialogue set replayed."""
+    dialogues_sha256: str
+    """SHA-256 of that file when the run started; a resume refuses a changed file."""
+    dialogue_ids: tuple[str, ...]
+    """The items selected for this run, in order."""
+    mode: ReplayMode = ReplayMode.TEACHER_FORCED
+    """How histories are formed."""
+    fixtures_dir: str
+    """The audio fixture folder used."""

@@ -1,0 +1,116 @@
+"""Reading and writing run directories; appends survive a kill at any moment.
+
+Each turn record is one JSON line, written with a single ``write`` of the whole line and
+flushed and fsynced before the next turn starts. A line cut short by a kill has no newline;
+opening the run again drops it, so the turn is simply redone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from voicebench._model import first_error, validate_record
+from voicebench.errors import InputError, RunError
+from voicebench.runlog.models import RUNLOG_SCHEMA_VERSION, RunHeader, TurnRecord
+
+HEADER_FILE = "run.json"
+TURNS_FILE = "turns.jsonl"
+
+
+def read_header(run_dir: str | Path) -> RunHeader:
+    path = Path(run_dir) / HEADER_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("not a run directory (no run.json)", file=Path(run_dir)) from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"not valid JSON ({exc})", file=path) from None
+    _check_version(data, path, "run.json")
+    return validate_record(RunHeader, data, file=path)
+
+
+def _check_version(data: object, path: Path, record: str) -> None:
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    if version != RUNLOG_SCHEMA_VERSION:
+        raise InputError(
+            f"schema_version {version!r} is not supported (this voicebench reads {RUNLOG_SCHEMA_VERSION})",
+            file=path, record=record, field="schema_version",
+        )
+
+
+def read_turns(run_dir: str | Path) -> list[TurnRecord]:
+    """All complete turn records; a trailing partial line (a killed write) is ignored."""
+    path = Path(run_dir) / TURNS_FILE
+    if not path.exists():
+        return []
+    raw = path.read_bytes()
+    complete = raw[: raw.rfind(b"\n") + 1]
+    records = []
+    for lineno, line in enumerate(complete.decode("utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not valid JSON ({exc.msg})", file=path, record=f"line {lineno}") from None
+        _check_version(data, path, f"line {lineno}")
+        try:
+            records.append(TurnRecord.model_validate(data))
+        except ValidationError as exc:
+            loc, msg = first_error(exc)
+            raise InputError(msg, file=path, record=f"line {lineno}", field=loc) from None
+    return records
+
+
+class RunStore:
+    """An open run directory: header written once, turn records appended."""
+
+    def __init__(self, run_dir: str | Path) -> None:
+        self.dir = Path(run_dir)
+        self.audio_dir = self.dir / "audio"
+
+    def open(self, header: RunHeader) -> list[TurnRecord]:
+        """Create the run, or reopen a compatible one; returns the turns already finished."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.audio_dir.mkdir(exist_ok=True)
+        header_path = self.dir / HEADER_FILE
+        if header_path.exists():
+            existing = read_header(self.dir)
+            _check_resumable(existing, header, header_path)
+            self._drop_partial_line()
+            return read_turns(self.dir)
+        tmp = header_path.with_name(".run.json.tmp")
+        tmp.write_text(header.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, header_path)
+        return []
+
+    def _drop_partial_line(self) -> None:
+        path = self.dir / TURNS_FILE
+        if not path.exists():
+            return
+        raw = path.read_bytes()
+        keep = raw.rfind(b"\n") + 1
+        if keep != len(raw):
+            with path.open("r+b") as fh:
+                fh.truncate(keep)
+
+    def append(self, record: TurnRecord) -> None:
+        """Append one finished turn durably."""
+        line = record.model_dump_json() + "\n"
+        with (self.dir / TURNS_FILE).open("a", encoding="utf-8") as fh:
+            fh.write(line)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+
+def _check_resumable(existing: RunHeader, new: RunHeader, path: Path) -> None:
+    for field in ("agent", "dialogues_sha256", "dialogue_ids", "mode"):
+        if getattr(existing, field) != getattr(new, field):
+            raise RunError(
+                f"{path}: {field} differs from the run being resumed; "
+                "use a new --out directory for a different run"
+            )

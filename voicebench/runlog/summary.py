@@ -1,0 +1,88 @@
+"""The per-stage latency summary printed at the end of a run."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from rich.table import Table
+
+from voicebench.runlog.models import TurnRecord
+from voicebench.timing import STAGE_NAMES
+
+TTFT_BUDGET_MS = 500.0
+PERCENTILES = (50, 90, 95)
+
+
+@dataclass(frozen=True)
+class StageSummary:
+    """Percentiles of one quantity over the turns that have it."""
+
+    name: str
+    n: int
+    p50: float | None
+    p90: float | None
+    p95: float | None
+
+
+def _summary(name: str, values: Sequence[float]) -> StageSummary:
+    if not values:
+        return StageSummary(name, 0, None, None, None)
+    p = np.percentile(np.asarray(values, dtype=float), PERCENTILES)
+    return StageSummary(name, len(values), float(p[0]), float(p[1]), float(p[2]))
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    turns: int
+    failed: int
+    rows: tuple[StageSummary, ...]
+    ttft_within_budget: float | None
+    """Share of timed turns with TTFT <= 500 ms."""
+    mean_wer: float | None
+
+
+def summarize(records: Sequence[TurnRecord]) -> RunSummary:
+    timed = [r.timing for r in records if r.timing is not None]
+    rows = [
+        _summary(stage, [t.stages_ms[stage] for t in timed if t.ttfa_ms is not None
+                         and t.stages_ms[stage] is not None])
+        for stage in STAGE_NAMES
+    ]
+    ttft = [t.ttft_ms for t in timed if t.ttft_ms is not None]
+    ttfa = [t.ttfa_ms for t in timed if t.ttfa_ms is not None]
+    rows += [_summary("TTFT", ttft), _summary("TTFA", ttfa)]
+    wers = [r.asr_wer for r in records if r.asr_wer is not None]
+    return RunSummary(
+        turns=len(records),
+        failed=sum(r.error is not None for r in records),
+        rows=tuple(rows),
+        ttft_within_budget=(sum(v <= TTFT_BUDGET_MS for v in ttft) / len(ttft)) if ttft else None,
+        mean_wer=float(np.mean(wers)) if wers else None,
+    )
+
+
+def _fmt(v: float | None) -> str:
+    return "-" if v is None else f"{v:,.0f}"
+
+
+def summary_table(summary: RunSummary, title: str) -> Table:
+    """A rich table: one row per stage, then TTFT and TTFA."""
+    table = Table(title=title, title_justify="left")
+    table.add_column("stage")
+    table.add_column("n", justify="right")
+    for p in PERCENTILES:
+        table.add_column(f"p{p} ms", justify="right")
+    for row in summary.rows:
+        if row.name == "TTFT":
+            table.add_section()
+        table.add_row(row.name, str(row.n), _fmt(row.p50), _fmt(row.p90), _fmt(row.p95))
+    share = "-" if summary.ttft_within_budget is None else f"{100 * summary.ttft_within_budget:.0f}%"
+    wer = "-" if summary.mean_wer is None else f"{100 * summary.mean_wer:.1f}%"
+    table.caption = (
+        f"{summary.turns} turns, {summary.failed} failed; TTFT <= {TTFT_BUDGET_MS:.0f} ms: {share};"
+        f" ASR word error rate: {wer}"
+    )
+    table.caption_justify = "left"
+    return table

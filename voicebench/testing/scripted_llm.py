@@ -1,0 +1,427 @@
+"""A scripted OpenAI-compatible chat-completions server with a known time to first token.
+
+Tests and timing benchmarks point a real OpenAI client (or a real pipecat LLM service) at it
+and compare the time to first token they measure with the one injected here. It runs in its
+own process, started by ``ScriptedLLMServer``, so the client's event loop and GIL add no
+jitter to the server's timing and vice versa.
+
+Endpoints, bound to 127.0.0.1 only:
+
+- ``GET /health`` -> ``{"status": "ok"}``
+- ``GET /v1/models`` -> ``{"object": "list", "data": [{"id": MODEL, "object": "model", ...}]}``
+- ``POST /v1/chat/completions`` with ``stream: true``: server-sent events as OpenAI sends them,
+  each ``data: {json}\\n\\n`` with ``"object": "chat.completion.chunk"``; the first chunk's
+  delta is ``{"role": "assistant", "content": TOKEN}``, later ones ``{"content": TOKEN}``, then
+  a chunk with an empty delta and ``"finish_reason": "stop"``, a usage chunk (empty
+  ``choices``) if ``stream_options.include_usage``, and ``data: [DONE]\\n\\n``. With
+  ``stream: false``, one ``chat.completion`` object. Token counts in ``usage`` are word counts.
+
+Timing: the first content chunk is written ``ttft_ms`` after the request arrived (handler
+entry, before the body is parsed) and each later token ``token_delay_ms`` after the previous
+one's deadline, so parsing and writing time never accumulate. A non-streamed reply is sent
+when its last token would have been.
+
+The reply is ``reply`` if given, else a deterministic two-sentence supportive reply built from
+the last user message; it is split into word tokens that keep their leading whitespace, so
+the streamed tokens concatenate to exactly the reply.
+
+Faults: request i (counting chat-completions requests from 0) gets ``faults[i]``, the rest
+are normal. ``429``: status 429, ``Retry-After: 1`` and an OpenAI error body, at once.
+``500``: status 500 and an OpenAI error body, at once. ``hang``: nothing is sent until the
+client disconnects. ``empty``: a stream with no content chunk, only the finish chunk and
+``[DONE]``. ``truncate``: the first content chunk, then the connection is aborted.
+
+Request log (``--log PATH``): one JSON line per chat-completions request, appended and flushed
+when the request ends (see ``RequestRecord``)::
+
+    {"received_ns": 1200, "first_token_sent_ns": 301200, "done_ns": 390000,
+     "model": "scripted-llm", "n_messages": 2, "stream": true, "fault": null}
+
+Stamps are ``time.perf_counter_ns()``, which on Linux is CLOCK_MONOTONIC: one clock for every
+process on the machine (checked: a child's stamp falls between the parent's stamps taken just
+before and after starting it), so they compare directly with the client's own stamps.
+
+CLI::
+
+    python -m voicebench.testing.scripted_llm --port 0 --ttft-ms 300 --token-delay-ms 15 \\
+        [--reply TEXT] [--model NAME] [--log PATH] [--fault 429 --fault hang ...]
+
+prints exactly one line, ``READY http://127.0.0.1:PORT/v1``, once listening; exits cleanly on
+SIGTERM or SIGINT, and on its own when its parent process dies.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from aiohttp import web
+from pydantic import Field
+
+from voicebench._model import FrozenModel, validate_record
+from voicebench.errors import RunError
+
+HOST = "127.0.0.1"
+Fault = Literal["429", "500", "hang", "empty", "truncate"]
+FAULTS: tuple[str, ...] = get_args(Fault)
+
+# asyncio wakes up to ~1 ms late (epoll timeouts are whole milliseconds, rounded up), so sleep
+# until this long before a deadline and spin for the rest: the chunk leaves within microseconds.
+_SPIN_NS = 1_500_000
+_READY_TIMEOUT_S = 20.0
+_STOP_TIMEOUT_S = 5.0
+_TOKEN_RE = re.compile(r"\s*\S+|\s+")
+_REFLECT = {"i": "you", "i'm": "you're", "im": "you're", "me": "you", "my": "your",
+            "mine": "yours", "myself": "yourself", "am": "are", "was": "were"}
+_DANGLING = {"and", "but", "or", "so", "because", "the", "a", "an", "to", "of", "with", "that",
+             "you", "your", "is", "are", "were", "just", "really", "very", "in", "on", "at"}
+
+
+class RequestRecord(FrozenModel):
+    """One line of the request log: one chat-completions request."""
+
+    received_ns: int
+    """perf_counter_ns when the handler got the request, before reading its body."""
+    first_token_sent_ns: int | None
+    """perf_counter_ns when the first content chunk (or the whole reply) was written; null if none."""
+    done_ns: int
+    """perf_counter_ns when the request ended (finished, failed or abandoned)."""
+    model: str = Field(min_length=1)
+    """The model the client asked for."""
+    n_messages: int = Field(ge=0)
+    """How many messages the request carried."""
+    stream: bool
+    """Whether the client asked for a stream."""
+    fault: Fault | None = None
+    """The scripted fault this request got, if any."""
+
+    @property
+    def ttft_ms(self) -> float | None:
+        """Server-side time to first token in milliseconds."""
+        if self.first_token_sent_ns is None:
+            return None
+        return (self.first_token_sent_ns - self.received_ns) / 1e6
+
+
+def tokenize(text: str) -> list[str]:
+    """Word tokens with their leading whitespace; ``"".join(tokenize(t)) == t``."""
+    return _TOKEN_RE.findall(text)
+
+
+def supportive_reply(messages: list[dict[str, Any]]) -> str:
+    """Two sentences that echo the first words of the last user message, mirrored to 'you'."""
+    text = ""
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            content = message.get("content") or ""
+            if isinstance(content, list):  # multimodal form: [{"type": "text", "text": ...}]
+                content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+            text = str(content)
+            break
+    clause = re.split(r"[.,!?;:]", text.strip(), maxsplit=1)[0]
+    words = [_REFLECT.get(w.lower(), w) for w in clause.strip("\"'()").split()][:6]
+    while words and words[-1].lower() in _DANGLING:  # "...today and?" reads as cut off
+        words.pop()
+    topic = f"how {' '.join(words)}" if words else "how you are feeling"
+    return f"That sounds really hard. Can you tell me more about {topic}?"
+
+
+async def _sleep_until(deadline_ns: int) -> None:
+    remaining = deadline_ns - _SPIN_NS - time.perf_counter_ns()
+    if remaining > 0:
+        await asyncio.sleep(remaining / 1e9)
+    while time.perf_counter_ns() < deadline_ns:
+        pass
+
+
+def _error_body(message: str, kind: str, code: str | None) -> dict[str, Any]:
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+class _Completions:
+    """The chat-completions handler, holding the script and the request count."""
+
+    def __init__(self, *, ttft_ms: float, token_delay_ms: float, reply: str | None,
+                 model: str, faults: tuple[Fault, ...], log_path: Path | None) -> None:
+        self.ttft_ns = round(ttft_ms * 1e6)
+        self.token_ns = round(token_delay_ms * 1e6)
+        self.reply, self.model, self.faults = reply, model, faults
+        self.count = 0
+        self.log = open(log_path, "a", encoding="utf-8") if log_path else None  # noqa: SIM115
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        received_ns = time.perf_counter_ns()
+        fault = self.faults[self.count] if self.count < len(self.faults) else None
+        self.count += 1
+        body: dict[str, Any] = {}
+        sent: list[int] = []  # first_token_sent_ns, filled by whoever writes it
+        try:
+            body = await request.json()
+            if fault == "429":
+                return web.json_response(
+                    _error_body("Rate limit reached (scripted).", "requests", "rate_limit_exceeded"),
+                    status=429, headers={"Retry-After": "1"})
+            if fault == "500":
+                return web.json_response(
+                    _error_body("The server had an error (scripted).", "server_error", None),
+                    status=500)
+            if fault == "hang":
+                # Cancelled when the client disconnects (handler_cancellation) or at shutdown.
+                await asyncio.Future()
+            messages = body.get("messages") or []
+            text = self.reply if self.reply is not None else supportive_reply(messages)
+            tokens = [] if fault == "empty" else tokenize(text)
+            usage = {"prompt_tokens": sum(len(str(m.get("content", "")).split()) for m in messages),
+                     "completion_tokens": len(tokens)}
+            usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+            if body.get("stream"):
+                include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+                return await self._stream(request, received_ns, tokens, usage if include_usage
+                                          else None, truncate=fault == "truncate", sent=sent)
+            return await self._whole(request, received_ns, tokens, usage, sent)
+        finally:
+            self._record(RequestRecord(
+                received_ns=received_ns, first_token_sent_ns=sent[0] if sent else None,
+                done_ns=time.perf_counter_ns(), model=str(body.get("model") or self.model),
+                n_messages=len(body.get("messages") or []), stream=bool(body.get("stream")),
+                fault=fault))
+
+    async def _stream(self, request: web.Request, received_ns: int, tokens: list[str],
+                      usage: dict[str, int] | None, *, truncate: bool,
+                      sent: list[int]) -> web.StreamResponse:
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream",
+                                           "Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        writer = await resp.prepare(request)
+        # Newer aiohttp holds headers back until the first body write; send them now so the
+        # client has parsed them before the first token, as with a real provider.
+        send_headers = getattr(writer, "send_headers", None)
+        if send_headers is not None:
+            send_headers()
+        # "created" is OpenAI's Unix-seconds field, not a timing: wall clock is right there.
+        base = {"id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "object": "chat.completion.chunk",
+                "created": int(time.time()), "model": self.model}
+        first_ns = received_ns + self.ttft_ns
+        for i, token in enumerate(tokens):
+            delta = {"role": "assistant", "content": token} if i == 0 else {"content": token}
+            data = _sse({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+            await _sleep_until(first_ns + i * self.token_ns)
+            await resp.write(data)
+            if i == 0:
+                sent.append(time.perf_counter_ns())
+                if truncate and request.transport is not None:
+                    request.transport.abort()
+                    return resp
+        await _sleep_until(first_ns)  # an empty reply still takes the time to first token
+        tail = _sse({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        if usage is not None:
+            tail += _sse({**base, "choices": [], "usage": usage})
+        await resp.write(tail + b"data: [DONE]\n\n")
+        await resp.write_eof()
+        return resp
+
+    async def _whole(self, request: web.Request, received_ns: int, tokens: list[str],
+                     usage: dict[str, int], sent: list[int]) -> web.StreamResponse:
+        resp = web.json_response({
+            "id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "object": "chat.completion",
+            "created": int(time.time()), "model": self.model, "usage": usage,
+            "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
+                         "message": {"role": "assistant", "content": "".join(tokens)}}]})
+        await _sleep_until(received_ns + self.ttft_ns + max(len(tokens) - 1, 0) * self.token_ns)
+        await resp.prepare(request)
+        await resp.write_eof()
+        sent.append(time.perf_counter_ns())
+        return resp
+
+    def _record(self, record: RequestRecord) -> None:
+        if self.log is not None:
+            self.log.write(record.model_dump_json() + "\n")
+            self.log.flush()  # a reader may look at any time; a killed server loses nothing
+
+
+def _sse(payload: dict[str, Any]) -> bytes:
+    return b"data: " + json.dumps(payload, separators=(",", ":")).encode() + b"\n\n"
+
+
+def build_app(completions: _Completions) -> web.Application:
+    """The aiohttp application serving one script."""
+
+    async def health(_: web.Request) -> web.Response:
+        return web.json_response({"status": "ok"})
+
+    async def models(_: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [
+            {"id": completions.model, "object": "model", "created": 0, "owned_by": "voicebench"}]})
+
+    app = web.Application()
+    app.router.add_get("/health", health)
+    app.router.add_get("/v1/models", models)
+    app.router.add_post("/v1/chat/completions", completions.handle)
+    return app
+
+
+async def serve(completions: _Completions, *, port: int = 0, host: str = HOST) -> None:
+    """Serve until SIGTERM, SIGINT or the parent's death; print the READY line once listening."""
+    if host != HOST:
+        raise RunError(f"the scripted LLM server binds {HOST} only, not {host}")
+    # No access log: a write to stdout per request is jitter, and stdout carries only READY.
+    runner = web.AppRunner(build_app(completions), access_log=None,
+                           handler_cancellation=True, shutdown_timeout=0.5)
+    await runner.setup()
+    await web.TCPSite(runner, HOST, port).start()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    gc.freeze()  # startup objects need no scanning; keeps collection pauses short
+    print(f"READY http://{HOST}:{runner.addresses[0][1]}/v1", flush=True)
+    parent = os.getppid()
+    try:
+        while not stop.is_set() and os.getppid() == parent:
+            try:
+                await asyncio.wait_for(stop.wait(), timeout=1.0)
+            except TimeoutError:
+                pass
+    finally:
+        await runner.cleanup()
+        if completions.log is not None:
+            completions.log.close()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The command line: parse options, serve."""
+    parser = argparse.ArgumentParser(prog="python -m voicebench.testing.scripted_llm",
+                                     description="Scripted OpenAI-compatible LLM server.")
+    parser.add_argument("--host", default=HOST, choices=[HOST], help="loopback only")
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    parser.add_argument("--ttft-ms", type=float, default=100.0)
+    parser.add_argument("--token-delay-ms", type=float, default=10.0)
+    parser.add_argument("--reply", default=None, help="fixed reply (default: derived from input)")
+    parser.add_argument("--model", default="scripted-llm")
+    parser.add_argument("--log", type=Path, default=None, help="append one JSON line per request")
+    parser.add_argument("--fault", action="append", default=[], choices=FAULTS,
+                        help="fault for the next request in order; repeat for more")
+    args = parser.parse_args(argv)
+    completions = _Completions(ttft_ms=args.ttft_ms, token_delay_ms=args.token_delay_ms,
+                               reply=args.reply, model=args.model, faults=tuple(args.fault),
+                               log_path=args.log)
+    asyncio.run(serve(completions, port=args.port, host=args.host))
+
+
+class ScriptedLLMServer:
+    """Runs the server in a subprocess; a sync or async context manager.
+
+    ``with ScriptedLLMServer(ttft_ms=200) as llm: OpenAI(base_url=llm.base_url, api_key="x")``
+    """
+
+    def __init__(self, *, ttft_ms: float = 100, token_delay_ms: float = 10,
+                 reply: str | None = None, model: str = "scripted-llm",
+                 faults: tuple[Fault, ...] | list[Fault] = ()) -> None:
+        bad = [f for f in faults if f not in FAULTS]
+        if bad:
+            raise ValueError(f"unknown faults {bad}; choose from {FAULTS}")
+        self.model = model
+        self._args = ["--ttft-ms", str(ttft_ms), "--token-delay-ms", str(token_delay_ms),
+                      "--model", model, *(a for f in faults for a in ("--fault", f))]
+        if reply is not None:
+            self._args += ["--reply", reply]
+        self.process: subprocess.Popen[str] | None = None
+        self.port: int | None = None
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT/v1``, the OpenAI client's ``base_url``."""
+        if self.port is None:
+            raise RunError("the scripted LLM server is not running")
+        return f"http://{HOST}:{self.port}/v1"
+
+    @property
+    def log_path(self) -> Path:
+        """Where the server appends its request log."""
+        if self._tmp is None:
+            raise RunError("the scripted LLM server was never started")
+        return Path(self._tmp.name) / "requests.jsonl"
+
+    def start(self) -> ScriptedLLMServer:
+        """Start the subprocess and wait for its READY line."""
+        # Kept until this object is collected, so the log stays readable after stop().
+        self._tmp = tempfile.TemporaryDirectory(prefix="scripted-llm-")
+        stderr_path = Path(self._tmp.name) / "stderr.txt"
+        env = dict(os.environ)
+        root = str(Path(__file__).resolve().parents[2])  # voicebench need not be installed
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
+        with open(stderr_path, "w", encoding="utf-8") as stderr:  # a file never fills up and blocks
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "voicebench.testing.scripted_llm", "--port", "0",
+                 "--log", str(self.log_path), *self._args],
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr, text=True, env=env)
+        lines: queue.Queue[str] = queue.Queue()
+        assert self.process.stdout is not None
+        threading.Thread(target=lambda out=self.process.stdout: lines.put(out.readline()),
+                         daemon=True).start()
+        try:
+            line = lines.get(timeout=_READY_TIMEOUT_S)
+        except queue.Empty:
+            line = ""
+        match = re.fullmatch(rf"READY http://{re.escape(HOST)}:(\d+)/v1", line.strip())
+        if match is None:
+            self.stop()
+            raise RunError(f"scripted LLM server did not become ready within {_READY_TIMEOUT_S:g} s "
+                           f"(stdout {line!r}); stderr:\n{stderr_path.read_text(errors='replace')}")
+        self.port = int(match.group(1))
+        return self
+
+    def stop(self) -> None:
+        """SIGTERM, up to 5 s of grace, then SIGKILL; always reaps the process."""
+        proc = self.process
+        if proc is None:
+            return
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(_STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+        self.port = None
+
+    def requests(self) -> list[RequestRecord]:
+        """The request log so far, in order of completion."""
+        path = self.log_path
+        if not path.exists():
+            return []
+        lines = path.read_text(encoding="utf-8").splitlines()
+        return [validate_record(RequestRecord, json.loads(line), file=path, record=f"line {n}")
+                for n, line in enumerate(lines, 1) if line.strip()]
+
+    def __enter__(self) -> ScriptedLLMServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> ScriptedLLMServer:
+        return await asyncio.to_thread(self.start)
+
+    async def __aexit__(self, *exc: object) -> None:
+        await asyncio.to_thread(self.stop)
+
+
+if __name__ == "__main__":
+    main()

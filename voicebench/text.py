@@ -1,0 +1,38 @@
+"""Text normalisation and word error rate, shared by the ASR check and later transcript diffs."""
+
+from __future__ import annotations
+
+import re
+
+_NUMBER_WORDS = {
+    "0": "zero", "1": "one", "2": "two", "3": "three", "4": "four", "5": "five",
+    "6": "six", "7": "seven", "8": "eight", "9": "nine", "10": "ten",
+}
+_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+
+def normalize_words(text: str) -> list[str]:
+    """Lower-case words without punctuation; small digits spelled out; curly quotes folded."""
+    text = text.lower().replace("\u2019", "'").replace("\u2018", "'")
+    words = _TOKEN.findall(text)
+    return [_NUMBER_WORDS.get(w, w) for w in words]
+
+
+def word_errors(reference: str, hypothesis: str) -> tuple[int, int]:
+    """(substitutions + deletions + insertions, reference word count) after normalisation."""
+    ref, hyp = normalize_words(reference), normalize_words(hypothesis)
+    prev = list(range(len(hyp) + 1))
+    for i, r in enumerate(ref, start=1):
+        cur = [i] + [0] * len(hyp)
+        for j, h in enumerate(hyp, start=1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (r != h))
+        prev = cur
+    return prev[-1], len(ref)
+
+
+def wer(reference: str, hypothesis: str) -> float:
+    """Word error rate of ``hypothesis`` against ``reference`` (1.0 for an empty hypothesis)."""
+    errors, n = word_errors(reference, hypothesis)
+    if n == 0:
+        return 0.0 if not normalize_words(hypothesis) else 1.0
+    return errors / n

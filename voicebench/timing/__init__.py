@@ -1,0 +1,32 @@
+"""Timing: Milestones stamped on frames against the true end of user speech."""
+
+from voicebench.timing.events import (
+    EventKind,
+    TurnEvent,
+    derive_timing,
+    reply_text,
+    user_transcript,
+)
+from voicebench.timing.models import STAGE_NAMES, STAGES, TurnTiming
+
+__all__ = [
+    "STAGES",
+    "STAGE_NAMES",
+    "EventKind",
+    "RunClock",
+    "TimingObserver",
+    "TurnEvent",
+    "TurnTiming",
+    "derive_timing",
+    "reply_text",
+    "user_transcript",
+]
+
+
+def __getattr__(name: str):
+    # The observer needs pipecat (seconds to import); readers of run logs do not.
+    if name in ("RunClock", "TimingObserver"):
+        from voicebench.timing import observer
+
+        return getattr(observer, name)
+    raise AttributeError(name)

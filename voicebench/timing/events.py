@@ -1,0 +1,109 @@
+"""Turn events and how a turn's milestones are read from them.
+
+The observer records what it sees as ``TurnEvent``s (kind, clock reading, text). One turn's
+events are those from the moment its audio started playing until the next turn starts.
+``derive_timing`` picks the milestones out of them. Retried or cancelled LLM calls leave
+extra events behind; the rule is to time the LLM request whose reply was actually heard:
+
+- ``audio_out``: the first audible bot sample after the anchor.
+- ``llm_request``: the last LLM request started before that sample (or the last one at all
+  when nothing was heard).
+- ``llm_first_token``: the first token after that request.
+- ``vad_stop`` / ``transcript``: the last VAD stop / transcript before that request.
+- ``tts_request`` / ``tts_first_audio``: the first TTS start / audio frame after the first token.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from voicebench.timing.models import TurnTiming
+
+
+class EventKind(StrEnum):
+    VAD_START = "vad_start"
+    VAD_STOP = "vad_stop"
+    TRANSCRIPT = "transcript"
+    LLM_REQUEST = "llm_request"
+    LLM_TOKEN = "llm_token"
+    LLM_END = "llm_end"
+    TTS_REQUEST = "tts_request"
+    TTS_AUDIO = "tts_audio"
+    AUDIO_OUT = "audio_out"
+    BOT_STOPPED = "bot_stopped"
+    ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEvent:
+    """Something the observer saw, stamped on the run's clock."""
+
+    kind: EventKind
+    ns: int
+    text: str = ""
+
+
+def _last(events: Sequence[TurnEvent], kind: EventKind, before: int | None) -> TurnEvent | None:
+    found = None
+    for e in events:
+        if e.kind is kind and (before is None or e.ns <= before):
+            found = e
+    return found
+
+
+def _first(events: Sequence[TurnEvent], kind: EventKind, after: int | None) -> TurnEvent | None:
+    for e in events:
+        if e.kind is kind and (after is None or e.ns >= after):
+            return e
+    return None
+
+
+def derive_timing(events: Sequence[TurnEvent], speech_end_ns: int) -> TurnTiming:
+    """The milestones of one turn (events in clock order)."""
+    events = sorted(events, key=lambda e: e.ns)
+    audio = _first(events, EventKind.AUDIO_OUT, speech_end_ns)
+    request = _last(events, EventKind.LLM_REQUEST, audio.ns if audio else None)
+    token = _first(events, EventKind.LLM_TOKEN, request.ns) if request else None
+    limit = request.ns if request else None
+    vad = _last(events, EventKind.VAD_STOP, limit)
+    transcript = _last(events, EventKind.TRANSCRIPT, limit)
+    tts_req = _first(events, EventKind.TTS_REQUEST, token.ns) if token else None
+    tts_audio = _first(events, EventKind.TTS_AUDIO, token.ns) if token else None
+    return TurnTiming(
+        speech_end_ns=speech_end_ns,
+        vad_stop_ns=vad.ns if vad else None,
+        transcript_ns=transcript.ns if transcript else None,
+        llm_request_ns=request.ns if request else None,
+        llm_first_token_ns=token.ns if token else None,
+        tts_request_ns=tts_req.ns if tts_req else None,
+        tts_first_audio_ns=tts_audio.ns if tts_audio else None,
+        audio_out_ns=audio.ns if audio else None,
+    )
+
+
+def user_transcript(events: Sequence[TurnEvent], timing: TurnTiming) -> str:
+    """What the ASR heard this turn: every transcript up to the timed LLM request."""
+    limit = timing.llm_request_ns
+    parts = [
+        e.text.strip()
+        for e in sorted(events, key=lambda e: e.ns)
+        if e.kind is EventKind.TRANSCRIPT and (limit is None or e.ns <= limit)
+    ]
+    return " ".join(p for p in parts if p)
+
+
+def reply_text(events: Sequence[TurnEvent], timing: TurnTiming) -> str:
+    """The LLM's reply to the timed request, up to its end."""
+    if timing.llm_request_ns is None:
+        return ""
+    out: list[str] = []
+    for e in sorted(events, key=lambda e: e.ns):
+        if e.ns < timing.llm_request_ns:
+            continue
+        if e.kind is EventKind.LLM_END:
+            break
+        if e.kind is EventKind.LLM_TOKEN:
+            out.append(e.text)
+    return "".join(out).strip()

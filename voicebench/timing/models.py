@@ -1,0 +1,110 @@
+"""Per-turn timing: milestones on one monotonic clock and the latency figures derived from them.
+
+Every milestone is a ``perf_counter_ns`` reading (or an injected clock's) on the run's clock.
+The anchor is ``speech_end_ns``: the true end of the user's speech, taken from the fixture
+manifest's sample offset and the moment the replay played that sample, not the VAD's guess.
+
+TTFT is ``llm_first_token_ns - llm_request_ns``. TTFA is ``audio_out_ns - speech_end_ns``.
+The waterfall cuts TTFA into consecutive stages at the milestones, in pipeline order. Stage
+boundaries are made monotone (a boundary earlier than the one before it is moved up to it),
+so no stage is negative and the stages always add up to TTFA exactly. A missing milestone
+gives that stage ``None``; the following stage then starts at the last known boundary.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import computed_field, model_validator
+
+from voicebench._model import FrozenModel
+
+NS_PER_MS = 1_000_000
+
+STAGES: tuple[tuple[str, str, str], ...] = (
+    # (stage name, milestone that ends it, what it covers)
+    ("endpointing", "vad_stop_ns", "true end of speech to the VAD's stop"),
+    ("asr", "transcript_ns", "VAD stop to the final transcript"),
+    ("turn_end", "llm_request_ns", "final transcript to the LLM request"),
+    ("llm_ttft", "llm_first_token_ns", "LLM request to its first token"),
+    ("text_aggregation", "tts_request_ns", "first token to the first sentence sent to TTS"),
+    ("tts_first_audio", "tts_first_audio_ns", "TTS request to its first audio frame"),
+    ("output", "audio_out_ns", "first TTS audio to the first audible sample played"),
+)
+STAGE_NAMES: tuple[str, ...] = tuple(s[0] for s in STAGES)
+
+
+_DERIVED = frozenset({"ttft_ms", "ttfa_ms", "stages_ms"})
+
+
+def ns_to_ms(ns: int) -> float:
+    return ns / NS_PER_MS
+
+
+class TurnTiming(FrozenModel):
+    """Milestones of one turn, in ns on the run's monotonic clock."""
+
+    speech_end_ns: int
+    """True end of the user's speech (anchor)."""
+    vad_stop_ns: int | None = None
+    """The VAD stop that ended the user's last speech segment."""
+    transcript_ns: int | None = None
+    """The final transcript of the turn."""
+    llm_request_ns: int | None = None
+    """The LLM request was sent."""
+    llm_first_token_ns: int | None = None
+    """The first token of the reply arrived."""
+    tts_request_ns: int | None = None
+    """The first sentence of the reply went to TTS."""
+    tts_first_audio_ns: int | None = None
+    """TTS produced its first audio frame."""
+    audio_out_ns: int | None = None
+    """The first audible sample of the bot's reply was played."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_derived(cls, data: Any) -> Any:
+        # The derived figures are written for readers of the JSON; they are recomputed on load.
+        if isinstance(data, dict):
+            data = {k: v for k, v in data.items() if k not in _DERIVED}
+        return data
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def ttft_ms(self) -> float | None:
+        """LLM time to first token."""
+        if self.llm_request_ns is None or self.llm_first_token_ns is None:
+            return None
+        return ns_to_ms(self.llm_first_token_ns - self.llm_request_ns)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def ttfa_ms(self) -> float | None:
+        """Time to first audio: true end of user speech to the first audible bot sample."""
+        if self.audio_out_ns is None:
+            return None
+        return ns_to_ms(self.audio_out_ns - self.speech_end_ns)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def stages_ms(self) -> dict[str, float | None]:
+        """The waterfall: stage name to ms; the non-null stages sum to ``ttfa_ms``."""
+        return {name: (None if ns is None else ns_to_ms(ns)) for name, ns in self.stages_ns().items()}
+
+    def stages_ns(self) -> dict[str, int | None]:
+        """The waterfall in ns (exact integers)."""
+        out: dict[str, int | None] = {}
+        if self.audio_out_ns is None:
+            return {name: None for name in STAGE_NAMES}
+        boundary = self.speech_end_ns
+        for name, milestone, _ in STAGES:
+            value = getattr(self, milestone)
+            if value is None:
+                out[name] = None
+                continue
+            value = max(value, boundary)
+            if milestone != "audio_out_ns":
+                value = min(value, self.audio_out_ns)
+            out[name] = value - boundary
+            boundary = value
+        return out

@@ -1,0 +1,88 @@
+"""The timing observer: watches frames go by and records turn events on the run's clock.
+
+It never patches a service. Every frame push carries the pipeline clock's reading at the
+moment of the push (``FramePushed.timestamp``), so the observer's own queueing delay does not
+enter the figures. The pipeline clock is a ``RunClock``: ``perf_counter_ns`` in a run, a fake
+in tests.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from pipecat.clocks.base_clock import BaseClock
+from pipecat.frames.frames import (
+    BotStoppedSpeakingFrame,
+    ErrorFrame,
+    LLMFullResponseEndFrame,
+    LLMFullResponseStartFrame,
+    LLMTextFrame,
+    TranscriptionFrame,
+    TTSAudioRawFrame,
+    TTSStartedFrame,
+    VADUserStartedSpeakingFrame,
+    VADUserStoppedSpeakingFrame,
+)
+from pipecat.observers.base_observer import BaseObserver, FramePushed
+
+from voicebench.timing.events import EventKind, TurnEvent
+
+
+class RunClock(BaseClock):
+    """The one clock of a run: an injected ns counter (``time.perf_counter_ns`` by default).
+
+    Unlike pipecat's system clock it is not reset when the pipeline starts, so stamps from
+    the transports, the observer and the driver share one time base.
+    """
+
+    def __init__(self, now_ns: Callable[[], int] = time.perf_counter_ns) -> None:
+        self._now_ns = now_ns
+
+    def get_time(self) -> int:
+        return self._now_ns()
+
+    def start(self) -> None:  # nothing to reset: readings are absolute
+        pass
+
+
+_FRAME_EVENTS: tuple[tuple[type, EventKind], ...] = (
+    (VADUserStartedSpeakingFrame, EventKind.VAD_START),
+    (VADUserStoppedSpeakingFrame, EventKind.VAD_STOP),
+    (TranscriptionFrame, EventKind.TRANSCRIPT),
+    (LLMFullResponseStartFrame, EventKind.LLM_REQUEST),
+    (LLMTextFrame, EventKind.LLM_TOKEN),
+    (LLMFullResponseEndFrame, EventKind.LLM_END),
+    (TTSStartedFrame, EventKind.TTS_REQUEST),
+    (TTSAudioRawFrame, EventKind.TTS_AUDIO),
+    (BotStoppedSpeakingFrame, EventKind.BOT_STOPPED),
+    (ErrorFrame, EventKind.ERROR),
+)
+
+
+class TimingObserver(BaseObserver):
+    """Records the frames that mark a turn's milestones, in the order they were pushed."""
+
+    def __init__(self) -> None:
+        super().__init__(observe_every_push=False)
+        self.events: list[TurnEvent] = []
+
+    def record(self, kind: EventKind, ns: int, text: str = "") -> None:
+        """Record an event seen outside a frame push (the output transport's first audible sample)."""
+        self.events.append(TurnEvent(kind, ns, text))
+
+    async def on_push_frame(self, data: FramePushed) -> None:
+        frame = data.frame
+        for cls, kind in _FRAME_EVENTS:
+            if isinstance(frame, cls):
+                text = ""
+                if isinstance(frame, (TranscriptionFrame, LLMTextFrame)):
+                    text = frame.text
+                elif isinstance(frame, ErrorFrame):
+                    text = frame.error
+                self.record(kind, data.timestamp, text)
+                return
+
+    def since(self, start_ns: int) -> list[TurnEvent]:
+        """Events stamped at or after ``start_ns``, in clock order."""
+        return sorted((e for e in self.events if e.ns >= start_ns), key=lambda e: e.ns)
