@@ -17,7 +17,7 @@ def test_scripted_agent_loads_with_the_heart_prompt():
     assert spec.id == "scripted/scripted-llm"
     assert spec.llm.ttft_ms == 300
     assert spec.system_prompt == HEART_SYSTEM_PROMPT
-    assert spec.vad.stop_secs == 0.5 and spec.turn.wait_for_transcript is True
+    assert spec.vad.stop_secs == 0.5 and spec.turn.wait_for_all_segments is True
 
 
 @pytest.mark.parametrize(

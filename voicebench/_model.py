@@ -18,6 +18,20 @@ class FrozenModel(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+def read_utf8(path: Path) -> str:
+    """A file's text; unreadable or non-UTF-8 files are an InputError naming the file."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError("file not found", file=path) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", file=path) from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start})", file=path) from None
+
+
 def first_error(exc: ValidationError) -> tuple[str, str]:
     """The dotted location and message of a validation error's first problem."""
     err = exc.errors()[0]

@@ -33,7 +33,7 @@
 
     [turn]
     user_speech_timeout = 0.15        # extra wait after the VAD stop before ending the turn
-    wait_for_transcript = true        # end the turn only once the last segment is transcribed
+    wait_for_all_segments = true      # end the turn only once every speech segment is transcribed
     stop_timeout = 5.0                # give up waiting for a transcript after this long
 
 The ``scripted`` LLM provider starts a local scripted server with the given delays: it is a
@@ -49,7 +49,7 @@ from typing import Literal
 
 from pydantic import Field, HttpUrl, model_validator
 
-from voicebench._model import FrozenModel, validate_record
+from voicebench._model import FrozenModel, read_utf8, validate_record
 from voicebench.errors import InputError, MissingSecretError
 
 HEART_SYSTEM_PROMPT = (
@@ -135,8 +135,9 @@ class TurnSpec(FrozenModel):
 
     user_speech_timeout: float = Field(default=0.15, ge=0.0, le=5.0)
     """Wait after the VAD stop for the user to go on before ending the turn."""
-    wait_for_transcript: bool = True
-    """End the turn only once the last speech segment has been transcribed."""
+    wait_for_all_segments: bool = True
+    """End the turn only once every speech segment sent to the ASR has been transcribed;
+    false uses pipecat's stock rule (the turn may end on the first segment's transcript)."""
     stop_timeout: float = Field(default=5.0, gt=0.0, le=30.0)
     """Give up waiting for a transcript after this long."""
 
@@ -165,12 +166,10 @@ class AgentSpec(FrozenModel):
 def load_agent_spec(path: str | Path, *, require_secrets: bool = True) -> AgentSpec:
     """Read and validate an agent spec; a missing key variable fails here, naming it."""
     path = Path(path)
+    if not path.exists():
+        raise InputError("agent spec not found", file=path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("agent spec not found", file=path) from None
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", file=path) from None
+        data = tomllib.loads(read_utf8(path))
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"not valid TOML ({exc})", file=path) from None
     spec = validate_record(AgentSpec, data, file=path)

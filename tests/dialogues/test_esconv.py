@@ -255,7 +255,7 @@ def test_missing_file(tmp_path):
     path = tmp_path / "absent.json"
     with pytest.raises(InputError) as info:
         import_esconv(path)
-    assert str(info.value).startswith(f"{path}: cannot read")
+    assert str(info.value).startswith(f"{path}: file not found")
 
 
 def test_error_in_a_late_conversation_returns_nothing(tmp_path):

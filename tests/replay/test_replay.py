@@ -3,17 +3,19 @@ OpenAI-compatible server over HTTP on 127.0.0.1, Piper, paced playback."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from voicebench.agentspec import AgentSpec, LLMSpec, VADSpec
+from voicebench.agentspec import AgentSpec, LLMSpec, TurnSpec, VADSpec
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.fixtures import BUILTIN_FIXTURES, read_wav, speech_bounds
-from voicebench.fixtures.audio import to_int16
+from voicebench.fixtures.audio import resample, to_int16
 from voicebench.fixtures.synth import PiperSpeaker
 from voicebench.replay import replay
+from voicebench.replay import stt as stt_module
 from voicebench.replay.agent import VoiceAgent
 from voicebench.runlog import read_header, read_turns
 from voicebench.timing import EventKind, derive_timing, user_transcript
@@ -68,32 +70,60 @@ async def test_replay_times_every_turn_and_resumes_without_redoing_any(tmp_path:
 
 
 def _comma_pause_utterance() -> tuple[np.ndarray, int]:
-    """'I have been feeling so lost lately,' <0.6 s pause> 'and nobody at home listens.'"""
+    """'I have been feeling so lost lately,' <0.5 s pause> 'and nobody listens.'"""
     speaker = PiperSpeaker()
     rate = speaker.sample_rate
     first = np.concatenate(speaker.sentences("I have been feeling so lost lately,"))
-    second = np.concatenate(speaker.sentences("and nobody at home really listens to me."))
-    audio = np.concatenate([np.zeros(int(0.3 * rate)), first, np.zeros(int(0.6 * rate)),
+    second = np.concatenate(speaker.sentences("and nobody listens."))
+    audio = np.concatenate([np.zeros(int(0.3 * rate)), first, np.zeros(int(0.5 * rate)),
                             second, np.zeros(int(0.2 * rate))]).astype(np.float32)
-    from voicebench.fixtures.audio import resample
-
     pcm = to_int16(resample(audio, rate, 16_000))
     return pcm, speech_bounds(pcm)[1]
 
 
-async def test_a_pause_at_a_comma_does_not_end_the_turn():
+@pytest.fixture
+def slow_first_segment(monkeypatch):
+    """The ASR takes 2.5 s longer on the first segment: its transcript arrives after the
+    second segment's VAD stop, the race that made the stock rule end turns mid-sentence."""
+    real = stt_module.transcribe_pcm
+    calls = []
+
+    def slow(*args, **kwargs):
+        text = real(*args, **kwargs)
+        calls.append(text)
+        if len(calls) == 1:
+            time.sleep(2.5)  # runs in the ASR's worker thread
+        return text
+
+    monkeypatch.setattr(stt_module, "transcribe_pcm", slow)
+    return calls
+
+
+async def _speak_with_pause(wait_for_all_segments: bool):
     pcm, speech_end = _comma_pause_utterance()
     # A short VAD stop makes sure the pause really splits the speech into two segments.
-    spec = scripted(ttft_ms=100, vad=VADSpec(stop_secs=0.3))
+    spec = scripted(ttft_ms=100, vad=VADSpec(stop_secs=0.3),
+                    turn=TurnSpec(wait_for_all_segments=wait_for_all_segments))
     async with VoiceAgent(spec) as agent:
         heard = await agent.speak([{"role": "assistant", "content": "Hi, how are you?"}],
                                   pcm, speech_end)
     assert not heard.timed_out
-    events = heard.events
-    timing = derive_timing(events, heard.speech_end_ns)
-    requests = [e for e in events if e.kind is EventKind.LLM_REQUEST]
-    vad_stops = [e for e in events if e.kind is EventKind.VAD_STOP and e.ns <= requests[0].ns]
-    assert len(vad_stops) >= 2, "the pause should have produced a VAD stop mid-sentence"
+    requests = [e for e in heard.events if e.kind is EventKind.LLM_REQUEST]
+    vad_stops = [e for e in heard.events if e.kind is EventKind.VAD_STOP]
+    timing = derive_timing(heard.events, heard.speech_end_ns)
+    return requests, vad_stops, user_transcript(heard.events, timing).lower()
+
+
+async def test_a_late_transcript_of_the_first_half_does_not_end_the_turn(slow_first_segment):
+    requests, vad_stops, heard_text = await _speak_with_pause(wait_for_all_segments=True)
+    assert len(slow_first_segment) == 2, "the pause should split the speech into two segments"
+    assert len(vad_stops) >= 2
     assert len(requests) == 1, "the turn ended early and the LLM was asked twice"
-    heard_text = user_transcript(events, timing).lower()
     assert "lost" in heard_text and "listens" in heard_text
+
+
+async def test_the_stock_rule_ends_the_same_turn_on_half_a_sentence(slow_first_segment):
+    # The control: without waiting for every segment, the first transcript ends the turn.
+    requests, _, _ = await _speak_with_pause(wait_for_all_segments=False)
+    assert len(slow_first_segment) == 2
+    assert len(requests) == 2

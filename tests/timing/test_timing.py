@@ -164,3 +164,20 @@ async def test_observer_stamps_events_with_the_push_time_not_its_own():
     assert [e.kind for e in obs.since(2400 * MS)] == [
         EventKind.TTS_REQUEST, EventKind.TTS_AUDIO, EventKind.AUDIO_OUT, EventKind.BOT_STOPPED
     ]
+
+
+def test_request_time_is_when_the_http_request_left_when_the_client_reports_it():
+    events = [
+        ev(EventKind.TRANSCRIPT, 1000, "I lost my job."),
+        ev(EventKind.LLM_REQUEST, 1001),
+        ev(EventKind.LLM_SENT, 1003.5),
+        ev(EventKind.LLM_TOKEN, 1303.5, "Oh."),
+        ev(EventKind.AUDIO_OUT, 1500),
+    ]
+    t = derive_timing(events, speech_end_ns=0)
+    assert t.llm_request_ns == int(1003.5 * MS)
+    assert t.ttft_ms == 300.0
+    assert t.stages_ms["turn_end"] == 3.5
+    # Without the wire stamp, the pipeline's request frame is the request time.
+    t2 = derive_timing([e for e in events if e.kind is not EventKind.LLM_SENT], speech_end_ns=0)
+    assert t2.llm_request_ns == 1001 * MS and t2.ttft_ms == 302.5

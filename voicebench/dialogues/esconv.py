@@ -59,7 +59,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from voicebench._model import validate_record
+from voicebench._model import read_utf8, validate_record
 from voicebench.dialogues.io import save_dialogues
 from voicebench.dialogues.models import Dialogue, Role
 from voicebench.errors import InputError
@@ -181,14 +181,7 @@ def import_esconv_to_file(
 
 
 def _read_json(path: Path) -> Any:
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", file=path) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", file=path) from None
+    text = read_utf8(path)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

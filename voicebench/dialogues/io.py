@@ -7,7 +7,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from voicebench._model import validate_record
+from voicebench._model import read_utf8, validate_record
 from voicebench.dialogues.models import Dialogue
 from voicebench.errors import InputError
 
@@ -17,14 +17,7 @@ BUILTIN_DIALOGUES = Path(__file__).resolve().parents[2] / "audio_fixtures" / "di
 def load_dialogues(path: str | Path) -> list[Dialogue]:
     """Load and validate a dialogue set; any problem names the file, the line and the field."""
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", file=path) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", file=path) from None
+    text = read_utf8(path)
     dialogues: list[Dialogue] = []
     seen: dict[str, int] = {}
     for lineno, line in enumerate(text.splitlines(), start=1):

@@ -95,6 +95,7 @@ class VoiceAgent:
             TranscriptionUserTurnStartStrategy,
             VADUserTurnStartStrategy,
         )
+        from pipecat.turns.user_stop import SpeechTimeoutUserTurnStopStrategy
         from pipecat.turns.user_turn_strategies import UserTurnStrategies
         from pipecat.workers.runner import WorkerRunner
 
@@ -123,19 +124,25 @@ class VoiceAgent:
         )
         self.gate = TranscriptGate()
         stt = LocalWhisperSTT(spec.stt, self.gate)
-        llm = await self._stack.enter_async_context(open_llm(spec))
+        llm = await self._stack.enter_async_context(
+            open_llm(spec, lambda: self.observer.record(EventKind.LLM_SENT, self.clock.get_time()))
+        )
         voice_file = packaged_voice_path(spec.tts.voice)
         tts = PiperTTSService(
             settings=PiperTTSService.Settings(voice=voice_file.stem),
             download_dir=Path(voice_file).parent,
         )
         self.context = LLMContext()
-        stop = PendingTranscriptStopStrategy(
-            self.gate,
-            stop_timeout=spec.turn.stop_timeout,
-            user_speech_timeout=spec.turn.user_speech_timeout,
-            wait_for_transcript=spec.turn.wait_for_transcript,
-        )
+        if spec.turn.wait_for_all_segments:
+            stop = PendingTranscriptStopStrategy(
+                self.gate,
+                stop_timeout=spec.turn.stop_timeout,
+                user_speech_timeout=spec.turn.user_speech_timeout,
+            )
+        else:
+            stop = SpeechTimeoutUserTurnStopStrategy(
+                user_speech_timeout=spec.turn.user_speech_timeout
+            )
         aggregators = LLMContextAggregatorPair(
             self.context,
             user_params=LLMUserAggregatorParams(

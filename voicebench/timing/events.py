@@ -7,7 +7,8 @@ extra events behind; the rule is to time the LLM request whose reply was actuall
 
 - ``audio_out``: the first audible bot sample after the anchor.
 - ``llm_request``: the last LLM request started before that sample (or the last one at all
-  when nothing was heard).
+  when nothing was heard); its time is when the HTTP request left (``llm_sent``, stamped by
+  the client's request hook) when the provider reports it, else when the pipeline asked.
 - ``llm_first_token``: the first token after that request.
 - ``vad_stop`` / ``transcript``: the last VAD stop / transcript before that request.
 - ``tts_request`` / ``tts_first_audio``: the first TTS start / audio frame after the first token.
@@ -27,6 +28,7 @@ class EventKind(StrEnum):
     VAD_STOP = "vad_stop"
     TRANSCRIPT = "transcript"
     LLM_REQUEST = "llm_request"
+    LLM_SENT = "llm_sent"
     LLM_TOKEN = "llm_token"
     LLM_END = "llm_end"
     TTS_REQUEST = "tts_request"
@@ -67,6 +69,9 @@ def derive_timing(events: Sequence[TurnEvent], speech_end_ns: int) -> TurnTiming
     request = _last(events, EventKind.LLM_REQUEST, audio.ns if audio else None)
     token = _first(events, EventKind.LLM_TOKEN, request.ns) if request else None
     limit = request.ns if request else None
+    sent = _first(events, EventKind.LLM_SENT, request.ns) if request else None
+    if sent is not None and (token is None or sent.ns <= token.ns):
+        request = sent
     vad = _last(events, EventKind.VAD_STOP, limit)
     transcript = _last(events, EventKind.TRANSCRIPT, limit)
     tts_req = _first(events, EventKind.TTS_REQUEST, token.ns) if token else None
