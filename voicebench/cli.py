@@ -25,8 +25,9 @@ import_app = typer.Typer(help="Import dialogue items from a corpus.", no_args_is
 dialogues_app.add_typer(import_app, name="import")
 app.add_typer(dialogues_app, name="dialogues")
 
-out = Console()
-err = Console(stderr=True)
+# Off a terminal rich would fall back to 80 columns and wrap the tables; logs are wide enough.
+out = Console(width=None if sys.stdout.isatty() else 110)
+err = Console(stderr=True, width=None if sys.stderr.isatty() else 110)
 
 DEFAULT_DIALOGUES = Path(__file__).resolve().parents[1] / "audio_fixtures" / "dialogues.jsonl"
 DEFAULT_FIXTURES = DEFAULT_DIALOGUES.parent
