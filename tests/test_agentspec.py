@@ -55,3 +55,23 @@ def test_a_missing_key_variable_fails_at_load_naming_it(tmp_path: Path, monkeypa
         load_agent_spec(path)
     monkeypatch.setenv("VB_TEST_OPENAI_KEY", "dummy")
     assert load_agent_spec(path).llm.api_key_env == "VB_TEST_OPENAI_KEY"
+
+
+def test_every_shipped_agent_loads_when_its_key_variable_is_set(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "dummy")
+    specs = {p.stem: load_agent_spec(p) for p in sorted(AGENTS.glob("*.toml"))}
+    assert {"local", "openai", "anthropic", "openai-compatible", "scripted"} <= set(specs)
+    assert specs["local"].llm.provider == "local" and specs["local"].llm.model == "smollm2-135m"
+    assert specs["openai"].llm.api_key_env == "OPENAI_API_KEY"
+    assert specs["anthropic"].llm.api_key_env == "ANTHROPIC_API_KEY"
+    assert str(specs["openai-compatible"].llm.base_url).startswith("http://127.0.0.1")
+
+
+@pytest.mark.parametrize(("agent", "variable"),
+                         [("openai", "OPENAI_API_KEY"), ("anthropic", "ANTHROPIC_API_KEY")])
+def test_hosted_agents_without_their_key_fail_in_one_line(monkeypatch, agent, variable):
+    monkeypatch.delenv(variable, raising=False)
+    with pytest.raises(MissingSecretError) as info:
+        load_agent_spec(AGENTS / f"{agent}.toml")
+    assert str(info.value).count("\n") == 0 and variable in str(info.value)

@@ -13,12 +13,13 @@
     cpu_threads = 2
 
     [llm]
-    provider = "openai-compatible"    # "openai-compatible" | "openai" | "anthropic" | "scripted"
-    model = "gpt-4o-mini"
+    provider = "openai-compatible"    # "local" | "openai-compatible" | "openai" | "anthropic" | "scripted"
+    model = "gpt-4o-mini"             # for "local": "smollm2-135m" (packaged) or a path to a .gguf
     base_url = "http://127.0.0.1:8000/v1"   # openai-compatible only
     api_key_env = "OPENAI_API_KEY"    # the variable holding the key; keys never live in specs
     temperature = 0.0
     max_tokens = 120
+    n_ctx = 2048                      # local only
     ttft_ms = 300                     # scripted only: injected time to first token
     token_delay_ms = 15               # scripted only
 
@@ -80,10 +81,15 @@ class STTSpec(FrozenModel):
 class LLMSpec(FrozenModel):
     """The language model behind the agent."""
 
-    provider: Literal["openai-compatible", "openai", "anthropic", "scripted"]
-    """Which client talks to it."""
+    provider: Literal["local", "openai-compatible", "openai", "anthropic", "scripted"]
+    """Which client talks to it; ``local`` starts a llama.cpp server on 127.0.0.1."""
     model: str = Field(min_length=1)
-    """Model id as the provider names it."""
+    """Model id as the provider names it; for ``local``, ``smollm2-135m`` (packaged) or a
+    path to a .gguf file."""
+    n_ctx: int = Field(default=2048, ge=256, le=131072)
+    """Local provider only: context window."""
+    n_threads: int | None = Field(default=None, ge=1, le=256)
+    """Local provider only: llama.cpp threads (default: llama.cpp's choice)."""
     base_url: HttpUrl | None = None
     """Endpoint of an OpenAI-compatible server (required for ``openai-compatible``)."""
     api_key_env: str | None = None

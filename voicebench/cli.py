@@ -31,6 +31,7 @@ err = Console(stderr=True, width=None if sys.stderr.isatty() else 110)
 
 DEFAULT_DIALOGUES = Path(__file__).resolve().parents[1] / "audio_fixtures" / "dialogues.jsonl"
 DEFAULT_FIXTURES = DEFAULT_DIALOGUES.parent
+DEFAULT_AGENT = DEFAULT_DIALOGUES.parents[1] / "agents" / "local.toml"
 
 DialoguesOpt = Annotated[
     Path, typer.Option("--dialogues", "-d", envvar="VOICEBENCH_DIALOGUES",
@@ -116,10 +117,7 @@ def run(
             ) from None
         spec = load_agent_spec(agent)
         items = select_dialogues(load_dialogues(dialogues), limit=limit, ids=ids, file=dialogues)
-        if out_dir is None:
-            stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-            slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in spec.name)
-            out_dir = Path("reports") / "runs" / f"{slug}-{stamp}"
+        out_dir = out_dir or _default_run_dir(spec.name)
         records = run_replay(
             spec,
             spec_path=agent,
@@ -136,6 +134,52 @@ def run(
         err.print("interrupted; finished turns are kept, run the same command to resume")
         raise typer.Exit(130) from None
     out.print(summary_table(summarize(records), f"{spec.name} ({spec.id}) - {out_dir}"))
+
+
+def _default_run_dir(name: str, prefix: str = "") -> Path:
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in name)
+    return Path("reports") / "runs" / f"{prefix}{slug}-{stamp}"
+
+
+@app.command()
+def demo(
+    agent: Annotated[Path, typer.Option("--agent", "-a", envvar="VOICEBENCH_AGENT",
+                                        help="Agent spec (default: the local agent).")
+                     ] = DEFAULT_AGENT,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1,
+                                       help="How many items of the built-in set.")] = 6,
+    out_dir: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="Run directory (default reports/runs/demo-AGENT-TIMESTAMP); "
+        "an existing one is resumed.")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show pipeline logs.")] = False,
+) -> None:
+    """The whole job offline on the embedded default: synthesize, replay a slice of the built-in
+    set through the local agent (Whisper tiny.en, SmolLM2 on llama.cpp, Piper), print the latencies."""
+    _quiet_libraries(verbose)
+    from voicebench.agentspec import load_agent_spec
+    from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
+    from voicebench.fixtures import BUILTIN_FIXTURES
+    from voicebench.replay import demo_items, run_replay
+    from voicebench.runlog import summarize, summary_table
+
+    try:
+        spec = load_agent_spec(agent)
+        items = demo_items(load_dialogues(BUILTIN_DIALOGUES), limit)
+        out_dir = out_dir or _default_run_dir(spec.name, "demo-")
+        err.print(f"demo: {len(items)} items through {spec.name} ({spec.id}) -> {out_dir}",
+                  highlight=False)
+        records = run_replay(
+            spec, spec_path=agent, dialogues=items, dialogues_path=BUILTIN_DIALOGUES,
+            fixtures_dir=BUILTIN_FIXTURES, out_dir=out_dir, progress=_progress_printer(),
+        )
+    except VoicebenchError as exc:
+        _fail(exc)
+    except KeyboardInterrupt:
+        err.print("interrupted; finished turns are kept, run the same command to resume")
+        raise typer.Exit(130) from None
+    out.print(summary_table(summarize(records), f"{spec.name} ({spec.id}) - {out_dir}"))
+    out.print(f"run log: {out_dir}/turns.jsonl", highlight=False)
 
 
 def _progress_printer():

@@ -1,5 +1,12 @@
 """Replay: dialogues spoken through a real pipecat voice pipeline, every turn timed."""
 
-from voicebench.replay.run import RunProgress, plan_turns, replay, run_replay, select_dialogues
+from voicebench.replay.run import (
+    RunProgress,
+    demo_items,
+    plan_turns,
+    replay,
+    run_replay,
+    select_dialogues,
+)
 
-__all__ = ["RunProgress", "plan_turns", "replay", "run_replay", "select_dialogues"]
+__all__ = ["RunProgress", "demo_items", "plan_turns", "replay", "run_replay", "select_dialogues"]

@@ -133,6 +133,17 @@ def _anthropic(spec: AgentSpec, stack: contextlib.AsyncExitStack, sent: OnReques
     )
 
 
+@register_llm("local")
+async def _local(spec: AgentSpec, stack: contextlib.AsyncExitStack, sent: OnRequestSent):
+    from voicebench.local_llm import LlamaServer, resolve_gguf
+
+    server = await stack.enter_async_context(
+        LlamaServer(resolve_gguf(spec.llm.model), n_ctx=spec.llm.n_ctx,
+                    n_threads=spec.llm.n_threads, model_alias=spec.llm.model)
+    )
+    return _openai_service(spec, sent, base_url=server.base_url, key="local")
+
+
 @register_llm("scripted")
 async def _scripted(spec: AgentSpec, stack: contextlib.AsyncExitStack, sent: OnRequestSent):
     from voicebench.testing.scripted_llm import ScriptedLLMServer

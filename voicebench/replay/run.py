@@ -205,6 +205,14 @@ def select_dialogues(dialogues: Sequence[Dialogue], *, limit: int | None,
     return chosen
 
 
+def demo_items(dialogues: Sequence[Dialogue], n: int) -> list[Dialogue]:
+    """``n`` items spread evenly over the set, so a short demo meets several problem types
+    and, in the built-in set's order, an adversarial seeker."""
+    if n >= len(dialogues):
+        return list(dialogues)
+    return [dialogues[(i * len(dialogues)) // n] for i in range(n)]
+
+
 def run_replay(spec: AgentSpec, **kwargs) -> list[TurnRecord]:
     """Synchronous entry point for the CLI."""
     return asyncio.run(replay(spec, **kwargs))
