@@ -26,6 +26,7 @@
     [tts]
     provider = "piper"
     voice = "en_US-joe-medium"        # packaged voice
+    first_chunk = "sentence"          # or "clause": speak the reply's first clause early
 
     [vad]
     stop_secs = 0.5                   # silence that ends a VAD speech segment
@@ -90,6 +91,9 @@ class LLMSpec(FrozenModel):
     """Local provider only: context window."""
     n_threads: int | None = Field(default=None, ge=1, le=256)
     """Local provider only: llama.cpp threads (default: llama.cpp's choice)."""
+    warmup: bool = True
+    """Local provider only: evaluate the system prompt once before the first turn, as a
+    deployed agent's server would have it cached."""
     base_url: HttpUrl | None = None
     """Endpoint of an OpenAI-compatible server (required for ``openai-compatible``)."""
     api_key_env: str | None = None
@@ -123,6 +127,8 @@ class TTSSpec(FrozenModel):
     """Only local Piper for now."""
     voice: str = "en_US-joe-medium"
     """A packaged Piper voice."""
+    first_chunk: Literal["sentence", "clause"] = "sentence"
+    """Send a reply's first sentence to TTS whole, or its first clause as soon as it ends."""
 
 
 class VADSpec(FrozenModel):

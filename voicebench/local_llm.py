@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import importlib.util
+import json
 import os
 import signal
 import socket
@@ -119,6 +120,19 @@ class LlamaServer:
                 pass
             time.sleep(0.2)
         raise RunError(f"the local LLM server did not answer within {START_TIMEOUT_S:.0f} s")
+
+    def warm_up(self, system_prompt: str) -> None:
+        """Evaluate the system prompt once, so the first real turn finds it in the prompt cache
+        (llama.cpp reuses the longest common prefix of consecutive prompts)."""
+        body = json.dumps({
+            "model": self.model_alias, "max_tokens": 1, "temperature": 0,
+            "messages": [{"role": "system", "content": system_prompt},
+                         {"role": "user", "content": "Hello."}],
+        }).encode()
+        req = urllib.request.Request(f"{self.base_url}/chat/completions", data=body,
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            resp.read()
 
     def log_tail(self, n: int = 2000) -> str:
         if self._log is None:

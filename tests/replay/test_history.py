@@ -49,3 +49,25 @@ def test_every_seeker_turn_is_planned_and_selection_keeps_order():
     other = DIALOGUE.model_copy(update={"id": "d2"})
     assert select_dialogues([DIALOGUE, other], limit=1) == [DIALOGUE]
     assert select_dialogues([DIALOGUE, other], limit=None, ids=["d2"]) == [other]
+
+
+def test_a_turn_is_done_only_once_the_reply_to_the_last_words_was_played():
+    from voicebench.replay.agent import _turn_done
+    from voicebench.timing import EventKind, TurnEvent
+
+    s = 1_000_000_000
+
+    def e(kind, t):
+        return TurnEvent(kind, int(t * s))
+
+    cut_short = [e(EventKind.VAD_STOP, 1), e(EventKind.LLM_REQUEST, 1.5), e(EventKind.LLM_END, 1.6),
+                 e(EventKind.VAD_STOP, 3)]
+    # The first request was talked over: its end says nothing about the turn.
+    assert not _turn_done(cut_short, now_ns=10 * s)
+    answered = cut_short + [e(EventKind.LLM_REQUEST, 3.5), e(EventKind.LLM_END, 3.9),
+                            e(EventKind.TTS_AUDIO, 3.8), e(EventKind.TTS_AUDIO, 4.2)]
+    assert not _turn_done(answered, now_ns=5 * s)
+    assert _turn_done(answered + [e(EventKind.BOT_STOPPED, 6)], now_ns=6 * s)
+    silent_reply = cut_short + [e(EventKind.LLM_REQUEST, 3.5), e(EventKind.LLM_END, 3.9)]
+    assert not _turn_done(silent_reply, now_ns=int(4.5 * s))
+    assert _turn_done(silent_reply, now_ns=6 * s)

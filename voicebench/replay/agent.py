@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from voicebench.agentspec import AgentSpec
-from voicebench.fixtures.synth import packaged_voice_path
 from voicebench.timing import EventKind, TurnEvent
 
 SAMPLE_RATE = 16_000
@@ -36,16 +34,28 @@ class HeardTurn:
 
 
 def _turn_done(events: list[TurnEvent], now_ns: int) -> bool:
-    """The agent has answered: its reply ended, was played, and the speaker fell silent."""
-    llm_end = [e.ns for e in events if e.kind is EventKind.LLM_END]
-    if not llm_end:
+    """The agent has answered the user's last words: its latest request came after the user's
+    last VAD stop, its reply ended, was played, and the speaker fell silent. A request that the
+    user talked over (a turn cut short) does not count."""
+    def times(kind: EventKind, since: int = 0) -> list[int]:
+        return [e.ns for e in events if e.kind is kind and e.ns >= since]
+
+    requests = times(EventKind.LLM_REQUEST)
+    if not requests:
         return False
-    tts = [e.ns for e in events if e.kind is EventKind.TTS_AUDIO]
-    stopped = [e.ns for e in events if e.kind is EventKind.BOT_STOPPED]
+    request = requests[-1]
+    vad_stops = times(EventKind.VAD_STOP)
+    if vad_stops and vad_stops[-1] > request:
+        return False
+    ends = times(EventKind.LLM_END, request)
+    if not ends:
+        return False
+    tts = times(EventKind.TTS_AUDIO, request)
+    stopped = times(EventKind.BOT_STOPPED, request)
     if tts:
         return bool(stopped) and stopped[-1] > tts[-1]
     # A reply with no audio at all: give TTS a moment, then stop waiting.
-    return now_ns - llm_end[-1] > 2_000_000_000
+    return now_ns - ends[-1] > 2_000_000_000
 
 
 class VoiceAgent:
@@ -89,7 +99,6 @@ class VoiceAgent:
             LLMUserAggregatorParams,
         )
         from pipecat.processors.audio.vad_processor import VADProcessor
-        from pipecat.services.piper.tts import PiperTTSService
         from pipecat.transports.base_transport import TransportParams
         from pipecat.turns.user_start import (
             TranscriptionUserTurnStartStrategy,
@@ -102,6 +111,7 @@ class VoiceAgent:
         from voicebench.replay.providers import open_llm
         from voicebench.replay.stt import LocalWhisperSTT
         from voicebench.replay.transports import ReplayTransport
+        from voicebench.replay.tts import piper_tts
         from voicebench.replay.turns import PendingTranscriptStopStrategy, TranscriptGate
 
         spec = self.spec
@@ -127,11 +137,7 @@ class VoiceAgent:
         llm = await self._stack.enter_async_context(
             open_llm(spec, lambda: self.observer.record(EventKind.LLM_SENT, self.clock.get_time()))
         )
-        voice_file = packaged_voice_path(spec.tts.voice)
-        tts = PiperTTSService(
-            settings=PiperTTSService.Settings(voice=voice_file.stem),
-            download_dir=Path(voice_file).parent,
-        )
+        tts = piper_tts(spec.tts)
         self.context = LLMContext()
         if spec.turn.wait_for_all_segments:
             stop = PendingTranscriptStopStrategy(

@@ -141,6 +141,8 @@ async def _local(spec: AgentSpec, stack: contextlib.AsyncExitStack, sent: OnRequ
         LlamaServer(resolve_gguf(spec.llm.model), n_ctx=spec.llm.n_ctx,
                     n_threads=spec.llm.n_threads, model_alias=spec.llm.model)
     )
+    if spec.llm.warmup:
+        server.warm_up(spec.system_prompt)
     return _openai_service(spec, sent, base_url=server.base_url, key="local")
 
 

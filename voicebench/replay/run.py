@@ -79,6 +79,7 @@ def _interpret(heard, *, user_text: str) -> tuple[dict, TurnError | None]:
     elif timing.audio_out_ns is None:
         error = TurnError(kind="no_audio", reason="no audible bot audio was played")
     fields = {
+        "llm_requests": sum(e.kind is EventKind.LLM_REQUEST for e in heard.events),
         "user_transcript": transcript,
         "asr_wer": wer(user_text, transcript) if transcript else None,
         "reply_text": reply,

@@ -57,6 +57,7 @@ def transcribe_pcm(model, pcm: np.ndarray, *, beam_size: int = 1) -> str:
         audio,
         language="en",
         beam_size=beam_size,
+        without_timestamps=True,
         condition_on_previous_text=False,
         vad_filter=False,
     )

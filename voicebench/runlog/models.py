@@ -68,6 +68,8 @@ class TurnRecord(FrozenModel):
     """Word error rate of ``user_transcript`` against ``user_text``."""
     reply_text: str = ""
     """The LLM's reply text."""
+    llm_requests: int = 0
+    """LLM requests made in the turn; more than one means the turn ended early and was re-asked."""
     audio_path: str | None = None
     """The bot's output audio for this turn, relative to the run directory."""
     timing: TurnTiming | None = None

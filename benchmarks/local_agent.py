@@ -1,0 +1,99 @@
+"""The local agent's latency waterfall over the built-in set, and what each setting buys.
+
+Replays built-in items through an agent spec (default ``agents/local.toml``: Whisper tiny.en,
+SmolLM2-135M on llama.cpp, Piper) and reports the per-stage p50, TTFT/TTFA p50 and p90, the
+ASR word error rate and how many turns were cut short (the LLM asked more than once).
+``--set`` overrides spec fields, so settings can be compared on the same items:
+
+    python benchmarks/local_agent.py                                   # all 30 items
+    python benchmarks/local_agent.py --limit 8 --set vad.stop_secs=0.3 --set tts.first_chunk=clause
+
+Goal: median TTFA <= 1200 ms on 2 CPU cores with the word error rate unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from voicebench.agentspec import AgentSpec  # noqa: E402
+from voicebench.cli import _quiet_libraries  # noqa: E402
+from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues  # noqa: E402
+from voicebench.fixtures import BUILTIN_FIXTURES  # noqa: E402
+from voicebench.replay import demo_items, replay  # noqa: E402
+from voicebench.text import word_errors  # noqa: E402
+from voicebench.timing import STAGE_NAMES  # noqa: E402
+
+
+def load_with_overrides(path: Path, overrides: list[str]) -> AgentSpec:
+    data = tomllib.loads(path.read_text())
+    for item in overrides:
+        key, _, raw = item.partition("=")
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        node = data
+        *parents, leaf = key.split(".")
+        for p in parents:
+            node = node.setdefault(p, {})
+        node[leaf] = value
+    return AgentSpec.model_validate(data)
+
+
+def report(records) -> dict:
+    timed = [r.timing for r in records if r.timing and r.timing.ttfa_ms is not None]
+    stages = {s: float(np.median([t.stages_ms[s] for t in timed if t.stages_ms[s] is not None]))
+              for s in STAGE_NAMES}
+    ttft = [t.ttft_ms for t in timed]
+    ttfa = [t.ttfa_ms for t in timed]
+    errors = [word_errors(r.user_text, r.user_transcript) for r in records]
+    return {
+        "turns": len(records),
+        "failed": sum(r.error is not None for r in records),
+        "cut_short": sum(r.llm_requests > 1 for r in records),
+        "stages_p50_ms": {k: round(v, 1) for k, v in stages.items()},
+        "ttft_p50_ms": round(float(np.median(ttft)), 1),
+        "ttft_p90_ms": round(float(np.percentile(ttft, 90)), 1),
+        "ttfa_p50_ms": round(float(np.median(ttfa)), 1),
+        "ttfa_p90_ms": round(float(np.percentile(ttfa, 90)), 1),
+        "asr_wer": round(sum(e for e, _ in errors) / max(1, sum(n for _, n in errors)), 4),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--agent", type=Path, default=ROOT / "agents" / "local.toml")
+    ap.add_argument("--limit", type=int, default=None, help="items, spread over the set")
+    ap.add_argument("--set", dest="overrides", action="append", default=[],
+                    help="override a spec field, e.g. vad.stop_secs=0.3 (repeatable)")
+    ap.add_argument("--json", type=Path, help="also write the result here")
+    args = ap.parse_args()
+    _quiet_libraries(False)
+    spec = load_with_overrides(args.agent, args.overrides)
+    items = load_dialogues(BUILTIN_DIALOGUES)
+    if args.limit:
+        items = demo_items(items, args.limit)
+    with tempfile.TemporaryDirectory() as tmp:
+        records = asyncio.run(replay(
+            spec, spec_path=args.agent, dialogues=items, dialogues_path=BUILTIN_DIALOGUES,
+            fixtures_dir=BUILTIN_FIXTURES, out_dir=Path(tmp) / "run",
+        ))
+    result = {"agent": str(args.agent), "overrides": args.overrides, **report(records)}
+    print(json.dumps(result, indent=1))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
