@@ -105,8 +105,8 @@ def run(
     _quiet_libraries(verbose)
     from voicebench.agentspec import load_agent_spec
     from voicebench.dialogues import load_dialogues
-    from voicebench.replay import run_replay, select_dialogues
-    from voicebench.runlog import ReplayMode, summarize, summary_table
+    from voicebench.replay import select_dialogues
+    from voicebench.runlog import ReplayMode
 
     try:
         try:
@@ -117,23 +117,28 @@ def run(
             ) from None
         spec = load_agent_spec(agent)
         items = select_dialogues(load_dialogues(dialogues), limit=limit, ids=ids, file=dialogues)
-        out_dir = out_dir or _default_run_dir(spec.name)
-        records = run_replay(
-            spec,
-            spec_path=agent,
-            dialogues=items,
-            dialogues_path=dialogues,
-            fixtures_dir=fixtures,
-            out_dir=out_dir,
-            mode=replay_mode,
-            progress=_progress_printer(),
-        )
+    except VoicebenchError as exc:
+        _fail(exc)
+    _replay_and_report(spec, spec_path=agent, dialogues=items, dialogues_path=dialogues,
+                       fixtures_dir=fixtures, out_dir=out_dir or _default_run_dir(spec.name),
+                       mode=replay_mode)
+
+
+def _replay_and_report(spec, *, out_dir: Path, **kwargs) -> None:
+    """Replay with per-turn progress, then print the latency table; errors become one line."""
+    from voicebench.replay import run_replay
+    from voicebench.runlog import summarize, summary_table
+
+    try:
+        records = run_replay(spec, out_dir=out_dir, progress=_progress_printer(), **kwargs)
     except VoicebenchError as exc:
         _fail(exc)
     except KeyboardInterrupt:
-        err.print("interrupted; finished turns are kept, run the same command to resume")
+        err.print(f"interrupted; finished turns are kept in {out_dir}: "
+                  f"run again with --out {out_dir} to resume", highlight=False)
         raise typer.Exit(130) from None
     out.print(summary_table(summarize(records), f"{spec.name} ({spec.id}) - {out_dir}"))
+    out.print(f"run log: {out_dir}/turns.jsonl", highlight=False)
 
 
 def _default_run_dir(name: str, prefix: str = "") -> Path:
@@ -160,26 +165,18 @@ def demo(
     from voicebench.agentspec import load_agent_spec
     from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
     from voicebench.fixtures import BUILTIN_FIXTURES
-    from voicebench.replay import demo_items, run_replay
-    from voicebench.runlog import summarize, summary_table
+    from voicebench.replay import demo_items
 
     try:
         spec = load_agent_spec(agent)
         items = demo_items(load_dialogues(BUILTIN_DIALOGUES), limit)
-        out_dir = out_dir or _default_run_dir(spec.name, "demo-")
-        err.print(f"demo: {len(items)} items through {spec.name} ({spec.id}) -> {out_dir}",
-                  highlight=False)
-        records = run_replay(
-            spec, spec_path=agent, dialogues=items, dialogues_path=BUILTIN_DIALOGUES,
-            fixtures_dir=BUILTIN_FIXTURES, out_dir=out_dir, progress=_progress_printer(),
-        )
     except VoicebenchError as exc:
         _fail(exc)
-    except KeyboardInterrupt:
-        err.print("interrupted; finished turns are kept, run the same command to resume")
-        raise typer.Exit(130) from None
-    out.print(summary_table(summarize(records), f"{spec.name} ({spec.id}) - {out_dir}"))
-    out.print(f"run log: {out_dir}/turns.jsonl", highlight=False)
+    out_dir = out_dir or _default_run_dir(spec.name, "demo-")
+    err.print(f"demo: {len(items)} items through {spec.name} ({spec.id}) -> {out_dir}",
+              highlight=False)
+    _replay_and_report(spec, spec_path=agent, dialogues=items, dialogues_path=BUILTIN_DIALOGUES,
+                       fixtures_dir=BUILTIN_FIXTURES, out_dir=out_dir)
 
 
 def _progress_printer():
