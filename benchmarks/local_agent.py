@@ -62,6 +62,10 @@ def report(records) -> dict:
         "turns": len(records),
         "failed": sum(r.error is not None for r in records),
         "cut_short": sum(r.llm_requests > 1 for r in records),
+        "llm_calls_per_turn": (
+            round(float(np.mean([r.llm_calls for r in records if r.llm_calls])), 2)
+            if any(r.llm_calls for r in records) else None
+        ),
         "stages_p50_ms": {k: round(v, 1) for k, v in stages.items()},
         "ttft_p50_ms": round(float(np.median(ttft)), 1),
         "ttft_p90_ms": round(float(np.percentile(ttft, 90)), 1),
@@ -78,6 +82,7 @@ def main() -> None:
     ap.add_argument("--set", dest="overrides", action="append", default=[],
                     help="override a spec field, e.g. vad.stop_secs=0.3 (repeatable)")
     ap.add_argument("--json", type=Path, help="also write the result here")
+    ap.add_argument("--keep", type=Path, help="keep the run directory here (default: discarded)")
     args = ap.parse_args()
     _quiet_libraries(False)
     spec = load_with_overrides(args.agent, args.overrides)
@@ -87,7 +92,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         records = asyncio.run(replay(
             spec, spec_path=args.agent, dialogues=items, dialogues_path=BUILTIN_DIALOGUES,
-            fixtures_dir=BUILTIN_FIXTURES, out_dir=Path(tmp) / "run",
+            fixtures_dir=BUILTIN_FIXTURES, out_dir=args.keep or Path(tmp) / "run",
         ))
     result = {"agent": str(args.agent), "overrides": args.overrides, **report(records)}
     print(json.dumps(result, indent=1))

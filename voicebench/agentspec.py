@@ -37,6 +37,7 @@
     user_speech_timeout = 0.15        # extra wait after the VAD stop before ending the turn
     wait_for_all_segments = true      # end the turn only once every speech segment is transcribed
     stop_timeout = 5.0                # give up waiting for a transcript after this long
+    speculate = false                 # ask the LLM early, speak only once the turn has ended
 
 The ``scripted`` LLM provider starts a local scripted server with the given delays: it is a
 measuring instrument (known TTFT), not a model.
@@ -152,6 +153,16 @@ class TurnSpec(FrozenModel):
     false uses pipecat's stock rule (the turn may end on the first segment's transcript)."""
     stop_timeout: float = Field(default=5.0, gt=0.0, le=30.0)
     """Give up waiting for a transcript after this long."""
+    speculate: bool = False
+    """Ask the LLM as soon as the VAD stop's transcripts are in, and hold its reply until the
+    turn end (VAD stop + ``user_speech_timeout``) confirms it; pair with a short VAD stop.
+    Needs ``wait_for_all_segments``."""
+
+    @model_validator(mode="after")
+    def _speculation_needs_segments(self) -> TurnSpec:
+        if self.speculate and not self.wait_for_all_segments:
+            raise ValueError("speculate needs wait_for_all_segments = true")
+        return self
 
 
 class AgentSpec(FrozenModel):

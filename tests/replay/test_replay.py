@@ -127,3 +127,40 @@ async def test_the_stock_rule_ends_the_same_turn_on_half_a_sentence(slow_first_s
     requests, _, _ = await _speak_with_pause(wait_for_all_segments=False)
     assert len(slow_first_segment) == 2
     assert len(requests) == 2
+
+
+def _long_pause_utterance(pause_s: float) -> tuple[np.ndarray, int]:
+    speaker = PiperSpeaker()
+    rate = speaker.sample_rate
+    first = np.concatenate(speaker.sentences("I have been feeling so lost lately,"))
+    second = np.concatenate(speaker.sentences("and nobody listens."))
+    audio = np.concatenate([np.zeros(int(0.3 * rate)), first, np.zeros(int(pause_s * rate)),
+                            second, np.zeros(int(0.2 * rate))]).astype(np.float32)
+    pcm = to_int16(resample(audio, rate, 16_000))
+    return pcm, speech_bounds(pcm)[1]
+
+
+async def test_a_speculative_reply_to_half_a_sentence_is_withdrawn_unheard():
+    # Piper ends "lately," with about 0.3 s of its own silence, so the pause is about 0.9 s.
+    # The VAD stops 0.2 s into it and the first half is transcribed before the user goes on,
+    # so the LLM is asked about half a sentence; the turn only ends after 0.2 + 1.3 s of
+    # silence, so that reply must be withdrawn and never played.
+    pcm, speech_end = _long_pause_utterance(0.6)
+    spec = scripted(ttft_ms=100, vad=VADSpec(stop_secs=0.2),
+                    turn=TurnSpec(user_speech_timeout=1.3, speculate=True))
+    async with VoiceAgent(spec) as agent:
+        heard = await agent.speak([{"role": "assistant", "content": "Hi, how are you?"}],
+                                  pcm, speech_end)
+    assert not heard.timed_out
+    kinds = [e.kind for e in heard.events]
+    assert kinds.count(EventKind.LLM_SENT) >= 2, "the first half should have been speculated on"
+    assert kinds.count(EventKind.LLM_REQUEST) == 1, "only the confirmed reply may be played"
+    timing = derive_timing(heard.events, heard.speech_end_ns)
+    heard_text = user_transcript(heard.events, timing).lower()
+    assert "lost" in heard_text and "listens" in heard_text
+    # The heard reply was asked for before the turn ended and held until it did.
+    released = next(e.ns for e in heard.events if e.kind is EventKind.LLM_REQUEST)
+    assert timing.llm_request_ns < released
+    assert timing.audio_out_ns - timing.vad_stop_ns >= 1.3e9
+    assert timing.vad_stop_ns <= timing.transcript_ns <= timing.llm_request_ns
+    assert sum(timing.stages_ns().values()) == timing.audio_out_ns - timing.speech_end_ns

@@ -112,7 +112,11 @@ class VoiceAgent:
         from voicebench.replay.stt import LocalWhisperSTT
         from voicebench.replay.transports import ReplayTransport
         from voicebench.replay.tts import piper_tts
-        from voicebench.replay.turns import PendingTranscriptStopStrategy, TranscriptGate
+        from voicebench.replay.turns import (
+            PendingTranscriptStopStrategy,
+            SpeculativeStopStrategy,
+            TranscriptGate,
+        )
 
         spec = self.spec
         params = TransportParams(
@@ -139,7 +143,13 @@ class VoiceAgent:
         )
         tts = piper_tts(spec.tts)
         self.context = LLMContext()
-        if spec.turn.wait_for_all_segments:
+        if spec.turn.speculate:
+            stop = SpeculativeStopStrategy(
+                self.gate,
+                stop_timeout=spec.turn.stop_timeout,
+                user_speech_timeout=spec.turn.user_speech_timeout,
+            )
+        elif spec.turn.wait_for_all_segments:
             stop = PendingTranscriptStopStrategy(
                 self.gate,
                 stop_timeout=spec.turn.stop_timeout,

@@ -19,7 +19,13 @@ from voicebench import __version__
 from voicebench.agentspec import AgentSpec
 from voicebench.dialogues import Dialogue, Role
 from voicebench.errors import InputError, RunError
-from voicebench.fixtures import Manifest, lookup_fixture, read_wav, synthesize_fixtures, write_wav
+from voicebench.fixtures import (
+    Manifest,
+    lookup_fixture,
+    read_wav,
+    synthesize_fixtures,
+    write_wav,
+)
 from voicebench.runlog import ReplayMode, RunHeader, RunStore, TurnError, TurnRecord
 from voicebench.text import wer
 from voicebench.timing import EventKind, derive_timing, reply_text, user_transcript
@@ -80,6 +86,7 @@ def _interpret(heard, *, user_text: str) -> tuple[dict, TurnError | None]:
         error = TurnError(kind="no_audio", reason="no audible bot audio was played")
     fields = {
         "llm_requests": sum(e.kind is EventKind.LLM_REQUEST for e in heard.events),
+        "llm_calls": sum(e.kind is EventKind.LLM_SENT for e in heard.events) or None,
         "user_transcript": transcript,
         "asr_wer": wer(user_text, transcript) if transcript else None,
         "reply_text": reply,

@@ -13,7 +13,10 @@ from pathlib import Path
 
 from pipecat.services.piper.tts import PiperTTSService
 from pipecat.utils.text.base_text_aggregator import Aggregation, TextType
-from pipecat.utils.text.simple_text_aggregator import SimpleTextAggregator, _LookaheadState
+from pipecat.utils.text.simple_text_aggregator import (
+    SimpleTextAggregator,
+    _LookaheadState,
+)
 
 from voicebench.agentspec import TTSSpec
 from voicebench.fixtures.synth import packaged_voice_path

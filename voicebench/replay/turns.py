@@ -9,6 +9,14 @@ ASR still owes a result for and waits until none are pending (or ``stop_timeout`
 ``TranscriptGate`` counts them: the ASR adds a segment when it queues one (before the VAD stop
 travels on), the strategy settles it when the segment's transcript reaches the aggregator
 (frames arrive in order), and the ASR settles a segment that produced no text itself.
+
+``SpeculativeStopStrategy`` separates thinking from speaking. With a short VAD stop the ASR
+transcribes each segment early; as soon as the VAD has stopped and every segment is
+transcribed, the LLM is asked on a provisional context (pipecat's speculation), while the
+turn itself still ends only after the full silence window. The LLM service holds the reply
+until that turn end confirms it; the user speaking again, or a transcript that changed,
+withdraws it and the agent asks again. The listener never hears an answer to words they
+had not finished, yet the ASR and the LLM's first token overlap the silence window.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ from pipecat.frames.frames import (
     VADUserStartedSpeakingFrame,
     VADUserStoppedSpeakingFrame,
 )
-from pipecat.turns.types import ProcessFrameResult
+from pipecat.turns.types import ProcessFrameResult, UserTurnSpeculation
 from pipecat.turns.user_stop.speech_timeout_user_turn_stop_strategy import (
     SpeechTimeoutUserTurnStopStrategy,
 )
@@ -103,3 +111,76 @@ class PendingTranscriptStopStrategy(SpeechTimeoutUserTurnStopStrategy):
     async def cleanup(self) -> None:
         self._disarm_timeout()
         await super().cleanup()
+
+
+class SpeculativeStopStrategy(PendingTranscriptStopStrategy):
+    """Asks the LLM once the early VAD stop's transcripts are in; speaks after the turn ends."""
+
+    def __init__(self, gate: TranscriptGate, **kwargs) -> None:
+        super().__init__(gate, **kwargs)
+        self._speculation: UserTurnSpeculation | None = None
+        self._decided = False
+        self.speculations = 0
+        self.withdrawn = 0
+
+    async def process_frame(self, frame: Frame) -> ProcessFrameResult:
+        result = await super().process_frame(frame)
+        if isinstance(frame, VADUserStartedSpeakingFrame):
+            await self._withdraw()
+        elif isinstance(frame, TranscriptionFrame):
+            await self._maybe_speculate()
+        return result
+
+    async def transcripts_settled(self) -> None:
+        await self._maybe_speculate()
+        await super().transcripts_settled()
+
+    async def _maybe_speculate(self) -> None:
+        ready = (
+            not self._decided
+            and self._vad_stopped
+            and not self._vad_user_speaking
+            and self._gate.pending == 0
+            and self._text.strip()
+        )
+        if not ready:
+            return
+        if self._speculation is not None:
+            if self._speculation.text == self._text:
+                return
+            await self._withdraw()
+        self._speculation = UserTurnSpeculation(text=self._text)
+        self.speculations += 1
+        await self.trigger_user_turn_inference_triggered(speculation=self._speculation)
+
+    async def _withdraw(self) -> None:
+        if self._speculation is None:
+            return
+        self._speculation = None
+        self.withdrawn += 1
+        await self.trigger_user_turn_speculation_cancelled()
+
+    async def trigger_user_turn_stopped(self, *, enable_user_speaking_frames: bool | None = None):
+        self._decided = True
+        speculation, self._speculation = self._speculation, None
+        if speculation is not None and speculation.text == self._text:
+            await self.trigger_user_turn_finalized(
+                enable_user_speaking_frames=enable_user_speaking_frames,
+                confirms_speculation=True,
+            )
+            return
+        if speculation is not None:
+            self.withdrawn += 1
+            await self.trigger_user_turn_speculation_cancelled()
+        await super().trigger_user_turn_stopped(
+            enable_user_speaking_frames=enable_user_speaking_frames
+        )
+
+    async def handle_user_turn_started(self) -> None:
+        await self._withdraw()
+        self._decided = False
+        await super().handle_user_turn_started()
+
+    async def handle_user_turn_stopped(self) -> None:
+        await self._withdraw()
+        await super().handle_user_turn_stopped()

@@ -69,7 +69,10 @@ class TurnRecord(FrozenModel):
     reply_text: str = ""
     """The LLM's reply text."""
     llm_requests: int = 0
-    """LLM requests made in the turn; more than one means the turn ended early and was re-asked."""
+    """LLM replies started in the turn; more than one means the turn ended early and was re-asked."""
+    llm_calls: int | None = None
+    """HTTP requests sent to the LLM in the turn, including speculative ones that were withdrawn
+    unheard; absent when the provider does not report its requests."""
     audio_path: str | None = None
     """The bot's output audio for this turn, relative to the run directory."""
     timing: TurnTiming | None = None

@@ -8,7 +8,10 @@ extra events behind; the rule is to time the LLM request whose reply was actuall
 - ``audio_out``: the first audible bot sample after the anchor.
 - ``llm_request``: the last LLM request started before that sample (or the last one at all
   when nothing was heard); its time is when the HTTP request left (``llm_sent``, stamped by
-  the client's request hook) when the provider reports it, else when the pipeline asked.
+  the client's request hook) when the provider reports it, else when the pipeline asked. A
+  speculative reply (``[turn] speculate``) is held until the turn end confirms it, so its
+  send precedes the reply's start: then it is the last send before the first token, and the
+  first token is the first one released to the speaker (TTFT includes any hold).
 - ``llm_first_token``: the first token after that request.
 - ``vad_stop`` / ``transcript``: the last VAD stop / transcript before that request.
 - ``tts_request`` / ``tts_first_audio``: the first TTS start / audio frame after the first token.
@@ -68,10 +71,16 @@ def derive_timing(events: Sequence[TurnEvent], speech_end_ns: int) -> TurnTiming
     audio = _first(events, EventKind.AUDIO_OUT, speech_end_ns)
     request = _last(events, EventKind.LLM_REQUEST, audio.ns if audio else None)
     token = _first(events, EventKind.LLM_TOKEN, request.ns) if request else None
-    limit = request.ns if request else None
-    sent = _first(events, EventKind.LLM_SENT, request.ns) if request else None
+    sent = None
+    if request is not None:
+        sent = _first(events, EventKind.LLM_SENT, request.ns)
+        if token is not None and (sent is None or sent.ns > token.ns):
+            # A speculative reply is held until the turn end confirms it, so its request
+            # left before the reply's start was pushed: the last send before its first token.
+            sent = _last(events, EventKind.LLM_SENT, token.ns)
     if sent is not None and (token is None or sent.ns <= token.ns):
         request = sent
+    limit = request.ns if request else None
     vad = _last(events, EventKind.VAD_STOP, limit)
     transcript = _last(events, EventKind.TRANSCRIPT, limit)
     tts_req = _first(events, EventKind.TTS_REQUEST, token.ns) if token else None
