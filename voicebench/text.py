@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 
 _NUMBER_WORDS = {
@@ -36,3 +37,16 @@ def wer(reference: str, hypothesis: str) -> float:
     if n == 0:
         return 0.0 if not normalize_words(hypothesis) else 1.0
     return errors / n
+
+
+def word_diff(reference: str, hypothesis: str) -> str:
+    """Normalised word-level difference: ``-word`` for each dropped, ``+word`` for each added
+    (a substitution is both); empty when the two agree."""
+    ref, hyp = normalize_words(reference), normalize_words(hypothesis)
+    out: list[str] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=ref, b=hyp, autojunk=False).get_opcodes():
+        if op in ("delete", "replace"):
+            out += [f"-{w}" for w in ref[i1:i2]]
+        if op in ("insert", "replace"):
+            out += [f"+{w}" for w in hyp[j1:j2]]
+    return " ".join(out)

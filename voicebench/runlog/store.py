@@ -8,11 +8,16 @@ opening the run again drops it, so the turn is simply redone.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from voicebench._jsonl import (
+    append_record,
+    complete_lines,
+    drop_partial_line,
+    write_atomic,
+)
 from voicebench._model import first_error, validate_record
 from voicebench.errors import InputError, RunError
 from voicebench.runlog.models import RUNLOG_SCHEMA_VERSION, RunHeader, TurnRecord
@@ -45,14 +50,8 @@ def _check_version(data: object, path: Path, record: str) -> None:
 def read_turns(run_dir: str | Path) -> list[TurnRecord]:
     """All complete turn records; a trailing partial line (a killed write) is ignored."""
     path = Path(run_dir) / TURNS_FILE
-    if not path.exists():
-        return []
-    raw = path.read_bytes()
-    complete = raw[: raw.rfind(b"\n") + 1]
     records = []
-    for lineno, line in enumerate(complete.decode("utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
+    for lineno, line in complete_lines(path):
         try:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
@@ -81,30 +80,14 @@ class RunStore:
         if header_path.exists():
             existing = read_header(self.dir)
             _check_resumable(existing, header, header_path)
-            self._drop_partial_line()
+            drop_partial_line(self.dir / TURNS_FILE)
             return read_turns(self.dir)
-        tmp = header_path.with_name(".run.json.tmp")
-        tmp.write_text(header.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, header_path)
+        write_atomic(header_path, header.model_dump_json(indent=2) + "\n")
         return []
-
-    def _drop_partial_line(self) -> None:
-        path = self.dir / TURNS_FILE
-        if not path.exists():
-            return
-        raw = path.read_bytes()
-        keep = raw.rfind(b"\n") + 1
-        if keep != len(raw):
-            with path.open("r+b") as fh:
-                fh.truncate(keep)
 
     def append(self, record: TurnRecord) -> None:
         """Append one finished turn durably."""
-        line = record.model_dump_json() + "\n"
-        with (self.dir / TURNS_FILE).open("a", encoding="utf-8") as fh:
-            fh.write(line)
-            fh.flush()
-            os.fsync(fh.fileno())
+        append_record(self.dir / TURNS_FILE, record)
 
 
 def _check_resumable(existing: RunHeader, new: RunHeader, path: Path) -> None:

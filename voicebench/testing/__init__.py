@@ -11,7 +11,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from voicebench.testing.scripted_llm import FAULTS, Fault, RequestRecord, ScriptedLLMServer
+    from voicebench.testing.scripted_llm import (
+        FAULTS,
+        Fault,
+        RequestRecord,
+        ScriptedLLMServer,
+    )
 
 __all__ = ["FAULTS", "Fault", "RequestRecord", "ScriptedLLMServer"]
 

@@ -31,6 +31,13 @@ are normal. ``429``: status 429, ``Retry-After: 1`` and an OpenAI error body, at
 client disconnects. ``empty``: a stream with no content chunk, only the finish chunk and
 ``[DONE]``. ``truncate``: the first content chunk, then the connection is aborted.
 
+Script (for scripted judges and other callers that need a given answer per request): ``POST
+/script`` with ``{"content": TEXT or null, "fault": FAULT or null}`` queues one answer; each
+chat-completions request takes the oldest queued answer first (its content replaces the
+reply, its fault applies), and falls back to ``faults``/``reply`` when the queue is empty.
+``GET /history`` returns the JSON bodies of every chat-completions request received, in
+order. ``ScriptedLLMServer.enqueue()`` and ``.history()`` wrap both.
+
 Request log (``--log PATH``): one JSON line per chat-completions request, appended and flushed
 when the request ends (see ``RequestRecord``)::
 
@@ -65,7 +72,9 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 import uuid
+from collections import deque
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -161,16 +170,24 @@ class _Completions:
         self.token_ns = round(token_delay_ms * 1e6)
         self.reply, self.model, self.faults = reply, model, faults
         self.count = 0
+        self.script: deque[dict[str, Any]] = deque()
+        self.history: list[dict[str, Any]] = []
         self.log = open(log_path, "a", encoding="utf-8") if log_path else None  # noqa: SIM115
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         received_ns = time.perf_counter_ns()
-        fault = self.faults[self.count] if self.count < len(self.faults) else None
+        scripted = self.script.popleft() if self.script else None
+        if scripted is not None:
+            fault, content = scripted.get("fault"), scripted.get("content")
+        else:
+            fault = self.faults[self.count] if self.count < len(self.faults) else None
+            content = None
         self.count += 1
         body: dict[str, Any] = {}
         sent: list[int] = []  # first_token_sent_ns, filled by whoever writes it
         try:
             body = await request.json()
+            self.history.append(body)
             if fault == "429":
                 return web.json_response(
                     _error_body("Rate limit reached (scripted).", "requests", "rate_limit_exceeded"),
@@ -183,7 +200,10 @@ class _Completions:
                 # Cancelled when the client disconnects (handler_cancellation) or at shutdown.
                 await asyncio.Future()
             messages = body.get("messages") or []
-            text = self.reply if self.reply is not None else supportive_reply(messages)
+            if content is not None:
+                text = content
+            else:
+                text = self.reply if self.reply is not None else supportive_reply(messages)
             tokens = [] if fault == "empty" else tokenize(text)
             usage = {"prompt_tokens": sum(len(str(m.get("content", "")).split()) for m in messages),
                      "completion_tokens": len(tokens)}
@@ -266,7 +286,19 @@ def build_app(completions: _Completions) -> web.Application:
         return web.json_response({"object": "list", "data": [
             {"id": completions.model, "object": "model", "created": 0, "owned_by": "voicebench"}]})
 
+    async def script(request: web.Request) -> web.Response:
+        item = await request.json()
+        if item.get("fault") not in (None, *FAULTS):
+            return web.json_response({"error": f"unknown fault {item.get('fault')!r}"}, status=400)
+        completions.script.append({"content": item.get("content"), "fault": item.get("fault")})
+        return web.json_response({"queued": len(completions.script)})
+
+    async def history(_: web.Request) -> web.Response:
+        return web.json_response(completions.history)
+
     app = web.Application()
+    app.router.add_post("/script", script)
+    app.router.add_get("/history", history)
     app.router.add_get("/health", health)
     app.router.add_get("/v1/models", models)
     app.router.add_post("/v1/chat/completions", completions.handle)
@@ -409,6 +441,23 @@ class ScriptedLLMServer:
         lines = path.read_text(encoding="utf-8").splitlines()
         return [validate_record(RequestRecord, json.loads(line), file=path, record=f"line {n}")
                 for n, line in enumerate(lines, 1) if line.strip()]
+
+    def enqueue(self, content: str | None = None, *, fault: Fault | None = None) -> None:
+        """Queue the answer (or fault) for the next request that finds the queue non-empty."""
+        self._call("POST", "/script", {"content": content, "fault": fault})
+
+    def history(self) -> list[dict[str, Any]]:
+        """The JSON bodies of the chat-completions requests received so far."""
+        return self._call("GET", "/history")
+
+    def _call(self, method: str, path: str, payload: Any = None) -> Any:
+        if self.port is None:
+            raise RunError("the scripted LLM server is not running")
+        data = None if payload is None else json.dumps(payload).encode()
+        req = urllib.request.Request(f"http://{HOST}:{self.port}{path}", data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as resp:  # loopback only
+            return json.loads(resp.read())
 
     def __enter__(self) -> ScriptedLLMServer:
         return self.start()

@@ -1,0 +1,1 @@
+from judging_fixtures import dialogues, voice  # noqa: F401  (fixtures)

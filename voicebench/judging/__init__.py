@@ -1,0 +1,78 @@
+"""Pairwise HEART judging of what the listener heard."""
+
+import asyncio as _asyncio
+
+from voicebench.judging.combine import (
+    JudgeHealth,
+    combine_judges,
+    combine_orders,
+    judge_health,
+    pair_results,
+)
+from voicebench.judging.display import SMOKE_WARNING, health_table, record_table
+from voicebench.judging.models import (
+    DIMENSION_NAMES,
+    DIMENSIONS,
+    HUMAN_FAMILY,
+    ContestantKind,
+    DimensionMarks,
+    JudgeAnswer,
+    JudgingHeader,
+    PairResult,
+    Reply,
+    Verdict,
+)
+from voicebench.judging.prompt import (
+    AnswerError,
+    answer_schema,
+    judge_messages,
+    parse_answer,
+)
+from voicebench.judging.run import (
+    JudgingResult,
+    default_out_dir,
+    judge_runs,
+    read_replies,
+    read_verdicts,
+)
+from voicebench.judging.spec import JudgeModelSpec, JudgeSpec, load_judge_spec
+
+
+def run_judging(*args, **kwargs) -> JudgingResult:
+    """``judge_runs`` from synchronous code."""
+    return _asyncio.run(judge_runs(*args, **kwargs))
+
+
+__all__ = [
+    "DIMENSIONS",
+    "DIMENSION_NAMES",
+    "HUMAN_FAMILY",
+    "SMOKE_WARNING",
+    "AnswerError",
+    "ContestantKind",
+    "DimensionMarks",
+    "JudgeAnswer",
+    "JudgeHealth",
+    "JudgeModelSpec",
+    "JudgeSpec",
+    "JudgingHeader",
+    "JudgingResult",
+    "PairResult",
+    "Reply",
+    "Verdict",
+    "answer_schema",
+    "combine_judges",
+    "combine_orders",
+    "default_out_dir",
+    "health_table",
+    "judge_health",
+    "judge_messages",
+    "judge_runs",
+    "load_judge_spec",
+    "pair_results",
+    "parse_answer",
+    "read_replies",
+    "read_verdicts",
+    "record_table",
+    "run_judging",
+]

@@ -1,0 +1,201 @@
+"""Judge providers: one request in, the judge's raw text out, failures classified.
+
+A provider is registered by name and imports its SDK lazily. SDK-level retries are off: the
+judging loop retries itself, so every attempt is counted and ``Retry-After`` is honoured.
+
+- ``openai``: Chat Completions with strict JSON-schema structured output.
+- ``openai-compatible``: the same API on any server; the answer is asked for in the prompt
+  and parsed strictly (servers differ in which structured-output forms they accept).
+- ``local``: the packaged SmolLM2 (or any GGUF) on a llama.cpp server voicebench starts on
+  127.0.0.1, with the answer schema enforced as a grammar.
+- ``anthropic``: the Messages API with JSON-schema structured output (``output_config``). The
+  current Messages API takes no sampling temperature; the others are asked for 0.
+
+Error text passes through ``redact`` so a key echoed by a provider never reaches a verdict,
+a log or a report.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from voicebench.errors import MissingExtraError, RunError
+from voicebench.judging.prompt import answer_schema
+from voicebench.judging.spec import JudgeModelSpec
+
+
+class JudgeCallError(Exception):
+    """A request that produced no text; ``retryable`` says whether asking again may help."""
+
+    def __init__(self, kind: str, reason: str, *, retryable: bool,
+                 retry_after: float | None = None) -> None:
+        super().__init__(f"{kind}: {reason}")
+        self.kind, self.reason = kind, reason
+        self.retryable, self.retry_after = retryable, retry_after
+
+
+@dataclass(frozen=True)
+class JudgeText:
+    text: str
+    latency_ms: float
+
+
+class JudgeClient(Protocol):
+    async def ask(self, messages: list[dict[str, str]]) -> JudgeText: ...
+
+
+Opener = Callable[[JudgeModelSpec, contextlib.AsyncExitStack], Awaitable[JudgeClient]]
+_PROVIDERS: dict[str, Opener] = {}
+
+
+def register_judge(name: str) -> Callable[[Opener], Opener]:
+    def wrap(fn: Opener) -> Opener:
+        _PROVIDERS[name] = fn
+        return fn
+    return wrap
+
+
+async def open_judge(spec: JudgeModelSpec, stack: contextlib.AsyncExitStack) -> JudgeClient:
+    """A ready client for ``spec``; resources (a local server) are released by ``stack``."""
+    return await _PROVIDERS[spec.provider](spec, stack)
+
+
+def redact(text: str, key: str | None) -> str:
+    if key and len(key) >= 6:
+        text = text.replace(key, "***")
+    return text[:500]
+
+
+def _retry_after(response) -> float | None:
+    try:
+        value = response.headers.get("retry-after")
+        return float(value) if value is not None else None
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
+def _classify(exc: Exception, key: str | None, sdk) -> JudgeCallError:
+    """Map an SDK exception (openai and anthropic share the shape) to a JudgeCallError."""
+    message = redact(str(exc), key)
+    if isinstance(exc, sdk.APITimeoutError):
+        return JudgeCallError("timeout", "the request timed out", retryable=True)
+    if isinstance(exc, sdk.APIConnectionError):
+        return JudgeCallError("connection", message, retryable=True)
+    if isinstance(exc, (sdk.AuthenticationError, sdk.PermissionDeniedError)):
+        raise RunError(f"the judge refused the credentials: {message}") from None
+    if isinstance(exc, sdk.RateLimitError):
+        return JudgeCallError("rate_limited", message, retryable=True,
+                              retry_after=_retry_after(exc.response))
+    if isinstance(exc, sdk.APIStatusError):
+        if exc.status_code >= 500:
+            return JudgeCallError("server_error", f"HTTP {exc.status_code}: {message}",
+                                  retryable=True, retry_after=_retry_after(exc.response))
+        return JudgeCallError("bad_request", f"HTTP {exc.status_code}: {message}", retryable=False)
+    return JudgeCallError("error", message, retryable=False)
+
+
+class OpenAIJudge:
+    """Chat Completions on OpenAI or any compatible server."""
+
+    def __init__(self, spec: JudgeModelSpec, *, base_url: str | None, key: str | None,
+                 response_format: dict | None) -> None:
+        try:
+            import openai
+        except ImportError:  # pragma: no cover - a core dependency
+            raise MissingExtraError("openai") from None
+        self._sdk = openai
+        self._spec, self._key, self._format = spec, key, response_format
+        self._client = openai.AsyncOpenAI(base_url=base_url, api_key=key or "not-needed",
+                                          max_retries=0, timeout=spec.timeout_s)
+
+    async def ask(self, messages: list[dict[str, str]]) -> JudgeText:
+        kwargs = {"response_format": self._format} if self._format else {}
+        start = time.perf_counter_ns()
+        try:
+            resp = await self._client.chat.completions.create(
+                model=self._spec.model, messages=messages, temperature=self._spec.temperature,
+                max_tokens=self._spec.max_tokens, **kwargs)
+        except self._sdk.OpenAIError as exc:
+            raise _classify(exc, self._key, self._sdk) from None
+        latency = (time.perf_counter_ns() - start) / 1e6
+        choices = resp.choices or []
+        text = (choices[0].message.content or "") if choices else ""
+        return JudgeText(text, latency)
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+class AnthropicJudge:
+    """The Messages API with the answer schema as its structured output format."""
+
+    def __init__(self, spec: JudgeModelSpec, *, key: str | None) -> None:
+        try:
+            import anthropic
+        except ImportError:
+            raise MissingExtraError("anthropic") from None
+        self._sdk = anthropic
+        self._spec, self._key = spec, key
+        base_url = str(spec.base_url).rstrip("/") if spec.base_url else None
+        self._client = anthropic.AsyncAnthropic(api_key=key, base_url=base_url, max_retries=0,
+                                                timeout=spec.timeout_s)
+
+    async def ask(self, messages: list[dict[str, str]]) -> JudgeText:
+        system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+        turns = [m for m in messages if m["role"] != "system"]
+        start = time.perf_counter_ns()
+        try:
+            resp = await self._client.messages.create(
+                model=self._spec.model, system=system, messages=turns,
+                max_tokens=self._spec.max_tokens,
+                output_config={"format": {"type": "json_schema", "schema": answer_schema()}})
+        except self._sdk.AnthropicError as exc:
+            raise _classify(exc, self._key, self._sdk) from None
+        latency = (time.perf_counter_ns() - start) / 1e6
+        text = "".join(getattr(b, "text", "") for b in resp.content)
+        return JudgeText(text, latency)
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def _base_url(spec: JudgeModelSpec) -> str | None:
+    return str(spec.base_url).rstrip("/") if spec.base_url else None
+
+
+@register_judge("openai")
+async def _openai(spec: JudgeModelSpec, stack: contextlib.AsyncExitStack) -> JudgeClient:
+    rf = {"type": "json_schema",
+          "json_schema": {"name": "heart_verdict", "strict": True, "schema": answer_schema()}}
+    client = OpenAIJudge(spec, base_url=_base_url(spec), key=spec.api_key(), response_format=rf)
+    stack.push_async_callback(client.aclose)
+    return client
+
+
+@register_judge("openai-compatible")
+async def _compatible(spec: JudgeModelSpec, stack: contextlib.AsyncExitStack) -> JudgeClient:
+    client = OpenAIJudge(spec, base_url=_base_url(spec), key=spec.api_key(), response_format=None)
+    stack.push_async_callback(client.aclose)
+    return client
+
+
+@register_judge("local")
+async def _local(spec: JudgeModelSpec, stack: contextlib.AsyncExitStack) -> JudgeClient:
+    from voicebench.local_llm import LlamaServer, resolve_gguf
+
+    server = await stack.enter_async_context(LlamaServer(resolve_gguf(spec.model), n_ctx=spec.n_ctx))
+    rf = {"type": "json_object", "schema": answer_schema(rationale_max_chars=300)}
+    client = OpenAIJudge(spec, base_url=server.base_url, key="local", response_format=rf)
+    stack.push_async_callback(client.aclose)
+    return client
+
+
+@register_judge("anthropic")
+async def _anthropic(spec: JudgeModelSpec, stack: contextlib.AsyncExitStack) -> JudgeClient:
+    client = AnthropicJudge(spec, key=spec.api_key())
+    stack.push_async_callback(client.aclose)
+    return client

@@ -1,0 +1,140 @@
+"""From verdicts to pair results: the position-bias rule and the ensemble rule.
+
+Orders (one judge, one pair). Every pair is judged twice, once in each order.
+- Both orders name the same winner: it wins. The strength is the mean of the two, and a
+  dimension goes to a contestant only where both orders gave it to that contestant.
+- They name different winners: a position flip. The judge preferred whatever sat in one
+  slot, not either reply. The pair is recorded as inconsistent and has no winner.
+- Either order failed: there is no decision (the failure is counted; a re-run asks again).
+
+Judges (an ensemble). The winner is the one named by a strict majority of the judges that
+reached a decision. The strength is the mean over that majority. A dimension goes to the
+contestant a strict majority of deciding judges gave it to. Without a majority there is no
+winner.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from voicebench.judging.models import DIMENSIONS, PairResult, Verdict
+
+
+@dataclass(frozen=True)
+class JudgeDecision:
+    judge: str
+    winner: str | None
+    strength: float
+    dimensions: dict[str, str | None]
+    consistent: bool
+    failed: int
+
+
+def pair_of(v: Verdict) -> tuple[str, str, str]:
+    a, b = sorted((v.contestant_a, v.contestant_b))
+    return v.item_id, a, b
+
+
+def combine_orders(verdicts: Sequence[Verdict]) -> JudgeDecision:
+    """One judge's decision on one pair from its verdicts (normally one per order)."""
+    judge = verdicts[0].judge
+    answered = [v for v in verdicts if v.answer is not None]
+    failed = len(verdicts) - len(answered)
+    orders = {(v.contestant_a, v.contestant_b) for v in answered}
+    if failed or len(orders) < 2:
+        return JudgeDecision(judge, None, 0.0, dict.fromkeys(DIMENSIONS), True, failed)
+    winners = {v.winner for v in answered}
+    if len(winners) != 1:
+        return JudgeDecision(judge, None, 0.0, dict.fromkeys(DIMENSIONS), False, 0)
+    dims: dict[str, str | None] = {}
+    for d in DIMENSIONS:
+        marks = {v.dimension_winner(d) for v in answered}
+        dims[d] = marks.pop() if len(marks) == 1 else None
+    strength = sum(v.answer.strength for v in answered) / len(answered)
+    return JudgeDecision(judge, winners.pop(), strength, dims, True, 0)
+
+
+def combine_judges(item_id: str, first: str, second: str,
+                   decisions: Sequence[JudgeDecision]) -> PairResult:
+    """The ensemble's result on one pair."""
+    deciding = [d for d in decisions if d.winner is not None]
+    winner, strength = None, 0.0
+    votes = Counter(d.winner for d in deciding)
+    if votes:
+        top, n = votes.most_common(1)[0]
+        if n * 2 > len(deciding):
+            winner = top
+            agreeing = [d for d in deciding if d.winner == top]
+            strength = sum(d.strength for d in agreeing) / len(agreeing)
+    dims: dict[str, str | None] = {}
+    for dim in DIMENSIONS:
+        marks = Counter(d.dimensions.get(dim) for d in deciding if d.dimensions.get(dim))
+        best = marks.most_common(1)
+        dims[dim] = best[0][0] if best and best[0][1] * 2 > len(deciding) else None
+    return PairResult(
+        item_id=item_id, first=first, second=second, winner=winner,
+        strength=round(strength, 3), dimensions=dims,
+        consistent=all(d.consistent for d in decisions),
+        judges=tuple(sorted(d.judge for d in decisions)),
+        failed=sum(d.failed for d in decisions),
+    )
+
+
+def pair_results(verdicts: Iterable[Verdict]) -> list[PairResult]:
+    """Every pair's result, combining orders per judge, then judges."""
+    groups: dict[tuple[str, str, str], dict[str, list[Verdict]]] = defaultdict(lambda: defaultdict(list))
+    for v in verdicts:
+        groups[pair_of(v)][v.judge].append(v)
+    out = []
+    for (item, a, b), by_judge in sorted(groups.items()):
+        decisions = [combine_orders(vs) for _, vs in sorted(by_judge.items())]
+        out.append(combine_judges(item, a, b, decisions))
+    return out
+
+
+@dataclass(frozen=True)
+class JudgeHealth:
+    """How one judge behaved."""
+
+    judge: str
+    verdicts: int
+    failed: int
+    pairs_decided: int
+    """Pairs with both orders answered."""
+    flips: int
+    """Of those, pairs whose winner changed with the order."""
+    first_slot_wins: int
+    """Answered verdicts won by reply A (about half for a judge without position bias)."""
+
+    @property
+    def flip_rate(self) -> float | None:
+        return self.flips / self.pairs_decided if self.pairs_decided else None
+
+    @property
+    def first_slot_rate(self) -> float | None:
+        answered = self.verdicts - self.failed
+        return self.first_slot_wins / answered if answered else None
+
+
+def judge_health(verdicts: Iterable[Verdict]) -> list[JudgeHealth]:
+    by_judge: dict[str, list[Verdict]] = defaultdict(list)
+    for v in verdicts:
+        by_judge[v.judge].append(v)
+    out = []
+    for judge, vs in sorted(by_judge.items()):
+        pairs: dict[tuple[str, str, str], list[Verdict]] = defaultdict(list)
+        for v in vs:
+            pairs[pair_of(v)].append(v)
+        decided = flips = 0
+        for group in pairs.values():
+            d = combine_orders(group)
+            if d.failed == 0 and len({(v.contestant_a, v.contestant_b) for v in group}) == 2:
+                decided += 1
+                flips += not d.consistent
+        out.append(JudgeHealth(
+            judge=judge, verdicts=len(vs), failed=sum(v.answer is None for v in vs),
+            pairs_decided=decided, flips=flips,
+            first_slot_wins=sum(v.answer is not None and v.answer.winner == "A" for v in vs)))
+    return out

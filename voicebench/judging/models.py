@@ -1,0 +1,170 @@
+"""What judging reads and writes: replies as heard, comparisons, judge answers and verdicts.
+
+A judging directory (``voicebench judge ... --out DIR``) holds::
+
+    judging.json     JudgingHeader: runs, judges, rubric and its hash
+    replies.jsonl    one Reply per contestant and item: what the listener heard
+    verdicts.jsonl   one Verdict per (judge, pair, order), appended as each is decided
+
+Verdicts are keyed by ``Verdict.key``, a hash of everything the judge saw (rubric, judge
+model, context, reply A, reply B, order): a re-run finds them and asks nothing twice.
+``combine_orders`` and ``combine_judges`` turn verdicts into ``PairResult``s by the rules in
+their docstrings; ratings are fitted on those.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import Field
+
+from voicebench._model import FrozenModel
+
+JUDGING_SCHEMA_VERSION = 1
+DIMENSIONS = ("H", "E", "A", "R", "T")
+DIMENSION_NAMES = {
+    "H": "human alignment",
+    "E": "empathic responsiveness",
+    "A": "attunement",
+    "R": "resonance",
+    "T": "task-following",
+}
+HUMAN_FAMILY = "human"
+
+Side = Literal["A", "B"]
+
+
+class ContestantKind(StrEnum):
+    AGENT = "agent"
+    """A voice agent's run."""
+    HUMAN = "human"
+    """A human reply, spoken by the reference voice."""
+
+
+class Reply(FrozenModel):
+    """One contestant's answer to one item's final seeker turn, as the listener heard it."""
+
+    item_id: str
+    """The dialogue id."""
+    contestant: str
+    """Who answered: an agent run's name, ``human/reference`` or ``human/NAME``."""
+    kind: ContestantKind
+    family: str
+    """Model family (from the agent spec) or ``human``; a judge never rates its own family."""
+    heard: str
+    """The transcript of the reply's audio: what judges see."""
+    text: str
+    """What was meant to be said: the LLM's text, or the human reply as written."""
+    word_diff: str = ""
+    """Word-level difference from ``text`` to ``heard`` (``-dropped +inserted``), empty when equal."""
+    heard_wer: float | None = None
+    """Word error rate of ``heard`` against ``text``."""
+    audio_path: str | None = None
+    """The audio that was transcribed."""
+    run_dir: str | None = None
+    """The run directory an agent's reply comes from."""
+    failed: str | None = None
+    """Why there is no usable reply (the turn failed, nothing audible); such replies are not judged."""
+
+
+class DimensionMarks(FrozenModel):
+    """Per dimension, the side with a clear advantage, or null where neither is clearly better."""
+
+    H: Side | None
+    E: Side | None
+    A: Side | None
+    R: Side | None
+    T: Side | None
+
+
+class JudgeAnswer(FrozenModel):
+    """The judge's answer for one ordered pair: the strict schema it must reply in."""
+
+    winner: Side
+    """The better reply overall; no ties."""
+    strength: int = Field(ge=1, le=5)
+    """How clear the win is: 1 barely ... 5 overwhelmingly."""
+    dimensions: DimensionMarks
+    rationale: str = Field(min_length=1, max_length=2000)
+    """A short reason."""
+
+
+class Verdict(FrozenModel):
+    """One judge's decision on one ordered pair, or the record that it could not be had."""
+
+    schema_version: int = JUDGING_SCHEMA_VERSION
+    key: str
+    """sha256 of (rubric hash, judge model, context, reply A, reply B, order)."""
+    item_id: str
+    judge: str
+    """The judge's id, ``provider/model``."""
+    smoke: bool = False
+    """Whether the judge is an offline smoke judge whose quality figures mean nothing."""
+    rubric_sha256: str
+    contestant_a: str
+    """Shown first, as reply A."""
+    contestant_b: str
+    answer: JudgeAnswer | None = None
+    """The parsed answer; absent when the verdict failed."""
+    failure: str | None = None
+    """Why no answer could be parsed (after retries): kind and reason."""
+    raw: str | None = None
+    """The judge's last raw text when it could not be parsed."""
+    attempts: int = 1
+    """Requests made, retries included."""
+    latency_ms: float | None = None
+    """Time of the successful request."""
+
+    @property
+    def winner(self) -> str | None:
+        """The winning contestant, or None for a failed verdict."""
+        if self.answer is None:
+            return None
+        return self.contestant_a if self.answer.winner == "A" else self.contestant_b
+
+    def dimension_winner(self, dim: str) -> str | None:
+        if self.answer is None:
+            return None
+        side = getattr(self.answer.dimensions, dim)
+        if side is None:
+            return None
+        return self.contestant_a if side == "A" else self.contestant_b
+
+
+class PairResult(FrozenModel):
+    """The outcome of one unordered pair on one item, after combining orders (and judges)."""
+
+    item_id: str
+    first: str
+    """The pair, in sorted order."""
+    second: str
+    winner: str | None
+    """The winning contestant; None when the orders (or judges) disagreed, or all failed."""
+    strength: float = 0.0
+    """Mean strength of the agreeing decisions (1-5); 0 with no winner."""
+    dimensions: dict[str, str | None] = {}
+    """Per dimension, the contestant with a clear advantage in every agreeing decision."""
+    consistent: bool = True
+    """False when a judge's two orders named different winners (a position flip)."""
+    judges: tuple[str, ...] = ()
+    """The judges whose verdicts formed it."""
+    failed: int = 0
+    """Verdicts that failed and so did not count."""
+
+
+class JudgingHeader(FrozenModel):
+    """What a judging job is: written once as ``judging.json``."""
+
+    schema_version: int = JUDGING_SCHEMA_VERSION
+    created_at: str
+    run_dirs: tuple[str, ...]
+    judge_spec_path: str
+    judges: tuple[str, ...]
+    """Judge ids."""
+    smoke: bool
+    """True when any judge is an offline smoke judge."""
+    rubric_path: str
+    rubric_sha256: str
+    human_replies: tuple[str, ...] = ()
+    """Extra human-reply files added as contestants."""

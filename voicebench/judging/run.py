@@ -1,0 +1,307 @@
+"""A judging job: replies as heard, every pair in both orders, verdicts cached on disk.
+
+Schedule. On each item, every pair of contestants with a usable reply is compared (all
+pairs, or ``pairs_per_item`` of them drawn with a seeded RNG: then an item with n
+contestants has min(n(n-1)/2, pairs_per_item) pairs). Each pair goes to every judge whose
+family differs from both contestants' (a pair no judge may rate is counted as skipped),
+in both orders: 2 x pairs x eligible judges requests.
+
+Robustness. Rate limits, 5xx, timeouts and dropped connections are retried with backoff
+(``Retry-After`` honoured) up to the judge's ``max_attempts``. An answer that does not parse
+is asked again up to ``parse_retries`` times, then stored as a failed verdict with the raw
+text. Each verdict is appended to ``verdicts.jsonl`` as soon as it is decided; a re-run
+finds answered verdicts by key and asks only for the rest (failed ones are asked again).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import hashlib
+import json
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+
+from voicebench._jsonl import (
+    append_record,
+    complete_lines,
+    drop_partial_line,
+    write_atomic,
+)
+from voicebench._model import validate_record
+from voicebench.dialogues import Dialogue, load_dialogues
+from voicebench.errors import InputError
+from voicebench.judging.clients import JudgeCallError, JudgeClient, open_judge
+from voicebench.judging.combine import JudgeHealth, judge_health, pair_results
+from voicebench.judging.models import JudgingHeader, PairResult, Reply, Verdict
+from voicebench.judging.prompt import (
+    AnswerError,
+    dialogue_context,
+    judge_messages,
+    parse_answer,
+    verdict_key,
+)
+from voicebench.judging.replies import (
+    HumanVoice,
+    Transcriber,
+    agent_replies,
+    human_replies,
+    load_human_replies,
+)
+from voicebench.judging.spec import JudgeModelSpec, Rubric, load_judge_spec
+from voicebench.runlog import read_header, read_turns
+
+HEADER_FILE = "judging.json"
+REPLIES_FILE = "replies.jsonl"
+VERDICTS_FILE = "verdicts.jsonl"
+PAIRS_FILE = "pairs.jsonl"
+BACKOFF_BASE_S = 0.5
+BACKOFF_MAX_S = 30.0
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One ordered pair, shown to one judge."""
+
+    item_id: str
+    context: str
+    judge: JudgeModelSpec
+    a: Reply
+    b: Reply
+    key: str
+
+
+@dataclass(frozen=True)
+class JudgingResult:
+    out_dir: Path
+    replies: list[Reply]
+    verdicts: list[Verdict]
+    pairs: list[PairResult]
+    health: list[JudgeHealth]
+    skipped_pairs: int
+    """Pairs no judge could rate (every judge shares a family with a contestant)."""
+    smoke: bool
+    asked: int
+    """Requests decided in this invocation (the rest came from the cache)."""
+
+
+def default_out_dir(spec_name: str, run_dirs: Sequence[Path]) -> Path:
+    """The same runs and judge spec land in the same folder, so re-running the command resumes."""
+    digest = hashlib.sha256("\n".join(sorted(str(p.resolve()) for p in run_dirs)).encode())
+    return Path("reports") / "judgments" / f"{spec_name}-{digest.hexdigest()[:8]}"
+
+
+def _read_models(path: Path, model):
+    out = []
+    for n, line in complete_lines(path):
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not valid JSON ({exc.msg})", file=path, record=f"line {n}") from None
+        out.append(validate_record(model, data, file=path, record=f"line {n}"))
+    return out
+
+
+def read_replies(out_dir: Path) -> list[Reply]:
+    return _read_models(out_dir / REPLIES_FILE, Reply)
+
+
+def read_verdicts(out_dir: Path) -> list[Verdict]:
+    """The latest verdict per key (a failed one may have been asked again later)."""
+    latest: dict[str, Verdict] = {}
+    for v in _read_models(out_dir / VERDICTS_FILE, Verdict):
+        if v.key not in latest or v.answer is not None or latest[v.key].answer is None:
+            latest[v.key] = v
+    return list(latest.values())
+
+
+def judged_items(run_dirs: Sequence[Path]) -> dict[str, Dialogue]:
+    """The dialogues of every run, by id; one id must mean one dialogue in all runs."""
+    items: dict[str, Dialogue] = {}
+    for run_dir in run_dirs:
+        header = read_header(run_dir)
+        dialogues = {d.id: d for d in load_dialogues(Path(header.dialogues_path))}
+        for did in header.dialogue_ids:
+            if did not in dialogues:
+                raise InputError(f"dialogue {did!r} is no longer in {header.dialogues_path}",
+                                 file=run_dir / "run.json", field="dialogue_ids")
+            if did in items and items[did] != dialogues[did]:
+                raise InputError(f"dialogue {did!r} differs from the one other runs answered",
+                                 file=run_dir / "run.json", field="dialogues_path")
+            items[did] = dialogues[did]
+    return items
+
+
+def schedule(replies: Sequence[Reply], items: dict[str, Dialogue], judges: Sequence[JudgeModelSpec],
+             rubric: Rubric, *, pairs_per_item: int | None = None,
+             seed: int = 0) -> tuple[list[Comparison], int]:
+    """Every comparison to make, and how many pairs no judge could rate."""
+    rng = random.Random(seed)
+    by_item: dict[str, list[Reply]] = {}
+    for r in replies:
+        if r.failed is None and r.item_id in items:
+            by_item.setdefault(r.item_id, []).append(r)
+    out: list[Comparison] = []
+    skipped = 0
+    for item_id in sorted(by_item):
+        usable = sorted(by_item[item_id], key=lambda r: r.contestant)
+        pairs = list(combinations(usable, 2))
+        if pairs_per_item is not None and len(pairs) > pairs_per_item:
+            pairs = sorted(rng.sample(pairs, pairs_per_item),
+                           key=lambda p: (p[0].contestant, p[1].contestant))
+        context = dialogue_context(items[item_id])
+        for x, y in pairs:
+            eligible = [j for j in judges
+                        if j.rates_own_family or j.family not in (x.family, y.family)]
+            if not eligible:
+                skipped += 1
+            for judge in eligible:
+                for a, b, order in ((x, y, "AB"), (y, x, "BA")):
+                    key = verdict_key(rubric_sha256=rubric.sha256, judge=judge.id, context=context,
+                                      reply_a=a.heard, reply_b=b.heard, order=order)
+                    out.append(Comparison(item_id, context, judge, a, b, key))
+    return out, skipped
+
+
+def _backoff(attempt: int, retry_after: float | None) -> float:
+    if retry_after is not None:
+        return min(max(retry_after, 0.0), BACKOFF_MAX_S)
+    return min(BACKOFF_BASE_S * 2 ** (attempt - 1), BACKOFF_MAX_S) * (0.5 + random.random() / 2)
+
+
+async def decide(client: JudgeClient, c: Comparison, rubric: Rubric) -> Verdict:
+    """Ask one judge about one ordered pair, with retries; never raises for a judge's failure."""
+    messages = judge_messages(rubric.text, c.context, c.a.heard, c.b.heard)
+    base = {"key": c.key, "item_id": c.item_id, "judge": c.judge.id, "smoke": c.judge.smoke,
+            "rubric_sha256": rubric.sha256, "contestant_a": c.a.contestant,
+            "contestant_b": c.b.contestant}
+    attempts = call_failures = parse_failures = 0
+    while True:
+        attempts += 1
+        try:
+            reply = await client.ask(messages)
+        except JudgeCallError as exc:
+            call_failures += 1
+            if exc.retryable and call_failures < c.judge.max_attempts:
+                await asyncio.sleep(_backoff(call_failures, exc.retry_after))
+                continue
+            return Verdict(**base, failure=f"{exc.kind}: {exc.reason}", attempts=attempts)
+        try:
+            answer = parse_answer(reply.text)
+        except AnswerError as exc:
+            parse_failures += 1
+            if parse_failures <= c.judge.parse_retries:
+                continue
+            return Verdict(**base, failure=f"unparseable: {exc}", raw=reply.text[:4000],
+                           attempts=attempts)
+        return Verdict(**base, answer=answer, attempts=attempts,
+                       latency_ms=round(reply.latency_ms, 1))
+
+
+async def run_comparisons(comparisons: Sequence[Comparison], rubric: Rubric, out_dir: Path, *,
+                          concurrency: int,
+                          clients: dict[str, JudgeClient],
+                          progress: Callable[[Verdict, int, int], None] | None = None) -> list[Verdict]:
+    """Decide ``comparisons`` with at most ``concurrency`` requests in flight; each verdict is
+    appended to the verdict file as soon as it is decided."""
+    path = out_dir / VERDICTS_FILE
+    semaphore = asyncio.Semaphore(concurrency)
+    done: list[Verdict] = []
+
+    async def one(c: Comparison) -> None:
+        async with semaphore:
+            verdict = await decide(clients[c.judge.id], c, rubric)
+        append_record(path, verdict)
+        done.append(verdict)
+        if progress is not None:
+            progress(verdict, len(done), len(comparisons))
+
+    tasks = [asyncio.create_task(one(c)) for c in comparisons]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for t in tasks:
+            t.cancel()
+    return done
+
+
+async def judge_runs(
+    run_dirs: Sequence[Path], judge_spec: Path, out_dir: Path, *,
+    concurrency: int = 4, human_files: Sequence[Path] = (), pairs_per_item: int | None = None,
+    seed: int = 0,
+    on_status: Callable[[str], None] | None = None,
+    progress: Callable[[Verdict, int, int], None] | None = None,
+    client_factory: Callable | None = None,
+) -> JudgingResult:
+    """Judge the final turns of ``run_dirs`` (plus the human reference) into ``out_dir``."""
+    say = on_status or (lambda _msg: None)
+    spec, rubric = load_judge_spec(judge_spec)
+    if not run_dirs:
+        raise InputError("give at least one run directory to judge")
+    run_dirs = [Path(p) for p in run_dirs]
+    names: dict[str, Path] = {}
+    for run_dir in run_dirs:
+        name = read_header(run_dir).agent.name
+        if name in names:
+            raise InputError(f"agent name {name!r} is also the name in {names[name]}; contestants "
+                             "need distinct names", file=run_dir / "run.json", field="agent.name")
+        names[name] = run_dir
+    items = judged_items(run_dirs)
+    extra = [r for f in human_files for r in load_human_replies(Path(f), set(items))]
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_atomic(out_dir / HEADER_FILE, JudgingHeader(
+        created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        run_dirs=tuple(str(p) for p in run_dirs), judge_spec_path=str(judge_spec),
+        judges=tuple(j.id for j in spec.judges), smoke=spec.smoke, rubric_path=rubric.path,
+        rubric_sha256=rubric.sha256, human_replies=tuple(str(f) for f in human_files),
+    ).model_dump_json(indent=2) + "\n")
+    for name in (REPLIES_FILE, VERDICTS_FILE):
+        drop_partial_line(out_dir / name)
+
+    replies = [r for r in read_replies(out_dir) if r.item_id in items]
+    done = {(r.contestant, r.item_id) for r in replies}
+    wanted = {(n, r.dialogue_id) for n, d in names.items() for r in read_turns(d) if r.final}
+    wanted |= {("human/reference", i) for i in items}
+    wanted |= {(f"human/{r.name}", r.item_id) for r in extra}
+    if not wanted <= done:
+        say(f"transcribing {len(wanted - done)} replies as heard")
+        transcribe = Transcriber()
+        for run_dir in run_dirs:
+            for reply in agent_replies(run_dir, transcribe, done):
+                append_record(out_dir / REPLIES_FILE, reply)
+                replies.append(reply)
+        voice = HumanVoice()
+        for reply in human_replies(list(items.values()), extra, out_dir / "audio", transcribe,
+                                   voice, done):
+            append_record(out_dir / REPLIES_FILE, reply)
+            replies.append(reply)
+    replies = [r for r in replies if (r.contestant, r.item_id) in wanted]
+
+    comparisons, skipped = schedule(replies, items, spec.judges, rubric,
+                                    pairs_per_item=pairs_per_item, seed=seed)
+    cached = {v.key: v for v in read_verdicts(out_dir) if v.answer is not None}
+    pending = [c for c in comparisons if c.key not in cached]
+    say(f"{len(comparisons)} comparisons ({len(comparisons) - len(pending)} already decided), "
+        f"{len({c.judge.id for c in comparisons})} judge(s), concurrency {concurrency}")
+    new: list[Verdict] = []
+    if pending:
+        async with contextlib.AsyncExitStack() as stack:
+            clients: dict[str, JudgeClient] = {}
+            for judge in {c.judge.id: c.judge for c in pending}.values():
+                say(f"starting judge {judge.id}" + (" (offline smoke judge)" if judge.smoke else ""))
+                opener = client_factory or open_judge
+                clients[judge.id] = await opener(judge, stack)
+            new = await run_comparisons(pending, rubric, out_dir, concurrency=concurrency,
+                                        clients=clients, progress=progress)
+    keys = {c.key for c in comparisons}
+    verdicts = [v for v in read_verdicts(out_dir) if v.key in keys]
+    pairs = pair_results(verdicts)
+    write_atomic(out_dir / PAIRS_FILE, "".join(p.model_dump_json() + "\n" for p in pairs))
+    return JudgingResult(out_dir=out_dir, replies=replies, verdicts=verdicts, pairs=pairs,
+                         health=judge_health(verdicts), skipped_pairs=skipped, smoke=spec.smoke,
+                         asked=len(new))

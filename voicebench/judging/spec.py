@@ -1,0 +1,132 @@
+"""Judge specs: TOML files in ``judges/`` naming a rubric and one or more judge models.
+
+::
+
+    name = "ensemble"
+    rubric = "rubric-v1.md"        # relative to the spec file
+
+    [[judges]]
+    provider = "openai"            # openai | anthropic | openai-compatible | local
+    model = "gpt-4o-mini"
+    family = "gpt"                 # a judge never rates a contestant of its own family
+    api_key_env = "OPENAI_API_KEY" # the variable's name, never the key
+    # base_url = "http://127.0.0.1:8000/v1"   # openai-compatible (required) or openai
+    # smoke = true                 # an offline smoke judge: quality figures mean nothing
+    # rates_own_family = true      # smoke judges only: exempt from the family rule
+    # max_tokens = 400, timeout_s = 120, max_attempts = 5, parse_retries = 2, n_ctx = 2048
+
+Several ``[[judges]]`` make an ensemble: each pair is judged by every judge of a family other
+than both contestants', and their decisions are combined by majority.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, HttpUrl, model_validator
+
+from voicebench._model import FrozenModel, read_utf8, validate_record
+from voicebench.errors import InputError, MissingSecretError
+
+JudgeProvider = Literal["openai", "anthropic", "openai-compatible", "local"]
+
+
+class JudgeModelSpec(FrozenModel):
+    """One judge model."""
+
+    provider: JudgeProvider
+    model: str = Field(min_length=1)
+    """The provider's model name; for ``local``, a packaged model name or a ``.gguf`` path."""
+    family: str = Field(min_length=1, pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    """Model family, compared with the contestants' families."""
+    base_url: HttpUrl | None = None
+    api_key_env: str | None = None
+    smoke: bool = False
+    """An offline smoke judge: it exercises the path, its quality figures mean nothing."""
+    rates_own_family: bool = False
+    """Smoke judges only: exempt from the family rule (the one offline model is also the
+    default agent's). Never allowed for a judge whose verdicts are meant to count."""
+    temperature: float = Field(default=0.0, ge=0.0, le=0.0)
+    """Always 0: judging must be as repeatable as the provider allows."""
+    max_tokens: int = Field(default=400, ge=32, le=4000)
+    timeout_s: float = Field(default=120.0, gt=0.0, le=900.0)
+    """Per request."""
+    max_attempts: int = Field(default=5, ge=1, le=20)
+    """Requests per verdict for rate limits, 5xx and timeouts (backoff between them)."""
+    parse_retries: int = Field(default=2, ge=0, le=10)
+    """Extra requests when an answer cannot be parsed, before the verdict is recorded as failed."""
+    n_ctx: int = Field(default=4096, ge=512, le=131072)
+    """Local only: context window of the llama.cpp server."""
+
+    @property
+    def id(self) -> str:
+        return f"{self.provider}/{self.model}"
+
+    @model_validator(mode="after")
+    def _provider_fields(self) -> JudgeModelSpec:
+        if self.provider == "openai-compatible" and self.base_url is None:
+            raise ValueError("base_url is required for provider 'openai-compatible'")
+        if self.provider in ("openai", "anthropic") and not self.api_key_env:
+            raise ValueError(f"api_key_env is required for provider '{self.provider}'")
+        if self.api_key_env is not None and not self.api_key_env.replace("_", "").isalnum():
+            raise ValueError("api_key_env must be an environment variable name, not a key")
+        if self.rates_own_family and not self.smoke:
+            raise ValueError("rates_own_family is allowed only for a smoke judge (smoke = true)")
+        return self
+
+    def api_key(self) -> str | None:
+        """The key, read from the environment at the moment it is needed."""
+        return os.environ.get(self.api_key_env) if self.api_key_env else None
+
+
+class JudgeSpec(FrozenModel):
+    """A judge spec file."""
+
+    name: str = Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    rubric: str = Field(min_length=1)
+    """The rubric file, relative to the spec."""
+    judges: tuple[JudgeModelSpec, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _distinct(self) -> JudgeSpec:
+        ids = [j.id for j in self.judges]
+        if len(set(ids)) != len(ids):
+            raise ValueError("the same judge model is listed twice")
+        return self
+
+    @property
+    def smoke(self) -> bool:
+        return any(j.smoke for j in self.judges)
+
+
+class Rubric(FrozenModel):
+    path: str
+    text: str
+    sha256: str
+
+
+def load_judge_spec(path: str | Path, *, require_secrets: bool = True) -> tuple[JudgeSpec, Rubric]:
+    """Read a judge spec and its rubric; a missing key variable fails here, naming it."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(read_utf8(path))
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"not valid TOML ({exc})", file=path) from None
+    spec = validate_record(JudgeSpec, data, file=path)
+    for i, judge in enumerate(spec.judges):
+        var = judge.api_key_env
+        if require_secrets and var and not os.environ.get(var):
+            raise MissingSecretError(path, f"judges.{i}.api_key_env", var)
+    rubric_path = (path.parent / spec.rubric).resolve()
+    if not rubric_path.exists():
+        raise InputError(f"rubric file {spec.rubric!r} not found next to the spec", file=path,
+                         field="rubric")
+    text = read_utf8(rubric_path)
+    if not text.strip():
+        raise InputError("rubric is empty", file=rubric_path)
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return spec, Rubric(path=str(rubric_path), text=text, sha256=digest)
