@@ -35,4 +35,13 @@ def test_demo_replays_through_the_local_agent_and_leaves_nothing_running(tmp_pat
         assert r["timing"]["ttft_ms"] > 0 and r["timing"]["ttfa_ms"] > r["timing"]["ttft_ms"]
     assert "TTFA" in result.stdout and "llm_ttft" in result.stdout
     assert f"run log: {out}/turns.jsonl" in result.stdout
+    # The final reply is judged against the human reference by the offline smoke judge.
+    verdicts = [json.loads(line) for line in
+                (out / "judging" / "verdicts.jsonl").read_text().splitlines()]
+    assert len(verdicts) == 2  # one pair, both orders
+    assert {v["judge"] for v in verdicts} == {"local/smollm2-135m"} and all(v["smoke"] for v in verdicts)
+    assert {frozenset((v["contestant_a"], v["contestant_b"])) for v in verdicts} == {
+        frozenset(("local-smollm2", "human/reference"))}
+    assert "offline smoke judge" in result.stdout
+    assert ("HEART leaderboard (SMOKE JUDGE" in result.stdout) or ("no leaderboard" in result.stdout)
     assert _servers() <= before

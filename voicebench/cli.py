@@ -32,6 +32,7 @@ err = Console(stderr=True, width=None if sys.stderr.isatty() else 110)
 DEFAULT_DIALOGUES = Path(__file__).resolve().parents[1] / "audio_fixtures" / "dialogues.jsonl"
 DEFAULT_FIXTURES = DEFAULT_DIALOGUES.parent
 DEFAULT_AGENT = DEFAULT_DIALOGUES.parents[1] / "agents" / "local.toml"
+DEFAULT_JUDGE = DEFAULT_DIALOGUES.parents[1] / "judges" / "local-smoke.toml"
 
 DialoguesOpt = Annotated[
     Path, typer.Option("--dialogues", "-d", envvar="VOICEBENCH_DIALOGUES",
@@ -157,10 +158,16 @@ def demo(
     out_dir: Annotated[Path | None, typer.Option(
         "--out", "-o", help="Run directory (default reports/runs/demo-AGENT-TIMESTAMP); "
         "an existing one is resumed.")] = None,
+    judge_spec: Annotated[Path | None, typer.Option(
+        "--judge", "-j", help="Judge spec for the final replies (default: the offline smoke "
+        "judge).")] = DEFAULT_JUDGE,
+    no_judge: Annotated[bool, typer.Option("--no-judge", help="Stop after the latency table.")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show pipeline logs.")] = False,
 ) -> None:
-    """The whole job offline on the embedded default: synthesize, replay a slice of the built-in
-    set through the local agent (Whisper tiny.en, SmolLM2 on llama.cpp, Piper), print the latencies."""
+    """The whole job offline on the embedded default: replay a slice of the built-in set through
+    the local agent (Whisper tiny.en, SmolLM2 on llama.cpp, Piper) and print the latencies, then
+    judge its final replies against the human reference replies (offline smoke judge) and print
+    the leaderboard."""
     _quiet_libraries(verbose)
     from voicebench.agentspec import load_agent_spec
     from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
@@ -173,10 +180,19 @@ def demo(
     except VoicebenchError as exc:
         _fail(exc)
     out_dir = out_dir or _default_run_dir(spec.name, "demo-")
+    if no_judge:
+        judge_spec = None
     err.print(f"demo: {len(items)} items through {spec.name} ({spec.id}) -> {out_dir}",
               highlight=False)
     _replay_and_report(spec, spec_path=agent, dialogues=items, dialogues_path=BUILTIN_DIALOGUES,
                        fixtures_dir=BUILTIN_FIXTURES, out_dir=out_dir)
+    if judge_spec is None:
+        return
+    judged = out_dir / "judging"
+    err.print(f"judging {spec.name} against the human reference replies -> {judged}",
+              highlight=False)
+    _judge_and_show([out_dir], judge_spec, judged, concurrency=1)
+    _rate_and_show(judged, tolerate_undecided=True)
 
 
 def _progress_printer():
@@ -197,6 +213,149 @@ def _progress_printer():
                   highlight=False)
 
     return show
+
+
+@app.command()
+def judge(
+    run_dirs: Annotated[list[Path], typer.Argument(help="Run directories whose final turns to judge.")],
+    judge_spec: Annotated[Path, typer.Option(
+        "--judge", "-j", envvar="VOICEBENCH_JUDGE", help="Judge spec (judges/*.toml).")
+    ] = DEFAULT_JUDGE,
+    out_dir: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="Judging folder (default reports/judgments/SPEC-HASH of the runs); "
+        "an existing one is resumed.")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, max=256,
+                                             help="Judge requests in flight at once.")] = 4,
+    human_replies: Annotated[list[Path] | None, typer.Option(
+        "--human-replies", help="JSONL of extra human replies (repeatable).")] = None,
+    pairs_per_item: Annotated[int | None, typer.Option(
+        min=1, help="Judge at most this many pairs per item, drawn with --seed (default all).")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed for --pairs-per-item.")] = 0,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show library logs.")] = False,
+) -> None:
+    """Pairwise HEART judging of what the listener heard: every contestant's final-turn reply
+    (and the human reference) on each item, both orders, verdicts cached and resumable."""
+    _quiet_libraries(verbose)
+    from voicebench.judging import default_out_dir, load_judge_spec
+
+    try:
+        spec, _ = load_judge_spec(judge_spec)
+    except VoicebenchError as exc:
+        _fail(exc)
+    _judge_and_show(run_dirs, judge_spec, out_dir or default_out_dir(spec.name, run_dirs),
+                    concurrency=concurrency, human_files=human_replies or [],
+                    pairs_per_item=pairs_per_item, seed=seed)
+
+
+def _judge_and_show(run_dirs: list[Path], judge_spec: Path, target: Path, **kwargs):
+    """Judge with progress lines, then print judge health and each contestant's record."""
+    from voicebench.judging import (
+        SMOKE_WARNING,
+        health_table,
+        load_judge_spec,
+        record_table,
+        run_judging,
+    )
+
+    def progress(v, n: int, total: int) -> None:
+        if n == total or n % max(1, total // 20) == 0 or v.answer is None:
+            what = f"[red]failed: {v.failure}[/]" if v.answer is None else "ok"
+            err.print(f"[{n}/{total}] {v.item_id} {v.contestant_a} vs {v.contestant_b} "
+                      f"({v.judge}) {what}", highlight=False)
+
+    try:
+        spec, _ = load_judge_spec(judge_spec)
+        if spec.smoke:
+            err.print(f"[yellow]{SMOKE_WARNING}[/]", highlight=False)
+        result = run_judging(run_dirs, judge_spec, target,
+                             on_status=lambda m: err.print(m, highlight=False),
+                             progress=progress, **kwargs)
+    except VoicebenchError as exc:
+        _fail(exc)
+    except KeyboardInterrupt:
+        err.print(f"interrupted; decided verdicts are kept in {target}: run the same command "
+                  "again to resume", highlight=False)
+        raise typer.Exit(130) from None
+    out.print(health_table(result))
+    out.print(record_table(result))
+    if result.skipped_pairs:
+        out.print(f"{result.skipped_pairs} pairs skipped: every judge shares a family with a "
+                  "contestant", highlight=False)
+    if result.smoke:
+        out.print(f"[yellow]{SMOKE_WARNING}[/]", highlight=False)
+    out.print(f"verdicts: {result.out_dir}/verdicts.jsonl", highlight=False)
+    return result
+
+
+@app.command()
+def rate(
+    judging_dirs: Annotated[list[Path], typer.Argument(
+        help="Judging folders (from voicebench judge).")],
+    rounds: Annotated[int, typer.Option(min=0, help="Bootstrap rounds (0: skip).")] = 1000,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+    budget_ttfa_ms: Annotated[float, typer.Option(help="TTFA budget for goodput.")] = 1000.0,
+    budget_ttft_ms: Annotated[float, typer.Option(help="TTFT budget for goodput.")] = 500.0,
+    human_judgments: Annotated[Path | None, typer.Option(
+        help="Human judgments (CSV or JSONL, 5-point scale) to measure agreement with.")] = None,
+) -> None:
+    """Fit strength-weighted Bradley-Terry ratings (Elo with bootstrap and asymptotic 95% CIs),
+    win rates per dimension, latency goodput and latency-adjusted Elo; write ratings.json and
+    print the leaderboard."""
+    for d in judging_dirs:
+        _rate_and_show(d, rounds=rounds, seed=seed, budget_ttfa_ms=budget_ttfa_ms,
+                       budget_ttft_ms=budget_ttft_ms, human_judgments=human_judgments)
+
+
+def _rate_and_show(d: Path, *, tolerate_undecided: bool = False, **kwargs) -> None:
+    """Fit the ratings of one judging folder and print the leaderboard and agreement."""
+    from voicebench.judging import SMOKE_WARNING
+    from voicebench.rating import (
+        RATINGS_FILE,
+        NothingToRateError,
+        latency_board,
+        leaderboard,
+        rate_judging,
+    )
+
+    try:
+        table = rate_judging(d, **kwargs)
+    except NothingToRateError as exc:
+        if not tolerate_undecided:
+            _fail(exc)
+        out.print(f"no leaderboard: {exc}", highlight=False)
+        return
+    except VoicebenchError as exc:
+        _fail(exc)
+    out.print(leaderboard(table))
+    out.print(latency_board(table))
+    if table.latency_beta is not None:
+        se = f" +- {table.latency_beta_se:.2f}" if table.latency_beta_se is not None else ""
+        out.print(f"latency coefficient (log-odds per ln TTFA): {table.latency_beta:.2f}{se} "
+                  f"over {table.latency_comparisons} agent-agent pairs", highlight=False)
+    a = table.agreement
+    if a is not None:
+        for name, (v, lo, hi, n) in a.pairwise.items():
+            out.print(f"agreement {name}: {_share(v, lo, hi)} over {n} pairs", highlight=False)
+        if a.three_way:
+            out.print(f"three-way agreement: {_share(*a.three_way[:3])} over {a.three_way[3]} "
+                      "pairs", highlight=False)
+        if a.fleiss_kappa is not None:
+            alpha = "-" if a.krippendorff_alpha is None else f"{a.krippendorff_alpha:.3f}"
+            out.print(f"Fleiss kappa {a.fleiss_kappa:.3f}, Krippendorff alpha {alpha}",
+                      highlight=False)
+        if a.human_agreement:
+            out.print(f"ensemble vs human majority: {_share(*a.human_agreement[:3])} over "
+                      f"{a.human_agreement[3]} pairs", highlight=False)
+    if table.smoke:
+        out.print(f"[yellow]{SMOKE_WARNING}[/]", highlight=False)
+    out.print(f"ratings: {d / RATINGS_FILE}", highlight=False)
+
+
+def _share(v: float | None, lo: float | None, hi: float | None) -> str:
+    if v is None:
+        return "-"
+    return f"{100 * v:.1f}% (95% CI {100 * lo:.1f}-{100 * hi:.1f})"
 
 
 @app.command()

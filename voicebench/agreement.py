@@ -1,0 +1,240 @@
+"""Agreement between judges, and between the judges and people.
+
+Each judge's decision on a pair comes from its two orders (``combine_orders``): the winning
+contestant, or none for a position flip or a failure.
+
+- Pairwise agreement of two judges: among pairs both decided, the share naming the same
+  winner. Three-way: among pairs all three decided, the share where all three agree.
+- Fleiss' kappa over judges, on pairs every judge decided: overall (categories: first or
+  second contestant of the sorted pair) and per dimension (first, second, or neither).
+- Krippendorff's alpha (nominal) for the overall preference; judges missing a pair are
+  allowed (a pair counts when at least two judges decided it).
+- Human agreement: the share of pairs where the ensemble's winner equals the human
+  majority, among pairs where both have one.
+- 95% intervals: bootstrap over items (pairs of one item stay together), seeded.
+
+Human-judgment files, CSV with a header row or JSONL, one judgment per row::
+
+    item_id,contestant_a,contestant_b,rating,rater
+    reg-job-crisis-01,local-smollm2,human/reference,A slightly better,r1
+
+``rating`` is one of ``A much better``, ``A slightly better``, ``same``, ``B slightly better``,
+``B much better`` (HEART's 5-point scale), or the integers 2, 1, 0, -1, -2 (positive favours
+A). ``rater`` is optional. The human majority on a pair is the side most raters preferred
+("same" votes for neither); a tie leaves the pair without a human majority.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+from pydantic import Field, field_validator
+
+from voicebench._model import FrozenModel, read_utf8, validate_record
+from voicebench.errors import InputError
+from voicebench.judging import DIMENSIONS, PairResult, Verdict
+from voicebench.judging.combine import combine_orders, pair_of
+
+LABELS = {"a much better": 2, "a slightly better": 1, "same": 0, "b slightly better": -1,
+          "b much better": -2}
+
+
+class HumanJudgment(FrozenModel):
+    """One row of a human-judgment file."""
+
+    item_id: str = Field(min_length=1)
+    contestant_a: str = Field(min_length=1)
+    contestant_b: str = Field(min_length=1)
+    rating: int = Field(ge=-2, le=2)
+    """+2 A much better ... -2 B much better."""
+    rater: str = ""
+
+    @field_validator("rating", mode="before")
+    @classmethod
+    def _label(cls, value):
+        if isinstance(value, str):
+            key = value.strip().lower()
+            if key in LABELS:
+                return LABELS[key]
+            try:
+                return int(key)
+            except ValueError:
+                raise ValueError(f"unknown rating {value!r}; use one of "
+                                 f"{', '.join(repr(k) for k in LABELS)} or -2..2") from None
+        return value
+
+    @property
+    def preferred(self) -> str | None:
+        if self.rating > 0:
+            return self.contestant_a
+        if self.rating < 0:
+            return self.contestant_b
+        return None
+
+
+def load_human_judgments(path: Path) -> list[HumanJudgment]:
+    """A CSV or JSONL file of human judgments; errors name the file, row and field."""
+    text = read_utf8(path)
+    rows: list[tuple[str, object]] = []
+    if path.suffix.lower() in (".jsonl", ".json"):
+        for n, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                try:
+                    rows.append((f"line {n}", json.loads(line)))
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"not valid JSON ({exc.msg})", file=path,
+                                     record=f"line {n}") from None
+    else:
+        reader = csv.DictReader(io.StringIO(text))
+        missing = {"item_id", "contestant_a", "contestant_b", "rating"} - set(reader.fieldnames or [])
+        if missing:
+            raise InputError(f"missing columns: {', '.join(sorted(missing))}", file=path,
+                             record="header")
+        rows = [(f"row {n}", {k: v for k, v in r.items() if k is not None})
+                for n, r in enumerate(reader, start=2)]
+    out = [validate_record(HumanJudgment, data, file=path, record=rec) for rec, data in rows]
+    if not out:
+        raise InputError("no judgments in the file", file=path)
+    return out
+
+
+def judge_decisions(verdicts: Iterable[Verdict]) -> dict[tuple[str, str, str], dict[str, object]]:
+    """Per pair (item, first, second), each judge's decision (``JudgeDecision``)."""
+    groups: dict[tuple[str, str, str], dict[str, list[Verdict]]] = defaultdict(lambda: defaultdict(list))
+    for v in verdicts:
+        groups[pair_of(v)][v.judge].append(v)
+    return {pair: {j: combine_orders(vs) for j, vs in by.items()} for pair, by in groups.items()}
+
+
+def fleiss_kappa(counts: np.ndarray) -> float | None:
+    """Fleiss' kappa from a (subjects, categories) count matrix, equal raters per subject."""
+    counts = np.asarray(counts, dtype=float)
+    if counts.shape[0] == 0:
+        return None
+    n = counts.sum(axis=1)
+    if np.any(n != n[0]) or n[0] < 2:
+        raise ValueError("every subject needs the same number (>= 2) of ratings")
+    n = n[0]
+    p_j = counts.sum(axis=0) / counts.sum()
+    P_i = (np.sum(counts * counts, axis=1) - n) / (n * (n - 1))
+    P_bar, P_e = P_i.mean(), np.sum(p_j * p_j)
+    if P_e == 1.0:
+        return None  # everyone used one category: agreement is trivially total, kappa undefined
+    return float((P_bar - P_e) / (1 - P_e))
+
+
+def krippendorff_alpha_nominal(units: Sequence[Sequence[object]]) -> float | None:
+    """Krippendorff's alpha for nominal data; each unit lists the values its raters gave
+    (missing ratings simply absent). Units with fewer than two values are ignored."""
+    o: Counter[tuple[object, object]] = Counter()
+    for values in units:
+        m = len(values)
+        if m < 2:
+            continue
+        for a, b in combinations(range(m), 2):
+            o[(values[a], values[b])] += 1 / (m - 1)
+            o[(values[b], values[a])] += 1 / (m - 1)
+    n_c: Counter[object] = Counter()
+    for (c, _), v in o.items():
+        n_c[c] += v
+    n = sum(n_c.values())
+    if n <= 1:
+        return None
+    d_o = sum(v for (c, k), v in o.items() if c != k) / n
+    d_e = sum(n_c[c] * n_c[k] for c in n_c for k in n_c if c != k) / (n * (n - 1))
+    if d_e == 0:
+        return None
+    return float(1 - d_o / d_e)
+
+
+class Agreement(FrozenModel):
+    """Agreement figures, each with a bootstrap 95% interval where it has one."""
+
+    judges: tuple[str, ...]
+    pairwise: dict[str, tuple[float | None, float | None, float | None, int]] = {}
+    """"judge1 | judge2" -> (agreement, CI low, CI high, pairs both decided)."""
+    three_way: tuple[float | None, float | None, float | None, int] | None = None
+    fleiss_kappa: float | None = None
+    fleiss_kappa_by_dimension: dict[str, float | None] = {}
+    krippendorff_alpha: float | None = None
+    human_agreement: tuple[float | None, float | None, float | None, int] | None = None
+    """Ensemble winner vs human majority: (agreement, CI low, CI high, pairs)."""
+    human_judgments: int = 0
+
+
+def _share_with_ci(rows: list[tuple[str, bool]], rounds: int, seed: int):
+    """Share of True with a bootstrap CI over items; rows are (item_id, agreed)."""
+    if not rows:
+        return (None, None, None, 0)
+    items = sorted({i for i, _ in rows})
+    by_item = np.array([[sum(a for i, a in rows if i == it), sum(1 for i, _ in rows if i == it)]
+                        for it in items], dtype=float)
+    share = by_item[:, 0].sum() / by_item[:, 1].sum()
+    rng = np.random.default_rng(seed)
+    counts = rng.multinomial(len(items), np.full(len(items), 1 / len(items)), size=rounds)
+    num, den = counts @ by_item[:, 0], counts @ by_item[:, 1]
+    boots = num[den > 0] / den[den > 0]
+    lo, hi = np.percentile(boots, [2.5, 97.5]) if boots.size else (None, None)
+    return (round(float(share), 4), round(float(lo), 4), round(float(hi), 4), len(rows))
+
+
+def agreement_report(verdicts: Sequence[Verdict], pairs: Sequence[PairResult], *,
+                     humans: Sequence[HumanJudgment] = (), rounds: int = 1000,
+                     seed: int = 0) -> Agreement:
+    decisions = judge_decisions(verdicts)
+    judges = tuple(sorted({v.judge for v in verdicts}))
+    winner: Callable = lambda d: d.winner  # noqa: E731
+    pairwise = {}
+    for j1, j2 in combinations(judges, 2):
+        rows = [(p[0], winner(d[j1]) == winner(d[j2])) for p, d in decisions.items()
+                if j1 in d and j2 in d and winner(d[j1]) and winner(d[j2])]
+        pairwise[f"{j1} | {j2}"] = _share_with_ci(rows, rounds, seed)
+    three = None
+    if len(judges) >= 3:
+        rows = []
+        for p, d in decisions.items():
+            ws = [winner(d[j]) for j in judges if j in d]
+            if len(ws) == len(judges) and all(ws):
+                rows.append((p[0], len(set(ws)) == 1))
+        three = _share_with_ci(rows, rounds, seed)
+    kappa, kappa_dims, alpha = None, {}, None
+    if len(judges) >= 2:
+        full = [(p, d) for p, d in decisions.items()
+                if len(d) == len(judges) and all(winner(x) for x in d.values())]
+        if full:
+            kappa = fleiss_kappa(np.array([[sum(winner(x) == p[1] for x in d.values()),
+                                            sum(winner(x) == p[2] for x in d.values())]
+                                           for p, d in full]))
+            for dim in DIMENSIONS:
+                kappa_dims[dim] = fleiss_kappa(np.array([
+                    [sum(x.dimensions.get(dim) == p[1] for x in d.values()),
+                     sum(x.dimensions.get(dim) == p[2] for x in d.values()),
+                     sum(x.dimensions.get(dim) is None for x in d.values())] for p, d in full]))
+        alpha = krippendorff_alpha_nominal(
+            [[winner(x) for x in d.values() if winner(x)] for d in decisions.values()])
+    human = None
+    if humans:
+        votes: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
+        for h in humans:
+            a, b = sorted((h.contestant_a, h.contestant_b))
+            if h.preferred:
+                votes[(h.item_id, a, b)][h.preferred] += 1
+        result = {(p.item_id, p.first, p.second): p.winner for p in pairs}
+        rows = []
+        for key, c in votes.items():
+            top = c.most_common(2)
+            if len(top) == 2 and top[0][1] == top[1][1]:
+                continue
+            if result.get(key):
+                rows.append((key[0], result[key] == top[0][0]))
+        human = _share_with_ci(rows, rounds, seed)
+    return Agreement(judges=judges, pairwise=pairwise, three_way=three, fleiss_kappa=kappa,
+                     fleiss_kappa_by_dimension=kappa_dims, krippendorff_alpha=alpha,
+                     human_agreement=human, human_judgments=len(humans))

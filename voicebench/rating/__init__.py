@@ -1,0 +1,41 @@
+"""Ratings over verdicts: strength-weighted Bradley-Terry, Elo, intervals, latency views."""
+
+from voicebench.rating.bt import (
+    DEFAULT_PRIOR,
+    ELO_BASE,
+    ELO_SCALE,
+    asymptotic_half_width,
+    bootstrap_elo,
+    fit,
+    to_elo,
+    win_matrices,
+)
+from voicebench.rating.contextual import ContextualFit, fit_contextual
+from voicebench.rating.display import latency_board, leaderboard
+from voicebench.rating.table import (
+    RATINGS_FILE,
+    ContestantRating,
+    NothingToRateError,
+    RatingTable,
+    rate_judging,
+)
+
+__all__ = [
+    "DEFAULT_PRIOR",
+    "ELO_BASE",
+    "ELO_SCALE",
+    "RATINGS_FILE",
+    "ContestantRating",
+    "ContextualFit",
+    "NothingToRateError",
+    "RatingTable",
+    "asymptotic_half_width",
+    "bootstrap_elo",
+    "fit",
+    "fit_contextual",
+    "latency_board",
+    "leaderboard",
+    "rate_judging",
+    "to_elo",
+    "win_matrices",
+]

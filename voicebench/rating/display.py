@@ -1,0 +1,52 @@
+"""The leaderboard as a table."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from voicebench.judging import DIMENSIONS
+from voicebench.rating.table import RatingTable
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.0f}"
+
+
+def _num(x: float | None) -> str:
+    return "-" if x is None else f"{x:,.0f}"
+
+
+def leaderboard(table: RatingTable) -> Table:
+    """Quality: Elo with both intervals, win rates overall and per dimension."""
+    title = "HEART leaderboard"
+    if table.smoke:
+        title += " (SMOKE JUDGE: not meaningful)"
+    t = Table(title=title, caption=(
+        f"{table.decided} decided pairs on {table.items} items ({table.undecided} undecided); "
+        f"95% CI by bootstrap over items ({table.bootstrap_rounds} rounds) and asymptotic"))
+    cols = ["contestant", "Elo", "95% CI boot", "95% CI asym", "win %",
+            *[f"{d} %" for d in DIMENSIONS], "regular %", "adversarial %"]
+    for c in cols:
+        t.add_column(c, justify="left" if c == "contestant" else "right")
+    for r in table.ratings:
+        boot = (f"{r.elo_ci_bootstrap[0]:,.0f}-{r.elo_ci_bootstrap[1]:,.0f}"
+                if r.elo_ci_bootstrap else "-")
+        asym = f"{r.elo_ci_asymptotic[0]:,.0f}-{r.elo_ci_asymptotic[1]:,.0f}"
+        t.add_row(r.contestant, f"{r.elo:,.0f}", boot, asym, _pct(r.win_rate),
+                  *[_pct(r.dimension_win_rates[d]) for d in DIMENSIONS],
+                  _pct(r.win_rate_regular), _pct(r.win_rate_adversarial))
+    return t
+
+
+def latency_board(table: RatingTable) -> Table:
+    """Responsiveness beside quality: medians, budget goodput, Elo within budget and at
+    equal latency."""
+    t = Table(title="quality and latency", caption=(
+        f"budget: TTFA <= {table.budget_ttfa_ms:,.0f} ms and TTFT <= {table.budget_ttft_ms:,.0f} ms"))
+    for c in ("contestant", "Elo", "TTFT p50 ms", "TTFA p50 ms", "turns in budget %",
+              "Elo in budget", "Elo at equal latency"):
+        t.add_column(c, justify="left" if c == "contestant" else "right")
+    for r in table.ratings:
+        t.add_row(r.contestant, f"{r.elo:,.0f}", _num(r.ttft_p50_ms), _num(r.ttfa_p50_ms),
+                  _pct(r.goodput), _num(r.elo_within_budget), _num(r.elo_latency_adjusted))
+    return t

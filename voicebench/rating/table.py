@@ -1,0 +1,263 @@
+"""From a judging folder to a ``RatingTable``: Elo with both intervals, win rates, latency.
+
+Inputs are the judging folder's replies and verdicts (combined into pair results by the
+judging rules) and the run logs they came from (latency per turn). Written as
+``ratings.json`` in the judging folder.
+
+- Win rate: pairs won / pairs decided, per contestant. Undecided pairs (position flips,
+  failed verdicts, no ensemble majority) count in neither.
+- Dimension win rate (H, E, A, R, T): of the decided pairs in which that dimension was
+  given to one side, the share given to this contestant.
+- The same, split by regular and adversarial items.
+- Latency: TTFT and TTFA medians over every timed turn of the contestant's run; budget
+  goodput is the share of the run's turns (failed ones included, as misses) with
+  TTFA <= ``budget_ttfa_ms`` and TTFT <= ``budget_ttft_ms``.
+- Elo within budget: Bradley-Terry refitted on the decided pairs whose two replies (final
+  turns) were both within budget; human replies count as within budget.
+- Latency-adjusted Elo: the contextual fit in ``contextual.py``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+from pydantic import Field
+
+from voicebench._jsonl import write_atomic
+from voicebench._model import FrozenModel, validate_record
+from voicebench.agreement import Agreement, agreement_report, load_human_judgments
+from voicebench.errors import InputError
+from voicebench.judging import (
+    DIMENSIONS,
+    JudgingHeader,
+    pair_results,
+    read_replies,
+    read_verdicts,
+)
+from voicebench.judging.run import HEADER_FILE, judged_items
+from voicebench.rating.bt import (
+    DEFAULT_PRIOR,
+    asymptotic_half_width,
+    bootstrap_elo,
+    fit,
+    to_elo,
+    win_matrices,
+)
+from voicebench.rating.contextual import fit_contextual
+from voicebench.runlog import read_header, read_turns
+
+RATINGS_FILE = "ratings.json"
+
+
+class NothingToRateError(InputError):
+    """Every pair is undecided (failed verdicts, position flips): there is nothing to fit."""
+RATING_SCHEMA_VERSION = 1
+
+
+class ContestantRating(FrozenModel):
+    contestant: str
+    kind: str
+    """``agent`` or ``human``."""
+    elo: float
+    elo_ci_asymptotic: tuple[float, float]
+    """95%: Elo +- 1.96 sqrt(1/n) on the log-strength scale (n = decided pairs), as in HEART."""
+    elo_ci_bootstrap: tuple[float, float] | None
+    """95% percentile interval over refits on items resampled with replacement."""
+    decided: int
+    """Decided pairs this contestant was in."""
+    wins: int
+    win_rate: float | None
+    win_rate_regular: float | None
+    win_rate_adversarial: float | None
+    dimension_win_rates: dict[str, float | None]
+    dimension_win_rates_regular: dict[str, float | None]
+    dimension_win_rates_adversarial: dict[str, float | None]
+    ttft_p50_ms: float | None = None
+    ttfa_p50_ms: float | None = None
+    goodput: float | None = None
+    """Share of the run's turns within both budgets."""
+    elo_within_budget: float | None = None
+    elo_latency_adjusted: float | None = None
+
+
+class RatingTable(FrozenModel):
+    schema_version: int = RATING_SCHEMA_VERSION
+    created_at: str
+    judging_dir: str
+    judges: tuple[str, ...]
+    smoke: bool
+    """True when the verdicts came from an offline smoke judge: the ratings mean nothing."""
+    rubric_sha256: str
+    prior: float
+    bootstrap_rounds: int
+    seed: int
+    budget_ttfa_ms: float
+    budget_ttft_ms: float
+    items: int
+    decided: int
+    undecided: int
+    latency_beta: float | None = None
+    """Log-odds change per unit of ln(TTFA / 1 s) in the contextual fit."""
+    latency_beta_se: float | None = None
+    latency_comparisons: int = 0
+    ratings: tuple[ContestantRating, ...] = Field(default=())
+    agreement: Agreement | None = None
+    """Judge-judge and judge-human agreement (None with one judge and no human file)."""
+
+
+def _rate(num: int, den: int) -> float | None:
+    return round(num / den, 4) if den else None
+
+
+def _dimension_rates(pairs, name: str) -> dict[str, float | None]:
+    out: dict[str, float | None] = {}
+    for d in DIMENSIONS:
+        given = [p for p in pairs if name in (p.first, p.second) and p.dimensions.get(d)]
+        out[d] = _rate(sum(p.dimensions[d] == name for p in given), len(given))
+    return out
+
+
+def _latency(run_dirs, budget_ttfa_ms, budget_ttft_ms):
+    """Per agent name: (ttft p50, ttfa p50, goodput) and per (name, item): final-turn timing."""
+    summary, final = {}, {}
+    for run_dir in run_dirs:
+        name = read_header(run_dir).agent.name
+        records = read_turns(run_dir)
+        ttft = [r.timing.ttft_ms for r in records if r.timing and r.timing.ttft_ms is not None]
+        ttfa = [r.timing.ttfa_ms for r in records if r.timing and r.timing.ttfa_ms is not None]
+
+        def within(r) -> bool:
+            t = r.timing
+            return (r.error is None and t is not None and t.ttfa_ms is not None
+                    and t.ttft_ms is not None and t.ttfa_ms <= budget_ttfa_ms
+                    and t.ttft_ms <= budget_ttft_ms)
+
+        summary[name] = (
+            round(float(np.median(ttft)), 1) if ttft else None,
+            round(float(np.median(ttfa)), 1) if ttfa else None,
+            _rate(sum(within(r) for r in records), len(records)),
+        )
+        for r in records:
+            if r.final:
+                final[(name, r.dialogue_id)] = (within(r), r.timing.ttfa_ms if r.timing else None)
+    return summary, final
+
+
+def rate_judging(judging_dir: Path, *, rounds: int = 1000, seed: int = 0,
+                 prior: float = DEFAULT_PRIOR, budget_ttfa_ms: float = 1000.0,
+                 budget_ttft_ms: float = 500.0,
+                 human_judgments: Path | None = None) -> RatingTable:
+    """Fit the ratings of one judging folder and write ``ratings.json`` there."""
+    path = judging_dir / HEADER_FILE
+    if not path.exists():
+        raise InputError("not a judging folder (no judging.json); run voicebench judge first",
+                         file=judging_dir)
+    header = validate_record(JudgingHeader, json.loads(path.read_text(encoding="utf-8")), file=path)
+    run_dirs = [Path(p) for p in header.run_dirs]
+    items = judged_items(run_dirs)
+    adversarial = {i for i, d in items.items() if d.adversarial}
+    replies = [r for r in read_replies(judging_dir) if r.failed is None]
+    kinds = {r.contestant: r.kind.value for r in replies}
+    names = sorted(kinds)
+    index = {c: k for k, c in enumerate(names)}
+    verdicts = read_verdicts(judging_dir)
+    pairs = pair_results(verdicts)
+    decided = [p for p in pairs if p.winner is not None]
+    if not decided:
+        raise NothingToRateError(f"no decided pairs to rate among {len(pairs)} (every pair's "
+                                 "verdicts failed or flipped with the order)",
+                                 file=judging_dir / "verdicts.jsonl")
+    item_ids = sorted({p.item_id for p in decided})
+    item_index = {i: k for k, i in enumerate(item_ids)}
+    win = np.array([index[p.winner] for p in decided])
+    lose = np.array([index[p.second if p.winner == p.first else p.first] for p in decided])
+    strength = np.array([p.strength for p in decided])
+    items_arr = np.array([item_index[p.item_id] for p in decided])
+    item_W = win_matrices(items_arr, win, lose, strength, len(item_ids), len(names))
+    elo = to_elo(fit(item_W.sum(axis=0), prior=prior))
+    boot = bootstrap_elo(item_W, rounds=rounds, seed=seed, prior=prior) if rounds else None
+    n_dec = np.bincount(win, minlength=len(names)) + np.bincount(lose, minlength=len(names))
+    half = asymptotic_half_width(n_dec)
+
+    latency, final = _latency(run_dirs, budget_ttfa_ms, budget_ttft_ms)
+
+    def ok(name: str, item: str) -> bool:
+        return kinds[name] == "human" or final.get((name, item), (False, None))[0]
+
+    keep = np.array([ok(p.first, p.item_id) and ok(p.second, p.item_id) for p in decided])
+    elo_budget = None
+    if keep.any():
+        Wb = win_matrices(items_arr[keep], win[keep], lose[keep], strength[keep],
+                          len(item_ids), len(names)).sum(axis=0)
+        elo_budget = to_elo(fit(Wb, prior=prior))
+        seen = np.bincount(win[keep], minlength=len(names)) + np.bincount(lose[keep],
+                                                                          minlength=len(names))
+
+    def x(name: str, item: str) -> float | None:
+        ttfa = final.get((name, item), (False, None))[1]
+        return float(np.log(ttfa / 1000.0)) if ttfa else None
+
+    xs = [(x(names[w], item_ids[i]), x(names[lo], item_ids[i])) for w, lo, i in
+          zip(win, lose, items_arr, strict=True)]
+    ctx_rows = [k for k, (a, b) in enumerate(xs) if a is not None and b is not None]
+    ctx = None
+    if len(ctx_rows) >= 2:
+        rows = np.array(ctx_rows)
+        ctx = fit_contextual(win[rows], lose[rows], strength[rows],
+                             np.array([xs[k][0] for k in ctx_rows]),
+                             np.array([xs[k][1] for k in ctx_rows]), len(names), prior=prior)
+        ctx_seen = set(win[rows]) | set(lose[rows])
+        ctx_elo = to_elo(ctx.t[sorted(ctx_seen)])
+        ctx_by = dict(zip(sorted(ctx_seen), ctx_elo, strict=True))
+
+    by_split: dict[str, list] = defaultdict(list)
+    for p in decided:
+        by_split["adversarial" if p.item_id in adversarial else "regular"].append(p)
+    ratings = []
+    for k, name in enumerate(names):
+        def wins_in(ps, name=name) -> tuple[int, int]:
+            mine = [p for p in ps if name in (p.first, p.second)]
+            return sum(p.winner == name for p in mine), len(mine)
+
+        w_all, n_all = wins_in(decided)
+        w_reg, n_reg = wins_in(by_split["regular"])
+        w_adv, n_adv = wins_in(by_split["adversarial"])
+        lat = latency.get(name, (None, None, None))
+        ratings.append(ContestantRating(
+            contestant=name, kind=kinds[name], elo=round(float(elo[k]), 1),
+            elo_ci_asymptotic=(round(float(elo[k] - half[k]), 1), round(float(elo[k] + half[k]), 1)),
+            elo_ci_bootstrap=(None if boot is None else
+                              tuple(round(float(v), 1) for v in np.percentile(boot[:, k], [2.5, 97.5]))),
+            decided=int(n_dec[k]), wins=w_all, win_rate=_rate(w_all, n_all),
+            win_rate_regular=_rate(w_reg, n_reg), win_rate_adversarial=_rate(w_adv, n_adv),
+            dimension_win_rates=_dimension_rates(decided, name),
+            dimension_win_rates_regular=_dimension_rates(by_split["regular"], name),
+            dimension_win_rates_adversarial=_dimension_rates(by_split["adversarial"], name),
+            ttft_p50_ms=lat[0], ttfa_p50_ms=lat[1], goodput=lat[2],
+            elo_within_budget=(round(float(elo_budget[k]), 1)
+                               if elo_budget is not None and seen[k] else None),
+            elo_latency_adjusted=(round(float(ctx_by[k]), 1)
+                                  if ctx is not None and k in ctx_by else None),
+        ))
+    ratings.sort(key=lambda r: -r.elo)
+    agreement = None
+    humans = load_human_judgments(human_judgments) if human_judgments else []
+    if len(header.judges) > 1 or humans:
+        agreement = agreement_report(verdicts, pairs, humans=humans, rounds=rounds or 1000,
+                                     seed=seed)
+    table = RatingTable(
+        created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        judging_dir=str(judging_dir), judges=header.judges, smoke=header.smoke,
+        rubric_sha256=header.rubric_sha256, prior=prior, bootstrap_rounds=rounds, seed=seed,
+        budget_ttfa_ms=budget_ttfa_ms, budget_ttft_ms=budget_ttft_ms, items=len(item_ids),
+        decided=len(decided), undecided=len(pairs) - len(decided),
+        latency_beta=round(ctx.beta, 4) if ctx else None,
+        latency_beta_se=round(ctx.beta_se, 4) if ctx and ctx.beta_se is not None else None,
+        latency_comparisons=ctx.comparisons if ctx else 0, ratings=tuple(ratings),
+        agreement=agreement)
+    write_atomic(judging_dir / RATINGS_FILE, table.model_dump_json(indent=2) + "\n")
+    return table
