@@ -18,6 +18,7 @@ a log or a report.
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -130,6 +131,70 @@ class OpenAIJudge:
         await self._client.close()
 
 
+LETTER_PROMPT = "Which reply is better for this seeker? Answer with one letter: A or B."
+BLANK = "(no reply)"
+
+
+class CalibratedLetterJudge:
+    """A smoke judge for tiny local models, which pick a slot rather than a reply.
+
+    Each comparison asks for one token and reads the log-probabilities of "A" and "B"; the
+    same prompt with both replies blanked out gives the model's bias for each slot on that
+    conversation (asked once per conversation, then cached). The winner is the side whose
+    log-probability rose most above its blank baseline (contextual calibration); strength
+    grows with the margin, 1 per 0.5 nats up to 5. Dimensions are not judged (null).
+    """
+
+    def __init__(self, spec: JudgeModelSpec, *, base_url: str) -> None:
+        import openai
+
+        self._sdk = openai
+        self._spec = spec
+        self._client = openai.AsyncOpenAI(base_url=base_url, api_key="local", max_retries=0,
+                                          timeout=spec.timeout_s)
+        self._baseline: dict[str, tuple[float, float]] = {}
+
+    async def _letters(self, messages: list[dict[str, str]]) -> tuple[float, float]:
+        asked = [*messages[:-1], {"role": "user", "content": messages[-1]["content"].replace(
+            "Which reply is better for this seeker? Answer with the JSON object only.",
+            LETTER_PROMPT)}]
+        try:
+            resp = await self._client.chat.completions.create(
+                model=self._spec.model, messages=asked, temperature=0.0, max_tokens=1,
+                logprobs=True, top_logprobs=20)
+        except self._sdk.OpenAIError as exc:
+            raise _classify(exc, None, self._sdk) from None
+        tops = resp.choices[0].logprobs.content[0].top_logprobs if resp.choices[0].logprobs else []
+        floor = min((t.logprob for t in tops), default=-30.0) - 1.0
+        found: dict[str, float] = {}
+        for t in tops:
+            letter = t.token.strip().upper()
+            if letter in ("A", "B") and letter not in found:
+                found[letter] = t.logprob
+        return found.get("A", floor), found.get("B", floor)
+
+    async def ask(self, messages: list[dict[str, str]]) -> JudgeText:
+        start = time.perf_counter_ns()
+        user = messages[-1]["content"]
+        context = user.split("\n\nReply A (as heard):")[0]
+        if context not in self._baseline:
+            blank = (f"{context}\n\nReply A (as heard):\n{BLANK}\n\nReply B (as heard):\n{BLANK}"
+                     "\n\nWhich reply is better for this seeker? Answer with the JSON object only.")
+            self._baseline[context] = await self._letters([*messages[:-1],
+                                                           {"role": "user", "content": blank}])
+        a0, b0 = self._baseline[context]
+        a, b = await self._letters(messages)
+        margin = (a - a0) - (b - b0)
+        answer = {"winner": "A" if margin >= 0 else "B",
+                  "strength": max(1, min(5, 1 + int(abs(margin) / 0.5))),
+                  "dimensions": {d: None for d in ("H", "E", "A", "R", "T")},
+                  "rationale": f"calibrated letter log-probability margin {margin:+.2f} nats"}
+        return JudgeText(json.dumps(answer), (time.perf_counter_ns() - start) / 1e6)
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
 class AnthropicJudge:
     """The Messages API with the answer schema as its structured output format."""
 
@@ -188,6 +253,10 @@ async def _local(spec: JudgeModelSpec, stack: contextlib.AsyncExitStack) -> Judg
     from voicebench.local_llm import LlamaServer, resolve_gguf
 
     server = await stack.enter_async_context(LlamaServer(resolve_gguf(spec.model), n_ctx=spec.n_ctx))
+    if spec.method == "calibrated-letter":
+        letters = CalibratedLetterJudge(spec, base_url=server.base_url)
+        stack.push_async_callback(letters.aclose)
+        return letters
     rf = {"type": "json_object", "schema": answer_schema(rationale_max_chars=300)}
     client = OpenAIJudge(spec, base_url=server.base_url, key="local", response_format=rf)
     stack.push_async_callback(client.aclose)

@@ -13,6 +13,7 @@
     # base_url = "http://127.0.0.1:8000/v1"   # openai-compatible (required) or openai
     # smoke = true                 # an offline smoke judge: quality figures mean nothing
     # rates_own_family = true      # smoke judges only: exempt from the family rule
+    # method = "calibrated-letter" # local smoke judges: debiased one-letter answers
     # max_tokens = 400, timeout_s = 120, max_attempts = 5, parse_retries = 2, n_ctx = 2048
 
 Several ``[[judges]]`` make an ensemble: each pair is judged by every judge of a family other
@@ -47,6 +48,11 @@ class JudgeModelSpec(FrozenModel):
     api_key_env: str | None = None
     smoke: bool = False
     """An offline smoke judge: it exercises the path, its quality figures mean nothing."""
+    method: Literal["structured", "calibrated-letter"] = "structured"
+    """``structured``: the judge writes the JSON answer. ``calibrated-letter`` (smoke judges
+    on ``local`` only): one token, A or B, whose log-probabilities are compared with those the
+    same prompt gets when both replies are blanked out, which cancels a small model's
+    preference for a slot; only the overall winner and a strength come out of it."""
     rates_own_family: bool = False
     """Smoke judges only: exempt from the family rule (the one offline model is also the
     default agent's). Never allowed for a judge whose verdicts are meant to count."""
@@ -74,6 +80,8 @@ class JudgeModelSpec(FrozenModel):
             raise ValueError(f"api_key_env is required for provider '{self.provider}'")
         if self.api_key_env is not None and not self.api_key_env.replace("_", "").isalnum():
             raise ValueError("api_key_env must be an environment variable name, not a key")
+        if self.method == "calibrated-letter" and not (self.smoke and self.provider == "local"):
+            raise ValueError("method 'calibrated-letter' is for local smoke judges only")
         if self.rates_own_family and not self.smoke:
             raise ValueError("rates_own_family is allowed only for a smoke judge (smoke = true)")
         return self
