@@ -43,3 +43,14 @@ def test_a_missing_rubric_is_named(tmp_path):
                     'model = "m"\nfamily = "f"\n')
     with pytest.raises(InputError, match=r"j.toml: rubric: rubric file 'nope.md' not found"):
         load_judge_spec(spec)
+
+
+def test_shipped_judges_share_family_names_with_shipped_agents():
+    from voicebench.agentspec import load_agent_spec
+
+    agents = {load_agent_spec(p, require_secrets=False).llm.provider:
+              load_agent_spec(p, require_secrets=False).family
+              for p in Path("agents").glob("*.toml")}
+    for name in ("openai", "anthropic"):
+        spec, _ = load_judge_spec(Path("judges") / f"{name}.toml", require_secrets=False)
+        assert spec.judges[0].family == agents[name], name  # so the family rule can bite

@@ -8,7 +8,7 @@
     [[judges]]
     provider = "openai"            # openai | anthropic | openai-compatible | local
     model = "gpt-4o-mini"
-    family = "gpt"                 # a judge never rates a contestant of its own family
+    family = "openai"              # a judge never rates a contestant of its own family
     api_key_env = "OPENAI_API_KEY" # the variable's name, never the key
     # base_url = "http://127.0.0.1:8000/v1"   # openai-compatible (required) or openai
     # smoke = true                 # an offline smoke judge: quality figures mean nothing
