@@ -7,10 +7,15 @@ removes it before appending again, so the record is simply redone.
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import BaseModel
+
+M = TypeVar("M", bound=BaseModel)
 
 
 def drop_partial_line(path: Path) -> None:
@@ -47,3 +52,22 @@ def write_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
+
+
+def read_models(path: Path, model: type[M],
+                check: Callable[[object, str], None] | None = None) -> list[M]:
+    """Every complete line validated as ``model``; errors name the file, line and field.
+    ``check(data, record)`` runs first on each parsed line (e.g. a schema-version check)."""
+    from voicebench._model import validate_record
+    from voicebench.errors import InputError
+
+    out: list[M] = []
+    for n, line in complete_lines(path):
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not valid JSON ({exc.msg})", file=path, record=f"line {n}") from None
+        if check is not None:
+            check(data, f"line {n}")
+        out.append(validate_record(model, data, file=path, record=f"line {n}"))
+    return out

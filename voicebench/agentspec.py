@@ -80,6 +80,16 @@ class STTSpec(FrozenModel):
     """CTranslate2 compute type."""
 
 
+def check_endpoint(provider: str, base_url: object, api_key_env: str | None) -> None:
+    """The endpoint fields every LLM-calling spec (agent or judge) must get right."""
+    if provider == "openai-compatible" and base_url is None:
+        raise ValueError("base_url is required for provider 'openai-compatible'")
+    if provider in ("openai", "anthropic") and not api_key_env:
+        raise ValueError(f"api_key_env is required for provider '{provider}'")
+    if api_key_env is not None and not api_key_env.replace("_", "").isalnum():
+        raise ValueError("api_key_env must be an environment variable name, not a key")
+
+
 class LLMSpec(FrozenModel):
     """The language model behind the agent."""
 
@@ -112,12 +122,7 @@ class LLMSpec(FrozenModel):
 
     @model_validator(mode="after")
     def _provider_fields(self) -> LLMSpec:
-        if self.provider == "openai-compatible" and self.base_url is None:
-            raise ValueError("base_url is required for provider 'openai-compatible'")
-        if self.provider in ("openai", "anthropic") and not self.api_key_env:
-            raise ValueError(f"api_key_env is required for provider '{self.provider}'")
-        if self.api_key_env is not None and not self.api_key_env.replace("_", "").isalnum():
-            raise ValueError("api_key_env must be an environment variable name, not a key")
+        check_endpoint(self.provider, self.base_url, self.api_key_env)
         return self
 
 

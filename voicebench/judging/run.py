@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import datetime as dt
 import hashlib
-import json
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -28,11 +27,10 @@ from pathlib import Path
 
 from voicebench._jsonl import (
     append_record,
-    complete_lines,
     drop_partial_line,
+    read_models,
     write_atomic,
 )
-from voicebench._model import validate_record
 from voicebench.dialogues import Dialogue, load_dialogues
 from voicebench.errors import InputError
 from voicebench.judging.clients import JudgeCallError, JudgeClient, open_judge
@@ -95,25 +93,14 @@ def default_out_dir(spec_name: str, run_dirs: Sequence[Path]) -> Path:
     return Path("reports") / "judgments" / f"{spec_name}-{digest.hexdigest()[:8]}"
 
 
-def _read_models(path: Path, model):
-    out = []
-    for n, line in complete_lines(path):
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON ({exc.msg})", file=path, record=f"line {n}") from None
-        out.append(validate_record(model, data, file=path, record=f"line {n}"))
-    return out
-
-
 def read_replies(out_dir: Path) -> list[Reply]:
-    return _read_models(out_dir / REPLIES_FILE, Reply)
+    return read_models(out_dir / REPLIES_FILE, Reply)
 
 
 def read_verdicts(out_dir: Path) -> list[Verdict]:
     """The latest verdict per key (a failed one may have been asked again later)."""
     latest: dict[str, Verdict] = {}
-    for v in _read_models(out_dir / VERDICTS_FILE, Verdict):
+    for v in read_models(out_dir / VERDICTS_FILE, Verdict):
         if v.key not in latest or v.answer is not None or latest[v.key].answer is None:
             latest[v.key] = v
     return list(latest.values())

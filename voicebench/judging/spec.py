@@ -31,6 +31,7 @@ from typing import Literal
 from pydantic import Field, HttpUrl, model_validator
 
 from voicebench._model import FrozenModel, read_utf8, validate_record
+from voicebench.agentspec import check_endpoint
 from voicebench.errors import InputError, MissingSecretError
 
 JudgeProvider = Literal["openai", "anthropic", "openai-compatible", "local"]
@@ -74,12 +75,7 @@ class JudgeModelSpec(FrozenModel):
 
     @model_validator(mode="after")
     def _provider_fields(self) -> JudgeModelSpec:
-        if self.provider == "openai-compatible" and self.base_url is None:
-            raise ValueError("base_url is required for provider 'openai-compatible'")
-        if self.provider in ("openai", "anthropic") and not self.api_key_env:
-            raise ValueError(f"api_key_env is required for provider '{self.provider}'")
-        if self.api_key_env is not None and not self.api_key_env.replace("_", "").isalnum():
-            raise ValueError("api_key_env must be an environment variable name, not a key")
+        check_endpoint(self.provider, self.base_url, self.api_key_env)
         if self.method == "calibrated-letter" and not (self.smoke and self.provider == "local"):
             raise ValueError("method 'calibrated-letter' is for local smoke judges only")
         if self.rates_own_family and not self.smoke:

@@ -10,15 +10,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from voicebench._jsonl import (
     append_record,
-    complete_lines,
     drop_partial_line,
+    read_models,
     write_atomic,
 )
-from voicebench._model import first_error, validate_record
+from voicebench._model import validate_record
 from voicebench.errors import InputError, RunError
 from voicebench.runlog.models import RUNLOG_SCHEMA_VERSION, RunHeader, TurnRecord
 
@@ -50,19 +48,7 @@ def _check_version(data: object, path: Path, record: str) -> None:
 def read_turns(run_dir: str | Path) -> list[TurnRecord]:
     """All complete turn records; a trailing partial line (a killed write) is ignored."""
     path = Path(run_dir) / TURNS_FILE
-    records = []
-    for lineno, line in complete_lines(path):
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON ({exc.msg})", file=path, record=f"line {lineno}") from None
-        _check_version(data, path, f"line {lineno}")
-        try:
-            records.append(TurnRecord.model_validate(data))
-        except ValidationError as exc:
-            loc, msg = first_error(exc)
-            raise InputError(msg, file=path, record=f"line {lineno}", field=loc) from None
-    return records
+    return read_models(path, TurnRecord, lambda data, record: _check_version(data, path, record))
 
 
 class RunStore:
