@@ -15,6 +15,9 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
+from voicebench._model import validate_record
+from voicebench.errors import InputError
+
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -58,9 +61,6 @@ def read_models(path: Path, model: type[M],
                 check: Callable[[object, str], None] | None = None) -> list[M]:
     """Every complete line validated as ``model``; errors name the file, line and field.
     ``check(data, record)`` runs first on each parsed line (e.g. a schema-version check)."""
-    from voicebench._model import validate_record
-    from voicebench.errors import InputError
-
     out: list[M] = []
     for n, line in complete_lines(path):
         try:

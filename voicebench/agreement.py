@@ -30,7 +30,7 @@ import csv
 import io
 import json
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from itertools import combinations
 from pathlib import Path
 
@@ -40,7 +40,7 @@ from pydantic import Field, field_validator
 from voicebench._model import FrozenModel, read_utf8, validate_record
 from voicebench.errors import InputError
 from voicebench.judging import DIMENSIONS, PairResult, Verdict
-from voicebench.judging.combine import combine_orders, pair_of
+from voicebench.judging.combine import decisions_by_pair
 
 LABELS = {"a much better": 2, "a slightly better": 1, "same": 0, "b slightly better": -1,
           "b much better": -2}
@@ -103,14 +103,6 @@ def load_human_judgments(path: Path) -> list[HumanJudgment]:
     if not out:
         raise InputError("no judgments in the file", file=path)
     return out
-
-
-def judge_decisions(verdicts: Iterable[Verdict]) -> dict[tuple[str, str, str], dict[str, object]]:
-    """Per pair (item, first, second), each judge's decision (``JudgeDecision``)."""
-    groups: dict[tuple[str, str, str], dict[str, list[Verdict]]] = defaultdict(lambda: defaultdict(list))
-    for v in verdicts:
-        groups[pair_of(v)][v.judge].append(v)
-    return {pair: {j: combine_orders(vs) for j, vs in by.items()} for pair, by in groups.items()}
 
 
 def fleiss_kappa(counts: np.ndarray) -> float | None:
@@ -188,29 +180,28 @@ def _share_with_ci(rows: list[tuple[str, bool]], rounds: int, seed: int):
 def agreement_report(verdicts: Sequence[Verdict], pairs: Sequence[PairResult], *,
                      humans: Sequence[HumanJudgment] = (), rounds: int = 1000,
                      seed: int = 0) -> Agreement:
-    decisions = judge_decisions(verdicts)
+    decisions = decisions_by_pair(verdicts)
     judges = tuple(sorted({v.judge for v in verdicts}))
-    winner: Callable = lambda d: d.winner  # noqa: E731
     pairwise = {}
     for j1, j2 in combinations(judges, 2):
-        rows = [(p[0], winner(d[j1]) == winner(d[j2])) for p, d in decisions.items()
-                if j1 in d and j2 in d and winner(d[j1]) and winner(d[j2])]
+        rows = [(p[0], d[j1].winner == d[j2].winner) for p, d in decisions.items()
+                if j1 in d and j2 in d and d[j1].winner and d[j2].winner]
         pairwise[f"{j1} | {j2}"] = _share_with_ci(rows, rounds, seed)
     three = None
     if len(judges) >= 3:
         rows = []
         for p, d in decisions.items():
-            ws = [winner(d[j]) for j in judges if j in d]
+            ws = [d[j].winner for j in judges if j in d]
             if len(ws) == len(judges) and all(ws):
                 rows.append((p[0], len(set(ws)) == 1))
         three = _share_with_ci(rows, rounds, seed)
     kappa, kappa_dims, alpha = None, {}, None
     if len(judges) >= 2:
         full = [(p, d) for p, d in decisions.items()
-                if len(d) == len(judges) and all(winner(x) for x in d.values())]
+                if len(d) == len(judges) and all(x.winner for x in d.values())]
         if full:
-            kappa = fleiss_kappa(np.array([[sum(winner(x) == p[1] for x in d.values()),
-                                            sum(winner(x) == p[2] for x in d.values())]
+            kappa = fleiss_kappa(np.array([[sum(x.winner == p[1] for x in d.values()),
+                                            sum(x.winner == p[2] for x in d.values())]
                                            for p, d in full]))
             for dim in DIMENSIONS:
                 kappa_dims[dim] = fleiss_kappa(np.array([
@@ -218,7 +209,7 @@ def agreement_report(verdicts: Sequence[Verdict], pairs: Sequence[PairResult], *
                      sum(x.dimensions.get(dim) == p[2] for x in d.values()),
                      sum(x.dimensions.get(dim) is None for x in d.values())] for p, d in full]))
         alpha = krippendorff_alpha_nominal(
-            [[winner(x) for x in d.values() if winner(x)] for d in decisions.values()])
+            [[x.winner for x in d.values() if x.winner] for d in decisions.values()])
     human = None
     if humans:
         votes: dict[tuple[str, str, str], Counter] = defaultdict(Counter)

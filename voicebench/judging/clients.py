@@ -25,7 +25,12 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from voicebench.errors import MissingExtraError, RunError
-from voicebench.judging.prompt import answer_schema
+from voicebench.judging.prompt import (
+    JSON_INSTRUCTION,
+    answer_schema,
+    context_of,
+    user_message,
+)
 from voicebench.judging.spec import JudgeModelSpec
 
 
@@ -131,7 +136,7 @@ class OpenAIJudge:
         await self._client.close()
 
 
-LETTER_PROMPT = "Which reply is better for this seeker? Answer with one letter: A or B."
+LETTER_INSTRUCTION = "Which reply is better for this seeker? Answer with one letter: A or B."
 BLANK = "(no reply)"
 
 
@@ -154,10 +159,8 @@ class CalibratedLetterJudge:
                                           timeout=spec.timeout_s)
         self._baseline: dict[str, tuple[float, float]] = {}
 
-    async def _letters(self, messages: list[dict[str, str]]) -> tuple[float, float]:
-        asked = [*messages[:-1], {"role": "user", "content": messages[-1]["content"].replace(
-            "Which reply is better for this seeker? Answer with the JSON object only.",
-            LETTER_PROMPT)}]
+    async def _letters(self, messages: list[dict[str, str]], question: str) -> tuple[float, float]:
+        asked = [*messages[:-1], {"role": "user", "content": question}]
         try:
             resp = await self._client.chat.completions.create(
                 model=self._spec.model, messages=asked, temperature=0.0, max_tokens=1,
@@ -176,14 +179,12 @@ class CalibratedLetterJudge:
     async def ask(self, messages: list[dict[str, str]]) -> JudgeText:
         start = time.perf_counter_ns()
         user = messages[-1]["content"]
-        context = user.split("\n\nReply A (as heard):")[0]
+        context = context_of(user)
         if context not in self._baseline:
-            blank = (f"{context}\n\nReply A (as heard):\n{BLANK}\n\nReply B (as heard):\n{BLANK}"
-                     "\n\nWhich reply is better for this seeker? Answer with the JSON object only.")
-            self._baseline[context] = await self._letters([*messages[:-1],
-                                                           {"role": "user", "content": blank}])
+            blank = user_message(context, BLANK, BLANK, LETTER_INSTRUCTION)
+            self._baseline[context] = await self._letters(messages, blank)
         a0, b0 = self._baseline[context]
-        a, b = await self._letters(messages)
+        a, b = await self._letters(messages, user.replace(JSON_INSTRUCTION, LETTER_INSTRUCTION))
         margin = (a - a0) - (b - b0)
         answer = {"winner": "A" if margin >= 0 else "B",
                   "strength": max(1, min(5, 1 + int(abs(margin) / 0.5))),
@@ -205,8 +206,7 @@ class AnthropicJudge:
             raise MissingExtraError("anthropic") from None
         self._sdk = anthropic
         self._spec, self._key = spec, key
-        base_url = str(spec.base_url).rstrip("/") if spec.base_url else None
-        self._client = anthropic.AsyncAnthropic(api_key=key, base_url=base_url, max_retries=0,
+        self._client = anthropic.AsyncAnthropic(api_key=key, base_url=_base_url(spec), max_retries=0,
                                                 timeout=spec.timeout_s)
 
     async def ask(self, messages: list[dict[str, str]]) -> JudgeText:

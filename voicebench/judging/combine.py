@@ -30,6 +30,8 @@ class JudgeDecision:
     dimensions: dict[str, str | None]
     consistent: bool
     failed: int
+    complete: bool = True
+    """Both orders were answered, so position bias was checked."""
 
 
 def pair_of(v: Verdict) -> tuple[str, str, str]:
@@ -44,16 +46,16 @@ def combine_orders(verdicts: Sequence[Verdict]) -> JudgeDecision:
     failed = len(verdicts) - len(answered)
     orders = {(v.contestant_a, v.contestant_b) for v in answered}
     if failed or len(orders) < 2:
-        return JudgeDecision(judge, None, 0.0, dict.fromkeys(DIMENSIONS), True, failed)
+        return JudgeDecision(judge, None, 0.0, dict.fromkeys(DIMENSIONS), True, failed, False)
     winners = {v.winner for v in answered}
     if len(winners) != 1:
-        return JudgeDecision(judge, None, 0.0, dict.fromkeys(DIMENSIONS), False, 0)
+        return JudgeDecision(judge, None, 0.0, dict.fromkeys(DIMENSIONS), False, 0, True)
     dims: dict[str, str | None] = {}
     for d in DIMENSIONS:
         marks = {v.dimension_winner(d) for v in answered}
         dims[d] = marks.pop() if len(marks) == 1 else None
     strength = sum(v.answer.strength for v in answered) / len(answered)
-    return JudgeDecision(judge, winners.pop(), strength, dims, True, 0)
+    return JudgeDecision(judge, winners.pop(), strength, dims, True, 0, True)
 
 
 def combine_judges(item_id: str, first: str, second: str,
@@ -82,16 +84,19 @@ def combine_judges(item_id: str, first: str, second: str,
     )
 
 
-def pair_results(verdicts: Iterable[Verdict]) -> list[PairResult]:
-    """Every pair's result, combining orders per judge, then judges."""
+def decisions_by_pair(verdicts: Iterable[Verdict]) -> dict[tuple[str, str, str], dict[str, JudgeDecision]]:
+    """Per pair (item, first, second) in sorted order, each judge's decision from its orders."""
     groups: dict[tuple[str, str, str], dict[str, list[Verdict]]] = defaultdict(lambda: defaultdict(list))
     for v in verdicts:
         groups[pair_of(v)][v.judge].append(v)
-    out = []
-    for (item, a, b), by_judge in sorted(groups.items()):
-        decisions = [combine_orders(vs) for _, vs in sorted(by_judge.items())]
-        out.append(combine_judges(item, a, b, decisions))
-    return out
+    return {pair: {judge: combine_orders(vs) for judge, vs in sorted(by_judge.items())}
+            for pair, by_judge in sorted(groups.items())}
+
+
+def pair_results(verdicts: Iterable[Verdict]) -> list[PairResult]:
+    """Every pair's result, combining orders per judge, then judges."""
+    return [combine_judges(item, a, b, list(decisions.values()))
+            for (item, a, b), decisions in decisions_by_pair(verdicts).items()]
 
 
 @dataclass(frozen=True)
@@ -119,22 +124,18 @@ class JudgeHealth:
 
 
 def judge_health(verdicts: Iterable[Verdict]) -> list[JudgeHealth]:
+    verdicts = list(verdicts)
+    decided: Counter[str] = Counter()
+    flips: Counter[str] = Counter()
+    for decisions in decisions_by_pair(verdicts).values():
+        for judge, d in decisions.items():
+            decided[judge] += d.complete
+            flips[judge] += d.complete and not d.consistent
     by_judge: dict[str, list[Verdict]] = defaultdict(list)
     for v in verdicts:
         by_judge[v.judge].append(v)
-    out = []
-    for judge, vs in sorted(by_judge.items()):
-        pairs: dict[tuple[str, str, str], list[Verdict]] = defaultdict(list)
-        for v in vs:
-            pairs[pair_of(v)].append(v)
-        decided = flips = 0
-        for group in pairs.values():
-            d = combine_orders(group)
-            if d.failed == 0 and len({(v.contestant_a, v.contestant_b) for v in group}) == 2:
-                decided += 1
-                flips += not d.consistent
-        out.append(JudgeHealth(
-            judge=judge, verdicts=len(vs), failed=sum(v.answer is None for v in vs),
-            pairs_decided=decided, flips=flips,
-            first_slot_wins=sum(v.answer is not None and v.answer.winner == "A" for v in vs)))
-    return out
+    return [JudgeHealth(
+        judge=judge, verdicts=len(vs), failed=sum(v.answer is None for v in vs),
+        pairs_decided=decided[judge], flips=flips[judge],
+        first_slot_wins=sum(v.answer is not None and v.answer.winner == "A" for v in vs))
+        for judge, vs in sorted(by_judge.items())]

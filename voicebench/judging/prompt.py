@@ -31,14 +31,26 @@ def dialogue_context(dialogue: Dialogue) -> str:
     return "\n".join(f"{SPEAKERS[t.role]}: {t.text.strip()}" for t in dialogue.turns)
 
 
+JSON_INSTRUCTION = "Which reply is better for this seeker? Answer with the JSON object only."
+_CONTEXT_HEADING = "Conversation so far:\n"
+_REPLY_A_HEADING = "\n\nReply A (as heard):\n"
+
+
+def user_message(context: str, reply_a: str, reply_b: str,
+                 instruction: str = JSON_INSTRUCTION) -> str:
+    """The question put to a judge: the conversation, the two replies, what to answer."""
+    return (f"{_CONTEXT_HEADING}{context}{_REPLY_A_HEADING}{reply_a.strip()}\n\n"
+            f"Reply B (as heard):\n{reply_b.strip()}\n\n{instruction}")
+
+
+def context_of(message: str) -> str:
+    """The conversation part of a ``user_message``."""
+    return message.split(_REPLY_A_HEADING)[0].removeprefix(_CONTEXT_HEADING)
+
+
 def judge_messages(rubric: str, context: str, reply_a: str, reply_b: str) -> list[dict[str, str]]:
-    user = (
-        f"Conversation so far:\n{context}\n\n"
-        f"Reply A (as heard):\n{reply_a.strip()}\n\n"
-        f"Reply B (as heard):\n{reply_b.strip()}\n\n"
-        "Which reply is better for this seeker? Answer with the JSON object only."
-    )
-    return [{"role": "system", "content": rubric.strip()}, {"role": "user", "content": user}]
+    return [{"role": "system", "content": rubric.strip()},
+            {"role": "user", "content": user_message(context, reply_a, reply_b)}]
 
 
 def answer_schema(*, rationale_max_chars: int | None = None) -> dict:

@@ -44,6 +44,7 @@ from voicebench.judging.prompt import (
     verdict_key,
 )
 from voicebench.judging.replies import (
+    REFERENCE,
     HumanVoice,
     Transcriber,
     agent_replies,
@@ -253,7 +254,7 @@ async def judge_runs(
     replies = [r for r in read_replies(out_dir) if r.item_id in items]
     done = {(r.contestant, r.item_id) for r in replies}
     wanted = {(n, r.dialogue_id) for n, d in names.items() for r in read_turns(d) if r.final}
-    wanted |= {("human/reference", i) for i in items}
+    wanted |= {(REFERENCE, i) for i in items}
     wanted |= {(f"human/{r.name}", r.item_id) for r in extra}
     if not wanted <= done:
         say(f"transcribing {len(wanted - done)} replies as heard")
@@ -279,9 +280,9 @@ async def judge_runs(
     if pending:
         async with contextlib.AsyncExitStack() as stack:
             clients: dict[str, JudgeClient] = {}
+            opener = client_factory or open_judge
             for judge in {c.judge.id: c.judge for c in pending}.values():
                 say(f"starting judge {judge.id}" + (" (offline smoke judge)" if judge.smoke else ""))
-                opener = client_factory or open_judge
                 clients[judge.id] = await opener(judge, stack)
             new = await run_comparisons(pending, rubric, out_dir, concurrency=concurrency,
                                         clients=clients, progress=progress)

@@ -120,8 +120,6 @@ class SpeculativeStopStrategy(PendingTranscriptStopStrategy):
         super().__init__(gate, **kwargs)
         self._speculation: UserTurnSpeculation | None = None
         self._decided = False
-        self.speculations = 0
-        self.withdrawn = 0
 
     async def process_frame(self, frame: Frame) -> ProcessFrameResult:
         result = await super().process_frame(frame)
@@ -150,28 +148,24 @@ class SpeculativeStopStrategy(PendingTranscriptStopStrategy):
                 return
             await self._withdraw()
         self._speculation = UserTurnSpeculation(text=self._text)
-        self.speculations += 1
         await self.trigger_user_turn_inference_triggered(speculation=self._speculation)
 
     async def _withdraw(self) -> None:
         if self._speculation is None:
             return
         self._speculation = None
-        self.withdrawn += 1
         await self.trigger_user_turn_speculation_cancelled()
 
     async def trigger_user_turn_stopped(self, *, enable_user_speaking_frames: bool | None = None):
         self._decided = True
-        speculation, self._speculation = self._speculation, None
-        if speculation is not None and speculation.text == self._text:
+        if self._speculation is not None and self._speculation.text == self._text:
+            self._speculation = None
             await self.trigger_user_turn_finalized(
                 enable_user_speaking_frames=enable_user_speaking_frames,
                 confirms_speculation=True,
             )
             return
-        if speculation is not None:
-            self.withdrawn += 1
-            await self.trigger_user_turn_speculation_cancelled()
+        await self._withdraw()  # it answered words the user then added to
         await super().trigger_user_turn_stopped(
             enable_user_speaking_frames=enable_user_speaking_frames
         )

@@ -81,7 +81,8 @@ from typing import Any, Literal, get_args
 from aiohttp import web
 from pydantic import Field
 
-from voicebench._model import FrozenModel, validate_record
+from voicebench._jsonl import read_models
+from voicebench._model import FrozenModel
 from voicebench.errors import RunError
 
 HOST = "127.0.0.1"
@@ -435,12 +436,7 @@ class ScriptedLLMServer:
 
     def requests(self) -> list[RequestRecord]:
         """The request log so far, in order of completion."""
-        path = self.log_path
-        if not path.exists():
-            return []
-        lines = path.read_text(encoding="utf-8").splitlines()
-        return [validate_record(RequestRecord, json.loads(line), file=path, record=f"line {n}")
-                for n, line in enumerate(lines, 1) if line.strip()]
+        return read_models(self.log_path, RequestRecord)
 
     def enqueue(self, content: str | None = None, *, fault: Fault | None = None) -> None:
         """Queue the answer (or fault) for the next request that finds the queue non-empty."""
