@@ -63,3 +63,16 @@ class MissingSecretError(VoicebenchError):
 
 class RunError(VoicebenchError):
     """A run could not start or continue (not a failure inside one turn, which is recorded)."""
+
+
+def redact(text: str, *secrets: str | None, limit: int = 500) -> str:
+    """``text`` with every secret replaced by ``***``, cut to ``limit`` characters.
+
+    Providers sometimes echo the credentials they refused; anything that stores or shows
+    their error text passes it through here first. Values shorter than 6 characters are
+    not treated as secrets (they would blank out ordinary words).
+    """
+    for secret in secrets:
+        if secret and len(secret) >= 6:
+            text = text.replace(secret, "***")
+    return text[:limit]

@@ -43,6 +43,7 @@ async def test_replay_times_every_turn_and_resumes_without_redoing_any(tmp_path:
 
     assert [r.turn_index for r in records] == list(dialogue.seeker_turn_indices)
     assert [r.final for r in records] == [False] * (len(records) - 1) + [True]
+    assert [r.cold for r in records] == [True] + [False] * (len(records) - 1)
     for r in records:
         assert r.error is None, r.error
         assert r.contestant == "scripted/scripted-llm"

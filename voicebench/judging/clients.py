@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from voicebench.errors import MissingExtraError, RunError
+from voicebench.errors import MissingExtraError, RunError, redact
 from voicebench.judging.prompt import (
     JSON_INSTRUCTION,
     answer_schema,
@@ -68,12 +68,6 @@ def register_judge(name: str) -> Callable[[Opener], Opener]:
 async def open_judge(spec: JudgeModelSpec, stack: contextlib.AsyncExitStack) -> JudgeClient:
     """A ready client for ``spec``; resources (a local server) are released by ``stack``."""
     return await _PROVIDERS[spec.provider](spec, stack)
-
-
-def redact(text: str, key: str | None) -> str:
-    if key and len(key) >= 6:
-        text = text.replace(key, "***")
-    return text[:500]
 
 
 def _retry_after(response) -> float | None:

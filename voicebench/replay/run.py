@@ -16,9 +16,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from voicebench import __version__
-from voicebench.agentspec import AgentSpec
+from voicebench.agentspec import AgentSpec, api_key
 from voicebench.dialogues import Dialogue, Role
-from voicebench.errors import InputError, RunError
+from voicebench.errors import InputError, RunError, redact
 from voicebench.fixtures import (
     Manifest,
     lookup_fixture,
@@ -68,14 +68,14 @@ def _history(dialogue: Dialogue, k: int, mode: ReplayMode,
     return messages
 
 
-def _interpret(heard, *, user_text: str) -> tuple[dict, TurnError | None]:
+def _interpret(heard, *, user_text: str, secret: str | None = None) -> tuple[dict, TurnError | None]:
     timing = derive_timing(heard.events, heard.speech_end_ns)
     transcript = user_transcript(heard.events, timing)
     reply = reply_text(heard.events, timing)
     errors = [e.text for e in heard.events if e.kind is EventKind.ERROR]
     error = None
     if errors:
-        error = TurnError(kind="pipeline_error", reason=errors[0][:500])
+        error = TurnError(kind="pipeline_error", reason=redact(errors[0], secret))
     elif heard.timed_out:
         error = TurnError(kind="timeout", reason=f"no complete answer within {TURN_TIMEOUT_S:.0f} s")
     elif not transcript:
@@ -145,11 +145,12 @@ async def replay(
     agent = None
     try:
         for dialogue, k in todo:
-            if agent is None:
+            cold = agent is None
+            if cold:
                 agent = agent_factory(spec)
                 await agent.__aenter__()
             record = await _replay_turn(agent, spec, header, dialogue, k, manifest,
-                                        fixtures_dir, store, done, mode)
+                                        fixtures_dir, store, done, mode, cold=cold)
             store.append(record)
             done[(dialogue.id, k)] = record
             records.append(record)
@@ -166,7 +167,7 @@ async def replay(
 
 async def _replay_turn(agent, spec: AgentSpec, header: RunHeader, dialogue: Dialogue, k: int,
                        manifest: Manifest, fixtures_dir: Path, store: RunStore,
-                       done: dict, mode: ReplayMode) -> TurnRecord:
+                       done: dict, mode: ReplayMode, *, cold: bool) -> TurnRecord:
     turn = dialogue.turns[k]
     entry = lookup_fixture(manifest, turn.text)
     if entry is None:
@@ -177,7 +178,7 @@ async def _replay_turn(agent, spec: AgentSpec, header: RunHeader, dialogue: Dial
     started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
     heard = await agent.speak(_history(dialogue, k, mode, earlier), pcm,
                               entry.speech_end_sample, timeout_s=TURN_TIMEOUT_S)
-    fields, error = _interpret(heard, user_text=turn.text)
+    fields, error = _interpret(heard, user_text=turn.text, secret=api_key(spec))
     audio_path = None
     if heard.audio.size:
         audio_path = f"audio/{dialogue.id}__t{k:02d}.wav"
@@ -193,6 +194,7 @@ async def _replay_turn(agent, spec: AgentSpec, header: RunHeader, dialogue: Dial
         user_text=turn.text,
         audio_path=audio_path,
         error=error,
+        cold=cold,
         started_at=started_at,
         **fields,
     )

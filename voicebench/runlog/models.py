@@ -79,6 +79,9 @@ class TurnRecord(FrozenModel):
     """Milestones and derived latencies; absent when the turn failed before any."""
     error: TurnError | None = None
     """Set when the turn failed."""
+    cold: bool | None = None
+    """The first turn the agent answered after it was (re)started: its models were loaded and
+    its connections opened just before. None in logs that did not record it."""
     started_at: str
     """Wall-clock time the turn started (ISO 8601, UTC), for people; never used for latency."""
 
