@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 WHEEL_CACHE ?= $(HOME)/.cache/voicebench/wheels
 LLAMA_CPP_VERSION := 0.3.36
 
-.PHONY: setup main test
+.PHONY: setup browser main test
 
 setup: $(VENV)/.installed
 
@@ -25,5 +25,16 @@ $(VENV)/.installed: pyproject.toml Makefile
 main: setup
 	$(VENV)/bin/voicebench demo
 
-test: setup
+# The report's browser test opens the page in headless Chromium (Debian's package). Installed
+# here when missing and apt-get can run; otherwise that one test is skipped with a message.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing chromium for the report's browser test (apt-get)"; \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	      chromium fonts-dejavu-core >/dev/null; } \
+	      || echo "could not install chromium: the browser test will be skipped"; \
+	  else echo "chromium not found and apt-get not usable here: the browser test will be skipped"; fi; }
+
+test: setup browser
 	$(PY) -m pytest

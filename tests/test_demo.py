@@ -44,4 +44,10 @@ def test_demo_replays_through_the_local_agent_and_leaves_nothing_running(tmp_pat
         frozenset(("local-smollm2", "human/reference"))}
     assert "offline smoke judge" in result.stdout
     assert ("HEART leaderboard (SMOKE JUDGE" in result.stdout) or ("no leaderboard" in result.stdout)
+    # It ends by writing the report and printing where it is.
+    report = json.loads((out / "report" / "report.json").read_text())
+    assert f"report: {out}/report/index.html" in result.stdout
+    assert report["agents"][0]["agent_name"] == "local-smollm2" and report["judging"]["smoke"]
+    assert {"latency_ecdf", "waterfall"} <= set(report["figures"])
+    assert "not meaningful" in (out / "report" / "index.html").read_text()
     assert _servers() <= before

@@ -50,10 +50,13 @@ def append_record(path: Path, record: BaseModel) -> None:
         os.fsync(fh.fileno())
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, content: str | bytes) -> None:
     """Replace a file's content all at once (a reader never sees half of it)."""
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
+    if isinstance(content, bytes):
+        tmp.write_bytes(content)
+    else:
+        tmp.write_text(content, encoding="utf-8")
     os.replace(tmp, path)
 
 

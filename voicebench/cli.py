@@ -166,8 +166,8 @@ def demo(
 ) -> None:
     """The whole job offline on the embedded default: replay a slice of the built-in set through
     the local agent (Whisper tiny.en, SmolLM2 on llama.cpp, Piper) and print the latencies, then
-    judge its final replies against the human reference replies (offline smoke judge) and print
-    the leaderboard."""
+    judge its final replies against the human reference replies (offline smoke judge), print
+    the leaderboard and write the report (RUN_DIR/report/index.html)."""
     _quiet_libraries(verbose)
     from voicebench.agentspec import load_agent_spec
     from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
@@ -187,12 +187,14 @@ def demo(
     _replay_and_report(spec, spec_path=agent, dialogues=items, dialogues_path=BUILTIN_DIALOGUES,
                        fixtures_dir=BUILTIN_FIXTURES, out_dir=out_dir)
     if judge_spec is None:
+        _report_and_show([out_dir], out_dir / "report")
         return
     judged = out_dir / "judging"
     err.print(f"judging {spec.name} against the human reference replies -> {judged}",
               highlight=False)
     _judge_and_show([out_dir], judge_spec, judged, concurrency=1)
     _rate_and_show(judged, tolerate_undecided=True)
+    _report_and_show([out_dir], out_dir / "report")
 
 
 def _progress_printer():
@@ -356,6 +358,44 @@ def _share(v: float | None, lo: float | None, hi: float | None) -> str:
     if v is None:
         return "-"
     return f"{100 * v:.1f}% (95% CI {100 * lo:.1f}-{100 * hi:.1f})"
+
+
+@app.command()
+def report(
+    paths: Annotated[list[Path], typer.Argument(
+        help="Run directories and/or one judging folder (its runs are included). A run's "
+        "judging/ folder is used when no judging folder is given.")],
+    out_dir: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="Report folder (default reports/report-TIMESTAMP).")] = None,
+    title: Annotated[str | None, typer.Option(help="Page title.")] = None,
+    budget_ttft_ms: Annotated[float, typer.Option(help="TTFT budget (ms).")] = 500.0,
+    budget_ttfa_ms: Annotated[float, typer.Option(help="TTFA budget (ms).")] = 1000.0,
+    human_judgments: Annotated[Path | None, typer.Option(
+        help="Human judgments (CSV or JSONL) for the agreement figures.")] = None,
+) -> None:
+    """Write the latency-budget report and the quality-latency frontier: index.html (one
+    self-contained page), report.md, report.json and figures/ (PNG and SVG)."""
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    _report_and_show(paths, out_dir or Path("reports") / f"report-{stamp}", title=title,
+                     budget_ttft_ms=budget_ttft_ms, budget_ttfa_ms=budget_ttfa_ms,
+                     human_judgments=human_judgments)
+
+
+def _report_and_show(paths: list[Path], target: Path, **kwargs) -> None:
+    from voicebench.report import build_report
+
+    try:
+        built = build_report(paths, target, on_status=lambda m: err.print(m, highlight=False),
+                             **kwargs)
+    except VoicebenchError as exc:
+        _fail(exc)
+    j = built.report.judging
+    if j is not None and j.smoke:
+        from voicebench.judging import SMOKE_WARNING
+
+        out.print(f"[yellow]{SMOKE_WARNING}[/]", highlight=False)
+    out.print(f"report: {target / 'index.html'} (also report.md, report.json, "
+              f"{len(built.report.figures)} figures as PNG and SVG)", highlight=False)
 
 
 @app.command()

@@ -8,46 +8,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from voicebench.agentspec import AgentSpec, LLMSpec
+from synthetic_runs import make_judging, make_run, verdict
 from voicebench.cli import app
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.errors import InputError
-from voicebench.judging import JudgeAnswer, JudgingHeader, Reply, Verdict
 from voicebench.rating import rate_judging
-from voicebench.runlog import RunHeader, RunStore, TurnRecord
-from voicebench.timing import TurnTiming
-
-MS = 1_000_000
-
-
-def timing(ttfa_ms: int, ttft_ms: int = 300) -> TurnTiming:
-    return TurnTiming(speech_end_ns=0, vad_stop_ns=300 * MS, transcript_ns=400 * MS,
-                      llm_request_ns=401 * MS, llm_first_token_ns=(401 + ttft_ms) * MS,
-                      tts_request_ns=(402 + ttft_ms) * MS,
-                      tts_first_audio_ns=(ttfa_ms - 20) * MS, audio_out_ns=ttfa_ms * MS)
-
-
-def make_run(root: Path, name: str, items, ttfa_ms: int) -> Path:
-    store = RunStore(root / name)
-    store.open(RunHeader(
-        run_id=name, created_at="2026-01-01T00:00:00+00:00", voicebench_version="0.1.0",
-        agent=AgentSpec(name=name, family=f"fam-{name}", llm=LLMSpec(provider="scripted", model=name)),
-        agent_spec_path="a.toml", dialogues_path=str(BUILTIN_DIALOGUES), dialogues_sha256="0" * 64,
-        dialogue_ids=tuple(d.id for d in items), fixtures_dir="audio_fixtures"))
-    for d in items:
-        store.append(TurnRecord(run_id=name, contestant=f"scripted/{name}", agent_name=name,
-                                dialogue_id=d.id, turn_index=d.final_turn_index, final=True,
-                                user_text="x", timing=timing(ttfa_ms),
-                                started_at="2026-01-01T00:00:00+00:00"))
-    return store.dir
-
-
-def verdict(item: str, a: str, b: str, side: str, strength: int = 3) -> Verdict:
-    ans = JudgeAnswer(winner=side, strength=strength,
-                      dimensions={"H": side, "E": side, "A": None, "R": None, "T": None},
-                      rationale="r")
-    return Verdict(key=f"{item}{a}{b}", item_id=item, judge="j/1", rubric_sha256="h",
-                   contestant_a=a, contestant_b=b, answer=ans)
 
 
 @pytest.fixture
@@ -57,16 +22,6 @@ def judged(tmp_path: Path) -> Path:
     adversarial = [d for d in dialogues if d.adversarial][:2]
     items = regular + adversarial
     runs = [make_run(tmp_path, "fast", items, 800), make_run(tmp_path, "slow", items, 1600)]
-    out = tmp_path / "judged"
-    out.mkdir()
-    (out / "judging.json").write_text(JudgingHeader(
-        created_at="2026-01-01T00:00:00+00:00", run_dirs=tuple(map(str, runs)),
-        judge_spec_path="j.toml", judges=("j/1",), smoke=False, rubric_path="r.md",
-        rubric_sha256="h").model_dump_json())
-    replies = [Reply(item_id=d.id, contestant=c, kind="human" if c.startswith("human") else "agent",
-                     family="f", heard="hi", text="hi")
-               for d in items for c in ("fast", "slow", "human/reference")]
-    (out / "replies.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in replies))
     verdicts = []
     for d in items:
         # "slow" beats "fast" on regular items, loses on adversarial ones; both beat the human.
@@ -76,8 +31,8 @@ def judged(tmp_path: Path) -> Path:
         for c in ("fast", "slow"):
             verdicts += [verdict(d.id, c, "human/reference", "A"),
                          verdict(d.id, "human/reference", c, "B")]
-    (out / "verdicts.jsonl").write_text("".join(v.model_dump_json() + "\n" for v in verdicts))
-    return out
+    return make_judging(tmp_path / "judged", runs, items, ("fast", "slow", "human/reference"),
+                        verdicts)
 
 
 def test_rating_table_from_a_judging_folder(judged: Path):

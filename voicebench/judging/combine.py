@@ -19,6 +19,9 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from pydantic import computed_field
+
+from voicebench._model import FrozenModel
 from voicebench.judging.models import DIMENSIONS, PairResult, Verdict
 
 
@@ -99,8 +102,7 @@ def pair_results(verdicts: Iterable[Verdict]) -> list[PairResult]:
             for (item, a, b), decisions in decisions_by_pair(verdicts).items()]
 
 
-@dataclass(frozen=True)
-class JudgeHealth:
+class JudgeHealth(FrozenModel):
     """How one judge behaved."""
 
     judge: str
@@ -113,10 +115,12 @@ class JudgeHealth:
     first_slot_wins: int
     """Answered verdicts won by reply A (about half for a judge without position bias)."""
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def flip_rate(self) -> float | None:
         return self.flips / self.pairs_decided if self.pairs_decided else None
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def first_slot_rate(self) -> float | None:
         answered = self.verdicts - self.failed

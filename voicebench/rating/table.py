@@ -150,8 +150,8 @@ def _latency(run_dirs, budget_ttfa_ms, budget_ttft_ms):
 def rate_judging(judging_dir: Path, *, rounds: int = 1000, seed: int = 0,
                  prior: float = DEFAULT_PRIOR, budget_ttfa_ms: float = 1000.0,
                  budget_ttft_ms: float = 500.0,
-                 human_judgments: Path | None = None) -> RatingTable:
-    """Fit the ratings of one judging folder and write ``ratings.json`` there."""
+                 human_judgments: Path | None = None, write: bool = True) -> RatingTable:
+    """Fit the ratings of one judging folder and (with ``write``) write ``ratings.json`` there."""
     path = judging_dir / HEADER_FILE
     if not path.exists():
         raise InputError("not a judging folder (no judging.json); run voicebench judge first",
@@ -259,5 +259,6 @@ def rate_judging(judging_dir: Path, *, rounds: int = 1000, seed: int = 0,
         latency_beta_se=round(ctx.beta_se, 4) if ctx and ctx.beta_se is not None else None,
         latency_comparisons=ctx.comparisons if ctx else 0, ratings=tuple(ratings),
         agreement=agreement)
-    write_atomic(judging_dir / RATINGS_FILE, table.model_dump_json(indent=2) + "\n")
+    if write:
+        write_atomic(judging_dir / RATINGS_FILE, table.model_dump_json(indent=2) + "\n")
     return table

@@ -7,10 +7,11 @@ from voicebench.timing.events import (
     reply_text,
     user_transcript,
 )
-from voicebench.timing.models import STAGE_NAMES, STAGES, TurnTiming
+from voicebench.timing.models import STAGE_LABELS, STAGE_NAMES, STAGES, TurnTiming
 
 __all__ = [
     "STAGES",
+    "STAGE_LABELS",
     "STAGE_NAMES",
     "EventKind",
     "RunClock",

@@ -32,6 +32,12 @@ STAGES: tuple[tuple[str, str, str], ...] = (
     ("output", "audio_out_ns", "first TTS audio to the first audible sample played"),
 )
 STAGE_NAMES: tuple[str, ...] = tuple(s[0] for s in STAGES)
+STAGE_LABELS = {
+    "endpointing": "endpointing", "asr": "ASR", "turn_end": "turn end", "llm_ttft": "LLM TTFT",
+    "text_aggregation": "text aggregation", "tts_first_audio": "TTS first audio",
+    "output": "output",
+}
+"""Stage names as people read them (tables and figures)."""
 
 
 _DERIVED = frozenset({"ttft_ms", "ttfa_ms", "stages_ms"})

@@ -1,0 +1,121 @@
+"""Real headless Chromium, driven over the DevTools protocol on 127.0.0.1.
+
+The browser is started with a fresh profile and every background service off, opens only
+the files a test names, and is killed when the test ends. Events (script exceptions,
+console and network errors) are kept so a test can assert there were none.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import shutil
+import subprocess
+import tempfile
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import websockets
+
+NAMES = ("chromium", "chromium-browser", "google-chrome")
+FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync")
+
+
+def find_chromium() -> str | None:
+    return next((path for name in NAMES if (path := shutil.which(name))), None)
+
+
+class Browser:
+    def __init__(self, binary: str, *, width: int = 1280, height: int = 1600) -> None:
+        self.binary = binary
+        self.size = (width, height)
+        self.events: list[dict[str, Any]] = []
+        self._next_id = 0
+        self._waiting: dict[int, asyncio.Future] = {}
+        self._loaded = asyncio.Event()
+
+    async def __aenter__(self) -> Browser:
+        self._profile = tempfile.TemporaryDirectory(prefix="voicebench-chromium-")
+        profile = Path(self._profile.name)
+        self._proc = subprocess.Popen(
+            [self.binary, *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-port=0",
+             "--remote-debugging-address=127.0.0.1", f"--window-size={self.size[0]},{self.size[1]}",
+             "about:blank"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        port_file = profile / "DevToolsActivePort"
+        for _ in range(300):
+            if port_file.exists() and port_file.read_text().strip():
+                break
+            if self._proc.poll() is not None:
+                raise RuntimeError(f"chromium exited with {self._proc.returncode}")
+            await asyncio.sleep(0.1)
+        else:
+            raise RuntimeError("chromium did not open its DevTools port within 30 s")
+        port = int(port_file.read_text().split()[0])
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as resp:
+            targets = json.load(resp)
+        page = next(t for t in targets if t["type"] == "page")
+        self._ws = await websockets.connect(page["webSocketDebuggerUrl"], max_size=2**28)
+        self._reader = asyncio.create_task(self._read())
+        for domain in ("Page", "Runtime", "Log"):
+            await self.send(f"{domain}.enable")
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._reader.cancel()
+        with contextlib.suppress(Exception):
+            await self._ws.close()
+        self._proc.kill()
+        self._proc.wait(timeout=10)
+        self._profile.cleanup()
+
+    async def _read(self) -> None:
+        async for raw in self._ws:
+            message = json.loads(raw)
+            if "id" in message and message["id"] in self._waiting:
+                self._waiting.pop(message["id"]).set_result(message)
+            elif "method" in message:
+                self.events.append(message)
+                if message["method"] == "Page.loadEventFired":
+                    self._loaded.set()
+
+    async def send(self, method: str, params: dict | None = None, timeout: float = 30.0) -> dict:
+        self._next_id += 1
+        future = asyncio.get_running_loop().create_future()
+        self._waiting[self._next_id] = future
+        await self._ws.send(json.dumps({"id": self._next_id, "method": method,
+                                        "params": params or {}}))
+        reply = await asyncio.wait_for(future, timeout)
+        if "error" in reply:
+            raise RuntimeError(f"{method}: {reply['error']}")
+        return reply.get("result", {})
+
+    async def open(self, path: Path) -> None:
+        self._loaded.clear()
+        await self.send("Page.navigate", {"url": path.resolve().as_uri()})
+        await asyncio.wait_for(self._loaded.wait(), 30)
+
+    async def evaluate(self, expression: str) -> Any:
+        result = await self.send("Runtime.evaluate", {"expression": expression,
+                                                      "returnByValue": True})
+        if "exceptionDetails" in result:
+            raise RuntimeError(f"script failed: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    async def screenshot(self, path: Path) -> None:
+        shot = await self.send("Page.captureScreenshot",
+                               {"format": "png", "captureBeyondViewport": True})
+        path.write_bytes(base64.b64decode(shot["data"]))
+
+    def errors(self) -> list[dict[str, Any]]:
+        """Script exceptions, and console or browser log entries at error level."""
+        out = [e for e in self.events if e["method"] == "Runtime.exceptionThrown"]
+        out += [e for e in self.events if e["method"] == "Log.entryAdded"
+                and e["params"]["entry"]["level"] == "error"]
+        out += [e for e in self.events if e["method"] == "Runtime.consoleAPICalled"
+                and e["params"]["type"] == "error"]
+        return out

@@ -1,0 +1,1 @@
+from report_fixtures import judged, secret  # noqa: F401  (fixtures)

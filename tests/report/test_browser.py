@@ -1,0 +1,61 @@
+"""The report page in real headless Chromium: it renders, shows every part, runs no foreign
+script and raises no error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from chromium import Browser, find_chromium
+from voicebench.report import build_report
+
+CHROMIUM = find_chromium()
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="Chromium is not installed, so the report page was not opened in a browser "
+           "(`make test` installs it with apt-get; or: apt-get install chromium)")
+
+PAGE_FACTS = """JSON.stringify({
+  images: Array.from(document.images).map(i => ({id: i.closest('figure').id,
+                                                 ok: i.complete && i.naturalWidth > 0})),
+  tables: Array.from(document.querySelectorAll('table[id]')).map(t => t.id),
+  rows: Object.fromEntries(Array.from(document.querySelectorAll('table[id]'))
+                           .map(t => [t.id, t.tBodies[0].rows.length])),
+  scripts: document.scripts.length,
+  pwned: window.__pwned === undefined ? null : window.__pwned,
+  text: document.body.innerText,
+  height: document.documentElement.scrollHeight
+})"""
+
+
+async def test_report_page_in_headless_chromium(judged: Path, tmp_path: Path):
+    out = build_report([judged], tmp_path / "report").out_dir
+    async with Browser(CHROMIUM) as browser:
+        await browser.open(out / "index.html")
+        facts = json.loads(await browser.evaluate(PAGE_FACTS))
+        # Sorting by Elo (third column) puts the lowest first: the page's own script runs.
+        await browser.evaluate("document.querySelector('#leaderboard th:nth-child(3)').click()")
+        first = await browser.evaluate(
+            "document.querySelector('#leaderboard tbody tr').cells[1].textContent")
+        shot = tmp_path / "page.png"
+        await browser.screenshot(shot)
+        errors = browser.errors()
+
+    assert errors == [], errors
+    figures = {i["id"]: i["ok"] for i in facts["images"]}
+    assert figures == {f"fig-{n}": True for n in ("latency_ecdf", "waterfall", "frontier_ttft",
+                                                  "frontier_ttfa", "radar")}
+    assert {"budget", "distributions", "waterfall", "leaderboard", "judges"} <= set(facts["tables"])
+    assert facts["rows"]["leaderboard"] == 3 and facts["rows"]["distributions"] == 10
+    # Hostile text from the run shows as text and never runs.
+    assert facts["scripts"] == 1 and facts["pwned"] is None
+    assert "<script>window.__pwned = 1</script>" in facts["text"]
+    assert first == "fast"  # lowest Elo
+    image = Image.open(shot)
+    assert image.width >= 1200 and image.height >= facts["height"] - 1 > 2000
+    pixels = np.asarray(image.convert("RGB"))[::7, ::7].reshape(-1, 3)
+    assert len(np.unique(pixels, axis=0)) > 50  # figures drawn, not a blank page
