@@ -41,6 +41,20 @@
 
 The ``scripted`` LLM provider starts a local scripted server with the given delays: it is a
 measuring instrument (known TTFT), not a model.
+
+A running voice agent that voicebench did not build is reached over WebSocket and measured
+as a black box; its spec has ``[remote]`` instead of ``[llm]`` (the other sections do not
+apply)::
+
+    name = "their-bot"
+    family = "acme"
+
+    [remote]
+    url = "ws://127.0.0.1:8765"       # ws:// or wss://
+    protocol = "pcm"                  # "pcm" (voicebench's protocol, voicebench/remote/protocol.py)
+                                      # or "pipecat" (pipecat's protobuf frame serializer)
+    sample_rate = 16000               # of the PCM both ways
+    quiet_secs = 1.5                  # after the agent's audio, this much quiet ends its turn
 """
 
 from __future__ import annotations
@@ -170,8 +184,27 @@ class TurnSpec(FrozenModel):
         return self
 
 
+class RemoteSpec(FrozenModel):
+    """A running voice agent reached over WebSocket."""
+
+    url: str = Field(pattern=r"^wss?://[^\s/]+(/\S*)?$")
+    """``ws://host:port/path`` or ``wss://...``."""
+    protocol: Literal["pcm", "pipecat"] = "pcm"
+    """``pcm``: raw 16-bit mono PCM frames and JSON control messages (voicebench's protocol);
+    ``pipecat``: pipecat's protobuf frame serializer, as pipecat's WebSocket server transport
+    speaks it."""
+    sample_rate: int = Field(default=16_000, ge=8_000, le=48_000)
+    """Sample rate of the audio sent and received."""
+    connect_timeout_secs: float = Field(default=10.0, gt=0.0, le=120.0)
+    """Give up connecting after this long."""
+    quiet_secs: float = Field(default=1.5, gt=0.0, le=10.0)
+    """After the agent has spoken, this much time with no new audio ends its turn (unless
+    it says so first with a ``bot_stopped`` message)."""
+
+
 class AgentSpec(FrozenModel):
-    """A voice agent under test."""
+    """A voice agent under test: a pipeline voicebench builds (``llm`` and the stages), or a
+    running agent reached over WebSocket (``remote``)."""
 
     name: str = Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][A-Za-z0-9._ /-]*$")
     """Display name."""
@@ -180,15 +213,31 @@ class AgentSpec(FrozenModel):
     system_prompt: str = HEART_SYSTEM_PROMPT
     """Instructions given to the LLM."""
     stt: STTSpec = STTSpec()
-    llm: LLMSpec
+    llm: LLMSpec | None = None
     tts: TTSSpec = TTSSpec()
     vad: VADSpec = VADSpec()
     turn: TurnSpec = TurnSpec()
+    remote: RemoteSpec | None = None
+    """A running agent reached over WebSocket instead of a pipeline built here."""
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> AgentSpec:
+        if (self.llm is None) == (self.remote is None):
+            raise ValueError("give either [llm] (a pipeline voicebench builds) or [remote] "
+                             "(a running agent over WebSocket)")
+        return self
 
     @property
     def id(self) -> str:
-        """``provider/model``, the contestant id."""
+        """``provider/model`` (``remote/NAME`` for a remote agent), the contestant id."""
+        if self.llm is None:
+            return f"remote/{self.name}"
         return f"{self.llm.provider}/{self.llm.model}"
+
+    @property
+    def key_variable(self) -> str | None:
+        """The environment variable holding the LLM's key, if any."""
+        return self.llm.api_key_env if self.llm is not None else None
 
 
 def load_agent_spec(path: str | Path, *, require_secrets: bool = True) -> AgentSpec:
@@ -201,7 +250,7 @@ def load_agent_spec(path: str | Path, *, require_secrets: bool = True) -> AgentS
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"not valid TOML ({exc})", file=path) from None
     spec = validate_record(AgentSpec, data, file=path)
-    var = spec.llm.api_key_env
+    var = spec.key_variable
     if require_secrets and var and not os.environ.get(var):
         raise MissingSecretError(path, "llm.api_key_env", var)
     return spec
@@ -209,4 +258,5 @@ def load_agent_spec(path: str | Path, *, require_secrets: bool = True) -> AgentS
 
 def api_key(spec: AgentSpec) -> str | None:
     """The key for the spec's LLM, read from the environment at the moment it is needed."""
-    return os.environ.get(spec.llm.api_key_env) if spec.llm.api_key_env else None
+    var = spec.key_variable
+    return os.environ.get(var) if var else None

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from voicebench.agentspec import AgentSpec
+from voicebench.runlog import TurnError
 from voicebench.timing import EventKind, TurnEvent
 
 SAMPLE_RATE = 16_000
@@ -31,6 +32,10 @@ class HeardTurn:
     events: tuple[TurnEvent, ...]
     audio: np.ndarray
     timed_out: bool
+    failure: TurnError | None = None
+    """A failure the agent itself reported (a remote agent's connection, for one)."""
+    black_box: bool = False
+    """Only the audio is observed (a remote agent): no stage milestones, no LLM events."""
 
 
 def _turn_done(events: list[TurnEvent], now_ns: int) -> bool:

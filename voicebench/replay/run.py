@@ -71,16 +71,25 @@ def _history(dialogue: Dialogue, k: int, mode: ReplayMode,
 def _interpret(heard, *, user_text: str, secret: str | None = None) -> tuple[dict, TurnError | None]:
     timing = derive_timing(heard.events, heard.speech_end_ns)
     transcript = user_transcript(heard.events, timing)
-    reply = reply_text(heard.events, timing)
+    if heard.black_box:
+        # Only the audio is observed: what it said is whatever the agent reported.
+        reply = " ".join(e.text.strip() for e in heard.events
+                         if e.kind is EventKind.LLM_TOKEN and e.text.strip())
+    else:
+        reply = reply_text(heard.events, timing)
     errors = [e.text for e in heard.events if e.kind is EventKind.ERROR]
     error = None
-    if errors:
+    if heard.failure is not None:
+        error = heard.failure.model_copy(update={"reason": redact(heard.failure.reason, secret)})
+    elif errors:
         error = TurnError(kind="pipeline_error", reason=redact(errors[0], secret))
+    elif heard.timed_out and timing.audio_out_ns is None and heard.black_box:
+        error = TurnError(kind="timeout", reason=f"nothing audible within {TURN_TIMEOUT_S:.0f} s")
     elif heard.timed_out:
         error = TurnError(kind="timeout", reason=f"no complete answer within {TURN_TIMEOUT_S:.0f} s")
-    elif not transcript:
+    elif not transcript and not heard.black_box:
         error = TurnError(kind="no_transcript", reason="the ASR produced no text for the turn")
-    elif timing.llm_first_token_ns is None:
+    elif timing.llm_first_token_ns is None and not heard.black_box:
         error = TurnError(kind="no_reply", reason="the LLM returned no tokens")
     elif timing.audio_out_ns is None:
         error = TurnError(kind="no_audio", reason="no audible bot audio was played")
@@ -139,9 +148,10 @@ async def replay(
     if not todo:
         return records
     if agent_factory is None:
-        from voicebench.replay.agent import VoiceAgent
-
-        agent_factory = VoiceAgent
+        if spec.remote is not None:
+            from voicebench.replay.remote import RemoteAgent as agent_factory
+        else:
+            from voicebench.replay.agent import VoiceAgent as agent_factory
     agent = None
     try:
         for dialogue, k in todo:

@@ -118,7 +118,7 @@ def _judging_summary(folder: Path, *, budget_ttft_ms: float, budget_ttfa_ms: flo
 
 
 def _secrets(runs: Sequence[RunData], judging: Path | None) -> list[str]:
-    names = {r.header.agent.llm.api_key_env for r in runs} - {None}
+    names = {r.header.agent.key_variable for r in runs} - {None}
     if judging is not None:
         try:
             spec, _ = load_judge_spec(Path(_judging_header(judging).judge_spec_path))

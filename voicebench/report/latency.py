@@ -6,7 +6,8 @@
   whole, the share of all turns (failed ones count as misses) within both budgets.
 - Cold turns are the agent's first turn after each (re)start (``TurnRecord.cold``; in logs
   that lack it, the first record); the rest are warm.
-- The waterfall is the mean of each stage over the turns that have a TTFA. A missing stage
+- The waterfall is the mean of each stage over the turns that have a TTFA (none for a remote
+  agent, which is timed as a black box). A missing stage
   counts as 0 ms (the next stage then starts at the last known boundary), so the mean stages
   add up to the mean TTFA exactly; medians would not add up.
 """
@@ -89,7 +90,8 @@ def agent_latency(run_dir: Path, header: RunHeader, records: Sequence[TurnRecord
 
     timed = [(r, c) for r, c in zip(records, cold, strict=True)
              if r.timing is not None and r.timing.ttfa_ms is not None]
-    stage_rows = [r.timing.stages_ms for r, _ in timed]
+    # A remote agent is a black box: only its audio is seen, so it has no stages.
+    stage_rows = [] if header.agent.remote is not None else [r.timing.stages_ms for r, _ in timed]
     waterfall = {s: round(float(np.mean([row[s] or 0.0 for row in stage_rows])), 3)
                  for s in STAGE_NAMES} if stage_rows else {}
     p50 = {s: (round(float(np.median(v)), 1) if (v := [row[s] for row in stage_rows

@@ -64,13 +64,10 @@ import asyncio
 import gc
 import json
 import os
-import queue
 import re
 import signal
 import subprocess
-import sys
 import tempfile
-import threading
 import time
 import urllib.request
 import uuid
@@ -84,6 +81,7 @@ from pydantic import Field
 from voicebench._jsonl import read_models
 from voicebench._model import FrozenModel
 from voicebench.errors import RunError
+from voicebench.testing._process import start_ready_process, stop_process
 
 HOST = "127.0.0.1"
 Fault = Literal["429", "500", "hang", "empty", "truncate"]
@@ -92,8 +90,6 @@ FAULTS: tuple[str, ...] = get_args(Fault)
 # asyncio wakes up to ~1 ms late (epoll timeouts are whole milliseconds, rounded up), so sleep
 # until this long before a deadline and spin for the rest: the chunk leaves within microseconds.
 _SPIN_NS = 1_500_000
-_READY_TIMEOUT_S = 20.0
-_STOP_TIMEOUT_S = 5.0
 _TOKEN_RE = re.compile(r"\s*\S+|\s+")
 _REFLECT = {"i": "you", "i'm": "you're", "im": "you're", "me": "you", "my": "your",
             "mine": "yours", "myself": "yourself", "am": "are", "was": "were"}
@@ -393,45 +389,16 @@ class ScriptedLLMServer:
         """Start the subprocess and wait for its READY line."""
         # Kept until this object is collected, so the log stays readable after stop().
         self._tmp = tempfile.TemporaryDirectory(prefix="scripted-llm-")
-        stderr_path = Path(self._tmp.name) / "stderr.txt"
-        env = dict(os.environ)
-        root = str(Path(__file__).resolve().parents[2])  # voicebench need not be installed
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
-        with open(stderr_path, "w", encoding="utf-8") as stderr:  # a file never fills up and blocks
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "voicebench.testing.scripted_llm", "--port", "0",
-                 "--log", str(self.log_path), *self._args],
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr, text=True, env=env)
-        lines: queue.Queue[str] = queue.Queue()
-        assert self.process.stdout is not None
-        threading.Thread(target=lambda out=self.process.stdout: lines.put(out.readline()),
-                         daemon=True).start()
-        try:
-            line = lines.get(timeout=_READY_TIMEOUT_S)
-        except queue.Empty:
-            line = ""
-        match = re.fullmatch(rf"READY http://{re.escape(HOST)}:(\d+)/v1", line.strip())
-        if match is None:
-            self.stop()
-            raise RunError(f"scripted LLM server did not become ready within {_READY_TIMEOUT_S:g} s "
-                           f"(stdout {line!r}); stderr:\n{stderr_path.read_text(errors='replace')}")
+        self.process, match = start_ready_process(
+            "voicebench.testing.scripted_llm",
+            ["--port", "0", "--log", str(self.log_path), *self._args], Path(self._tmp.name),
+            rf"READY http://{re.escape(HOST)}:(\d+)/v1", "scripted LLM server")
         self.port = int(match.group(1))
         return self
 
     def stop(self) -> None:
         """SIGTERM, up to 5 s of grace, then SIGKILL; always reaps the process."""
-        proc = self.process
-        if proc is None:
-            return
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(_STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
+        stop_process(self.process)
         self.port = None
 
     def requests(self) -> list[RequestRecord]:

@@ -1,0 +1,220 @@
+"""A running voice agent reached over WebSocket, driven as a caller would and timed as a black box.
+
+One connection serves a whole run, like one phone call per run; after a failed turn the replay
+loop starts a new one. The caller's side is a real-time microphone and loudspeaker:
+
+- Microphone: 20 ms frames, each sent once its 20 ms have "been recorded" (frame j of an
+  utterance that starts at t0 leaves at t0 + (j + 1) * 20 ms), silence between utterances.
+  Sample i of an utterance happens at t0 + i / rate, which places the true end of speech.
+- Loudspeaker: the agent's audio plays from when it arrives, each chunk after the previous
+  one (a one-chunk device buffer). The first audible sample played after the end of speech
+  is the turn's first audio; TTFA runs from the end of speech to it.
+
+A turn ends when the agent says ``bot_stopped`` after speaking, or when it has spoken and
+then ``quiet_secs`` pass after the last of its audio has played with nothing new. Failures
+are returned on the turn, never raised: ``connection_refused``, ``handshake`` (the server
+answered but no WebSocket opened), ``closed_mid_turn``, ``agent_error``, and, from the
+replay loop, ``timeout`` (nothing audible within the turn timeout).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+
+import numpy as np
+
+from voicebench.agentspec import AgentSpec
+from voicebench.fixtures.audio import first_speech_sample, resample, to_int16
+from voicebench.replay.agent import HeardTurn
+from voicebench.replay.wire import codec
+from voicebench.runlog import TurnError
+from voicebench.timing import EventKind, TurnEvent
+
+FRAME_MS = 20
+NS_PER_S = 1_000_000_000
+FIXTURE_RATE = 16_000
+
+
+class RemoteAgent:
+    """``async with RemoteAgent(spec) as agent``: one WebSocket call for a run."""
+
+    def __init__(self, spec: AgentSpec, *, clock=time.perf_counter_ns) -> None:
+        assert spec.remote is not None
+        self.spec = spec
+        self.remote = spec.remote
+        self.rate = spec.remote.sample_rate
+        self.codec = codec(spec.remote.protocol, self.rate)
+        self.clock = clock
+        self._ws = None
+        self._failure: TurnError | None = None
+        self._tasks: list[asyncio.Task] = []
+        self._queue: asyncio.Queue = asyncio.Queue()
+        self._events: list[TurnEvent] = []
+        self._recording: list[bytes] = []
+        self._listening_since = 0
+        self._next_free_ns = 0
+        self._last_audio_end_ns = 0
+        self._closed = asyncio.Event()
+
+    async def __aenter__(self) -> RemoteAgent:
+        import websockets
+
+        try:
+            self._ws = await asyncio.wait_for(
+                websockets.connect(self.remote.url, max_size=2**24, open_timeout=None,
+                                   ping_interval=None),
+                self.remote.connect_timeout_secs)
+        except (ConnectionRefusedError, OSError) as exc:
+            self._failure = TurnError(kind="connection_refused",
+                                      reason=f"{self.remote.url}: {exc.strerror or exc}")
+            return self
+        except TimeoutError:
+            self._failure = TurnError(kind="connection_refused", reason=(
+                f"{self.remote.url}: no connection within {self.remote.connect_timeout_secs:g} s"))
+            return self
+        except websockets.exceptions.WebSocketException as exc:
+            self._failure = TurnError(kind="handshake", reason=f"{self.remote.url}: {exc}")
+            return self
+        for message in self.codec.hello():
+            await self._ws.send(message)
+        self._tasks = [asyncio.create_task(self._receive()), asyncio.create_task(self._pace())]
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if self._ws is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._ws.close(), 5)
+
+    # The loudspeaker -----------------------------------------------------------------------
+
+    async def _receive(self) -> None:
+        import websockets
+
+        try:
+            async for message in self._ws:
+                now = self.clock()
+                incoming = self.codec.decode(message)
+                if incoming is None:
+                    continue
+                if incoming.audio is not None:
+                    self._play(incoming.audio, now)
+                    continue
+                kind = incoming.control.get("type")
+                text = str(incoming.control.get("text") or incoming.control.get("message") or "")
+                event = {"transcript": EventKind.TRANSCRIPT, "reply": EventKind.LLM_TOKEN,
+                         "bot_stopped": EventKind.BOT_STOPPED, "error": EventKind.ERROR}.get(kind)
+                if event is not None:
+                    self._events.append(TurnEvent(event, now, text))
+        except websockets.exceptions.ConnectionClosed:
+            pass
+        finally:
+            self._closed.set()
+
+    def _play(self, audio: bytes, now: int) -> None:
+        pcm = np.frombuffer(audio[: len(audio) // 2 * 2], dtype=np.int16)
+        if pcm.size == 0:
+            return
+        start = max(now, self._next_free_ns)
+        if now >= self._listening_since:
+            idx = first_speech_sample(pcm)
+            if idx is not None:
+                self._events.append(TurnEvent(EventKind.AUDIO_OUT,
+                                              start + idx * NS_PER_S // self.rate))
+            self._recording.append(pcm.tobytes())
+        self._next_free_ns = start + pcm.size * NS_PER_S // self.rate
+        self._last_audio_end_ns = self._next_free_ns
+
+    # The microphone ------------------------------------------------------------------------
+
+    async def _pace(self) -> None:
+        n = self.rate * FRAME_MS // 1000
+        frame_ns = FRAME_MS * 1_000_000
+        silence = np.zeros(n, dtype=np.int16)
+        origin = self.clock()
+        k, pos, current = 0, 0, None
+        while True:
+            window_start = origin + k * frame_ns
+            if current is None and not self._queue.empty():
+                current, pos = self._queue.get_nowait(), 0
+                current[1].set_result(window_start)
+            if current is not None:
+                pcm = current[0]
+                chunk = pcm[pos: pos + n]
+                pos += n
+                if chunk.size < n:
+                    chunk = np.concatenate([chunk, silence[: n - chunk.size]])
+                if pos >= pcm.size:
+                    current[2].set_result(window_start + frame_ns)
+                    current = None
+            else:
+                chunk = silence
+            delay = (window_start + frame_ns - self.clock()) / NS_PER_S
+            if delay > 0:
+                await asyncio.sleep(delay)
+            await self._ws.send(self.codec.audio(chunk.tobytes()))
+            k += 1
+
+    # A turn --------------------------------------------------------------------------------
+
+    def _failed(self, speech_end_ns: int, error: TurnError) -> HeardTurn:
+        return HeardTurn(speech_end_ns=speech_end_ns, events=(), audio=np.zeros(0, np.int16),
+                         timed_out=False, failure=error, black_box=True)
+
+    async def speak(self, history: list[dict[str, str]], pcm: np.ndarray, speech_end_sample: int,
+                    *, timeout_s: float = 60.0) -> HeardTurn:
+        """Say one utterance after ``history`` (16 kHz fixture PCM) and wait for the answer."""
+        if self._failure is not None:
+            return self._failed(self.clock(), self._failure)
+        if self._closed.is_set():
+            return self._failed(self.clock(), TurnError(
+                kind="closed_mid_turn", reason="the agent closed the connection"))
+        for message in self.codec.context(list(history)):
+            await self._ws.send(message)
+        if self.rate != FIXTURE_RATE:
+            pcm = to_int16(resample(pcm.astype(np.float32) / 32768.0, FIXTURE_RATE, self.rate))
+            speech_end_sample = speech_end_sample * self.rate // FIXTURE_RATE
+        loop = asyncio.get_running_loop()
+        started, finished = loop.create_future(), loop.create_future()
+        self._events, self._recording = [], []
+        self._queue.put_nowait((pcm.astype(np.int16), started, finished))
+        start_ns = await started
+        speech_end_ns = start_ns + speech_end_sample * NS_PER_S // self.rate
+        self._listening_since = speech_end_ns
+        self._events = [e for e in self._events if e.ns >= start_ns]
+        await finished
+        deadline = self.clock() + int(timeout_s * NS_PER_S)
+        quiet_ns = int(self.remote.quiet_secs * NS_PER_S)
+        timed_out = True
+        while self.clock() < deadline:
+            now = self.clock()
+            heard = [e.ns for e in self._events if e.kind is EventKind.AUDIO_OUT
+                     and e.ns >= speech_end_ns]
+            stopped = [e.ns for e in self._events if e.kind is EventKind.BOT_STOPPED]
+            if heard and (any(s > heard[0] for s in stopped)
+                          or now - self._last_audio_end_ns > quiet_ns):
+                timed_out = False
+                break
+            if self._closed.is_set():
+                return HeardTurn(speech_end_ns, tuple(self._events), self._take(), False,
+                                 failure=TurnError(kind="closed_mid_turn",
+                                                   reason="the agent closed the connection "
+                                                   "before its answer ended"), black_box=True)
+            await asyncio.sleep(0.01)
+        errors = [e.text for e in self._events if e.kind is EventKind.ERROR]
+        failure = TurnError(kind="agent_error", reason=errors[0][:500]) if errors else None
+        return HeardTurn(speech_end_ns, tuple(self._events), self._take(), timed_out,
+                         failure=failure, black_box=True)
+
+    def _take(self) -> np.ndarray:
+        audio = np.frombuffer(b"".join(self._recording), dtype=np.int16).copy()
+        if self.rate != FIXTURE_RATE and audio.size:
+            audio = to_int16(resample(audio.astype(np.float32) / 32768.0, self.rate,
+                                      FIXTURE_RATE))
+        return audio
