@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 
 import pytest
@@ -66,6 +68,25 @@ def test_every_shipped_agent_loads_when_its_key_variable_is_set(monkeypatch):
     assert specs["openai"].llm.api_key_env == "OPENAI_API_KEY"
     assert specs["anthropic"].llm.api_key_env == "ANTHROPIC_API_KEY"
     assert str(specs["openai-compatible"].llm.base_url).startswith("http://127.0.0.1")
+    remote = specs["remote-example"]
+    assert remote.llm is None and remote.remote.url == "ws://127.0.0.1:8765"
+    assert remote.id == "remote/remote-example" and remote.key_variable is None
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('name = "x"\nfamily = "f"\n', "give either [llm]"),
+    ('name = "x"\nfamily = "f"\n[llm]\nprovider = "scripted"\nmodel = "m"\n'
+     '[remote]\nurl = "ws://127.0.0.1:1"\n', "give either [llm]"),
+    ('name = "x"\nfamily = "f"\n[remote]\nurl = "http://127.0.0.1:1"\n', "remote.url"),
+    ('name = "x"\nfamily = "f"\n[remote]\nurl = "ws://h:1"\nprotocol = "sip"\n',
+     "remote.protocol"),
+])
+def test_bad_remote_specs_name_the_field(tmp_path, text, message):
+    path = tmp_path / "agent.toml"
+    path.write_text(text)
+    with pytest.raises(InputError, match=re.escape(message)) as info:
+        load_agent_spec(path)
+    assert str(path) in str(info.value)
 
 
 @pytest.mark.parametrize(("agent", "variable"),

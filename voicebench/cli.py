@@ -208,8 +208,9 @@ def _progress_printer():
                       f"replaying {p.total} turns", highlight=False)
             return
         t = r.timing
-        figures = (f"TTFT {t.ttft_ms:,.0f} ms  TTFA {t.ttfa_ms:,.0f} ms"
-                   if t and t.ttft_ms is not None and t.ttfa_ms is not None else "")
+        figures = "  ".join(f"{name} {value:,.0f} ms" for name, value in
+                            (("TTFT", t.ttft_ms if t else None), ("TTFA", t.ttfa_ms if t else None))
+                            if value is not None)
         status = f"[red]{r.error.kind}: {r.error.reason}[/]" if r.error else figures
         err.print(f"[{p.done}/{p.total}] {r.dialogue_id} turn {r.turn_index}  {status}",
                   highlight=False)
@@ -358,6 +359,46 @@ def _share(v: float | None, lo: float | None, hi: float | None) -> str:
     if v is None:
         return "-"
     return f"{100 * v:.1f}% (95% CI {100 * lo:.1f}-{100 * hi:.1f})"
+
+
+@app.command()
+def serve(
+    agent: Annotated[Path, typer.Option("--agent", "-a", envvar="VOICEBENCH_AGENT",
+                                        help="Agent spec to serve (default: the local agent).")
+                     ] = DEFAULT_AGENT,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port on 127.0.0.1 (0: any free "
+                                      "port).")] = 8765,
+    protocol: Annotated[str, typer.Option(help="pcm (voicebench's protocol) or pipecat "
+                                          "(pipecat's protobuf frames).")] = "pcm",
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show pipeline logs.")] = False,
+) -> None:
+    """Serve an agent as a WebSocket voice agent on 127.0.0.1: one pipeline per call, helper
+    servers shared. Test a remote-agent spec against it, or let others benchmark it."""
+    import asyncio
+
+    _quiet_libraries(verbose)
+    from voicebench.agentspec import load_agent_spec
+    from voicebench.live import serve as serve_agent
+
+    if protocol not in ("pcm", "pipecat"):
+        _fail(VoicebenchError("--protocol must be pcm or pipecat"))
+    try:
+        spec = load_agent_spec(agent)
+    except VoicebenchError as exc:
+        _fail(exc)
+
+    def ready(url: str) -> None:
+        out.print(f"serving {spec.name} ({spec.id}) on {url}, protocol {protocol}; Ctrl-C stops",
+                  highlight=False)
+
+    try:
+        asyncio.run(serve_agent(spec, port=port, protocol=protocol, on_ready=ready))
+    except VoicebenchError as exc:
+        _fail(exc)
+    except OSError as exc:
+        _fail(VoicebenchError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}"))
+    except KeyboardInterrupt:
+        err.print("stopped", highlight=False)
 
 
 @app.command()

@@ -48,9 +48,8 @@ def test_a_missing_rubric_is_named(tmp_path):
 def test_shipped_judges_share_family_names_with_shipped_agents():
     from voicebench.agentspec import load_agent_spec
 
-    agents = {load_agent_spec(p, require_secrets=False).llm.provider:
-              load_agent_spec(p, require_secrets=False).family
-              for p in Path("agents").glob("*.toml")}
+    specs = [load_agent_spec(p, require_secrets=False) for p in Path("agents").glob("*.toml")]
+    agents = {s.llm.provider: s.family for s in specs if s.llm is not None}
     for name in ("openai", "anthropic"):
         spec, _ = load_judge_spec(Path("judges") / f"{name}.toml", require_secrets=False)
         assert spec.judges[0].family == agents[name], name  # so the family rule can bite

@@ -64,12 +64,17 @@ def _turn_done(events: list[TurnEvent], now_ns: int) -> bool:
 
 
 class VoiceAgent:
-    """One pipeline for a whole run; use as ``async with VoiceAgent(spec) as agent``."""
+    """One pipeline for a whole run; use as ``async with VoiceAgent(spec) as agent``.
 
-    def __init__(self, spec: AgentSpec, *, clock=None) -> None:
+    ``transport(params, observer)`` makes the pipeline's transport: by default the replay's
+    microphone and loudspeaker; ``voicebench serve`` gives it a WebSocket caller instead.
+    """
+
+    def __init__(self, spec: AgentSpec, *, clock=None, transport=None) -> None:
         from voicebench.timing import RunClock, TimingObserver
 
         self.spec = spec
+        self._make_transport = transport
         self.clock = clock or RunClock()
         self.observer = TimingObserver()
         self._stack = None
@@ -130,7 +135,7 @@ class VoiceAgent:
             audio_in_sample_rate=SAMPLE_RATE,
             audio_out_sample_rate=SAMPLE_RATE,
         )
-        self.transport = ReplayTransport(params, self.observer)
+        self.transport = (self._make_transport or ReplayTransport)(params, self.observer)
         vad = VADProcessor(
             vad_analyzer=SileroVADAnalyzer(
                 sample_rate=SAMPLE_RATE,

@@ -8,7 +8,8 @@ TTFT is ``llm_first_token_ns - llm_request_ns``. TTFA is ``audio_out_ns - speech
 The waterfall cuts TTFA into consecutive stages at the milestones, in pipeline order. Stage
 boundaries are made monotone (a boundary earlier than the one before it is moved up to it),
 so no stage is negative and the stages always add up to TTFA exactly. A missing milestone
-gives that stage ``None``; the following stage then starts at the last known boundary.
+gives that stage ``None``; the following stage then starts at the last known boundary. With
+only the first audio known (a remote agent, timed as a black box) every stage is ``None``.
 """
 
 from __future__ import annotations
@@ -94,13 +95,15 @@ class TurnTiming(FrozenModel):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def stages_ms(self) -> dict[str, float | None]:
-        """The waterfall: stage name to ms; the non-null stages sum to ``ttfa_ms``."""
+        """The waterfall: stage name to ms; the non-null stages sum to ``ttfa_ms`` (none are
+        non-null for a black box)."""
         return {name: (None if ns is None else ns_to_ms(ns)) for name, ns in self.stages_ns().items()}
 
     def stages_ns(self) -> dict[str, int | None]:
         """The waterfall in ns (exact integers)."""
         out: dict[str, int | None] = {}
-        if self.audio_out_ns is None:
+        if self.audio_out_ns is None or all(getattr(self, m) is None for _, m, _ in STAGES[:-1]):
+            # No audio, or a black box (a remote agent): no stage was observed.
             return {name: None for name in STAGE_NAMES}
         boundary = self.speech_end_ns
         for name, milestone, _ in STAGES:

@@ -1,0 +1,158 @@
+"""``voicebench serve``: any voicebench agent as a WebSocket voice agent on 127.0.0.1.
+
+Each connection is one call with its own pipeline (VAD, Whisper, the LLM, Piper), in either
+protocol of ``voicebench.replay.wire``. The caller's audio goes straight into the pipeline
+(the caller paces it); the agent's voice is sent as it would be played, in real time. A
+``context`` message sets the conversation before the next turn, so a teacher-forced replay
+against a served agent hears the same history as one against the pipeline in-process.
+
+Helper servers (the local llama.cpp server, the scripted LLM) are started once for the
+server's life and shared by every call: one model, many callers, as a deployment would run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+
+import numpy as np
+from pipecat.frames.frames import InputAudioRawFrame, OutputAudioRawFrame, StartFrame
+from pipecat.transports.base_input import BaseInputTransport
+from pipecat.transports.base_output import BaseOutputTransport
+from pipecat.transports.base_transport import BaseTransport, TransportParams
+
+from voicebench.agentspec import AgentSpec
+from voicebench.errors import InputError
+from voicebench.replay.wire import codec as make_codec
+
+HOST = "127.0.0.1"
+SAMPLE_RATE = 16_000
+NS_PER_S = 1_000_000_000
+
+
+class _CallerInput(BaseInputTransport):
+    async def start(self, frame: StartFrame) -> None:
+        await super().start(frame)
+        await self.set_transport_ready(frame)
+
+    async def hear(self, pcm: bytes) -> None:
+        await self.push_audio_frame(InputAudioRawFrame(audio=pcm, sample_rate=SAMPLE_RATE,
+                                                       num_channels=1))
+
+
+class _CallerOutput(BaseOutputTransport):
+    """Sends the agent's voice to the caller no faster than it would play."""
+
+    def __init__(self, params: TransportParams, send: Callable, **kwargs) -> None:
+        super().__init__(params, **kwargs)
+        self._send = send
+        self._next_free_ns = 0
+
+    async def start(self, frame: StartFrame) -> None:
+        await super().start(frame)
+        await self.set_transport_ready(frame)
+
+    async def write_audio_frame(self, frame: OutputAudioRawFrame) -> bool:
+        clock = self.get_clock()
+        now = clock.get_time()
+        play_start = max(now, self._next_free_ns)
+        if play_start > now:
+            await asyncio.sleep((play_start - now) / NS_PER_S)
+        samples = len(frame.audio) // 2
+        self._next_free_ns = play_start + samples * NS_PER_S // frame.sample_rate
+        with contextlib.suppress(Exception):  # the caller hung up: nothing to play to
+            await self._send(frame.audio)
+        return True
+
+
+class CallerTransport(BaseTransport):
+    def __init__(self, params: TransportParams, send: Callable) -> None:
+        super().__init__()
+        self._input = _CallerInput(params, name="caller-input")
+        self._output = _CallerOutput(params, send, name="caller-output")
+
+    def input(self) -> _CallerInput:
+        return self._input
+
+    def output(self) -> _CallerOutput:
+        return self._output
+
+
+@contextlib.asynccontextmanager
+async def shared_backend(spec: AgentSpec):
+    """The spec each call's pipeline uses: helper servers started once, here, and reached
+    as an OpenAI-compatible endpoint."""
+    if spec.remote is not None:
+        raise InputError("a remote agent cannot be served; give a spec with [llm]",
+                         field="remote")
+    async with contextlib.AsyncExitStack() as stack:
+        llm = spec.llm
+        if llm.provider in ("local", "scripted"):
+            if llm.provider == "local":
+                from voicebench.local_llm import LlamaServer, resolve_gguf
+
+                server = await stack.enter_async_context(LlamaServer(
+                    resolve_gguf(llm.model), n_ctx=llm.n_ctx, n_threads=llm.n_threads,
+                    model_alias=llm.model))
+                if llm.warmup:
+                    server.warm_up(spec.system_prompt)
+            else:
+                from voicebench.testing.scripted_llm import ScriptedLLMServer
+
+                server = await stack.enter_async_context(ScriptedLLMServer(
+                    ttft_ms=llm.ttft_ms, token_delay_ms=llm.token_delay_ms, reply=llm.reply,
+                    model=llm.model))
+            llm = llm.model_copy(update={"provider": "openai-compatible",
+                                         "base_url": server.base_url})
+        yield spec.model_copy(update={"llm": llm})
+
+
+async def handle_call(ws, spec: AgentSpec, protocol: str) -> None:
+    """One call: a pipeline for this caller until it hangs up."""
+    from voicebench.replay.agent import VoiceAgent
+
+    wire = make_codec(protocol, SAMPLE_RATE)
+
+    async def send(pcm: bytes) -> None:
+        await ws.send(wire.audio(pcm))
+
+    agent = VoiceAgent(spec, transport=lambda params, _observer: CallerTransport(params, send))
+    async with agent:
+        with contextlib.suppress(Exception):  # a dropped caller ends the call
+            async for message in ws:
+                incoming = wire.decode(message)
+                if incoming is None:
+                    continue
+                if incoming.audio is not None:
+                    pcm = np.frombuffer(incoming.audio[: len(incoming.audio) // 2 * 2],
+                                        dtype=np.int16)
+                    await agent.transport.input().hear(pcm.tobytes())
+                elif incoming.control.get("type") == "context":
+                    messages = incoming.control.get("messages")
+                    if isinstance(messages, list):
+                        agent.context.set_messages(
+                            [m for m in messages if isinstance(m, dict)
+                             and m.get("role") in ("user", "assistant")
+                             and isinstance(m.get("content"), str)])
+                elif incoming.control.get("type") == "start" and protocol == "pcm":
+                    await ws.send('{"type": "ready"}')
+
+
+async def serve(spec: AgentSpec, *, port: int, protocol: str = "pcm",
+                on_ready: Callable[[str], None] | None = None,
+                stop: asyncio.Event | None = None) -> None:
+    """Serve ``spec`` on ws://127.0.0.1:PORT until ``stop`` is set (or forever)."""
+    import websockets
+
+    stop = stop or asyncio.Event()
+    async with shared_backend(spec) as call_spec:
+        async def handler(ws) -> None:
+            await handle_call(ws, call_spec, protocol)
+
+        async with websockets.serve(handler, HOST, port, max_size=2**24,
+                                    ping_interval=None) as server:
+            bound = next(iter(server.sockets)).getsockname()[1]
+            if on_ready is not None:
+                on_ready(f"ws://{HOST}:{bound}")
+            await stop.wait()
