@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from voicebench.errors import VoicebenchError
+from voicebench.errors import InputError, VoicebenchError
 
 app = typer.Typer(
     help="Live voice-agent latency and empathy evaluation on HEART support dialogues.",
@@ -399,6 +399,80 @@ def serve(
         _fail(VoicebenchError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}"))
     except KeyboardInterrupt:
         err.print("stopped", highlight=False)
+
+
+@app.command()
+def load(
+    agent: Annotated[str, typer.Option("--agent", "-a", help="A ws:// URL, or an agent spec "
+                                       "with [remote].")],
+    callers: Annotated[int, typer.Option(min=1, max=200, help="Simulated callers.")] = 4,
+    ramp: Annotated[float, typer.Option(min=0.0, help="Seconds over which callers arrive.")
+                    ] = 10.0,
+    duration: Annotated[float, typer.Option(min=1.0, max=3600.0, help="Seconds after the first "
+                                            "arrival during which calls start.")] = 60.0,
+    arrivals: Annotated[str, typer.Option(help="fixed (evenly spaced) or poisson.")] = "fixed",
+    protocol: Annotated[str, typer.Option(help="With a URL: pcm or pipecat.")] = "pcm",
+    out_dir: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="Load folder (default reports/load/TIMESTAMP).")] = None,
+    dialogues: DialoguesOpt = DEFAULT_DIALOGUES,
+    fixtures: FixturesOpt = DEFAULT_FIXTURES,
+    budget_ttfa_ms: Annotated[float, typer.Option(help="TTFA budget (ms).")] = 1000.0,
+    turn_timeout: Annotated[float, typer.Option(min=1.0, max=300.0, help="Seconds a turn may "
+                                                "take; failed turns count as this long.")] = 30.0,
+    seed: Annotated[int, typer.Option(help="Seed for poisson arrivals.")] = 0,
+) -> None:
+    """Many callers at once against a remote voice agent: TTFA percentiles by concurrency,
+    failures by kind, and the concurrency at which the TTFA budget breaks."""
+    import asyncio
+
+    _quiet_libraries(False)
+    from voicebench._model import validate_record
+    from voicebench.agentspec import AgentSpec, load_agent_spec
+    from voicebench.dialogues import load_dialogues
+    from voicebench.fixtures import synthesize_fixtures
+    from voicebench.live import run_load, summarize_load
+
+    try:
+        if arrivals not in ("fixed", "poisson"):
+            raise InputError("must be fixed or poisson", field="--arrivals")
+        if "://" in agent and not agent.startswith(("ws://", "wss://")):
+            raise InputError(f"{agent!r} is not a ws:// or wss:// URL", field="--agent")
+        if agent.startswith(("ws://", "wss://")):
+            spec = validate_record(AgentSpec, {"name": "remote", "family": "remote", "remote": {
+                "url": agent, "protocol": protocol}}, file="--agent")
+        else:
+            spec = load_agent_spec(Path(agent))
+        items = load_dialogues(dialogues)
+        manifest = synthesize_fixtures(items, fixtures).manifest
+    except VoicebenchError as exc:
+        _fail(exc)
+    target = out_dir or Path("reports") / "load" / datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    err.print(f"load: {callers} callers over {ramp:g} s ({arrivals}), calls start for "
+              f"{duration:g} s -> {target}", highlight=False)
+
+    def show(t) -> None:
+        r = t.turn
+        what = (f"[red]{r.error.kind}: {r.error.reason}[/]" if r.error else
+                f"TTFA {r.timing.ttfa_ms:,.0f} ms")
+        err.print(f"[{t.offset_s:6.1f} s, {t.concurrency} calls] caller {t.caller} "
+                  f"{r.dialogue_id} turn {r.turn_index}  {what}", highlight=False)
+
+    try:
+        turns = asyncio.run(run_load(spec, items, manifest, fixtures, target, callers=callers,
+                                     ramp_s=ramp, duration_s=duration, arrivals=arrivals,
+                                     seed=seed, turn_timeout_s=turn_timeout, progress=show))
+    except VoicebenchError as exc:
+        _fail(exc)
+    except KeyboardInterrupt:
+        err.print(f"interrupted; finished turns are in {target}/turns.jsonl", highlight=False)
+        raise typer.Exit(130) from None
+    summary = summarize_load(turns, budget_ttfa_ms=budget_ttfa_ms, turn_timeout_s=turn_timeout)
+    from voicebench._jsonl import write_atomic
+    from voicebench.live.display import load_table
+
+    write_atomic(target / "summary.json", summary.model_dump_json(indent=2) + "\n")
+    out.print(load_table(summary, f"{spec.name} ({spec.remote.url}) under load"))
+    out.print(f"turns: {target}/turns.jsonl; summary: {target}/summary.json", highlight=False)
 
 
 @app.command()

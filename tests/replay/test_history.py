@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from voicebench.dialogues import Dialogue, Turn
-from voicebench.replay.run import _history, plan_turns, select_dialogues
+from voicebench.replay.run import plan_turns, select_dialogues, turn_history
 from voicebench.runlog import ReplayMode, TurnRecord
 
 DIALOGUE = Dialogue(
@@ -25,19 +25,19 @@ def rec(k: int, heard: str, reply: str) -> TurnRecord:
 
 
 def test_teacher_forced_history_is_the_original_text_before_the_turn():
-    assert _history(DIALOGUE, 3, ReplayMode.TEACHER_FORCED, {}) == [
+    assert turn_history(DIALOGUE, 3, ReplayMode.TEACHER_FORCED, {}) == [
         {"role": "assistant", "content": "Hi, what is on your mind?"},
         {"role": "user", "content": "I lost my job."},
         {"role": "assistant", "content": "That must be a shock."},
     ]
-    assert _history(DIALOGUE, 1, ReplayMode.TEACHER_FORCED, {}) == [
+    assert turn_history(DIALOGUE, 1, ReplayMode.TEACHER_FORCED, {}) == [
         {"role": "assistant", "content": "Hi, what is on your mind?"},
     ]
 
 
 def test_free_running_history_is_what_the_agent_heard_and_said():
     earlier = {1: rec(1, "I lost my job", "Oh no. How are you holding up?")}
-    assert _history(DIALOGUE, 3, ReplayMode.FREE_RUNNING, earlier) == [
+    assert turn_history(DIALOGUE, 3, ReplayMode.FREE_RUNNING, earlier) == [
         {"role": "assistant", "content": "Hi, what is on your mind?"},
         {"role": "user", "content": "I lost my job"},
         {"role": "assistant", "content": "Oh no. How are you holding up?"},

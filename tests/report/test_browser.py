@@ -50,7 +50,7 @@ async def test_report_page_in_headless_chromium(judged: Path, tmp_path: Path):
     assert figures == {f"fig-{n}": True for n in ("latency_ecdf", "waterfall", "frontier_ttft",
                                                   "frontier_ttfa", "radar")}
     assert {"budget", "distributions", "waterfall", "leaderboard", "judges"} <= set(facts["tables"])
-    assert facts["rows"]["leaderboard"] == 3 and facts["rows"]["distributions"] == 10
+    assert facts["rows"]["leaderboard"] == 3 and facts["rows"]["distributions"] == 11
     # Hostile text from the run shows as text and never runs.
     assert facts["scripts"] == 1 and facts["pwned"] is None
     assert "<script>window.__pwned = 1</script>" in facts["text"]

@@ -34,6 +34,7 @@ def test_report_from_a_judging_folder_has_every_part(judged: Path, tmp_path: Pat
     assert fast["cold_turns"] == 1 and fast["ttfa_cold"]["quantiles"][0]["value_ms"] == 1400.0
     assert [q["q"] for q in fast["ttfa"]["quantiles"]] == [50, 90, 95, 99]
     assert agents["slow"]["ttft"]["within_budget"] == 0.0
+    assert fast["ttfa_censored"]["n"] == fast["turns"] and agents["slow"]["ttfa_censored"] is None
     judging = data["judging"]
     assert judging["judges"] == ["j/1"] and judging["smoke"] is False
     ratings = {r["contestant"]: r for r in judging["ratings"]["ratings"]}

@@ -73,6 +73,9 @@ def test_agent_latency_from_a_run(run: Path):
     assert top.slowest_stage == "tts_first_audio"  # 2,400 - 20 - 752
     assert top.stages_ms["tts_first_audio"] == pytest.approx(2400 - 20 - 752)
     assert a.asr_wer_mean is not None and a.asr_turns_with_errors > 0
+    # The failed turn is not dropped: counted as the 60 s turn timeout, it is the worst one.
+    assert a.ttfa_censored.n == len(records) and a.censored_at_ms == 60_000.0
+    assert a.ttfa_censored.quantile(99).value_ms > 50_000
 
 
 def test_logs_without_cold_flags_treat_the_first_turn_as_cold(run: Path):

@@ -1,5 +1,14 @@
-"""Live agents: serving a voicebench agent over WebSocket."""
+"""Live agents: serving a voicebench agent over WebSocket, and many callers at once."""
 
+from voicebench.live.load import (
+    LoadLevel,
+    LoadSummary,
+    LoadTurn,
+    read_load,
+    run_load,
+    summarize_load,
+)
 from voicebench.live.serve import serve
 
-__all__ = ["serve"]
+__all__ = ["LoadLevel", "LoadSummary", "LoadTurn", "read_load", "run_load", "serve",
+           "summarize_load"]

@@ -7,6 +7,8 @@ from voicebench.replay.run import (
     replay,
     run_replay,
     select_dialogues,
+    speak_turn,
 )
 
-__all__ = ["RunProgress", "demo_items", "plan_turns", "replay", "run_replay", "select_dialogues"]
+__all__ = ["RunProgress", "demo_items", "plan_turns", "replay", "run_replay", "select_dialogues",
+           "speak_turn"]

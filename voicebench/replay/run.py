@@ -42,7 +42,7 @@ class RunProgress:
     record: TurnRecord | None
 
 
-def _history(dialogue: Dialogue, k: int, mode: ReplayMode,
+def turn_history(dialogue: Dialogue, k: int, mode: ReplayMode,
              earlier: dict[int, TurnRecord]) -> list[dict[str, str]]:
     """Messages before seeker turn ``k``.
 
@@ -68,7 +68,8 @@ def _history(dialogue: Dialogue, k: int, mode: ReplayMode,
     return messages
 
 
-def _interpret(heard, *, user_text: str, secret: str | None = None) -> tuple[dict, TurnError | None]:
+def _interpret(heard, *, user_text: str, secret: str | None = None,
+               timeout_s: float = TURN_TIMEOUT_S) -> tuple[dict, TurnError | None]:
     timing = derive_timing(heard.events, heard.speech_end_ns)
     transcript = user_transcript(heard.events, timing)
     if heard.black_box:
@@ -84,9 +85,9 @@ def _interpret(heard, *, user_text: str, secret: str | None = None) -> tuple[dic
     elif errors:
         error = TurnError(kind="pipeline_error", reason=redact(errors[0], secret))
     elif heard.timed_out and timing.audio_out_ns is None and heard.black_box:
-        error = TurnError(kind="timeout", reason=f"nothing audible within {TURN_TIMEOUT_S:.0f} s")
+        error = TurnError(kind="timeout", reason=f"nothing audible within {timeout_s:g} s")
     elif heard.timed_out:
-        error = TurnError(kind="timeout", reason=f"no complete answer within {TURN_TIMEOUT_S:.0f} s")
+        error = TurnError(kind="timeout", reason=f"no complete answer within {timeout_s:g} s")
     elif not transcript and not heard.black_box:
         error = TurnError(kind="no_transcript", reason="the ASR produced no text for the turn")
     elif timing.llm_first_token_ns is None and not heard.black_box:
@@ -175,20 +176,32 @@ async def replay(
     return records
 
 
-async def _replay_turn(agent, spec: AgentSpec, header: RunHeader, dialogue: Dialogue, k: int,
-                       manifest: Manifest, fixtures_dir: Path, store: RunStore,
-                       done: dict, mode: ReplayMode, *, cold: bool) -> TurnRecord:
+async def speak_turn(agent, spec: AgentSpec, dialogue: Dialogue, k: int, manifest: Manifest,
+                     fixtures_dir: Path, history: list[dict[str, str]], *,
+                     timeout_s: float | None = None) -> tuple:
+    """Speak seeker turn ``k`` to ``agent`` after ``history`` and interpret what came back:
+    ``(heard, TurnRecord fields, TurnError or None)``."""
     turn = dialogue.turns[k]
     entry = lookup_fixture(manifest, turn.text)
     if entry is None:
         raise RunError(f"no audio fixture for {dialogue.id} turn {k}; run `voicebench synth`")
     pcm = read_wav(fixtures_dir / entry.path, expect_rate=16_000)
+    timeout_s = TURN_TIMEOUT_S if timeout_s is None else timeout_s
+    heard = await agent.speak(history, pcm, entry.speech_end_sample, timeout_s=timeout_s)
+    fields, error = _interpret(heard, user_text=turn.text, secret=api_key(spec),
+                               timeout_s=timeout_s)
+    return heard, fields, error
+
+
+async def _replay_turn(agent, spec: AgentSpec, header: RunHeader, dialogue: Dialogue, k: int,
+                       manifest: Manifest, fixtures_dir: Path, store: RunStore,
+                       done: dict, mode: ReplayMode, *, cold: bool) -> TurnRecord:
+    turn = dialogue.turns[k]
     earlier = {j: done[(dialogue.id, j)] for j in dialogue.seeker_turn_indices
                if j < k and (dialogue.id, j) in done}
     started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
-    heard = await agent.speak(_history(dialogue, k, mode, earlier), pcm,
-                              entry.speech_end_sample, timeout_s=TURN_TIMEOUT_S)
-    fields, error = _interpret(heard, user_text=turn.text, secret=api_key(spec))
+    heard, fields, error = await speak_turn(agent, spec, dialogue, k, manifest, fixtures_dir,
+                                            turn_history(dialogue, k, mode, earlier))
     audio_path = None
     if heard.audio.size:
         audio_path = f"audio/{dialogue.id}__t{k:02d}.wav"

@@ -37,6 +37,7 @@ from voicebench.rating import NothingToRateError, rate_judging
 from voicebench.report import figures
 from voicebench.report.latency import agent_latency, cold_flags
 from voicebench.report.models import AgentLatency, JudgingSummary, Report
+from voicebench.replay.run import TURN_TIMEOUT_S
 from voicebench.runlog import RunHeader, TurnRecord, read_header, read_turns
 from voicebench.runlog.store import HEADER_FILE as RUN_HEADER
 
@@ -188,7 +189,8 @@ def build_report(paths: Sequence[Path], out_dir: Path, *, title: str | None = No
     say(f"{len(runs)} run(s), {sum(len(r.records) for r in runs)} turns"
         + (f"; judging {judging_dir}" if judging_dir else "; no judging folder"))
     agents = tuple(agent_latency(r.dir, r.header, r.records, budget_ttft_ms=budget_ttft_ms,
-                                 budget_ttfa_ms=budget_ttfa_ms, seed=seed) for r in runs)
+                                 budget_ttfa_ms=budget_ttfa_ms, seed=seed,
+                                 turn_timeout_ms=TURN_TIMEOUT_S * 1000) for r in runs)
     judging = (_judging_summary(judging_dir, budget_ttft_ms=budget_ttft_ms,
                                 budget_ttfa_ms=budget_ttfa_ms, human_judgments=human_judgments,
                                 seed=seed) if judging_dir else None)

@@ -4,6 +4,8 @@
   statistics (numpy's default), each with a 95% percentile-bootstrap interval over turns.
 - Within budget: the share of turns with a figure at or under the budget; for the run as a
   whole, the share of all turns (failed ones count as misses) within both budgets.
+- Failed turns have no TTFA; so that they are not silently dropped, a second TTFA
+  distribution counts each of them as the turn timeout (censored).
 - Cold turns are the agent's first turn after each (re)start (``TurnRecord.cold``; in logs
   that lack it, the first record); the rest are warm.
 - The waterfall is the mean of each stage over the turns that have a TTFA (none for a remote
@@ -74,7 +76,8 @@ def _slow_turn(r: TurnRecord, cold: bool) -> SlowTurn:
 
 
 def agent_latency(run_dir: Path, header: RunHeader, records: Sequence[TurnRecord], *,
-                  budget_ttft_ms: float, budget_ttfa_ms: float, seed: int = 0) -> AgentLatency:
+                  budget_ttft_ms: float, budget_ttfa_ms: float, seed: int = 0,
+                  turn_timeout_ms: float = 60_000.0) -> AgentLatency:
     cold = cold_flags(records)
 
     def figures(name: str, keep) -> list[float]:
@@ -104,6 +107,12 @@ def agent_latency(run_dir: Path, header: RunHeader, records: Sequence[TurnRecord
                 and t.ttft_ms is not None and t.ttfa_ms <= budget_ttfa_ms
                 and t.ttft_ms <= budget_ttft_ms)
 
+    failed = sum(r.error is not None for r in records)
+    censored = None
+    if failed:
+        censored = distribution([r.timing.ttfa_ms if r.error is None and r.timing is not None
+                                 and r.timing.ttfa_ms is not None else turn_timeout_ms
+                                 for r in records], budget_ttfa_ms, seed=seed)
     wers = [r.asr_wer for r in records if r.asr_wer is not None]
     calls = [r.llm_calls for r in records if r.llm_calls is not None]
     slowest = sorted(timed, key=lambda rc: -rc[0].timing.ttfa_ms)[:SLOWEST]
@@ -111,11 +120,12 @@ def agent_latency(run_dir: Path, header: RunHeader, records: Sequence[TurnRecord
         run_dir=str(run_dir), run_id=header.run_id, agent_name=header.agent.name,
         contestant=header.agent.id, family=header.agent.family, mode=header.mode.value,
         created_at=header.created_at, turns=len(records),
-        failed=sum(r.error is not None for r in records),
+        failed=failed,
         ttft=dist("ttft_ms", budget_ttft_ms), ttfa=dist("ttfa_ms", budget_ttfa_ms),
         ttft_warm=dist("ttft_ms", budget_ttft_ms, lambda c: not c),
         ttfa_warm=dist("ttfa_ms", budget_ttfa_ms, lambda c: not c),
         ttfa_cold=dist("ttfa_ms", budget_ttfa_ms, lambda c: c),
+        ttfa_censored=censored, censored_at_ms=turn_timeout_ms if failed else None,
         cold_turns=sum(cold),
         within_budget=(round(sum(within(r) for r in records) / len(records), 4)
                        if records else None),

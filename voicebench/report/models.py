@@ -87,6 +87,10 @@ class AgentLatency(FrozenModel):
     ttfa_warm: Distribution
     ttfa_cold: Distribution
     """The agent's first turn after each (re)start: model loading and new connections."""
+    ttfa_censored: Distribution | None = None
+    """TTFA with each failed turn counted as the turn timeout (``censored_at_ms``), so failures
+    raise the percentiles instead of vanishing; None when no turn failed."""
+    censored_at_ms: float | None = None
     cold_turns: int
     within_budget: float | None
     """Share of all turns (failed ones count as misses) within both budgets."""

@@ -62,8 +62,11 @@ def distribution_table(report: Report) -> Table:
                "p95 ms (95% CI)", "p99 ms (95% CI)", "within budget")
     rows = []
     for a in report.agents:
-        for label, d in (("TTFT", a.ttft), ("TTFT warm", a.ttft_warm), ("TTFA", a.ttfa),
-                         ("TTFA warm", a.ttfa_warm), ("TTFA cold", a.ttfa_cold)):
+        rows_of = [("TTFT", a.ttft), ("TTFT warm", a.ttft_warm), ("TTFA", a.ttfa),
+                   ("TTFA warm", a.ttfa_warm), ("TTFA cold", a.ttfa_cold)]
+        if a.ttfa_censored is not None:
+            rows_of.append((f"TTFA, failed as {a.censored_at_ms / 1000:g} s", a.ttfa_censored))
+        for label, d in rows_of:
             rows.append((Cell(a.agent_name), Cell(label), Cell(str(d.n), d.n),
                          *[with_ci(d, q) for q in (50, 90, 95, 99)],
                          Cell(f"{pct(d.within_budget).text} (\u2264 {d.budget_ms:,.0f} ms)",
@@ -71,7 +74,8 @@ def distribution_table(report: Report) -> Table:
     return Table("distributions", "TTFT and TTFA distributions", headers, rows,
                  caption="Percentiles with 95% bootstrap intervals over turns (1,000 resamples). "
                  "Cold: the agent's first turn after each start (model loading, new connections); "
-                 "warm: the rest.", numeric=_numeric(headers, 0, 1))
+                 "warm: the rest. Failed turns have no TTFA: the 'failed as' row counts each as "
+                 "the turn timeout.", numeric=_numeric(headers, 0, 1))
 
 
 def budget_table(report: Report) -> Table:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import itertools
 import json
 import os
@@ -45,7 +46,13 @@ from typing import Literal, get_args
 import numpy as np
 
 from voicebench.errors import RunError
-from voicebench.fixtures.audio import SPEECH_THRESHOLD, resample, speech_bounds, to_int16
+from voicebench.fixtures.audio import (
+    PEAK_FRACTION,
+    SPEECH_THRESHOLD,
+    resample,
+    speech_bounds,
+    to_int16,
+)
 from voicebench.replay.wire import codec
 from voicebench.testing._process import start_ready_process, stop_process
 
@@ -106,6 +113,7 @@ class Agent:
         utterance: list[np.ndarray] = []        # the caller's current utterance
         frames: list[tuple[int, int]] = []      # its frames: (end sample, arrival ns)
         start = last_loud = None
+        peak = 0
         replying: asyncio.Task | None = None
         try:
             async for message in ws:
@@ -114,9 +122,14 @@ class Agent:
                 if incoming is None or incoming.audio is None:
                     continue
                 pcm = np.frombuffer(incoming.audio, dtype=np.int16)
-                loud = np.flatnonzero(np.abs(pcm.astype(np.int32)) > self.threshold)
+                mag = np.abs(pcm.astype(np.int32))
+                if start is not None:
+                    peak = max(peak, int(mag.max(initial=0)))
+                # Loud as speech_bounds has it: above the absolute floor and, within an
+                # utterance, above a fraction of its peak so far (a quiet breath is not speech).
+                loud = np.flatnonzero(mag > max(self.threshold, PEAK_FRACTION * peak))
                 if loud.size and start is None:
-                    start = received
+                    start, peak = received, int(mag.max())
                 end = received + pcm.size
                 if start is not None:
                     utterance.append(pcm)
@@ -132,7 +145,7 @@ class Agent:
                 last = start + (bounds[1] if bounds else last_loud - start)
                 frame_end, arrived = next((e, t) for e, t in frames if e >= last)
                 spoken_end = arrived - (frame_end - last) * NS_PER_S // self.rate
-                utterance, frames, start = [], [], None
+                utterance, frames, start, peak = [], [], None, 0
                 if replying is None or replying.done():
                     replying = asyncio.create_task(self.answer(ws, wire, call, fault, spoken_end))
         finally:
@@ -152,7 +165,13 @@ class Agent:
         n = self.rate * CHUNK_MS // 1000
         first_sent = None
         for k, pos in enumerate(range(0, self.reply.size, n)):
-            await _sleep_until(start + k * CHUNK_MS * 1_000_000)
+            deadline = start + k * CHUNK_MS * 1_000_000
+            if k == 0:
+                # Only the first audible sample is timed: spin for it, sleep for the rest (a
+                # spin per chunk of many calls at once would starve the loop).
+                await _sleep_until(deadline)
+            else:
+                await asyncio.sleep(max(0, deadline - time.perf_counter_ns()) / NS_PER_S)
             await ws.send(wire.audio(self.reply[pos: pos + n].tobytes()))
             if first_sent is None:
                 first_sent = time.perf_counter_ns()
@@ -182,6 +201,7 @@ async def serve(agent: Agent, *, port: int = 0) -> None:
     async with websockets.serve(agent.handle, HOST, port, process_request=process_request,
                                 max_size=2**24, ping_interval=None) as server:
         bound = next(iter(server.sockets)).getsockname()[1]
+        gc.freeze()  # startup objects (the voice, numpy) need no scanning: shorter pauses
         print(f"READY ws://{HOST}:{bound}", flush=True)
         parent = os.getppid()
         while not stop.is_set() and os.getppid() == parent:

@@ -1,0 +1,83 @@
+"""Load mode: arrivals, the summary by concurrency with failures censored, and a real load run
+against the scripted WebSocket agent on 127.0.0.1."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from synthetic_runs import timing
+from voicebench.agentspec import AgentSpec, RemoteSpec
+from voicebench.cli import app
+from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
+from voicebench.fixtures import BUILTIN_FIXTURES, synthesize_fixtures
+from voicebench.live import LoadTurn, read_load, run_load, summarize_load
+from voicebench.live.load import arrival_times
+from voicebench.runlog import TurnError, TurnRecord
+from voicebench.testing.scripted_voice import ScriptedVoiceAgent
+
+
+def test_arrivals_fixed_and_poisson():
+    assert arrival_times(4, 8.0, "fixed", 0) == [0.0, 2.0, 4.0, 6.0]
+    assert arrival_times(3, 0.0, "poisson", 0) == [0.0, 0.0, 0.0]
+    a = arrival_times(2000, 2000.0, "poisson", 7)
+    assert a == arrival_times(2000, 2000.0, "poisson", 7) and a[0] == 0.0
+    assert np.mean(np.diff(a)) == pytest.approx(1.0, rel=0.1)  # mean gap = ramp / callers
+
+
+def _turn(concurrency: int, ttfa: int | None, kind: str | None = None) -> LoadTurn:
+    record = TurnRecord(run_id="r", contestant="remote/x", agent_name="x", dialogue_id="d",
+                        turn_index=1, final=True, user_text="u",
+                        timing=timing(ttfa) if ttfa else None,
+                        error=TurnError(kind=kind, reason="r") if kind else None,
+                        started_at="2026-01-01T00:00:00+00:00")
+    return LoadTurn(caller=0, call=0, concurrency=concurrency, offset_s=0.0, turn=record)
+
+
+def test_summary_censors_failures_and_finds_where_the_budget_breaks():
+    turns = ([_turn(1, 800)] * 10 + [_turn(2, 900)] * 9 + [_turn(2, None, "timeout")]
+             + [_turn(3, 1200)] * 10 + [_turn(4, 1500)] * 5 + [_turn(4, None, "closed_mid_turn")])
+    s = summarize_load(turns, budget_ttfa_ms=1000, turn_timeout_s=20)
+    by = {lv.concurrency: lv for lv in s.levels}
+    assert s.turns == 36 and s.failed == 2
+    assert s.failures == {"timeout": 1, "closed_mid_turn": 1}
+    assert by[1].ttfa_p50_ms == 800 and by[1].within_budget == 1.0
+    # The failed turn counts as 20 s, so it lifts the tail instead of vanishing.
+    assert by[2].ttfa_p99_ms > 10_000 and by[2].ttfa_p50_ms == 900
+    assert by[2].failed == 1 and by[2].within_budget == 0.9
+    assert s.budget_breaks_at == 2  # p90 over 1,000 ms from 2 calls on
+    assert summarize_load(turns[:10], budget_ttfa_ms=1000, turn_timeout_s=20).budget_breaks_at is None
+
+
+@pytest.mark.slow
+async def test_load_against_the_scripted_agent(tmp_path: Path):
+    items = [d for d in load_dialogues(BUILTIN_DIALOGUES) if len(d.seeker_turn_indices) == 2][:3]
+    manifest = synthesize_fixtures(items, BUILTIN_FIXTURES).manifest
+    out = tmp_path / "load"
+    async with ScriptedVoiceAgent(delay_ms=700, faults=["refuse"]) as agent:
+        spec = AgentSpec(name="scripted-voice", family="scripted",
+                         remote=RemoteSpec(url=agent.url, quiet_secs=0.8))
+        turns = await run_load(spec, items, manifest, BUILTIN_FIXTURES, out, callers=3,
+                               ramp_s=1.0, duration_s=2.0, turn_timeout_s=10)
+    header, saved = read_load(out)
+    assert saved == turns and header.callers == 3
+    # The first connection is refused: that call fails on its first turn; the others answer.
+    failed = [t for t in turns if t.turn.error]
+    assert [t.turn.error.kind for t in failed] == ["handshake"]
+    ok = [t for t in turns if t.turn.error is None]
+    assert len(ok) >= 4 and max(t.concurrency for t in turns) >= 2
+    assert all(700 - 5 <= t.turn.timing.ttfa_ms < 700 + 300 for t in ok)
+    summary = summarize_load(turns, budget_ttfa_ms=1000, turn_timeout_s=10)
+    assert summary.failures == {"handshake": 1}
+
+
+def test_load_command_refuses_bad_targets():
+    result = CliRunner().invoke(app, ["load", "--agent", "http://127.0.0.1:1"])
+    assert result.exit_code == 2 and "--agent" in result.output and "ws://" in result.output
+    result = CliRunner().invoke(app, ["load", "--agent", "ws://127.0.0.1:1", "--arrivals", "burst"])
+    assert result.exit_code == 2 and "--arrivals" in result.output
+    result = CliRunner().invoke(app, ["load", "--agent", "agents/local.toml", "--duration", "5"])
+    assert result.exit_code == 2 and "remote" in result.output

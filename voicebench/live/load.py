@@ -1,0 +1,228 @@
+"""``voicebench load``: many simulated callers at once against a remote voice agent.
+
+Callers. ``callers`` callers arrive over ``ramp_s`` seconds, evenly spaced (``fixed``) or
+with exponential gaps of the same mean (``poisson``, seeded). Each caller then makes calls
+back to back until ``duration_s`` has passed since the first arrival: a call is one dialogue
+of the set (caller k starts at item k and walks the set), a new WebSocket connection, every
+seeker turn spoken in real time after the dialogue's own history (teacher-forced), then a
+hang-up. No call starts after the duration; calls under way finish their turns. A failed
+turn ends its call.
+
+Each turn is appended to ``turns.jsonl`` as a ``LoadTurn`` the moment it ends, with the
+number of calls in progress when it started (its concurrency). ``load.json`` says what was
+run. A load folder can be summarized again at any time, also after a kill.
+
+Summary. Turns are grouped by concurrency. Failed turns are not dropped: their TTFA is
+censored at the turn timeout (counted as the timeout, so percentiles only get worse), and
+the failures are counted by kind. The budget breaks at the lowest concurrency from which on
+the censored TTFA p90 is over the TTFA budget.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import random
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+from pydantic import Field
+
+from voicebench import __version__
+from voicebench._jsonl import append_record, drop_partial_line, read_models, write_atomic
+from voicebench._model import FrozenModel
+from voicebench.agentspec import AgentSpec
+from voicebench.dialogues import Dialogue
+from voicebench.errors import InputError
+from voicebench.fixtures import Manifest
+from voicebench.replay import speak_turn
+from voicebench.replay.run import turn_history
+from voicebench.runlog import ReplayMode, TurnRecord
+
+LOAD_FILE = "load.json"
+TURNS_FILE = "turns.jsonl"
+MAX_CALLERS = 200
+MAX_DURATION_S = 3600.0
+
+
+class LoadHeader(FrozenModel):
+    schema_version: int = 1
+    created_at: str
+    voicebench_version: str
+    agent: AgentSpec
+    callers: int
+    ramp_s: float
+    duration_s: float
+    arrivals: str
+    seed: int
+    turn_timeout_s: float
+    dialogue_ids: tuple[str, ...]
+
+
+class LoadTurn(FrozenModel):
+    """One turn of one call under load."""
+
+    caller: int
+    call: int
+    """The caller's call number, from 0."""
+    concurrency: int = Field(ge=1)
+    """Calls in progress (this one included) when the turn started."""
+    offset_s: float
+    """When the turn started, seconds after the first arrival."""
+    turn: TurnRecord
+
+
+class LoadLevel(FrozenModel):
+    """The turns that started at one concurrency."""
+
+    concurrency: int
+    turns: int
+    failed: int
+    ttfa_p50_ms: float | None
+    ttfa_p90_ms: float | None
+    ttfa_p99_ms: float | None
+    within_budget: float | None
+    """Share of these turns (failed ones as misses) with TTFA within the budget."""
+
+
+class LoadSummary(FrozenModel):
+    turns: int
+    failed: int
+    failures: dict[str, int]
+    """Failed turns by kind (``connection_refused``, ``closed_mid_turn``, ``timeout``...)."""
+    calls: int
+    levels: tuple[LoadLevel, ...]
+    budget_ttfa_ms: float
+    budget_breaks_at: int | None
+    """The lowest concurrency from which on the censored TTFA p90 exceeds the budget."""
+
+
+def arrival_times(callers: int, ramp_s: float, arrivals: str, seed: int) -> list[float]:
+    """Seconds after the start at which each caller arrives."""
+    if callers == 1 or ramp_s == 0:
+        return [0.0] * callers
+    gap = ramp_s / callers
+    if arrivals == "fixed":
+        return [k * gap for k in range(callers)]
+    rng = random.Random(seed)
+    out, t = [], 0.0
+    for _ in range(callers):
+        out.append(t)
+        t += rng.expovariate(1.0 / gap)
+    return out
+
+
+def summarize_load(turns: Sequence[LoadTurn], *, budget_ttfa_ms: float,
+                   turn_timeout_s: float) -> LoadSummary:
+    censor = turn_timeout_s * 1000.0
+
+    def ttfa(t: LoadTurn) -> float:
+        timing = t.turn.timing
+        if t.turn.error is None and timing is not None and timing.ttfa_ms is not None:
+            return timing.ttfa_ms
+        return censor
+
+    levels = []
+    for c in sorted({t.concurrency for t in turns}):
+        group = [t for t in turns if t.concurrency == c]
+        x = np.array([ttfa(t) for t in group])
+        p50, p90, p99 = (round(float(v), 1) for v in np.percentile(x, [50, 90, 99]))
+        ok = [t.turn.error is None and ttfa(t) <= budget_ttfa_ms for t in group]
+        levels.append(LoadLevel(concurrency=c, turns=len(group),
+                                failed=sum(t.turn.error is not None for t in group),
+                                ttfa_p50_ms=p50, ttfa_p90_ms=p90, ttfa_p99_ms=p99,
+                                within_budget=round(sum(ok) / len(ok), 4)))
+    breaks = None
+    for k, level in enumerate(levels):
+        if all(lv.ttfa_p90_ms > budget_ttfa_ms for lv in levels[k:]):
+            breaks = level.concurrency
+            break
+    return LoadSummary(
+        turns=len(turns), failed=sum(t.turn.error is not None for t in turns),
+        failures=dict(Counter(t.turn.error.kind for t in turns if t.turn.error is not None)),
+        calls=len({(t.caller, t.call) for t in turns}), levels=tuple(levels),
+        budget_ttfa_ms=budget_ttfa_ms, budget_breaks_at=breaks)
+
+
+def read_load(out_dir: Path) -> tuple[LoadHeader, list[LoadTurn]]:
+    path = out_dir / LOAD_FILE
+    if not path.exists():
+        raise InputError("not a load folder (no load.json)", file=out_dir)
+    header = LoadHeader.model_validate_json(path.read_text(encoding="utf-8"))
+    return header, read_models(out_dir / TURNS_FILE, LoadTurn)
+
+
+async def run_load(spec: AgentSpec, dialogues: Sequence[Dialogue], manifest: Manifest,
+                   fixtures_dir: Path, out_dir: Path, *, callers: int, ramp_s: float,
+                   duration_s: float, arrivals: str = "fixed", seed: int = 0,
+                   turn_timeout_s: float = 30.0,
+                   progress: Callable[[LoadTurn], None] | None = None,
+                   agent_factory=None) -> list[LoadTurn]:
+    """Run the load and return every turn (also appended to ``out_dir/turns.jsonl``)."""
+    if spec.remote is None:
+        raise InputError("load needs a remote agent (a [remote] spec or a ws:// URL); serve a "
+                         "local agent with voicebench serve first", field="remote")
+    if not 1 <= callers <= MAX_CALLERS:
+        raise InputError(f"callers must be 1..{MAX_CALLERS}", field="callers")
+    if not 0 < duration_s <= MAX_DURATION_S or ramp_s < 0:
+        raise InputError(f"duration must be in (0, {MAX_DURATION_S:g}] s and ramp >= 0",
+                         field="duration")
+    if not dialogues:
+        raise InputError("no dialogues to call with", field="dialogues")
+    if agent_factory is None:
+        from voicebench.replay.remote import RemoteAgent as agent_factory
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_atomic(out_dir / LOAD_FILE, LoadHeader(
+        created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        voicebench_version=__version__, agent=spec, callers=callers, ramp_s=ramp_s,
+        duration_s=duration_s, arrivals=arrivals, seed=seed, turn_timeout_s=turn_timeout_s,
+        dialogue_ids=tuple(d.id for d in dialogues)).model_dump_json(indent=2) + "\n")
+    drop_partial_line(out_dir / TURNS_FILE)
+    (out_dir / TURNS_FILE).write_text("")
+    start = time.monotonic()
+    active = 0
+    done: list[LoadTurn] = []
+
+    async def call(caller: int, number: int, dialogue: Dialogue) -> None:
+        nonlocal active
+        active += 1
+        try:
+            async with agent_factory(spec) as agent:
+                for k in dialogue.seeker_turn_indices:
+                    concurrency, offset = active, time.monotonic() - start
+                    started_at = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
+                    _, fields, error = await speak_turn(
+                        agent, spec, dialogue, k, manifest, fixtures_dir,
+                        turn_history(dialogue, k, ReplayMode.TEACHER_FORCED, {}),
+                        timeout_s=turn_timeout_s)
+                    record = LoadTurn(caller=caller, call=number, concurrency=concurrency,
+                                      offset_s=round(offset, 3), turn=TurnRecord(
+                                          run_id=out_dir.name, contestant=spec.id,
+                                          agent_name=spec.name, dialogue_id=dialogue.id,
+                                          turn_index=k, final=k == dialogue.final_turn_index,
+                                          adversarial=dialogue.adversarial,
+                                          user_text=dialogue.turns[k].text, error=error,
+                                          cold=k == dialogue.seeker_turn_indices[0],
+                                          started_at=started_at, **fields))
+                    append_record(out_dir / TURNS_FILE, record)
+                    done.append(record)
+                    if progress is not None:
+                        progress(record)
+                    if error is not None:
+                        break
+        finally:
+            active -= 1
+
+    async def caller_loop(caller: int, arrive_s: float) -> None:
+        await asyncio.sleep(arrive_s)
+        number = 0
+        while time.monotonic() - start < duration_s:
+            await call(caller, number, dialogues[(caller + number) % len(dialogues)])
+            number += 1
+
+    arrive = arrival_times(callers, ramp_s, arrivals, seed)
+    await asyncio.gather(*(caller_loop(k, t) for k, t in enumerate(arrive) if t < duration_s))
+    return done
