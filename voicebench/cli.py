@@ -393,6 +393,7 @@ def serve(
 
     try:
         asyncio.run(serve_agent(spec, port=port, protocol=protocol, on_ready=ready))
+        err.print("stopped", highlight=False)
     except VoicebenchError as exc:
         _fail(exc)
     except OSError as exc:

@@ -3,6 +3,7 @@ client: real pipelines (VAD, Whisper, scripted LLM over HTTP, Piper) on 127.0.0.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import signal
 import socket
@@ -49,6 +50,16 @@ def _scripted_processes() -> set[str]:
     return set(found.stdout.split())
 
 
+async def _load(url: str, protocol: str, out: Path, *, callers: int):
+    from voicebench.fixtures import synthesize_fixtures
+    from voicebench.live import run_load
+
+    items = [d for d in load_dialogues(BUILTIN_DIALOGUES) if len(d.seeker_turn_indices) == 2][:2]
+    manifest = synthesize_fixtures(items, BUILTIN_FIXTURES).manifest
+    return await run_load(_remote(url, protocol), items, manifest, BUILTIN_FIXTURES, out,
+                          callers=callers, ramp_s=0.5, duration_s=1.0, turn_timeout_s=30)
+
+
 async def test_serve_answers_calls_and_stops_cleanly(tmp_path: Path):
     before = _scripted_processes()
     proc = subprocess.Popen([sys.executable, "-m", "voicebench", "serve", "--agent",
@@ -61,14 +72,21 @@ async def test_serve_answers_calls_and_stops_cleanly(tmp_path: Path):
         assert match, (line, proc.stderr.read() if proc.poll() is not None else "")
         records = await _call(match.group(1), "pcm", tmp_path / "run")
         _check(records, tmp_path / "run")
+        # Two callers at once: one pipeline each, one shared scripted LLM.
+        turns = await _load(match.group(1), "pcm", tmp_path / "load", callers=2)
+        assert len(turns) == 4 and all(t.turn.error is None for t in turns)
+        assert max(t.concurrency for t in turns) == 2
     finally:
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signal.SIGTERM)
         code = proc.wait(timeout=30)
-    assert code == 0
+    assert code == 0 and "stopped" in proc.stderr.read()
     assert _scripted_processes() <= before  # the shared scripted LLM went with it
 
 
-async def test_a_plain_pipecat_websocket_bot_is_measured_unchanged(tmp_path: Path):
+@contextlib.asynccontextmanager
+async def pipecat_bot():
+    """A plain pipecat bot: a pipeline on pipecat's own WebSocket server transport and
+    protobuf serializer, untouched; yields its URL."""
     from pipecat.serializers.protobuf import ProtobufFrameSerializer
     from pipecat.transports.websocket.server import (
         SingleClientWebsocketServerParams,
@@ -91,5 +109,22 @@ async def test_a_plain_pipecat_websocket_bot_is_measured_unchanged(tmp_path: Pat
     bot = AgentSpec(name="pipecat-bot", family="scripted",
                     llm=LLMSpec(provider="scripted", model="scripted-llm", ttft_ms=300))
     async with VoiceAgent(bot, transport=pipecat_transport):
-        records = await _call(f"ws://127.0.0.1:{port}", "pipecat", tmp_path / "run")
+        yield f"ws://127.0.0.1:{port}"
+
+
+async def test_a_plain_pipecat_websocket_bot_is_measured_unchanged(tmp_path: Path):
+    async with pipecat_bot() as url:
+        records = await _call(url, "pipecat", tmp_path / "run")
     _check(records, tmp_path / "run")
+    # What the listener heard is transcribed for judging like any contestant's reply.
+    from voicebench.judging.replies import Transcriber, agent_replies
+
+    replies = list(agent_replies(tmp_path / "run", Transcriber(), set()))
+    assert len(replies) == 1 and replies[0].contestant == "served"
+    assert len(replies[0].heard.split()) >= 5 and replies[0].failed is None
+
+
+async def test_load_against_a_pipecat_bot(tmp_path: Path):
+    async with pipecat_bot() as url:
+        turns = await _load(url, "pipecat", tmp_path / "load", callers=1)
+    assert turns and all(t.turn.error is None for t in turns)

@@ -142,10 +142,17 @@ async def handle_call(ws, spec: AgentSpec, protocol: str) -> None:
 async def serve(spec: AgentSpec, *, port: int, protocol: str = "pcm",
                 on_ready: Callable[[str], None] | None = None,
                 stop: asyncio.Event | None = None) -> None:
-    """Serve ``spec`` on ws://127.0.0.1:PORT until ``stop`` is set (or forever)."""
+    """Serve ``spec`` on ws://127.0.0.1:PORT until ``stop`` is set, or, without one, until
+    SIGINT or SIGTERM; either way every call's pipeline and the helper servers are stopped."""
+    import signal
+
     import websockets
 
-    stop = stop or asyncio.Event()
+    if stop is None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
     async with shared_backend(spec) as call_spec:
         async def handler(ws) -> None:
             await handle_call(ws, call_spec, protocol)
