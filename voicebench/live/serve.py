@@ -24,11 +24,11 @@ from pipecat.transports.base_transport import BaseTransport, TransportParams
 
 from voicebench.agentspec import AgentSpec
 from voicebench.errors import InputError
+from voicebench.replay.realtime import NS_PER_S, Playout
 from voicebench.replay.wire import codec as make_codec
 
 HOST = "127.0.0.1"
 SAMPLE_RATE = 16_000
-NS_PER_S = 1_000_000_000
 
 
 class _CallerInput(BaseInputTransport):
@@ -47,20 +47,17 @@ class _CallerOutput(BaseOutputTransport):
     def __init__(self, params: TransportParams, send: Callable, **kwargs) -> None:
         super().__init__(params, **kwargs)
         self._send = send
-        self._next_free_ns = 0
+        self._playout = Playout()
 
     async def start(self, frame: StartFrame) -> None:
         await super().start(frame)
         await self.set_transport_ready(frame)
 
     async def write_audio_frame(self, frame: OutputAudioRawFrame) -> bool:
-        clock = self.get_clock()
-        now = clock.get_time()
-        play_start = max(now, self._next_free_ns)
+        now = self.get_clock().get_time()
+        play_start = self._playout.place(now, len(frame.audio) // 2, frame.sample_rate)
         if play_start > now:
             await asyncio.sleep((play_start - now) / NS_PER_S)
-        samples = len(frame.audio) // 2
-        self._next_free_ns = play_start + samples * NS_PER_S // frame.sample_rate
         with contextlib.suppress(Exception):  # the caller hung up: nothing to play to
             await self._send(frame.audio)
         return True

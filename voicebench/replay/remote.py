@@ -28,12 +28,11 @@ import numpy as np
 from voicebench.agentspec import AgentSpec
 from voicebench.fixtures.audio import first_speech_sample, resample, to_int16
 from voicebench.replay.agent import HeardTurn
+from voicebench.replay.realtime import FRAME_NS, NS_PER_S, Microphone, Playout
 from voicebench.replay.wire import codec
 from voicebench.runlog import TurnError
 from voicebench.timing import EventKind, TurnEvent
 
-FRAME_MS = 20
-NS_PER_S = 1_000_000_000
 FIXTURE_RATE = 16_000
 
 
@@ -50,11 +49,11 @@ class RemoteAgent:
         self._ws = None
         self._failure: TurnError | None = None
         self._tasks: list[asyncio.Task] = []
-        self._queue: asyncio.Queue = asyncio.Queue()
+        self._mic = Microphone(self.rate)
+        self._playout = Playout()
         self._events: list[TurnEvent] = []
         self._recording: list[bytes] = []
         self._listening_since = 0
-        self._next_free_ns = 0
         self._last_audio_end_ns = 0
         self._closed = asyncio.Event()
 
@@ -121,41 +120,25 @@ class RemoteAgent:
         pcm = np.frombuffer(audio[: len(audio) // 2 * 2], dtype=np.int16)
         if pcm.size == 0:
             return
-        start = max(now, self._next_free_ns)
+        start = self._playout.place(now, pcm.size, self.rate)
+        idx = first_speech_sample(pcm)
         if now >= self._listening_since:
-            idx = first_speech_sample(pcm)
             if idx is not None:
                 self._events.append(TurnEvent(EventKind.AUDIO_OUT,
                                               start + idx * NS_PER_S // self.rate))
             self._recording.append(pcm.tobytes())
-        self._next_free_ns = start + pcm.size * NS_PER_S // self.rate
-        self._last_audio_end_ns = self._next_free_ns
+        if idx is not None:  # quiet is measured from the last audible audio
+            self._last_audio_end_ns = self._playout.next_free_ns
 
     # The microphone ------------------------------------------------------------------------
 
     async def _pace(self) -> None:
-        n = self.rate * FRAME_MS // 1000
-        frame_ns = FRAME_MS * 1_000_000
-        silence = np.zeros(n, dtype=np.int16)
         origin = self.clock()
-        k, pos, current = 0, 0, None
+        k = 0
         while True:
-            window_start = origin + k * frame_ns
-            if current is None and not self._queue.empty():
-                current, pos = self._queue.get_nowait(), 0
-                current[1].set_result(window_start)
-            if current is not None:
-                pcm = current[0]
-                chunk = pcm[pos: pos + n]
-                pos += n
-                if chunk.size < n:
-                    chunk = np.concatenate([chunk, silence[: n - chunk.size]])
-                if pos >= pcm.size:
-                    current[2].set_result(window_start + frame_ns)
-                    current = None
-            else:
-                chunk = silence
-            delay = (window_start + frame_ns - self.clock()) / NS_PER_S
+            window_start = origin + k * FRAME_NS
+            chunk = self._mic.frame(window_start)
+            delay = (window_start + FRAME_NS - self.clock()) / NS_PER_S
             if delay > 0:
                 await asyncio.sleep(delay)
             await self._ws.send(self.codec.audio(chunk.tobytes()))
@@ -180,15 +163,13 @@ class RemoteAgent:
         if self.rate != FIXTURE_RATE:
             pcm = to_int16(resample(pcm.astype(np.float32) / 32768.0, FIXTURE_RATE, self.rate))
             speech_end_sample = speech_end_sample * self.rate // FIXTURE_RATE
-        loop = asyncio.get_running_loop()
-        started, finished = loop.create_future(), loop.create_future()
         self._events, self._recording = [], []
-        self._queue.put_nowait((pcm.astype(np.int16), started, finished))
-        start_ns = await started
+        utterance = self._mic.say(pcm)
+        start_ns = await utterance.started
         speech_end_ns = start_ns + speech_end_sample * NS_PER_S // self.rate
         self._listening_since = speech_end_ns
         self._events = [e for e in self._events if e.ns >= start_ns]
-        await finished
+        await utterance.finished
         deadline = self.clock() + int(timeout_s * NS_PER_S)
         quiet_ns = int(self.remote.quiet_secs * NS_PER_S)
         timed_out = True

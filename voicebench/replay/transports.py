@@ -14,7 +14,6 @@ was played for the current turn, and stamps the moment the first audible sample 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
 
 import numpy as np
 from pipecat.frames.frames import InputAudioRawFrame, OutputAudioRawFrame, StartFrame
@@ -23,20 +22,9 @@ from pipecat.transports.base_output import BaseOutputTransport
 from pipecat.transports.base_transport import BaseTransport, TransportParams
 
 from voicebench.fixtures.audio import first_speech_sample
+from voicebench.replay.realtime import FRAME_NS, NS_PER_S, Microphone, Playout, Utterance
 from voicebench.timing.events import EventKind
 from voicebench.timing.observer import TimingObserver
-
-FRAME_MS = 20
-NS_PER_S = 1_000_000_000
-
-
-@dataclass
-class Utterance:
-    """An utterance queued for the microphone; ``started`` resolves to its sample 0 time (ns)."""
-
-    pcm: np.ndarray
-    started: asyncio.Future[int]
-    finished: asyncio.Future[int] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
 
 
 class ReplayInputTransport(BaseInputTransport):
@@ -44,15 +32,17 @@ class ReplayInputTransport(BaseInputTransport):
 
     def __init__(self, params: TransportParams, **kwargs) -> None:
         super().__init__(params, **kwargs)
-        self._queue: asyncio.Queue[Utterance] = asyncio.Queue()
+        self._mic: Microphone | None = None
         self._pace_task: asyncio.Task | None = None
 
     def say(self, pcm: np.ndarray) -> Utterance:
         """Queue 16-bit PCM (at the input sample rate) to be spoken from the next frame on."""
-        loop = asyncio.get_running_loop()
-        utt = Utterance(pcm=pcm.astype(np.int16), started=loop.create_future())
-        self._queue.put_nowait(utt)
-        return utt
+        return self._microphone().say(pcm)
+
+    def _microphone(self) -> Microphone:
+        if self._mic is None:
+            self._mic = Microphone(self.sample_rate)  # known once the pipeline has started
+        return self._mic
 
     async def start(self, frame: StartFrame) -> None:
         await super().start(frame)
@@ -75,35 +65,18 @@ class ReplayInputTransport(BaseInputTransport):
 
     async def _pace(self) -> None:
         clock = self.get_clock()
-        rate = self.sample_rate
-        n = rate * FRAME_MS // 1000
-        frame_ns = FRAME_MS * 1_000_000
-        silence = np.zeros(n, dtype=np.int16)
+        mic = self._microphone()
         origin = clock.get_time()
         k = 0
-        current: Utterance | None = None
-        pos = 0
         while True:
-            window_start = origin + k * frame_ns
-            if current is None and not self._queue.empty():
-                current, pos = self._queue.get_nowait(), 0
-                current.started.set_result(window_start)
-            if current is not None:
-                chunk = current.pcm[pos : pos + n]
-                pos += n
-                if chunk.size < n:
-                    chunk = np.concatenate([chunk, silence[: n - chunk.size]])
-                if pos >= current.pcm.size:
-                    current.finished.set_result(window_start + frame_ns)
-                    current = None
-            else:
-                chunk = silence
+            window_start = origin + k * FRAME_NS
+            chunk = mic.frame(window_start)
             # A frame exists once its 20 ms have been captured.
-            delay = (window_start + frame_ns - clock.get_time()) / NS_PER_S
+            delay = (window_start + FRAME_NS - clock.get_time()) / NS_PER_S
             if delay > 0:
                 await asyncio.sleep(delay)
             await self.push_audio_frame(
-                InputAudioRawFrame(audio=chunk.tobytes(), sample_rate=rate, num_channels=1)
+                InputAudioRawFrame(audio=chunk.tobytes(), sample_rate=mic.rate, num_channels=1)
             )
             k += 1
 
@@ -114,7 +87,7 @@ class CaptureOutputTransport(BaseOutputTransport):
     def __init__(self, params: TransportParams, observer: TimingObserver, **kwargs) -> None:
         super().__init__(params, **kwargs)
         self._observer = observer
-        self._next_free_ns = 0
+        self._playout = Playout()
         self._heard = False
         self._recording: list[bytes] = []
 
@@ -132,20 +105,18 @@ class CaptureOutputTransport(BaseOutputTransport):
         await self.set_transport_ready(frame)
 
     async def write_audio_frame(self, frame: OutputAudioRawFrame) -> bool:
-        clock = self.get_clock()
-        now = clock.get_time()
-        play_start = max(now, self._next_free_ns)
-        if play_start > now:
-            await asyncio.sleep((play_start - now) / NS_PER_S)
+        now = self.get_clock().get_time()
         pcm = np.frombuffer(frame.audio, dtype=np.int16)
         rate = frame.sample_rate
+        play_start = self._playout.place(now, pcm.size, rate)
+        if play_start > now:
+            await asyncio.sleep((play_start - now) / NS_PER_S)
         if not self._heard:
             idx = first_speech_sample(pcm)
             if idx is not None:
                 self._heard = True
                 self._observer.record(EventKind.AUDIO_OUT, play_start + idx * NS_PER_S // rate)
         self._recording.append(frame.audio)
-        self._next_free_ns = play_start + pcm.size * NS_PER_S // rate
         return True
 
 
