@@ -44,10 +44,17 @@ def _check(records, out: Path) -> None:
         assert (last - first) / 16_000 > 1.0
 
 
-def _scripted_processes() -> set[str]:
-    found = subprocess.run(["pgrep", "-f", "voicebench.testing.scripted_llm"],
-                           capture_output=True, text=True)
-    return set(found.stdout.split())
+def _children(pid: int) -> set[int]:
+    found = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True)
+    return {int(p) for p in found.stdout.split()}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "\nState:\tZ" not in status  # a zombie has ended
 
 
 async def _load(url: str, protocol: str, out: Path, *, callers: int):
@@ -61,7 +68,6 @@ async def _load(url: str, protocol: str, out: Path, *, callers: int):
 
 
 async def test_serve_answers_calls_and_stops_cleanly(tmp_path: Path):
-    before = _scripted_processes()
     proc = subprocess.Popen([sys.executable, "-m", "voicebench", "serve", "--agent",
                              "agents/scripted.toml", "--port", "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -76,11 +82,13 @@ async def test_serve_answers_calls_and_stops_cleanly(tmp_path: Path):
         turns = await _load(match.group(1), "pcm", tmp_path / "load", callers=2)
         assert len(turns) == 4 and all(t.turn.error is None for t in turns)
         assert max(t.concurrency for t in turns) == 2
+        helpers = _children(proc.pid)
+        assert helpers  # the shared scripted LLM server
     finally:
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(timeout=30)
     assert code == 0 and "stopped" in proc.stderr.read()
-    assert _scripted_processes() <= before  # the shared scripted LLM went with it
+    assert not [pid for pid in helpers if _alive(pid)]  # the helper went with it
 
 
 @contextlib.asynccontextmanager
