@@ -120,7 +120,8 @@ async def test_a_late_transcript_of_the_first_half_does_not_end_the_turn(slow_fi
     assert len(slow_first_segment) == 2, "the pause should split the speech into two segments"
     assert len(vad_stops) >= 2
     assert len(requests) == 1, "the turn ended early and the LLM was asked twice"
-    assert "lost" in heard_text and "listens" in heard_text
+    # Both halves were heard ("lost" is sometimes heard as "loss": the words around it are not).
+    assert "feeling" in heard_text and "lately" in heard_text and "listens" in heard_text
 
 
 async def test_the_stock_rule_ends_the_same_turn_on_half_a_sentence(slow_first_segment):
@@ -158,7 +159,8 @@ async def test_a_speculative_reply_to_half_a_sentence_is_withdrawn_unheard():
     assert kinds.count(EventKind.LLM_REQUEST) == 1, "only the confirmed reply may be played"
     timing = derive_timing(heard.events, heard.speech_end_ns)
     heard_text = user_transcript(heard.events, timing).lower()
-    assert "lost" in heard_text and "listens" in heard_text
+    # Both halves were heard ("lost" is sometimes heard as "loss": the words around it are not).
+    assert "feeling" in heard_text and "lately" in heard_text and "listens" in heard_text
     # The heard reply was asked for before the turn ended and held until it did.
     released = next(e.ns for e in heard.events if e.kind is EventKind.LLM_REQUEST)
     assert timing.llm_request_ns < released
