@@ -35,8 +35,10 @@ def read_utf8(path: Path) -> str:
 def first_error(exc: ValidationError) -> tuple[str, str]:
     """The dotted location and message of a validation error's first problem."""
     err = exc.errors()[0]
-    loc = ".".join(str(p) for p in err.get("loc", ())) or "(root)"
-    msg = err.get("msg", "invalid")
+    # A key from the file may hold anything: show odd ones quoted, so the error stays one line.
+    loc = ".".join(str(p) if str(p).isprintable() and str(p).strip() else repr(p)
+                   for p in err.get("loc", ())) or "(root)"
+    msg = " ".join(str(err.get("msg", "invalid")).split())
     return loc, msg
 
 

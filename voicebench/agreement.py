@@ -93,12 +93,17 @@ def load_human_judgments(path: Path) -> list[HumanJudgment]:
                                      record=f"line {n}") from None
     else:
         reader = csv.DictReader(io.StringIO(text))
-        missing = {"item_id", "contestant_a", "contestant_b", "rating"} - set(reader.fieldnames or [])
-        if missing:
-            raise InputError(f"missing columns: {', '.join(sorted(missing))}", file=path,
-                             record="header")
-        rows = [(f"row {n}", {k: v for k, v in r.items() if k is not None})
-                for n, r in enumerate(reader, start=2)]
+        try:
+            missing = ({"item_id", "contestant_a", "contestant_b", "rating"}
+                       - set(reader.fieldnames or []))
+            if missing:
+                raise InputError(f"missing columns: {', '.join(sorted(missing))}", file=path,
+                                 record="header")
+            rows = [(f"row {n}", {k: v for k, v in r.items() if k is not None})
+                    for n, r in enumerate(reader, start=2)]
+        except csv.Error as exc:
+            raise InputError(f"not valid CSV ({exc})", file=path,
+                             record=f"line {reader.line_num}") from None
     out = [validate_record(HumanJudgment, data, file=path, record=rec) for rec, data in rows]
     if not out:
         raise InputError("no judgments in the file", file=path)

@@ -139,6 +139,16 @@ def test_safety_screen_excludes_identifying_info_and_hate(tmp_path):
     assert "esconv-1-t6" in ids
 
 
+def test_an_overlong_situation_makes_its_conversation_ineligible(tmp_path):
+    data = _load(CONVERSATIONS)
+    before = {d.id for d in import_esconv(CONVERSATIONS)}
+    # 200,000 characters with no space: the e-mail screen once took minutes on such a text.
+    data[0]["situation"] = "x" * 200_000
+    ids = {d.id for d in import_esconv(_write(tmp_path, data))}
+    assert not any(i.startswith("esconv-0-") for i in ids)
+    assert ids == {i for i in before if not i.startswith("esconv-0-")}
+
+
 def test_a_file_with_no_usable_items_is_an_error(tmp_path):
     data = [{
         "emotion_type": "joy",

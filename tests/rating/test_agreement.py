@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -75,3 +77,17 @@ def test_bad_human_rows_name_the_row_and_field(tmp_path):
     nohead.write_text("item,a,b\n")
     with pytest.raises(InputError, match="missing columns"):
         load_human_judgments(nohead)
+
+
+def test_a_broken_csv_and_odd_field_names_give_one_line_errors(tmp_path):
+    bad = tmp_path / "h.csv"
+    bad.write_bytes(b"item_id,contestant_a,contestant_b,rating\nx,a\rb,c,same\n")
+    with pytest.raises(InputError, match="not valid CSV") as info:
+        load_human_judgments(bad)
+    assert str(bad) in str(info.value) and "\n" not in str(info.value)
+    odd = tmp_path / "h.jsonl"
+    odd.write_text(json.dumps({"item_id": "x", "contestant_a": "a", "contestant_b": "b",
+                               "rating": 1, "\n": 1}) + "\n")
+    with pytest.raises(InputError) as info:
+        load_human_judgments(odd)
+    assert "'\\n'" in str(info.value) and "\n" not in str(info.value)

@@ -42,8 +42,8 @@ Item selection, per conversation (after merging):
    (at most +3). Candidates scoring below 2 are dropped.
 5. The highest-scoring candidates are taken, ties to the earlier turn, up to
    ``max_items_per_conversation``; a candidate fewer than 2 seeker turns away from one
-   already taken is passed over. A candidate whose history or reply holds a text longer than
-   a ``Turn`` allows is not eligible either.
+   already taken is passed over. A candidate whose situation, history or reply holds a text
+   longer than a ``Turn`` allows is not eligible either.
 
 Items keep file order and turn order. Ids are ``esconv-{conversation}-t{turn}``, where ``turn``
 is the index of the final seeker turn in the merged turns; ``source`` is
@@ -115,7 +115,8 @@ _UNSAFE = re.compile(
         r"\bsubhuman\b", r"\bethnic cleansing\b", r"\bwhite power\b", r"\bheil\b",
         r"\bshould all (?:die|be killed|be shot)\b", r"\bkill (?:them|those people) all\b",
         # identifying information
-        r"[\w.+-]+@[\w-]+\.[\w.-]+", r"(?<![\w])\+?\d(?:[\s().-]?\d){8,}",
+        # (each pattern starts only where a run starts: linear even on a long text)
+        r"(?<![\w.+-])[\w.+-]+@[\w-]+\.[\w.-]+", r"(?<![\w])\+?\d(?:[\s().-]?\d){8,}",
     ))
 )
 _DISTRESS_RE = tuple(re.compile(p) for p in _DISTRESS)
@@ -323,7 +324,8 @@ def _select(conv: _Conversation, limit: int) -> list[int]:
         if k == 0 or k + 1 >= len(conv.turns) or _is_pleasantry(turn.text):
             continue
         texts = [t.text for t in conv.turns[: k + 2]]
-        if any(len(t) > _MAX_TEXT for t in texts) or _is_unsafe([conv.situation, *texts]):
+        if (any(len(t) > _MAX_TEXT for t in [conv.situation, *texts])
+                or _is_unsafe([conv.situation, *texts])):
             continue
         score = _score(turn.text)
         if score >= MIN_SCORE:

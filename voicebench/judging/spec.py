@@ -125,9 +125,14 @@ def load_judge_spec(path: str | Path, *, require_secrets: bool = True) -> tuple[
         var = judge.api_key_env
         if require_secrets and var and not os.environ.get(var):
             raise MissingSecretError(path, f"judges.{i}.api_key_env", var)
-    rubric_path = (path.parent / spec.rubric).resolve()
-    if not rubric_path.exists():
-        raise InputError(f"rubric file {spec.rubric!r} not found next to the spec", file=path,
+    try:
+        rubric_path = (path.parent / spec.rubric).resolve()
+        found = rubric_path.is_file()
+    except (OSError, ValueError):  # a name too long for the file system, a NUL byte
+        found = False
+    if not found:
+        name = spec.rubric if len(spec.rubric) <= 80 else spec.rubric[:77] + "..."
+        raise InputError(f"rubric file {name!r} not found next to the spec", file=path,
                          field="rubric")
     text = read_utf8(rubric_path)
     if not text.strip():

@@ -1,0 +1,224 @@
+"""Every input file kind, fuzzed: whatever the bytes, a loader returns a valid result or raises a
+VoicebenchError that names the file; never another exception, never a partial output file.
+
+Inputs are drawn three ways: arbitrary bytes (non-UTF-8 included), arbitrary JSON values, and
+a valid file with one part changed (a field dropped, a value replaced by another type, a huge
+string, a line removed or duplicated).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from voicebench.agentspec import load_agent_spec
+from voicebench.agreement import load_human_judgments
+from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
+from voicebench.dialogues.esconv import import_esconv_to_file
+from voicebench.errors import InputError, VoicebenchError
+from voicebench.fixtures import BUILTIN_FIXTURES, read_wav
+from voicebench.fixtures.audio import write_wav
+from voicebench.fixtures.manifest import load_manifest
+from voicebench.judging.replies import load_human_replies
+from voicebench.judging.spec import load_judge_spec
+
+ROOT = Path(__file__).resolve().parents[1]
+CASES = 300
+FUZZ = settings(max_examples=CASES, deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**12, 10**12)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=40),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=10), inner,
+                                                                max_size=5),
+    max_leaves=20)
+scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=30),
+                    st.just("x" * 200_000), st.lists(st.integers(), max_size=3),
+                    st.dictionaries(st.text(max_size=5), st.integers(), max_size=2))
+
+
+def _mutate_json(doc, data) -> object:
+    """``doc`` with one value somewhere in it dropped or replaced."""
+    if isinstance(doc, dict) and doc:
+        key = data.draw(st.sampled_from(sorted(doc)))
+        action = data.draw(st.sampled_from(["drop", "replace", "descend"]))
+        out = dict(doc)
+        if action == "drop":
+            del out[key]
+        elif action == "replace":
+            out[key] = data.draw(scalars)
+        else:
+            out[key] = _mutate_json(doc[key], data)
+        return out
+    if isinstance(doc, list) and doc:
+        k = data.draw(st.integers(0, len(doc) - 1))
+        action = data.draw(st.sampled_from(["drop", "replace", "descend", "empty"]))
+        out = list(doc)
+        if action == "drop":
+            del out[k]
+        elif action == "replace":
+            out[k] = data.draw(scalars)
+        elif action == "empty":
+            out = []
+        else:
+            out[k] = _mutate_json(doc[k], data)
+        return out
+    return data.draw(scalars)
+
+
+def _mutate_lines(text: str, data) -> str:
+    lines = text.splitlines()
+    k = data.draw(st.integers(0, max(0, len(lines) - 1)))
+    action = data.draw(st.sampled_from(["drop", "duplicate", "value", "garbage"]))
+    if action == "drop" and lines:
+        del lines[k]
+    elif action == "duplicate" and lines:
+        lines.insert(k, lines[k])
+    elif action == "value" and lines and "=" in lines[k]:
+        key = lines[k].split("=", 1)[0]
+        value = data.draw(st.sampled_from(['""', "-1", "1e309", "true", "[1, 2]", '"x"',
+                                           '"' + "y" * 50_000 + '"', "{}", "nan"]))
+        lines[k] = f"{key}= {value}"
+    else:
+        lines.insert(k, data.draw(st.text(max_size=30)))
+    return "\n".join(lines) + "\n"
+
+
+def _content(valid: str, data, *, kind: str) -> bytes:
+    how = data.draw(st.sampled_from(["bytes", "json", "mutated", "mutated", "lines"]))
+    if how == "bytes":
+        return data.draw(st.binary(max_size=300))
+    if how == "json":
+        return json.dumps(data.draw(json_values)).encode()
+    if how == "lines" or kind in ("toml", "csv"):
+        return _mutate_lines(valid, data).encode()
+    if kind == "jsonl":
+        lines = [json.loads(line) for line in valid.splitlines() if line.strip()]
+        k = data.draw(st.integers(0, len(lines) - 1))
+        lines[k] = _mutate_json(lines[k], data)
+        return "\n".join(json.dumps(x) for x in lines).encode()
+    return json.dumps(_mutate_json(json.loads(valid), data)).encode()
+
+
+def _check(loader, path: Path, content: bytes) -> None:
+    path.write_bytes(content)
+    try:
+        loader(path)
+    except VoicebenchError as exc:
+        message = str(exc)
+        assert str(path) in message or path.name in message, message
+        assert "\n" not in message.strip(), message  # one line
+
+
+_SCRATCH = tempfile.TemporaryDirectory(prefix="vb-fuzz-")  # removed when the tests end
+
+
+def _folder() -> Path:
+    return Path(tempfile.mkdtemp(dir=_SCRATCH.name))
+
+
+def _tmp(suffix: str) -> Path:
+    return _folder() / f"input{suffix}"
+
+
+VALID_DIALOGUES = "\n".join(BUILTIN_DIALOGUES.read_text().splitlines()[:2]) + "\n"
+
+
+@FUZZ
+@given(st.data())
+def test_dialogue_sets(data):
+    _check(load_dialogues, _tmp(".jsonl"), _content(VALID_DIALOGUES, data, kind="jsonl"))
+
+
+@FUZZ
+@given(st.data())
+def test_agent_specs(data):
+    valid = (ROOT / "agents" / data.draw(st.sampled_from(
+        ["local.toml", "scripted.toml", "openai-compatible.toml", "remote-example.toml"]))).read_text()
+    _check(lambda p: load_agent_spec(p, require_secrets=False), _tmp(".toml"),
+           _content(valid, data, kind="toml"))
+
+
+@FUZZ
+@given(st.data())
+def test_judge_specs(data):
+    name = data.draw(st.sampled_from(["openai.toml", "local-smoke.toml", "ensemble.toml"]))
+    folder = _folder()
+    (folder / "rubric-v1.md").write_text((ROOT / "judges" / "rubric-v1.md").read_text())
+    _check(lambda p: load_judge_spec(p, require_secrets=False), folder / name,
+           _content((ROOT / "judges" / name).read_text(), data, kind="toml"))
+
+
+HUMAN_CSV = ("item_id,contestant_a,contestant_b,rating,rater\n"
+             "reg-job-crisis-01,a,human/reference,A slightly better,r1\n"
+             "reg-job-crisis-01,a,human/reference,-2,r2\n")
+HUMAN_JSONL = "\n".join(json.dumps(r) for r in [
+    {"item_id": "reg-job-crisis-01", "contestant_a": "a", "contestant_b": "b", "rating": "same"},
+    {"item_id": "reg-job-crisis-01", "contestant_a": "a", "contestant_b": "b", "rating": 2}]) + "\n"
+
+
+@FUZZ
+@given(st.data())
+def test_human_judgment_files(data):
+    if data.draw(st.booleans()):
+        _check(load_human_judgments, _tmp(".csv"), _content(HUMAN_CSV, data, kind="csv"))
+    else:
+        _check(load_human_judgments, _tmp(".jsonl"), _content(HUMAN_JSONL, data, kind="jsonl"))
+
+
+HUMAN_REPLIES = json.dumps({"item_id": "reg-job-crisis-01", "name": "ana",
+                            "reply": "That sounds so hard."}) + "\n"
+
+
+@FUZZ
+@given(st.data())
+def test_human_reply_files(data):
+    _check(lambda p: load_human_replies(p, {"reg-job-crisis-01"}), _tmp(".jsonl"),
+           _content(HUMAN_REPLIES, data, kind="jsonl"))
+
+
+@FUZZ
+@given(st.data())
+def test_manifests(data):
+    real = json.loads((BUILTIN_FIXTURES / "manifest.json").read_text())
+    valid = json.dumps({**real, "entries": real["entries"][:2]})
+    folder = _folder()
+    _check(lambda p: load_manifest(p.parent), folder / "manifest.json",
+           _content(valid, data, kind="json"))
+
+
+@FUZZ
+@given(st.data())
+def test_esconv_import_writes_nothing_on_failure(data):
+    src = _tmp(".json")
+    dest = src.with_name("out.jsonl")
+    valid = (ROOT / "tests" / "data" / "esconv" / "conversations.json").read_text()
+    src.write_bytes(_content(valid, data, kind="json"))
+    try:
+        import_esconv_to_file(src, dest)
+    except VoicebenchError as exc:
+        assert str(src) in str(exc)
+        assert not dest.exists() and not list(dest.parent.glob(".out.jsonl*"))
+    else:
+        load_dialogues(dest)  # what was written is a valid dialogue set
+
+
+def test_wav_files_missing_wrong_rate_or_not_audio(tmp_path: Path):
+    with pytest.raises(InputError) as missing:
+        read_wav(tmp_path / "nope.wav", expect_rate=16_000)
+    assert "nope.wav" in str(missing.value)
+    write_wav(tmp_path / "fast.wav", np.zeros(2205, dtype=np.int16), 22_050)
+    with pytest.raises(InputError, match="22050|22,050") as rate:
+        read_wav(tmp_path / "fast.wav", expect_rate=16_000)
+    assert "fast.wav" in str(rate.value)
+    (tmp_path / "junk.wav").write_bytes(b"RIFF\x00\x01garbage" * 10)
+    with pytest.raises(InputError) as junk:
+        read_wav(tmp_path / "junk.wav", expect_rate=16_000)
+    assert "junk.wav" in str(junk.value)
