@@ -11,9 +11,12 @@ import asyncio
 import base64
 import contextlib
 import json
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
+import time
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -39,13 +42,15 @@ class Browser:
         self._loaded = asyncio.Event()
 
     async def __aenter__(self) -> Browser:
-        self._profile = tempfile.TemporaryDirectory(prefix="voicebench-chromium-")
+        self._profile = tempfile.TemporaryDirectory(prefix="voicebench-chromium-",
+                                                    ignore_cleanup_errors=True)
         profile = Path(self._profile.name)
         self._proc = subprocess.Popen(
             [self.binary, *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-port=0",
              "--remote-debugging-address=127.0.0.1", f"--window-size={self.size[0]},{self.size[1]}",
              "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True)  # its own process group: helpers are stopped with it
         port_file = profile / "DevToolsActivePort"
         for _ in range(300):
             if port_file.exists() and port_file.read_text().strip():
@@ -69,8 +74,15 @@ class Browser:
         self._reader.cancel()
         with contextlib.suppress(Exception):
             await self._ws.close()
-        self._proc.kill()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self._proc.pid, signal.SIGKILL)  # the browser and its helper processes
         self._proc.wait(timeout=10)
+        for _ in range(50):  # a helper may still be closing files in the profile
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self._proc.pid, 0)
+                time.sleep(0.1)
+                continue
+            break
         self._profile.cleanup()
 
     async def _read(self) -> None:
