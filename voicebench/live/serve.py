@@ -24,6 +24,7 @@ from pipecat.transports.base_transport import BaseTransport, TransportParams
 
 from voicebench.agentspec import AgentSpec
 from voicebench.errors import InputError
+from voicebench.replay.providers import start_helper
 from voicebench.replay.realtime import NS_PER_S, Playout
 from voicebench.replay.wire import codec as make_codec
 
@@ -84,24 +85,10 @@ async def shared_backend(spec: AgentSpec):
         raise InputError("a remote agent cannot be served; give a spec with [llm]",
                          field="remote")
     async with contextlib.AsyncExitStack() as stack:
+        base_url = await start_helper(spec, stack)
         llm = spec.llm
-        if llm.provider in ("local", "scripted"):
-            if llm.provider == "local":
-                from voicebench.local_llm import LlamaServer, resolve_gguf
-
-                server = await stack.enter_async_context(LlamaServer(
-                    resolve_gguf(llm.model), n_ctx=llm.n_ctx, n_threads=llm.n_threads,
-                    model_alias=llm.model))
-                if llm.warmup:
-                    server.warm_up(spec.system_prompt)
-            else:
-                from voicebench.testing.scripted_llm import ScriptedLLMServer
-
-                server = await stack.enter_async_context(ScriptedLLMServer(
-                    ttft_ms=llm.ttft_ms, token_delay_ms=llm.token_delay_ms, reply=llm.reply,
-                    model=llm.model))
-            llm = llm.model_copy(update={"provider": "openai-compatible",
-                                         "base_url": server.base_url})
+        if base_url is not None:
+            llm = llm.model_copy(update={"provider": "openai-compatible", "base_url": base_url})
         yield spec.model_copy(update={"llm": llm})
 
 

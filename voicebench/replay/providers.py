@@ -133,29 +133,36 @@ def _anthropic(spec: AgentSpec, stack: contextlib.AsyncExitStack, sent: OnReques
     )
 
 
+async def start_helper(spec: AgentSpec, stack: contextlib.AsyncExitStack) -> str | None:
+    """Start the server a ``local`` or ``scripted`` LLM needs, kept alive by ``stack``, and
+    return its OpenAI-compatible base URL; None for providers that need none."""
+    llm = spec.llm
+    if llm.provider == "local":
+        from voicebench.local_llm import LlamaServer, resolve_gguf
+
+        server = await stack.enter_async_context(
+            LlamaServer(resolve_gguf(llm.model), n_ctx=llm.n_ctx, n_threads=llm.n_threads,
+                        model_alias=llm.model)
+        )
+        if llm.warmup:
+            server.warm_up(spec.system_prompt)
+        return server.base_url
+    if llm.provider == "scripted":
+        from voicebench.testing.scripted_llm import ScriptedLLMServer
+
+        server = await stack.enter_async_context(
+            ScriptedLLMServer(ttft_ms=llm.ttft_ms, token_delay_ms=llm.token_delay_ms,
+                              reply=llm.reply, model=llm.model)
+        )
+        return server.base_url
+    return None
+
+
 @register_llm("local")
 async def _local(spec: AgentSpec, stack: contextlib.AsyncExitStack, sent: OnRequestSent):
-    from voicebench.local_llm import LlamaServer, resolve_gguf
-
-    server = await stack.enter_async_context(
-        LlamaServer(resolve_gguf(spec.llm.model), n_ctx=spec.llm.n_ctx,
-                    n_threads=spec.llm.n_threads, model_alias=spec.llm.model)
-    )
-    if spec.llm.warmup:
-        server.warm_up(spec.system_prompt)
-    return _openai_service(spec, sent, base_url=server.base_url, key="local")
+    return _openai_service(spec, sent, base_url=await start_helper(spec, stack), key="local")
 
 
 @register_llm("scripted")
 async def _scripted(spec: AgentSpec, stack: contextlib.AsyncExitStack, sent: OnRequestSent):
-    from voicebench.testing.scripted_llm import ScriptedLLMServer
-
-    server = await stack.enter_async_context(
-        ScriptedLLMServer(
-            ttft_ms=spec.llm.ttft_ms,
-            token_delay_ms=spec.llm.token_delay_ms,
-            reply=spec.llm.reply,
-            model=spec.llm.model,
-        )
-    )
-    return _openai_service(spec, sent, base_url=server.base_url, key="scripted")
+    return _openai_service(spec, sent, base_url=await start_helper(spec, stack), key="scripted")
