@@ -100,6 +100,9 @@ def run(
     mode: Annotated[str, typer.Option(
         help="teacher-forced: original history as text, only the current turn spoken; "
         "free-running: the agent's own replies form the history.")] = "teacher-forced",
+    turn_timeout: Annotated[float, typer.Option(
+        min=1.0, max=600.0, help="Seconds a turn may take before it is recorded as a timeout "
+        "(reports count failed turns as this long).")] = 60.0,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show pipeline logs.")] = False,
 ) -> None:
     """Replay dialogues as speech through an agent and time every turn (TTFT, TTFA, stages)."""
@@ -122,7 +125,7 @@ def run(
         _fail(exc)
     _replay_and_report(spec, spec_path=agent, dialogues=items, dialogues_path=dialogues,
                        fixtures_dir=fixtures, out_dir=out_dir or _default_run_dir(spec.name),
-                       mode=replay_mode)
+                       mode=replay_mode, turn_timeout_s=turn_timeout)
 
 
 def _replay_and_report(spec, *, out_dir: Path, **kwargs) -> None:

@@ -75,9 +75,10 @@ async def test_garbage_is_retried_then_stored_as_a_failed_verdict_with_the_raw_t
     assert v.answer is not None and v.attempts == 2
 
 
-async def test_rate_limits_server_errors_and_timeouts_are_retried(server):
-    v = await _decide(server, (None, "429"), (None, "500"), (None, "hang"), timeout_s=1.0)
-    assert v.answer is not None and v.attempts == 4
+async def test_rate_limits_server_errors_timeouts_and_broken_streams_are_retried(server):
+    v = await _decide(server, (None, "429"), (None, "500"), (None, "hang"), (None, "truncate"),
+                      timeout_s=1.0)
+    assert v.answer is not None and v.attempts == 5
 
 
 async def test_a_judge_that_keeps_failing_is_recorded_never_dropped(server):

@@ -12,7 +12,6 @@ from voicebench.agentspec import AgentSpec, RemoteSpec
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.fixtures import BUILTIN_FIXTURES, read_wav, speech_bounds
 from voicebench.replay import replay
-from voicebench.replay import run as run_module
 from voicebench.runlog import read_turns
 from voicebench.testing.scripted_voice import ScriptedVoiceAgent
 
@@ -30,11 +29,11 @@ def dialogue(turns: int = 2):
     return next(d for d in load_dialogues(BUILTIN_DIALOGUES) if len(d.seeker_turn_indices) == turns)
 
 
-async def _replay(spec: AgentSpec, out: Path, d=None):
+async def _replay(spec: AgentSpec, out: Path, d=None, **kwargs):
     d = d or dialogue()
     return await replay(spec, spec_path=Path("far.toml"), dialogues=[d],
                         dialogues_path=BUILTIN_DIALOGUES, fixtures_dir=BUILTIN_FIXTURES,
-                        out_dir=out)
+                        out_dir=out, **kwargs)
 
 
 @pytest.mark.parametrize("protocol", ["pcm", "pipecat"])
@@ -57,13 +56,12 @@ async def test_a_remote_agent_is_timed_from_the_end_of_speech(tmp_path: Path, pr
     assert read_turns(tmp_path / "run") == records
 
 
-async def test_remote_failures_are_recorded_on_their_turns(tmp_path: Path, monkeypatch):
-    monkeypatch.setattr(run_module, "TURN_TIMEOUT_S", 4.0)
+async def test_remote_failures_are_recorded_on_their_turns(tmp_path: Path):
     d = dialogue(3)
     # Call 0 is refused at the handshake, call 1 is closed as its reply starts, call 2 never
     # answers; the replay reconnects after each failed turn.
     async with ScriptedVoiceAgent(delay_ms=800, faults=["refuse", "close", "silent"]) as agent:
-        records = await _replay(remote(agent.url), tmp_path / "run", d)
+        records = await _replay(remote(agent.url), tmp_path / "run", d, turn_timeout_s=4.0)
     kinds = [r.error.kind if r.error else None for r in records]
     assert kinds == ["handshake", "closed_mid_turn", "timeout"]
     assert "503" in records[0].error.reason

@@ -12,12 +12,18 @@ from typer.testing import CliRunner
 
 from voicebench.cli import app
 from voicebench.errors import InputError
+from voicebench.judging.models import Verdict
 from voicebench.report import build_report, resolve_inputs
 
 FIGURES = ("latency_ecdf", "waterfall", "frontier_ttft", "frontier_ttfa", "radar")
 
 
 def test_report_from_a_judging_folder_has_every_part(judged: Path, tmp_path: Path):
+    item = json.loads((judged / "verdicts.jsonl").read_text().splitlines()[0])["item_id"]
+    with (judged / "verdicts.jsonl").open("a") as fh:  # one verdict the judge never gave
+        fh.write(Verdict(key="gave-up", item_id=item, judge="j/1", rubric_sha256="h",
+                         contestant_a="fast", contestant_b="slow", attempts=4,
+                         failure="server_error: HTTP 500 (scripted)").model_dump_json() + "\n")
     built = build_report([judged], tmp_path / "report")
     out = built.out_dir
     for name in ("index.html", "report.md", "report.json"):
@@ -31,12 +37,14 @@ def test_report_from_a_judging_folder_has_every_part(judged: Path, tmp_path: Pat
     assert set(agents) == {"fast", "slow"}  # the judging folder brought its runs
     fast = agents["fast"]
     assert fast["failed"] == 1 and fast["failures"][0]["kind"] == "pipeline_error"
+    assert fast["failed_by_kind"] == {"pipeline_error": 1}
     assert fast["cold_turns"] == 1 and fast["ttfa_cold"]["quantiles"][0]["value_ms"] == 1400.0
     assert [q["q"] for q in fast["ttfa"]["quantiles"]] == [50, 90, 95, 99]
     assert agents["slow"]["ttft"]["within_budget"] == 0.0
     assert fast["ttfa_censored"]["n"] == fast["turns"] and agents["slow"]["ttfa_censored"] is None
     judging = data["judging"]
     assert judging["judges"] == ["j/1"] and judging["smoke"] is False
+    assert judging["failed_verdicts"] == 1 and judging["failed_by_kind"] == {"server_error": 1}
     ratings = {r["contestant"]: r for r in judging["ratings"]["ratings"]}
     assert ratings["human/reference"]["win_rate"] == 1.0
     assert ratings["slow"]["win_rate"] > ratings["fast"]["win_rate"]
@@ -49,6 +57,8 @@ def test_report_from_a_judging_folder_has_every_part(judged: Path, tmp_path: Pat
     assert "http://" not in page.replace('xmlns="http://www.w3.org', "")  # nothing to fetch
     md = (out / "report.md").read_text()
     assert "| fast |" in md and "![" in md and "figures/frontier_ttft.svg" in md
+    assert "1 failed (server\\_error 1)" in md and "1 failed (server_error 1)" in page
+    assert "| 1 (pipeline\\_error 1) |" in md
 
 
 def test_text_from_runs_is_escaped_in_page_and_markdown(judged: Path, tmp_path: Path):

@@ -22,6 +22,9 @@ from voicebench.timing import EventKind, TurnEvent
 SAMPLE_RATE = 16_000
 POLL_S = 0.02
 SETTLE_S = 0.3
+UNHEARD_S = 2.0
+"""After the seeker's audio has all been played, how long a VAD that never started is given
+before the turn ends as unheard (the VAD runs in real time, so this is slack, not a guess)."""
 
 
 @dataclass(frozen=True)
@@ -243,11 +246,17 @@ class VoiceAgent:
         start_ns = await utterance.started
         speech_end_ns = start_ns + speech_end_sample * 1_000_000_000 // SAMPLE_RATE
         await utterance.finished
-        deadline = self.clock.get_time() + int(timeout_s * 1e9)
+        finished_ns = self.clock.get_time()
+        deadline = finished_ns + int(timeout_s * 1e9)
         timed_out = True
-        while self.clock.get_time() < deadline:
-            if _turn_done(self.observer.since(start_ns), self.clock.get_time()):
+        while (now := self.clock.get_time()) < deadline:
+            events = self.observer.since(start_ns)
+            if _turn_done(events, now):
                 timed_out = False
+                break
+            if now - finished_ns > UNHEARD_S * 1e9 and not any(
+                    e.kind is EventKind.VAD_START for e in events):
+                timed_out = False  # nothing was heard, so nothing will be answered
                 break
             if self._runner_task is not None and self._runner_task.done():
                 break

@@ -78,31 +78,71 @@ def _interpret(heard, *, user_text: str, secret: str | None = None,
                          if e.kind is EventKind.LLM_TOKEN and e.text.strip())
     else:
         reply = reply_text(heard.events, timing)
-    errors = [e.text for e in heard.events if e.kind is EventKind.ERROR]
-    error = None
-    if heard.failure is not None:
-        error = heard.failure.model_copy(update={"reason": redact(heard.failure.reason, secret)})
-    elif errors:
-        error = TurnError(kind="pipeline_error", reason=redact(errors[0], secret))
-    elif heard.timed_out and timing.audio_out_ns is None and heard.black_box:
-        error = TurnError(kind="timeout", reason=f"nothing audible within {timeout_s:g} s")
-    elif heard.timed_out:
-        error = TurnError(kind="timeout", reason=f"no complete answer within {timeout_s:g} s")
-    elif not transcript and not heard.black_box:
-        error = TurnError(kind="no_transcript", reason="the ASR produced no text for the turn")
-    elif timing.llm_first_token_ns is None and not heard.black_box:
-        error = TurnError(kind="no_reply", reason="the LLM returned no tokens")
-    elif timing.audio_out_ns is None:
-        error = TurnError(kind="no_audio", reason="no audible bot audio was played")
+    llm_calls = sum(e.kind is EventKind.LLM_SENT for e in heard.events) or None
+    error = _turn_error(heard, timing, transcript, reply, llm_calls, timeout_s)
+    if error is not None:
+        error = error.model_copy(update={"reason": redact(error.reason, secret)})
     fields = {
         "llm_requests": sum(e.kind is EventKind.LLM_REQUEST for e in heard.events),
-        "llm_calls": sum(e.kind is EventKind.LLM_SENT for e in heard.events) or None,
+        "llm_calls": llm_calls,
         "user_transcript": transcript,
         "asr_wer": wer(user_text, transcript) if transcript else None,
         "reply_text": reply,
         "timing": timing,
     }
     return fields, error
+
+
+def _turn_error(heard, timing, transcript: str, reply: str, llm_calls: int | None,
+                timeout_s: float) -> TurnError | None:
+    """Why the turn failed, by kind, with a reason naming the stage; None if it did not."""
+    events = heard.events
+    has = {e.kind for e in events}
+    errors = [e for e in events if e.kind is EventKind.ERROR]
+    if heard.failure is not None:
+        return heard.failure
+    if errors:
+        first = errors[0]
+        reason = first.text
+        if first.source == "llm":
+            tokens = sum(e.kind is EventKind.LLM_TOKEN and e.ns < first.ns for e in events)
+            if tokens:
+                reason = f"the reply stream broke off after {tokens} token(s): {reason}"
+            if llm_calls and llm_calls > 1:
+                reason += f" ({llm_calls} requests: the client retried)"
+        return TurnError(kind=f"{first.source}_error" if first.source else "pipeline_error",
+                         reason=reason)
+    if heard.black_box:
+        if heard.timed_out and timing.audio_out_ns is None:
+            return TurnError(kind="timeout", reason=f"nothing audible within {timeout_s:g} s")
+        if heard.timed_out:
+            return TurnError(kind="timeout", reason=f"no complete answer within {timeout_s:g} s")
+        if timing.audio_out_ns is None:
+            return TurnError(kind="no_audio", reason="no audible bot audio was played")
+        return None
+    if not transcript and EventKind.LLM_REQUEST not in has:
+        if EventKind.VAD_START not in has:
+            return TurnError(kind="no_transcript",
+                             reason="the agent's VAD heard no speech in the seeker's audio")
+        return TurnError(kind="no_transcript", reason="the ASR produced no text for the turn")
+    if heard.timed_out:
+        if EventKind.LLM_REQUEST in has and EventKind.LLM_TOKEN not in has:
+            what = "the LLM sent no token"
+        elif EventKind.LLM_TOKEN in has and EventKind.LLM_END not in has:
+            what = "the LLM reply did not finish"
+        elif EventKind.LLM_REQUEST not in has:
+            what = "the agent did not take its turn (no LLM request)"
+        else:
+            what = "no complete answer"
+        return TurnError(kind="timeout", reason=f"{what} within {timeout_s:g} s")
+    if timing.llm_first_token_ns is None:
+        return TurnError(kind="no_reply", reason="the LLM returned no tokens")
+    if timing.audio_out_ns is None:
+        if EventKind.TTS_AUDIO not in has:
+            return TurnError(kind="no_audio",
+                             reason=f"the TTS yielded no audio for the reply {reply[:80]!r}")
+        return TurnError(kind="no_audio", reason="no audible bot audio was played")
+    return None
 
 
 def plan_turns(dialogues: Sequence[Dialogue]) -> list[tuple[Dialogue, int]]:
@@ -122,6 +162,7 @@ async def replay(
     fixtures_dir: Path,
     out_dir: Path,
     mode: ReplayMode = ReplayMode.TEACHER_FORCED,
+    turn_timeout_s: float = TURN_TIMEOUT_S,
     progress: Callable[[RunProgress], None] | None = None,
     agent_factory: Callable[[AgentSpec], object] | None = None,
 ) -> list[TurnRecord]:
@@ -138,6 +179,7 @@ async def replay(
         dialogue_ids=tuple(d.id for d in dialogues),
         mode=mode,
         fixtures_dir=str(fixtures_dir),
+        turn_timeout_s=turn_timeout_s,
     )
     store = RunStore(out_dir)
     records = store.open(header)
@@ -201,7 +243,8 @@ async def _replay_turn(agent, spec: AgentSpec, header: RunHeader, dialogue: Dial
                if j < k and (dialogue.id, j) in done}
     started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
     heard, fields, error = await speak_turn(agent, spec, dialogue, k, manifest, fixtures_dir,
-                                            turn_history(dialogue, k, mode, earlier))
+                                            turn_history(dialogue, k, mode, earlier),
+                                            timeout_s=header.turn_timeout_s)
     audio_path = None
     if heard.audio.size:
         audio_path = f"audio/{dialogue.id}__t{k:02d}.wav"

@@ -37,8 +37,13 @@ from voicebench.rating import NothingToRateError, rate_judging
 from voicebench.report import figures
 from voicebench.report.latency import agent_latency, cold_flags
 from voicebench.report.models import AgentLatency, JudgingSummary, Report
-from voicebench.replay.run import TURN_TIMEOUT_S
-from voicebench.runlog import RunHeader, TurnRecord, read_header, read_turns
+from voicebench.runlog import (
+    RunHeader,
+    TurnRecord,
+    count_kinds,
+    read_header,
+    read_turns,
+)
 from voicebench.runlog.store import HEADER_FILE as RUN_HEADER
 
 CREDENTIAL_NAME = re.compile(r"API_KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
@@ -114,6 +119,8 @@ def _judging_summary(folder: Path, *, budget_ttft_ms: float, budget_ttfa_ms: flo
         rubric_sha256=header.rubric_sha256,
         contestants=tuple(sorted({r.contestant for r in replies})),
         verdicts=len(verdicts), failed_verdicts=sum(v.answer is None for v in verdicts),
+        failed_by_kind=count_kinds(v.failure.split(":", 1)[0] for v in verdicts
+                                   if v.answer is None and v.failure),
         pairs=len(pairs), decided_pairs=sum(p.winner is not None for p in pairs),
         health=tuple(judge_health(verdicts)), ratings=ratings, no_ratings=why)
 
@@ -190,7 +197,7 @@ def build_report(paths: Sequence[Path], out_dir: Path, *, title: str | None = No
         + (f"; judging {judging_dir}" if judging_dir else "; no judging folder"))
     agents = tuple(agent_latency(r.dir, r.header, r.records, budget_ttft_ms=budget_ttft_ms,
                                  budget_ttfa_ms=budget_ttfa_ms, seed=seed,
-                                 turn_timeout_ms=TURN_TIMEOUT_S * 1000) for r in runs)
+                                 turn_timeout_ms=r.header.turn_timeout_s * 1000) for r in runs)
     judging = (_judging_summary(judging_dir, budget_ttft_ms=budget_ttft_ms,
                                 budget_ttfa_ms=budget_ttfa_ms, human_judgments=human_judgments,
                                 seed=seed) if judging_dir else None)

@@ -29,7 +29,7 @@ from voicebench.report.models import (
     Quantile,
     SlowTurn,
 )
-from voicebench.runlog import RunHeader, TurnRecord
+from voicebench.runlog import RunHeader, TurnRecord, count_kinds
 from voicebench.timing import STAGE_NAMES
 
 BOOTSTRAP_ROUNDS = 1000
@@ -121,6 +121,7 @@ def agent_latency(run_dir: Path, header: RunHeader, records: Sequence[TurnRecord
         contestant=header.agent.id, family=header.agent.family, mode=header.mode.value,
         created_at=header.created_at, turns=len(records),
         failed=failed,
+        failed_by_kind=count_kinds(r.error.kind for r in records if r.error is not None),
         ttft=dist("ttft_ms", budget_ttft_ms), ttfa=dist("ttfa_ms", budget_ttfa_ms),
         ttft_warm=dist("ttft_ms", budget_ttft_ms, lambda c: not c),
         ttfa_warm=dist("ttfa_ms", budget_ttfa_ms, lambda c: not c),

@@ -81,6 +81,8 @@ class AgentLatency(FrozenModel):
     created_at: str
     turns: int
     failed: int
+    failed_by_kind: dict[str, int] = Field(default_factory=dict)
+    """Failed turns by ``TurnError.kind``, the most common first."""
     ttft: Distribution
     ttfa: Distribution
     ttft_warm: Distribution
@@ -120,6 +122,8 @@ class JudgingSummary(FrozenModel):
     contestants: tuple[str, ...]
     verdicts: int
     failed_verdicts: int
+    failed_by_kind: dict[str, int] = Field(default_factory=dict)
+    """Failed verdicts by kind (``server_error``, ``timeout``, ``unparseable``...)."""
     pairs: int
     decided_pairs: int
     health: tuple[JudgeHealth, ...]

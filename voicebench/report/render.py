@@ -17,6 +17,7 @@ from pathlib import Path
 from voicebench.judging import SMOKE_WARNING
 from voicebench.report import tables as tb
 from voicebench.report.models import Report
+from voicebench.runlog import kinds_text
 from voicebench.timing import STAGE_LABELS, STAGES
 
 FIGURE_CAPTIONS = {
@@ -115,7 +116,8 @@ def _cards(report: Report) -> str:
             f'<span class="big">{e(tb.ms(ttfa.value_ms if ttfa else None).text)} ms</span> '
             "median time to first audio",
             f"TTFT p50 {e(tb.ms(ttft.value_ms if ttft else None).text)} ms; within both budgets "
-            f"{e(tb.pct(a.within_budget).text)} of {a.turns} turns ({a.failed} failed)",
+            f"{e(tb.pct(a.within_budget).text)} of {a.turns} turns ({a.failed} failed"
+            + (f": {e(kinds_text(a.failed_by_kind))}" if a.failed else "") + ")",
         ]
         if r is not None:
             lines.append(f"HEART Elo {r.elo:,.0f}")
@@ -134,7 +136,8 @@ def quality_notes(report: Report) -> list[str]:
                 "judging folder to voicebench report for the quality-latency frontier."]
     notes = [f"Judging folder {j.judging_dir}: {len(j.contestants)} contestants, {j.pairs} "
              f"pairs, {j.decided_pairs} decided; {j.verdicts} verdicts, {j.failed_verdicts} "
-             f"failed. Rubric sha256 {j.rubric_sha256[:12]}."]
+             "failed" + (f" ({kinds_text(j.failed_by_kind)})" if j.failed_by_kind else "")
+             + f". Rubric sha256 {j.rubric_sha256[:12]}."]
     if j.ratings is None:
         notes.append(f"No ratings: {j.no_ratings}")
     return notes

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from voicebench.judging import DIMENSIONS
 from voicebench.report.models import AgentLatency, Distribution, JudgingSummary, Report
+from voicebench.runlog import kinds_text
 from voicebench.timing import STAGE_LABELS, STAGE_NAMES
 
 TEXT_LIMIT = 160
@@ -82,7 +83,8 @@ def budget_table(report: Report) -> Table:
     headers = ("agent", "contestant", "turns", "failed", "within both budgets", "cold turns",
                "ASR WER", "turns misheard", "LLM requests per turn")
     rows = [(Cell(a.agent_name), Cell(a.contestant), Cell(str(a.turns), a.turns),
-             Cell(str(a.failed), a.failed), pct(a.within_budget), Cell(str(a.cold_turns)),
+             Cell(f"{a.failed} ({kinds_text(a.failed_by_kind)})" if a.failed else "0", a.failed),
+             pct(a.within_budget), Cell(str(a.cold_turns)),
              Cell("-" if a.asr_wer_mean is None else f"{100 * a.asr_wer_mean:.1f}%",
                   a.asr_wer_mean),
              Cell(f"{a.asr_turns_with_errors} of {a.asr_wer_turns}", a.asr_turns_with_errors),

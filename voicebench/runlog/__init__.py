@@ -8,7 +8,13 @@ from voicebench.runlog.models import (
     TurnRecord,
 )
 from voicebench.runlog.store import RunStore, read_header, read_turns
-from voicebench.runlog.summary import StageSummary, summarize, summary_table
+from voicebench.runlog.summary import (
+    StageSummary,
+    count_kinds,
+    kinds_text,
+    summarize,
+    summary_table,
+)
 
 __all__ = [
     "RUNLOG_SCHEMA_VERSION",
@@ -18,6 +24,8 @@ __all__ = [
     "StageSummary",
     "TurnError",
     "TurnRecord",
+    "count_kinds",
+    "kinds_text",
     "read_header",
     "read_turns",
     "summarize",

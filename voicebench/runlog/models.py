@@ -110,3 +110,5 @@ class RunHeader(FrozenModel):
     """How histories are formed."""
     fixtures_dir: str
     """The audio fixture folder used."""
+    turn_timeout_s: float = 60.0
+    """Seconds a turn may take before it is recorded as a timeout."""

@@ -77,7 +77,7 @@ class RunStore:
 
 
 def _check_resumable(existing: RunHeader, new: RunHeader, path: Path) -> None:
-    for field in ("agent", "dialogues_sha256", "dialogue_ids", "mode"):
+    for field in ("agent", "dialogues_sha256", "dialogue_ids", "mode", "turn_timeout_s"):
         if getattr(existing, field) != getattr(new, field):
             raise RunError(
                 f"{path}: {field} differs from the run being resumed; "

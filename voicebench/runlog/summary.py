@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,10 +34,22 @@ def _summary(name: str, values: Sequence[float]) -> StageSummary:
     return StageSummary(name, len(values), float(p[0]), float(p[1]), float(p[2]))
 
 
+def count_kinds(kinds: Iterable[str]) -> dict[str, int]:
+    """How many failures of each kind, the most common first."""
+    counts = Counter(kinds)
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def kinds_text(counts: dict[str, int]) -> str:
+    """``llm_error 2, timeout 1``."""
+    return ", ".join(f"{kind} {n}" for kind, n in counts.items())
+
+
 @dataclass(frozen=True)
 class RunSummary:
     turns: int
     failed: int
+    failed_by_kind: dict[str, int]
     rows: tuple[StageSummary, ...]
     ttft_within_budget: float | None
     """Share of timed turns with TTFT <= 500 ms."""
@@ -57,6 +70,7 @@ def summarize(records: Sequence[TurnRecord]) -> RunSummary:
     return RunSummary(
         turns=len(records),
         failed=sum(r.error is not None for r in records),
+        failed_by_kind=count_kinds(r.error.kind for r in records if r.error is not None),
         rows=tuple(rows),
         ttft_within_budget=(sum(v <= TTFT_BUDGET_MS for v in ttft) / len(ttft)) if ttft else None,
         mean_wer=float(np.mean(wers)) if wers else None,
@@ -81,7 +95,9 @@ def summary_table(summary: RunSummary, title: str) -> Table:
     share = "-" if summary.ttft_within_budget is None else f"{100 * summary.ttft_within_budget:.0f}%"
     wer = "-" if summary.mean_wer is None else f"{100 * summary.mean_wer:.1f}%"
     table.caption = (
-        f"{summary.turns} turns, {summary.failed} failed; TTFT <= {TTFT_BUDGET_MS:.0f} ms: {share};"
+        f"{summary.turns} turns, {summary.failed} failed"
+        + (f" ({kinds_text(summary.failed_by_kind)})" if summary.failed else "")
+        + f"; TTFT <= {TTFT_BUDGET_MS:.0f} ms: {share};"
         f" ASR word error rate: {wer}"
     )
     table.caption_justify = "left"

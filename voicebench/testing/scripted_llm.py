@@ -29,7 +29,8 @@ Faults: request i (counting chat-completions requests from 0) gets ``faults[i]``
 are normal. ``429``: status 429, ``Retry-After: 1`` and an OpenAI error body, at once.
 ``500``: status 500 and an OpenAI error body, at once. ``hang``: nothing is sent until the
 client disconnects. ``empty``: a stream with no content chunk, only the finish chunk and
-``[DONE]``. ``truncate``: the first content chunk, then the connection is aborted.
+``[DONE]``. ``truncate``: the first content chunk (not streamed: half the JSON body), then the
+connection is aborted.
 
 Script (for scripted judges and other callers that need a given answer per request): ``POST
 /script`` with ``{"content": TEXT or null, "fault": FAULT or null}`` queues one answer; each
@@ -209,7 +210,8 @@ class _Completions:
                 include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
                 return await self._stream(request, received_ns, tokens, usage if include_usage
                                           else None, truncate=fault == "truncate", sent=sent)
-            return await self._whole(request, received_ns, tokens, usage, sent)
+            return await self._whole(request, received_ns, tokens, usage, sent,
+                                     truncate=fault == "truncate")
         finally:
             self._record(RequestRecord(
                 received_ns=received_ns, first_token_sent_ns=sent[0] if sent else None,
@@ -251,14 +253,23 @@ class _Completions:
         return resp
 
     async def _whole(self, request: web.Request, received_ns: int, tokens: list[str],
-                     usage: dict[str, int], sent: list[int]) -> web.StreamResponse:
-        resp = web.json_response({
+                     usage: dict[str, int], sent: list[int], *,
+                     truncate: bool) -> web.StreamResponse:
+        body = json.dumps({
             "id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "object": "chat.completion",
             "created": int(time.time()), "model": self.model, "usage": usage,
             "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
-                         "message": {"role": "assistant", "content": "".join(tokens)}}]})
+                         "message": {"role": "assistant", "content": "".join(tokens)}}]}).encode()
+        resp = web.StreamResponse(headers={"Content-Type": "application/json"})
+        resp.content_length = len(body)
         await _sleep_until(received_ns + self.ttft_ns + max(len(tokens) - 1, 0) * self.token_ns)
         await resp.prepare(request)
+        if truncate and request.transport is not None:
+            # Half the promised body, then the connection drops.
+            await resp.write(body[: len(body) // 2])
+            request.transport.abort()
+            return resp
+        await resp.write(body)
         await resp.write_eof()
         sent.append(time.perf_counter_ns())
         return resp

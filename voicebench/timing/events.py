@@ -48,6 +48,8 @@ class TurnEvent:
     kind: EventKind
     ns: int
     text: str = ""
+    source: str = ""
+    """For an error: the stage that raised it (``asr``, ``llm``, ``tts``), empty if unknown."""
 
 
 def _last(events: Sequence[TurnEvent], kind: EventKind, before: int | None) -> TurnEvent | None:

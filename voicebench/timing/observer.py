@@ -25,6 +25,9 @@ from pipecat.frames.frames import (
     VADUserStoppedSpeakingFrame,
 )
 from pipecat.observers.base_observer import BaseObserver, FramePushed
+from pipecat.services.llm_service import LLMService
+from pipecat.services.stt_service import STTService
+from pipecat.services.tts_service import TTSService
 
 from voicebench.timing.events import EventKind, TurnEvent
 
@@ -60,6 +63,14 @@ _FRAME_EVENTS: tuple[tuple[type, EventKind], ...] = (
 )
 
 
+def error_source(frame: ErrorFrame) -> str:
+    """The stage whose service raised ``frame``: ``asr``, ``llm``, ``tts``, or empty."""
+    for cls, stage in ((STTService, "asr"), (LLMService, "llm"), (TTSService, "tts")):
+        if isinstance(frame.processor, cls):
+            return stage
+    return ""
+
+
 class TimingObserver(BaseObserver):
     """Records the frames that mark a turn's milestones, in the order they were pushed."""
 
@@ -67,20 +78,20 @@ class TimingObserver(BaseObserver):
         super().__init__(observe_every_push=False)
         self.events: list[TurnEvent] = []
 
-    def record(self, kind: EventKind, ns: int, text: str = "") -> None:
+    def record(self, kind: EventKind, ns: int, text: str = "", source: str = "") -> None:
         """Record an event seen outside a frame push (the output transport's first audible sample)."""
-        self.events.append(TurnEvent(kind, ns, text))
+        self.events.append(TurnEvent(kind, ns, text, source))
 
     async def on_push_frame(self, data: FramePushed) -> None:
         frame = data.frame
         for cls, kind in _FRAME_EVENTS:
             if isinstance(frame, cls):
-                text = ""
+                text = source = ""
                 if isinstance(frame, (TranscriptionFrame, LLMTextFrame)):
                     text = frame.text
                 elif isinstance(frame, ErrorFrame):
-                    text = frame.error
-                self.record(kind, data.timestamp, text)
+                    text, source = frame.error, error_source(frame)
+                self.record(kind, data.timestamp, text, source)
                 return
 
     def since(self, start_ns: int) -> list[TurnEvent]:
