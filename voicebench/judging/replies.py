@@ -88,12 +88,14 @@ class Transcriber:
 
 
 class HumanVoice:
-    """The reference Piper voice, speaking a human reply to a 16 kHz WAV."""
+    """The reference Piper voice, speaking a human reply to a 16 kHz WAV. It is repeatable: a
+    reply sounds the same in every judging folder, so it is heard the same and its verdicts'
+    cache keys match."""
 
     def __init__(self) -> None:
         from voicebench.fixtures.synth import PiperSpeaker
 
-        self._speaker = PiperSpeaker()
+        self._speaker = PiperSpeaker(repeatable=True)
 
     def __call__(self, text: str) -> np.ndarray:
         from voicebench.fixtures.synth import render_utterance
