@@ -11,27 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
+from processes import ROOT, descendants, survivors, voicebench
 
 pytestmark = pytest.mark.slow
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _descendants(pid: int) -> set[int]:
-    out: set[int] = set()
-    todo = [pid]
-    while todo:
-        found = subprocess.run(["pgrep", "-P", str(todo.pop())], capture_output=True, text=True)
-        for child in map(int, found.stdout.split()):
-            out.add(child)
-            todo.append(child)
-    return out
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return "\nState:\tZ" not in Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
-        return False
 
 
 def test_ctrl_c_mid_run_stops_helpers_and_keeps_finished_turns(tmp_path: Path):
@@ -43,21 +25,18 @@ def test_ctrl_c_mid_run_stops_helpers_and_keeps_finished_turns(tmp_path: Path):
     helpers: set[int] = set()
     # Wait for the first finished turn, then interrupt the second one mid-way.
     for line in proc.stderr:
-        helpers |= _descendants(proc.pid)
+        helpers |= descendants(proc.pid)
         if line.startswith("[1/"):
             break
     time.sleep(3.0)
-    helpers |= _descendants(proc.pid)
+    helpers |= descendants(proc.pid)
     proc.send_signal(signal.SIGINT)
     rest = proc.stderr.read()
     code = proc.wait(timeout=60)
     assert code == 130, rest[-2000:]
     assert "interrupted; finished turns are kept" in rest
     assert helpers, "the scripted LLM server should have been running"
-    deadline = time.monotonic() + 10
-    while any(_alive(p) for p in helpers) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not [p for p in helpers if _alive(p)]
+    assert not survivors(helpers)
     kept = [json.loads(line) for line in (out / "turns.jsonl").read_text().splitlines()]
     assert len(kept) == 1 and kept[0]["error"] is None
     # The same command resumes: the finished turn is not redone.
@@ -67,3 +46,25 @@ def test_ctrl_c_mid_run_stops_helpers_and_keeps_finished_turns(tmp_path: Path):
     records = [json.loads(line) for line in (out / "turns.jsonl").read_text().splitlines()]
     assert records[0] == kept[0] and len({(r["dialogue_id"], r["turn_index"]) for r in records}) \
         == len(records) > 1
+
+
+def test_a_run_failing_after_its_helper_started_leaves_nothing_running(tmp_path: Path):
+    """The scripted LLM server is up before the TTS is built; an unknown voice then stops the
+    run with one line and exit 1, and the server goes with it."""
+    agent = tmp_path / "bad-voice.toml"
+    agent.write_text((ROOT / "agents" / "scripted.toml").read_text()
+                     .replace('voice = "en_US-joe-medium"', 'voice = "en_GB-nobody-low"'))
+    proc = subprocess.Popen(voicebench("run", "--agent", str(agent), "--limit", "1",
+                                       "--out", str(tmp_path / "run")),
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    helpers: set[int] = set()
+    while proc.poll() is None:
+        helpers |= descendants(proc.pid)
+        time.sleep(0.05)
+    stderr = proc.stderr.read()
+    assert proc.returncode == 1, stderr
+    assert helpers, "the scripted LLM server should have been started"
+    assert not survivors(helpers)
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert lines[-1].startswith("error: ") and "en_GB-nobody-low" in lines[-1], stderr
+    assert "Traceback" not in stderr

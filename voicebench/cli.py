@@ -394,8 +394,12 @@ def serve(
         out.print(f"serving {spec.name} ({spec.id}) on {url}, protocol {protocol}; Ctrl-C stops",
                   highlight=False)
 
+    def call(event: str, in_progress: int) -> None:
+        err.print(f"call {event} ({in_progress} in progress)", highlight=False)
+
     try:
-        asyncio.run(serve_agent(spec, port=port, protocol=protocol, on_ready=ready))
+        asyncio.run(serve_agent(spec, port=port, protocol=protocol, on_ready=ready,
+                                on_call=call))
         err.print("stopped", highlight=False)
     except VoicebenchError as exc:
         _fail(exc)

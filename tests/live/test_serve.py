@@ -9,9 +9,11 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+from processes import ROOT, descendants, survivors, voicebench
 
 from voicebench.agentspec import AgentSpec, LLMSpec, RemoteSpec
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
@@ -44,19 +46,6 @@ def _check(records, out: Path) -> None:
         assert (last - first) / 16_000 > 1.0
 
 
-def _children(pid: int) -> set[int]:
-    found = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True)
-    return {int(p) for p in found.stdout.split()}
-
-
-def _alive(pid: int) -> bool:
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
-        return False
-    return "\nState:\tZ" not in status  # a zombie has ended
-
-
 async def _load(url: str, protocol: str, out: Path, *, callers: int):
     from voicebench.fixtures import synthesize_fixtures
     from voicebench.live import run_load
@@ -82,13 +71,60 @@ async def test_serve_answers_calls_and_stops_cleanly(tmp_path: Path):
         turns = await _load(match.group(1), "pcm", tmp_path / "load", callers=2)
         assert len(turns) == 4 and all(t.turn.error is None for t in turns)
         assert max(t.concurrency for t in turns) == 2
-        helpers = _children(proc.pid)
+        helpers = descendants(proc.pid)
         assert helpers  # the shared scripted LLM server
     finally:
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(timeout=30)
-    assert code == 0 and "stopped" in proc.stderr.read()
-    assert not [pid for pid in helpers if _alive(pid)]  # the helper went with it
+    log = proc.stderr.read()
+    assert code == 0 and "stopped" in log
+    assert log.count("call started") == log.count("call ended") == 3
+    assert not survivors(helpers)  # the helper went with it
+
+
+def _serve(tmp_path: Path) -> tuple[subprocess.Popen, str]:
+    proc = subprocess.Popen(voicebench("serve", "--agent", "agents/scripted.toml", "--port", "0"),
+                            stdout=subprocess.PIPE, stderr=(tmp_path / "serve.err").open("w"),
+                            text=True, cwd=ROOT)
+    line = proc.stdout.readline()
+    match = re.search(r"on (ws://127\.0\.0\.1:\d+), protocol pcm", line)
+    assert match, (line, (tmp_path / "serve.err").read_text())
+    return proc, match.group(1)
+
+
+def test_callers_hanging_up_mid_call_end_their_pipelines(tmp_path: Path):
+    """`load` interrupted with Ctrl-C mid-call: it exits 130 keeping its finished turns, and
+    `serve` stops both callers' pipelines and keeps serving; then SIGTERM stops it and its
+    helper."""
+    serve, url = _serve(tmp_path)
+    try:
+        load = subprocess.Popen(voicebench("load", "--agent", url, "--callers", "2", "--ramp", "1",
+                                           "--duration", "120", "--out", str(tmp_path / "load")),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                cwd=ROOT)
+        for line in load.stderr:
+            if "caller" in line and "TTFA" in line:  # a turn has finished
+                break
+        time.sleep(1.5)  # into the next turn
+        load.send_signal(signal.SIGINT)
+        rest = load.stderr.read()
+        assert load.wait(timeout=60) == 130, rest[-2000:]
+        assert "interrupted; finished turns are in" in rest
+        assert (tmp_path / "load" / "turns.jsonl").read_text().count("\n") >= 1
+        deadline = time.monotonic() + 30
+        log = ""
+        while "call ended (0 in progress)" not in log and time.monotonic() < deadline:
+            time.sleep(0.2)
+            log = (tmp_path / "serve.err").read_text()
+        assert "call ended (0 in progress)" in log, log
+        assert log.count("call started") == log.count("call ended") >= 2
+        helpers = descendants(serve.pid)
+        assert serve.poll() is None and helpers  # still serving, with its scripted LLM
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        code = serve.wait(timeout=30)
+    assert code == 0
+    assert not survivors(helpers)
 
 
 @contextlib.asynccontextmanager

@@ -125,9 +125,12 @@ async def handle_call(ws, spec: AgentSpec, protocol: str) -> None:
 
 async def serve(spec: AgentSpec, *, port: int, protocol: str = "pcm",
                 on_ready: Callable[[str], None] | None = None,
+                on_call: Callable[[str, int], None] | None = None,
                 stop: asyncio.Event | None = None) -> None:
     """Serve ``spec`` on ws://127.0.0.1:PORT until ``stop`` is set, or, without one, until
-    SIGINT or SIGTERM; either way every call's pipeline and the helper servers are stopped."""
+    SIGINT or SIGTERM; either way every call's pipeline and the helper servers are stopped.
+    ``on_call("started" | "ended", calls in progress)`` is told of every call; a call has
+    ended once its pipeline has stopped."""
     import signal
 
     import websockets
@@ -138,8 +141,19 @@ async def serve(spec: AgentSpec, *, port: int, protocol: str = "pcm",
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
     async with shared_backend(spec) as call_spec:
+        calls = 0
+
         async def handler(ws) -> None:
-            await handle_call(ws, call_spec, protocol)
+            nonlocal calls
+            calls += 1
+            if on_call is not None:
+                on_call("started", calls)
+            try:
+                await handle_call(ws, call_spec, protocol)
+            finally:
+                calls -= 1
+                if on_call is not None:
+                    on_call("ended", calls)
 
         async with websockets.serve(handler, HOST, port, max_size=2**24,
                                     ping_interval=None) as server:

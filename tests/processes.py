@@ -1,0 +1,99 @@
+"""Watching and killing real voicebench subprocesses: process listings, and SIGKILL at seeded
+random moments until a command finishes on its own."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live process below ``pid``."""
+    out: set[int] = set()
+    todo = [pid]
+    while todo:
+        found = subprocess.run(["pgrep", "-P", str(todo.pop())], capture_output=True, text=True)
+        for child in map(int, found.stdout.split()):
+            out.add(child)
+            todo.append(child)
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        return "\nState:\tZ" not in Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+
+
+def survivors(pids: set[int], grace_s: float = 10.0) -> list[int]:
+    """Those of ``pids`` still running after ``grace_s``."""
+    deadline = time.monotonic() + grace_s
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return sorted(p for p in pids if alive(p))
+
+
+def voicebench(*args: str) -> list[str]:
+    return [sys.executable, "-m", "voicebench", *args]
+
+
+@dataclass
+class KillLog:
+    """What ``kill_until_done`` did."""
+
+    kills_at_s: list[float] = field(default_factory=list)
+    """Seconds after each start at which SIGKILL was sent."""
+    done_at_kill: list[int] = field(default_factory=list)
+    """How many records were finished on disk at each kill."""
+    helpers_seen: int = 0
+    """Helper processes running under the command when it was killed, over all kills."""
+    left_running: list[int] = field(default_factory=list)
+    """Helper processes that outlived their killed parent by 10 s (must be empty)."""
+    final_stderr: str = ""
+
+
+def kill_until_done(command: list[str], seed: int, *, window_s: tuple[float, float],
+                    max_kills: int, log_dir: Path, done: Callable[[], int] = lambda: 0,
+                    timeout_s: float = 600) -> KillLog:
+    """Start ``command``; SIGKILL it at a seeded random moment within ``window_s`` of its
+    start; start it again, and so on, ``max_kills`` times at most, then let it finish. The
+    process tree is listed just before each kill, and its helpers must die with it; ``done()``
+    counts the records finished on disk at that moment."""
+    rng = random.Random(seed)
+    log = KillLog()
+    attempt = 0
+    while True:
+        attempt += 1
+        stderr_path = log_dir / f"stderr-{seed}-{attempt}.txt"
+        with stderr_path.open("w") as stderr:
+            proc = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.DEVNULL, stderr=stderr,
+                                    env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        kill_at = rng.uniform(*window_s) if len(log.kills_at_s) < max_kills else None
+        try:
+            code = proc.wait(timeout=kill_at if kill_at is not None else timeout_s)
+        except subprocess.TimeoutExpired:
+            if kill_at is None:
+                proc.kill()
+                raise
+            helpers = descendants(proc.pid)
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            log.kills_at_s.append(round(kill_at, 2))
+            log.done_at_kill.append(done())
+            log.helpers_seen += len(helpers)
+            log.left_running += survivors(helpers)
+            continue
+        log.final_stderr = stderr_path.read_text(errors="replace")
+        assert code == 0, f"{command} exited {code}:\n{log.final_stderr[-3000:]}"
+        return log
