@@ -20,7 +20,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-dialogues_app = typer.Typer(help="Dialogue sets: import and check.", no_args_is_help=True)
+dialogues_app = typer.Typer(help="Dialogue sets: import, make adversarial items, check.", no_args_is_help=True)
 import_app = typer.Typer(help="Import dialogue items from a corpus.", no_args_is_help=True)
 dialogues_app.add_typer(import_app, name="import")
 app.add_typer(dialogues_app, name="dialogues")
@@ -551,6 +551,79 @@ def import_esconv_cmd(
     conversations = len({d.source for d in items})
     out.print(f"{len(items)} items from {conversations} conversations written to {dest}",
               highlight=False)
+
+
+@dialogues_app.command("adversarial")
+def adversarial_cmd(
+    file: Annotated[Path, typer.Argument(help="Dialogue set to rewrite (JSONL).")],
+    profile: Annotated[str, typer.Option(
+        help="Escalation of the seeker's hostility: always-10, linear-ramp, mid-spike or "
+        "mid-ramp.")],
+    llm: Annotated[Path, typer.Option(
+        "--llm", help="Agent spec (TOML) whose [llm] rewrites the seeker turns.")],
+    dest: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="Set to append the new items to (default FILE-PROFILE.jsonl); "
+        "items already there are skipped, so re-running resumes.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", "-n", min=1,
+                                              help="Rewrite only the first N items.")] = None,
+    attempts: Annotated[int, typer.Option(min=1, max=10, help="Requests per item before it "
+                                          "is rejected.")] = 3,
+) -> None:
+    """Make adversarial items: an LLM rewrites only the seeker turns so that hostility follows
+    the profile's 0-10 schedule (shown first); each answer is checked, asked again, or the item
+    rejected with its reason (in OUT.rejected.jsonl)."""
+    import asyncio
+
+    _quiet_libraries(False)
+    from voicebench.agentspec import load_agent_spec
+    from voicebench.dialogues import EscalationProfile, load_dialogues
+    from voicebench.dialogues.adversarial import (
+        intensity_schedule,
+        make_adversarial,
+        rejected_path,
+    )
+
+    try:
+        try:
+            chosen = EscalationProfile(profile)
+        except ValueError:
+            raise InputError(f"must be one of: {', '.join(p.value for p in EscalationProfile)}",
+                             field="--profile") from None
+        spec = load_agent_spec(llm)
+        if spec.llm is None:
+            raise InputError("needs an [llm] section to rewrite with", file=llm, field="llm")
+        items = load_dialogues(file)[:limit]
+    except VoicebenchError as exc:
+        _fail(exc)
+    target = dest or file.with_name(f"{file.stem}-{chosen.value}.jsonl")
+    sizes = sorted({len(d.seeker_turn_indices) for d in items})
+    out.print(f"{chosen.value}: target hostility (0-10) per seeker turn", highlight=False)
+    for n in sizes:
+        out.print(f"  {n} seeker turns: {' '.join(map(str, intensity_schedule(chosen, n)))}",
+                  highlight=False)
+
+    def show(outcome, n: int, total: int) -> None:
+        if outcome.item is not None:
+            err.print(f"[{n}/{total}] {outcome.source_id} -> {outcome.item.id} ok",
+                      highlight=False)
+        else:
+            err.print(f"[{n}/{total}] {outcome.source_id} [red]rejected[/]: "
+                      f"{outcome.rejected.reason}", highlight=False)
+
+    try:
+        outcomes = asyncio.run(make_adversarial(items, spec, chosen, target, attempts=attempts,
+                                                progress=show))
+    except VoicebenchError as exc:
+        _fail(exc)
+    except KeyboardInterrupt:
+        err.print(f"interrupted; finished items are kept in {target}: run the same command "
+                  "again to resume", highlight=False)
+        raise typer.Exit(130) from None
+    made = sum(o.item is not None for o in outcomes)
+    out.print(f"{made} adversarial items written to {target}; {len(outcomes) - made} rejected"
+              + (f" (reasons in {rejected_path(target)})" if len(outcomes) > made else "")
+              + (f"; {len(items) - len(outcomes)} were already done" if len(items) > len(outcomes)
+                 else ""), highlight=False)
 
 
 @dialogues_app.command("check")

@@ -77,6 +77,9 @@ class Dialogue(FrozenModel):
     """Whether the seeker turns were written to resist help."""
     escalation_profile: EscalationProfile | None = None
     """For an adversarial item, how hostility develops over the seeker turns."""
+    intensity: tuple[int, ...] | None = None
+    """For an adversarial item made by ``voicebench dialogues adversarial``: the target
+    hostility (0 calm - 10 openly hostile) of each seeker turn, in order."""
     source: str = "builtin"
     """Where the item comes from, e.g. ``builtin`` or ``esconv:17``."""
 
@@ -94,6 +97,14 @@ class Dialogue(FrozenModel):
             raise ValueError("an adversarial dialogue needs an escalation_profile")
         if not self.adversarial and self.escalation_profile is not None:
             raise ValueError("escalation_profile is only for adversarial dialogues")
+        if self.intensity is not None:
+            if not self.adversarial:
+                raise ValueError("intensity is only for adversarial dialogues")
+            if len(self.intensity) != len(self.seeker_turn_indices):
+                raise ValueError(f"intensity has {len(self.intensity)} values for "
+                                 f"{len(self.seeker_turn_indices)} seeker turns")
+            if any(not 0 <= v <= 10 for v in self.intensity):
+                raise ValueError("intensity values must be 0-10")
         if not self.reference_reply.strip():
             raise ValueError("reference_reply is empty")
         return self

@@ -17,12 +17,14 @@ a log or a report.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
+import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Generic, Protocol, TypeVar
 
 from voicebench.errors import MissingExtraError, RunError, redact
 from voicebench.judging.prompt import (
@@ -50,11 +52,25 @@ class JudgeText:
     latency_ms: float
 
 
+@dataclass(frozen=True)
+class AnswerFormat:
+    """The JSON an LLM is asked for: a name and a schema with no references, every field
+    required and nothing extra (what strict modes and grammar builders accept)."""
+
+    name: str
+    schema: dict
+
+    @staticmethod
+    def verdict() -> AnswerFormat:
+        return AnswerFormat("heart_verdict", answer_schema())
+
+
 class JudgeClient(Protocol):
     async def ask(self, messages: list[dict[str, str]]) -> JudgeText: ...
 
 
-Opener = Callable[[JudgeModelSpec, contextlib.AsyncExitStack], Awaitable[JudgeClient]]
+Opener = Callable[[JudgeModelSpec, contextlib.AsyncExitStack, AnswerFormat],
+                  Awaitable[JudgeClient]]
 _PROVIDERS: dict[str, Opener] = {}
 
 
@@ -65,9 +81,11 @@ def register_judge(name: str) -> Callable[[Opener], Opener]:
     return wrap
 
 
-async def open_judge(spec: JudgeModelSpec, stack: contextlib.AsyncExitStack) -> JudgeClient:
-    """A ready client for ``spec``; resources (a local server) are released by ``stack``."""
-    return await _PROVIDERS[spec.provider](spec, stack)
+async def open_judge(spec: JudgeModelSpec, stack: contextlib.AsyncExitStack,
+                     answer: AnswerFormat | None = None) -> JudgeClient:
+    """A ready client for ``spec`` asking for ``answer`` (default: a HEART verdict); resources
+    (a local server) are released by ``stack``."""
+    return await _PROVIDERS[spec.provider](spec, stack, answer or AnswerFormat.verdict())
 
 
 def _retry_after(response) -> float | None:
@@ -193,13 +211,15 @@ class CalibratedLetterJudge:
 class AnthropicJudge:
     """The Messages API with the answer schema as its structured output format."""
 
-    def __init__(self, spec: JudgeModelSpec, *, key: str | None) -> None:
+    def __init__(self, spec: JudgeModelSpec, *, key: str | None,
+                 schema: dict | None = None) -> None:
         try:
             import anthropic
         except ImportError:
             raise MissingExtraError("anthropic") from None
         self._sdk = anthropic
         self._spec, self._key = spec, key
+        self._schema = schema or answer_schema()
         self._client = anthropic.AsyncAnthropic(api_key=key, base_url=_base_url(spec), max_retries=0,
                                                 timeout=spec.timeout_s)
 
@@ -211,7 +231,7 @@ class AnthropicJudge:
             resp = await self._client.messages.create(
                 model=self._spec.model, system=system, messages=turns,
                 max_tokens=self._spec.max_tokens,
-                output_config={"format": {"type": "json_schema", "schema": answer_schema()}})
+                output_config={"format": {"type": "json_schema", "schema": self._schema}})
         except self._sdk.AnthropicError as exc:
             raise _classify(exc, self._key, self._sdk) from None
         latency = (time.perf_counter_ns() - start) / 1e6
@@ -227,38 +247,97 @@ def _base_url(spec: JudgeModelSpec) -> str | None:
 
 
 @register_judge("openai")
-async def _openai(spec: JudgeModelSpec, stack: contextlib.AsyncExitStack) -> JudgeClient:
+async def _openai(spec: JudgeModelSpec, stack: contextlib.AsyncExitStack,
+                  answer: AnswerFormat) -> JudgeClient:
     rf = {"type": "json_schema",
-          "json_schema": {"name": "heart_verdict", "strict": True, "schema": answer_schema()}}
+          "json_schema": {"name": answer.name, "strict": True, "schema": answer.schema}}
     client = OpenAIJudge(spec, base_url=_base_url(spec), key=spec.api_key(), response_format=rf)
     stack.push_async_callback(client.aclose)
     return client
 
 
 @register_judge("openai-compatible")
-async def _compatible(spec: JudgeModelSpec, stack: contextlib.AsyncExitStack) -> JudgeClient:
+async def _compatible(spec: JudgeModelSpec, stack: contextlib.AsyncExitStack,
+                      answer: AnswerFormat) -> JudgeClient:
     client = OpenAIJudge(spec, base_url=_base_url(spec), key=spec.api_key(), response_format=None)
     stack.push_async_callback(client.aclose)
     return client
 
 
 @register_judge("local")
-async def _local(spec: JudgeModelSpec, stack: contextlib.AsyncExitStack) -> JudgeClient:
+async def _local(spec: JudgeModelSpec, stack: contextlib.AsyncExitStack,
+                 answer: AnswerFormat) -> JudgeClient:
     from voicebench.local_llm import LlamaServer, resolve_gguf
 
     server = await stack.enter_async_context(LlamaServer(resolve_gguf(spec.model), n_ctx=spec.n_ctx))
-    if spec.method == "calibrated-letter":
+    verdicts = answer.name == AnswerFormat.verdict().name
+    if spec.method == "calibrated-letter" and verdicts:
         letters = CalibratedLetterJudge(spec, base_url=server.base_url)
         stack.push_async_callback(letters.aclose)
         return letters
-    rf = {"type": "json_object", "schema": answer_schema(rationale_max_chars=300)}
+    schema = answer_schema(rationale_max_chars=300) if verdicts else answer.schema
+    rf = {"type": "json_object", "schema": schema}
     client = OpenAIJudge(spec, base_url=server.base_url, key="local", response_format=rf)
     stack.push_async_callback(client.aclose)
     return client
 
 
 @register_judge("anthropic")
-async def _anthropic(spec: JudgeModelSpec, stack: contextlib.AsyncExitStack) -> JudgeClient:
-    client = AnthropicJudge(spec, key=spec.api_key())
+async def _anthropic(spec: JudgeModelSpec, stack: contextlib.AsyncExitStack,
+                     answer: AnswerFormat) -> JudgeClient:
+    client = AnthropicJudge(spec, key=spec.api_key(), schema=answer.schema)
     stack.push_async_callback(client.aclose)
     return client
+
+
+BACKOFF_BASE_S = 0.5
+BACKOFF_MAX_S = 30.0
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Asked(Generic[T]):
+    """The outcome of asking with retries: a parsed value, or why there is none."""
+
+    value: T | None
+    failure: str | None
+    """``KIND: reason`` when there is no value."""
+    raw: str | None
+    """The last unparseable text, when that is why."""
+    attempts: int
+    latency_ms: float | None
+
+
+def backoff_s(attempt: int, retry_after: float | None) -> float:
+    if retry_after is not None:
+        return min(max(retry_after, 0.0), BACKOFF_MAX_S)
+    return min(BACKOFF_BASE_S * 2 ** (attempt - 1), BACKOFF_MAX_S) * (0.5 + random.random() / 2)
+
+
+async def ask_parsed(client: JudgeClient, messages: list[dict[str, str]],
+                     parse: Callable[[str], T], *, max_attempts: int,
+                     parse_retries: int) -> Asked[T]:
+    """Ask until ``parse`` accepts the answer. Retryable call failures (rate limits, 5xx,
+    timeouts, dropped connections) are retried with backoff, ``Retry-After`` honoured, up to
+    ``max_attempts`` calls; an answer ``parse`` refuses (with ValueError) is asked again up to
+    ``parse_retries`` times. Never raises for a provider's failure (refused credentials stop
+    the job: RunError)."""
+    attempts = call_failures = parse_failures = 0
+    while True:
+        attempts += 1
+        try:
+            reply = await client.ask(messages)
+        except JudgeCallError as exc:
+            call_failures += 1
+            if exc.retryable and call_failures < max_attempts:
+                await asyncio.sleep(backoff_s(call_failures, exc.retry_after))
+                continue
+            return Asked(None, f"{exc.kind}: {exc.reason}", None, attempts, None)
+        try:
+            value = parse(reply.text)
+        except ValueError as exc:
+            parse_failures += 1
+            if parse_failures <= parse_retries:
+                continue
+            return Asked(None, f"unparseable: {exc}", reply.text[:4000], attempts, None)
+        return Asked(value, None, None, attempts, reply.latency_ms)

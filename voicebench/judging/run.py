@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import datetime as dt
 import hashlib
+import json
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -31,13 +32,13 @@ from voicebench._jsonl import (
     read_models,
     write_atomic,
 )
+from voicebench._model import validate_record
 from voicebench.dialogues import Dialogue, load_dialogues
 from voicebench.errors import InputError
-from voicebench.judging.clients import JudgeCallError, JudgeClient, open_judge
+from voicebench.judging.clients import JudgeClient, ask_parsed, open_judge
 from voicebench.judging.combine import JudgeHealth, judge_health, pair_results
 from voicebench.judging.models import JudgingHeader, PairResult, Reply, Verdict
 from voicebench.judging.prompt import (
-    AnswerError,
     dialogue_context,
     judge_messages,
     parse_answer,
@@ -58,8 +59,6 @@ HEADER_FILE = "judging.json"
 REPLIES_FILE = "replies.jsonl"
 VERDICTS_FILE = "verdicts.jsonl"
 PAIRS_FILE = "pairs.jsonl"
-BACKOFF_BASE_S = 0.5
-BACKOFF_MAX_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -92,6 +91,19 @@ def default_out_dir(spec_name: str, run_dirs: Sequence[Path]) -> Path:
     """The same runs and judge spec land in the same folder, so re-running the command resumes."""
     digest = hashlib.sha256("\n".join(sorted(str(p.resolve()) for p in run_dirs)).encode())
     return Path("reports") / "judgments" / f"{spec_name}-{digest.hexdigest()[:8]}"
+
+
+def read_judging_header(folder: Path) -> JudgingHeader:
+    """A judging folder's ``judging.json``; InputError naming the file when it is missing or bad."""
+    path = Path(folder) / HEADER_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("not a judging folder (no judging.json); run voicebench judge first",
+                         file=Path(folder)) from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"not valid JSON ({exc})", file=path) from None
+    return validate_record(JudgingHeader, data, file=path)
 
 
 def read_replies(out_dir: Path) -> list[Reply]:
@@ -155,39 +167,16 @@ def schedule(replies: Sequence[Reply], items: dict[str, Dialogue], judges: Seque
     return out, skipped
 
 
-def _backoff(attempt: int, retry_after: float | None) -> float:
-    if retry_after is not None:
-        return min(max(retry_after, 0.0), BACKOFF_MAX_S)
-    return min(BACKOFF_BASE_S * 2 ** (attempt - 1), BACKOFF_MAX_S) * (0.5 + random.random() / 2)
-
-
 async def decide(client: JudgeClient, c: Comparison, rubric: Rubric) -> Verdict:
     """Ask one judge about one ordered pair, with retries; never raises for a judge's failure."""
     messages = judge_messages(rubric.text, c.context, c.a.heard, c.b.heard)
-    base = {"key": c.key, "item_id": c.item_id, "judge": c.judge.id, "smoke": c.judge.smoke,
-            "rubric_sha256": rubric.sha256, "contestant_a": c.a.contestant,
-            "contestant_b": c.b.contestant}
-    attempts = call_failures = parse_failures = 0
-    while True:
-        attempts += 1
-        try:
-            reply = await client.ask(messages)
-        except JudgeCallError as exc:
-            call_failures += 1
-            if exc.retryable and call_failures < c.judge.max_attempts:
-                await asyncio.sleep(_backoff(call_failures, exc.retry_after))
-                continue
-            return Verdict(**base, failure=f"{exc.kind}: {exc.reason}", attempts=attempts)
-        try:
-            answer = parse_answer(reply.text)
-        except AnswerError as exc:
-            parse_failures += 1
-            if parse_failures <= c.judge.parse_retries:
-                continue
-            return Verdict(**base, failure=f"unparseable: {exc}", raw=reply.text[:4000],
-                           attempts=attempts)
-        return Verdict(**base, answer=answer, attempts=attempts,
-                       latency_ms=round(reply.latency_ms, 1))
+    asked = await ask_parsed(client, messages, parse_answer, max_attempts=c.judge.max_attempts,
+                             parse_retries=c.judge.parse_retries)
+    return Verdict(key=c.key, item_id=c.item_id, judge=c.judge.id, smoke=c.judge.smoke,
+                   rubric_sha256=rubric.sha256, contestant_a=c.a.contestant,
+                   contestant_b=c.b.contestant, answer=asked.value, failure=asked.failure,
+                   raw=asked.raw, attempts=asked.attempts,
+                   latency_ms=None if asked.latency_ms is None else round(asked.latency_ms, 1))
 
 
 async def run_comparisons(comparisons: Sequence[Comparison], rubric: Rubric, out_dir: Path, *,

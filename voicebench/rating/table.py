@@ -20,7 +20,6 @@ judging rules) and the run logs they came from (latency per turn). Written as
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections import defaultdict
 from pathlib import Path
 
@@ -28,17 +27,16 @@ import numpy as np
 from pydantic import Field
 
 from voicebench._jsonl import write_atomic
-from voicebench._model import FrozenModel, validate_record
+from voicebench._model import FrozenModel
 from voicebench.agreement import Agreement, agreement_report, load_human_judgments
 from voicebench.errors import InputError
 from voicebench.judging import (
     DIMENSIONS,
-    JudgingHeader,
     pair_results,
     read_replies,
     read_verdicts,
 )
-from voicebench.judging.run import HEADER_FILE, judged_items
+from voicebench.judging.run import judged_items, read_judging_header
 from voicebench.rating.bt import (
     DEFAULT_PRIOR,
     asymptotic_half_width,
@@ -152,11 +150,7 @@ def rate_judging(judging_dir: Path, *, rounds: int = 1000, seed: int = 0,
                  budget_ttft_ms: float = 500.0,
                  human_judgments: Path | None = None, write: bool = True) -> RatingTable:
     """Fit the ratings of one judging folder and (with ``write``) write ``ratings.json`` there."""
-    path = judging_dir / HEADER_FILE
-    if not path.exists():
-        raise InputError("not a judging folder (no judging.json); run voicebench judge first",
-                         file=judging_dir)
-    header = validate_record(JudgingHeader, json.loads(path.read_text(encoding="utf-8")), file=path)
+    header = read_judging_header(judging_dir)
     run_dirs = [Path(p) for p in header.run_dirs]
     items = judged_items(run_dirs)
     adversarial = {i for i, d in items.items() if d.adversarial}
