@@ -254,6 +254,51 @@ def judge(
                     pairs_per_item=pairs_per_item, seed=seed)
 
 
+@app.command()
+def strategies(
+    judging_dir: Annotated[Path, typer.Argument(help="Judging folder (from voicebench judge).")],
+    judge_spec: Annotated[Path, typer.Option(
+        "--judge", "-j", envvar="VOICEBENCH_JUDGE",
+        help="Judge spec whose first judge model labels the replies.")] = DEFAULT_JUDGE,
+    concurrency: Annotated[int, typer.Option(min=1, max=256,
+                                             help="Requests in flight at once.")] = 4,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show library logs.")] = False,
+) -> None:
+    """Label every judged reply with the 15 HEART support strategies (present, absent or
+    uncertain, with evidence; cached in JUDGING_DIR/strategies.jsonl) and print each
+    contestant's strategy diversity. `voicebench report` adds a heatmap and the table."""
+    import asyncio
+
+    _quiet_libraries(verbose)
+    from voicebench.judging import SMOKE_WARNING
+    from voicebench.strategies import LABELS_FILE, label_judging, summarize_labels
+    from voicebench.strategies.display import diversity_table
+
+    def progress(r, n: int, total: int) -> None:
+        if n == total or n % max(1, total // 20) == 0 or r.marks is None:
+            what = (f"[red]failed: {r.failure}[/]" if r.marks is None
+                    else ", ".join(sorted(r.present())) or "none present")
+            err.print(f"[{n}/{total}] {r.item_id} {r.contestant}: {what}", highlight=False)
+
+    try:
+        result = asyncio.run(label_judging(
+            judging_dir, judge_spec, concurrency=concurrency, progress=progress,
+            on_status=lambda m: err.print(m, highlight=False)))
+    except VoicebenchError as exc:
+        _fail(exc)
+    except KeyboardInterrupt:
+        err.print(f"interrupted; finished labels are kept in {judging_dir / LABELS_FILE}: run "
+                  "the same command again to resume", highlight=False)
+        raise typer.Exit(130) from None
+    summary = summarize_labels(result.labels)
+    if summary is None:
+        _fail(VoicebenchError(f"{judging_dir}: no usable replies to label"))
+    if summary.smoke:
+        err.print(f"[yellow]{SMOKE_WARNING}: these labels are not meaningful[/]", highlight=False)
+    out.print(diversity_table(summary))
+    out.print(f"labels: {judging_dir / LABELS_FILE}", highlight=False)
+
+
 def _judge_and_show(run_dirs: list[Path], judge_spec: Path, target: Path, **kwargs):
     """Judge with progress lines, then print judge health and each contestant's record."""
     from voicebench.judging import (

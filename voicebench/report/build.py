@@ -13,7 +13,6 @@ looks like a credential (``*API_KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*`
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -22,10 +21,8 @@ from pathlib import Path
 
 from voicebench import __version__
 from voicebench._jsonl import write_atomic
-from voicebench._model import validate_record
 from voicebench.errors import InputError, VoicebenchError, redact
 from voicebench.judging import (
-    JudgingHeader,
     judge_health,
     load_judge_spec,
     pair_results,
@@ -33,10 +30,16 @@ from voicebench.judging import (
     read_verdicts,
 )
 from voicebench.judging.run import HEADER_FILE as JUDGING_HEADER
+from voicebench.judging.run import read_judging_header
 from voicebench.rating import NothingToRateError, rate_judging
 from voicebench.report import figures
 from voicebench.report.latency import agent_latency, cold_flags
-from voicebench.report.models import AgentLatency, JudgingSummary, Report
+from voicebench.report.models import (
+    AgentLatency,
+    JudgingSummary,
+    Report,
+    StrategySummary,
+)
 from voicebench.runlog import (
     RunHeader,
     TurnRecord,
@@ -45,6 +48,7 @@ from voicebench.runlog import (
     read_turns,
 )
 from voicebench.runlog.store import HEADER_FILE as RUN_HEADER
+from voicebench.strategies import LABELS_FILE, read_labels, summarize_labels
 
 CREDENTIAL_NAME = re.compile(r"API_KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
 SECRET_MIN_LENGTH = 8
@@ -85,25 +89,16 @@ def resolve_inputs(paths: Sequence[Path]) -> tuple[list[Path], Path | None]:
                          "report rates one set of verdicts: name one of them", file=judging[1])
     folder = judging[0] if judging else None
     if folder is not None:
-        runs.extend(Path(d) for d in _judging_header(folder).run_dirs)
+        runs.extend(Path(d) for d in read_judging_header(folder).run_dirs)
     unique: dict[Path, Path] = {}
     for r in runs:
         unique.setdefault(r.resolve(), r)
     return list(unique.values()), folder
 
 
-def _judging_header(folder: Path) -> JudgingHeader:
-    path = folder / JUDGING_HEADER
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"not valid JSON ({exc})", file=path) from None
-    return validate_record(JudgingHeader, data, file=path)
-
-
 def _judging_summary(folder: Path, *, budget_ttft_ms: float, budget_ttfa_ms: float,
                      human_judgments: Path | None, seed: int) -> JudgingSummary:
-    header = _judging_header(folder)
+    header = read_judging_header(folder)
     replies = [r for r in read_replies(folder) if r.failed is None]
     verdicts = read_verdicts(folder)
     pairs = pair_results(verdicts)
@@ -129,7 +124,7 @@ def _secrets(runs: Sequence[RunData], judging: Path | None) -> list[str]:
     names = {r.header.agent.key_variable for r in runs} - {None}
     if judging is not None:
         try:
-            spec, _ = load_judge_spec(Path(_judging_header(judging).judge_spec_path))
+            spec, _ = load_judge_spec(Path(read_judging_header(judging).judge_spec_path))
             names |= {j.api_key_env for j in spec.judges} - {None}
         except VoicebenchError:
             pass  # the spec moved or its key is unset: the name pattern below still applies
@@ -174,7 +169,17 @@ def _draw(runs: Sequence[RunData], report: Report, folder: Path) -> list[str]:
                                           name=f"frontier_{field}", folder=folder,
                                           smoke=j.smoke))
         names.append(figures.radar(j.ratings, folder))
+    s = report.strategies
+    if s is not None and any(r.subset == "all" for r in s.rows):
+        names.append(figures.strategy_heatmap(s.rows, folder, smoke=s.smoke))
     return names
+
+
+def _strategy_summary(folder: Path) -> StrategySummary | None:
+    """Diversity from the folder's strategy labels (``voicebench strategies``), if any."""
+    if not (folder / LABELS_FILE).exists():
+        return None
+    return summarize_labels(read_labels(folder))
 
 
 def build_report(paths: Sequence[Path], out_dir: Path, *, title: str | None = None,
@@ -201,12 +206,13 @@ def build_report(paths: Sequence[Path], out_dir: Path, *, title: str | None = No
     judging = (_judging_summary(judging_dir, budget_ttft_ms=budget_ttft_ms,
                                 budget_ttfa_ms=budget_ttfa_ms, human_judgments=human_judgments,
                                 seed=seed) if judging_dir else None)
+    strategies = _strategy_summary(judging_dir) if judging_dir else None
     report = Report(
         created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         voicebench_version=__version__,
         title=title or "voicebench report: " + ", ".join(names),
         budget_ttft_ms=budget_ttft_ms, budget_ttfa_ms=budget_ttfa_ms, agents=agents,
-        judging=judging)
+        judging=judging, strategies=strategies)
     out_dir.mkdir(parents=True, exist_ok=True)
     say("drawing figures")
     report = report.model_copy(update={"figures": tuple(_draw(runs, report, out_dir / "figures"))})

@@ -23,6 +23,7 @@ from voicebench._jsonl import write_atomic  # noqa: E402
 from voicebench.judging import DIMENSION_NAMES, DIMENSIONS  # noqa: E402
 from voicebench.rating import RatingTable  # noqa: E402
 from voicebench.report.models import AgentLatency  # noqa: E402
+from voicebench.strategies.diversity import Diversity  # noqa: E402
 from voicebench.timing import STAGE_LABELS, STAGE_NAMES  # noqa: E402
 
 PALETTE = plt.get_cmap("tab10").colors
@@ -220,3 +221,28 @@ def radar(table: RatingTable, folder: Path) -> str:
         ax.set_title("per-dimension win rate (dotted: 50%)", fontsize=10, pad=18)
         fig.tight_layout()
         return _save(fig, "radar", folder)
+
+
+def strategy_heatmap(rows: Sequence[Diversity], folder: Path, *, smoke: bool = False) -> str:
+    """Usage rate of each strategy (rows) by each contestant (columns), over all its items."""
+    from voicebench.strategies import LABELS, STRATEGIES
+
+    cols = [r for r in rows if r.subset == "all"]
+    grid = np.array([[c.usage_pct[k] for c in cols] for k in LABELS])
+    with plt.rc_context({**STYLE, "axes.grid": False}):
+        fig, ax = plt.subplots(figsize=(1.6 + 1.1 * max(len(cols), 2), 6.8))
+        image = ax.imshow(grid, cmap="Blues", vmin=0, vmax=100, aspect="auto")
+        for i in range(grid.shape[0]):
+            for j in range(grid.shape[1]):
+                ax.text(j, i, f"{grid[i, j]:.0f}", ha="center", va="center", fontsize=8,
+                        color="white" if grid[i, j] > 60 else "#222222")
+        ax.set_xticks(range(len(cols)), [f"{c.contestant}\n(n={c.replies})" for c in cols],
+                      rotation=30, ha="right", fontsize=8)
+        ax.set_yticks(range(len(LABELS)), [STRATEGIES[k][0] for k in LABELS], fontsize=8)
+        fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02, label="% of replies using it")
+        title = "support strategy usage (% of each contestant's replies)"
+        ax.set_title(("SMOKE LABELS, NOT MEANINGFUL\n" + title) if smoke else title,
+                     fontsize=10, color="#b30000" if smoke else "black")
+        fig.tight_layout()
+        return _save(fig, "strategy_heatmap", folder)
+

@@ -19,6 +19,7 @@ from pydantic import Field
 from voicebench._model import FrozenModel
 from voicebench.judging import JudgeHealth
 from voicebench.rating import RatingTable
+from voicebench.strategies.diversity import StrategySummary
 
 REPORT_SCHEMA_VERSION = 1
 QUANTILES = (50, 90, 95, 99)
@@ -141,5 +142,6 @@ class Report(FrozenModel):
     budget_ttfa_ms: float
     agents: tuple[AgentLatency, ...]
     judging: JudgingSummary | None = None
+    strategies: StrategySummary | None = None
     figures: tuple[str, ...] = Field(default=())
     """Figure names; each is ``figures/NAME.png`` and ``figures/NAME.svg``."""

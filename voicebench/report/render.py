@@ -16,7 +16,7 @@ from pathlib import Path
 
 from voicebench.judging import SMOKE_WARNING
 from voicebench.report import tables as tb
-from voicebench.report.models import Report
+from voicebench.report.models import Report, StrategySummary
 from voicebench.runlog import kinds_text
 from voicebench.timing import STAGE_LABELS, STAGES
 
@@ -30,6 +30,8 @@ FIGURE_CAPTIONS = {
     "frontier_ttfa": "HEART Elo against median time to first audio (log scale), as above.",
     "radar": "Per-dimension win rate: H human alignment, E empathic responsiveness, "
              "A attunement, R resonance, T task-following.",
+    "strategy_heatmap": "How often each contestant uses each of the 15 support strategies: "
+                        "the share of its replies in which the classifier marked it present.",
 }
 
 SORT_SCRIPT = (
@@ -129,6 +131,13 @@ def _paragraphs(lines: Iterable[str]) -> str:
     return "".join(f"<p>{e(line)}</p>" for line in lines)
 
 
+def strategy_note(s: StrategySummary) -> str:
+    return (f"Each judged reply was labelled with the 15 HEART support strategies by "
+            f"{s.classifier} (voicebench strategies). Humans tend to spread their support over "
+            "more strategies; a narrow repertoire shows as low coverage, low entropy and a high "
+            "usage SD.")
+
+
 def quality_notes(report: Report) -> list[str]:
     j = report.judging
     if j is None:
@@ -158,7 +167,9 @@ def render_html(report: Report, figure_dir: Path) -> str:
         parts.append(f'<div class="banner" id="smoke-banner">{e(SMOKE_WARNING)}. '
                      "The quality figures in this report are not meaningful.</div>")
     parts.append('<nav><a href="#latency">Latency budget</a><a href="#quality">Quality and '
-                 'latency</a><a href="#judging">Judging health</a><a href="#method">Method</a>'
+                 'latency</a>'
+                 + ('<a href="#strategies">Support strategies</a>' if report.strategies else "")
+                 + '<a href="#judging">Judging health</a><a href="#method">Method</a>'
                  "</nav></header>")
     parts.append(_cards(report))
     latency = [_table_html(tb.budget_table(report))]
@@ -183,6 +194,17 @@ def render_html(report: Report, figure_dir: Path) -> str:
         if "radar" in report.figures:
             quality.append(_figure_html("radar", figure_dir))
     parts.append(f'<section id="quality"><h2>Quality and latency</h2>{"".join(quality)}</section>')
+    if report.strategies is not None:
+        s = report.strategies
+        strategies = [_paragraphs([strategy_note(s)])]
+        if s.smoke:
+            strategies.append(f'<p class="banner">{e(SMOKE_WARNING)}: the strategy labels are '
+                              "not meaningful.</p>")
+        if "strategy_heatmap" in report.figures:
+            strategies.append(_figure_html("strategy_heatmap", figure_dir))
+        strategies.append(_table_html(tb.strategies_table(s)))
+        parts.append('<section id="strategies"><h2>Support strategies</h2>'
+                     f'{"".join(strategies)}</section>')
 
     judging = []
     if j is None:
@@ -266,6 +288,13 @@ def render_markdown(report: Report) -> str:
         out += [_figure_md(n) for n in ("frontier_ttft", "frontier_ttfa") if n in report.figures]
         out.append(_table_md(tb.leaderboard_table(j)))
         out += [_figure_md(n) for n in ("radar",) if n in report.figures]
+    if report.strategies is not None:
+        s = report.strategies
+        out += ["## Support strategies", "", md(strategy_note(s)) + "\n"]
+        if s.smoke:
+            out += [f"> **{md(SMOKE_WARNING)}: the strategy labels are not meaningful.**", ""]
+        out += [_figure_md(n) for n in ("strategy_heatmap",) if n in report.figures]
+        out.append(_table_md(tb.strategies_table(s)))
     out += ["## Judging health", ""]
     if j is None:
         out.append("No judging in this report.\n")
