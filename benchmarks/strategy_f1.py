@@ -25,13 +25,19 @@ sys.path.insert(0, str(ROOT))
 from voicebench.judging.clients import AnswerFormat, open_judge  # noqa: E402
 from voicebench.judging.spec import load_judge_spec  # noqa: E402
 from voicebench.strategies import STRATEGIES  # noqa: E402
+from voicebench.strategies.label import classifier_model  # noqa: E402
 from voicebench.strategies.taxonomy import answer_schema  # noqa: E402
-from voicebench.strategies.validation import GOLD_SET, classify_gold, load_gold  # noqa: E402
+from voicebench.strategies.validation import (  # noqa: E402
+    GOLD_SET,
+    classify_gold,
+    load_gold,
+    score,
+)
 
 
 async def one(spec_path: Path, gold, cache_dir: Path, concurrency: int) -> dict:
     spec, _ = load_judge_spec(spec_path)
-    judge = spec.judges[0]
+    judge = classifier_model(spec.judges[0])
     cache = cache_dir / f"{judge.provider}-{Path(judge.model).name}.jsonl"
     start = time.perf_counter()
     async with contextlib.AsyncExitStack() as stack:
@@ -61,6 +67,9 @@ async def main() -> None:
     parser.add_argument("--concurrency", type=int, default=2)
     args = parser.parse_args()
     gold = load_gold(args.gold)
+    everything = score(gold, {g.id: set(STRATEGIES) for g in gold}, "baseline").macro_f1
+    print(f"baseline: marking every strategy present on every reply scores macro F1 "
+          f"{everything:.3f}")
     results = [await one(p, gold, args.cache, args.concurrency)
                for p in (args.judge or [ROOT / "judges" / "local-smoke.toml"])]
     out = args.cache / "summary.json"

@@ -47,6 +47,12 @@ def voicebench(*args: str) -> list[str]:
     return [sys.executable, "-m", "voicebench", *args]
 
 
+def as_in_a_terminal() -> None:
+    """``preexec_fn`` for a child that Ctrl-C must reach: a shell running the tests in the
+    background has SIGINT ignored, and children inherit that, as a terminal's never do."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @dataclass
 class KillLog:
     """What ``kill_until_done`` did."""
@@ -60,13 +66,15 @@ class KillLog:
     left_running: list[int] = field(default_factory=list)
     """Helper processes that outlived their killed parent by 10 s (must be empty)."""
     final_stderr: str = ""
+    final_wall_s: float = 0.0
+    """How long the last start, the one that finished, ran."""
 
 
 def kill_until_done(command: list[str], seed: int, *, window_s: tuple[float, float],
                     max_kills: int, log_dir: Path, done: Callable[[], int] = lambda: 0,
                     timeout_s: float = 600) -> KillLog:
-    """Start ``command``; SIGKILL it at a seeded random moment within ``window_s`` of its
-    start; start it again, and so on, ``max_kills`` times at most, then let it finish. The
+    """Start ``command``; SIGKILL it at a seeded random moment within ``window_s`` (seconds
+    after its start); start it again, and so on, ``max_kills`` times at most, then let it finish. The
     process tree is listed just before each kill, and its helpers must die with it; ``done()``
     counts the records finished on disk at that moment."""
     rng = random.Random(seed)
@@ -75,6 +83,7 @@ def kill_until_done(command: list[str], seed: int, *, window_s: tuple[float, flo
     while True:
         attempt += 1
         stderr_path = log_dir / f"stderr-{seed}-{attempt}.txt"
+        started = time.monotonic()
         with stderr_path.open("w") as stderr:
             proc = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL,
                                     stdout=subprocess.DEVNULL, stderr=stderr,
@@ -94,6 +103,7 @@ def kill_until_done(command: list[str], seed: int, *, window_s: tuple[float, flo
             log.helpers_seen += len(helpers)
             log.left_running += survivors(helpers)
             continue
+        log.final_wall_s = time.monotonic() - started
         log.final_stderr = stderr_path.read_text(errors="replace")
         assert code == 0, f"{command} exited {code}:\n{log.final_stderr[-3000:]}"
         return log

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from processes import ROOT, descendants, survivors, voicebench
+from processes import ROOT, as_in_a_terminal, descendants, survivors, voicebench
 
 pytestmark = pytest.mark.slow
 
@@ -21,7 +21,7 @@ def test_ctrl_c_mid_run_stops_helpers_and_keeps_finished_turns(tmp_path: Path):
     command = [sys.executable, "-m", "voicebench", "run", "--agent", "agents/scripted.toml",
                "--id", "reg-job-crisis-01", "--out", str(out)]
     proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, preexec_fn=as_in_a_terminal)
     helpers: set[int] = set()
     # Wait for the first finished turn, then interrupt the second one mid-way.
     for line in proc.stderr:

@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 from judging_fixtures import ITEMS, make_run
-from processes import ROOT, descendants, kill_until_done, survivors, voicebench
+from processes import (
+    ROOT,
+    as_in_a_terminal,
+    descendants,
+    kill_until_done,
+    survivors,
+    voicebench,
+)
 
 from voicebench._jsonl import complete_lines
 from voicebench.testing import ScriptedLLMServer
@@ -72,29 +79,33 @@ def _replies(out: Path) -> list[tuple]:
 
 
 @pytest.fixture(scope="module")
-def uninterrupted(tmp_path_factory, setup) -> Path:
+def uninterrupted(tmp_path_factory, setup) -> tuple[Path, float]:
+    """The judging folder of the same command never interrupted, and how long it took."""
     out = tmp_path_factory.mktemp("whole") / "judging"
-    kill_until_done(_command(setup, out), 0, window_s=(0, 0), max_kills=0, log_dir=out.parent)
-    return out
+    log = kill_until_done(_command(setup, out), 0, window_s=(0, 0), max_kills=0,
+                          log_dir=out.parent)
+    return out, log.final_wall_s
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_a_judging_job_killed_at_random_moments_resumes_to_the_uninterrupted_verdicts(
         seed, tmp_path, setup, uninterrupted):
     out = tmp_path / "judging"
-    log = kill_until_done(_command(setup, out), seed, window_s=(1.0, 18.0), max_kills=3,
+    whole, whole_s = uninterrupted
+    # Kill points anywhere in the first 90% of an uninterrupted job, start-up included.
+    log = kill_until_done(_command(setup, out), seed, window_s=(1.0, 0.9 * whole_s), max_kills=3,
                           log_dir=tmp_path,
                           done=lambda: len(complete_lines(out / "verdicts.jsonl")))
     print(f"seed {seed}: SIGKILL at {log.kills_at_s} s after each start, "
           f"with {log.done_at_kill} verdicts written")
 
     assert log.kills_at_s, "the job ended before its first kill"
-    expected = _verdicts(uninterrupted)
+    expected = _verdicts(whole)
     assert len(expected) == 2 * 2 * 6  # 2 items x 6 pairs of 4 contestants x both orders
     assert _verdicts(out) == expected
     assert all(v[3] is not None for v in expected.values())
-    assert _replies(out) == _replies(uninterrupted)
-    assert (out / "pairs.jsonl").read_text() == (uninterrupted / "pairs.jsonl").read_text()
+    assert _replies(out) == _replies(whole)
+    assert (out / "pairs.jsonl").read_text() == (whole / "pairs.jsonl").read_text()
 
 
 def test_ctrl_c_mid_judging_stops_the_local_judge_and_keeps_its_verdicts(tmp_path, setup):
@@ -103,11 +114,11 @@ def test_ctrl_c_mid_judging_stops_the_local_judge_and_keeps_its_verdicts(tmp_pat
     command = voicebench("judge", *map(str, runs), "--judge", "judges/local-smoke.toml",
                          "--out", str(out), "--concurrency", "1")
     proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, preexec_fn=as_in_a_terminal)
     helpers: set[int] = set()
     for line in proc.stderr:
         helpers |= descendants(proc.pid)
-        if line.startswith("[3/"):  # the llama.cpp server is up and verdicts are coming
+        if line.startswith("[1/"):  # the llama.cpp server is up and verdicts are coming
             break
     proc.send_signal(signal.SIGINT)
     rest = proc.stderr.read()
@@ -116,7 +127,7 @@ def test_ctrl_c_mid_judging_stops_the_local_judge_and_keeps_its_verdicts(tmp_pat
     assert helpers, "the llama.cpp server should have been running"
     assert not survivors(helpers)
     kept = _records(out / "verdicts.jsonl")
-    assert len(kept) >= 3
+    assert 1 <= len(kept) < 24
     again = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr[-2000:]
     assert f"({len(kept)} already decided)" in " ".join(again.stderr.split())

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from processes import ROOT, descendants, survivors, voicebench
+from processes import ROOT, as_in_a_terminal, descendants, survivors, voicebench
 
 from voicebench.agentspec import AgentSpec, LLMSpec, RemoteSpec
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
@@ -102,7 +102,8 @@ def test_callers_hanging_up_mid_call_end_their_pipelines(tmp_path: Path):
         load = subprocess.Popen(voicebench("load", "--agent", url, "--callers", "2", "--ramp", "1",
                                            "--duration", "120", "--out", str(tmp_path / "load")),
                                 stdout=subprocess.DEVNULL,
-                                stderr=(tmp_path / "load.err").open("w"), cwd=ROOT)
+                                stderr=(tmp_path / "load.err").open("w"), cwd=ROOT,
+                                preexec_fn=as_in_a_terminal)
         deadline = time.monotonic() + 90
         while not (turns.exists() and turns.read_text().count("\n")) and load.poll() is None \
                 and time.monotonic() < deadline:

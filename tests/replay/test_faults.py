@@ -15,7 +15,12 @@ import pytest
 from voicebench.agentspec import load_agent_spec
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.fixtures import BUILTIN_FIXTURES, lookup_fixture, write_wav
-from voicebench.fixtures.manifest import Manifest, file_sha256, load_manifest, save_manifest
+from voicebench.fixtures.manifest import (
+    Manifest,
+    file_sha256,
+    load_manifest,
+    save_manifest,
+)
 from voicebench.replay import replay
 from voicebench.report.build import build_report
 from voicebench.runlog import read_turns, summarize, summary_table

@@ -33,6 +33,13 @@ from voicebench.strategies.taxonomy import (
 )
 
 LABELS_FILE = "strategies.jsonl"
+ANSWER_MAX_TOKENS = 1000
+"""At least this many tokens for an answer: 15 marks with evidence do not fit in a verdict's."""
+
+
+def classifier_model(judge: JudgeModelSpec) -> JudgeModelSpec:
+    """``judge`` as a strategy classifier: the same model, room for the longer answer."""
+    return judge.model_copy(update={"max_tokens": max(judge.max_tokens, ANSWER_MAX_TOKENS)})
 
 
 class ReplyStrategies(FrozenModel):
@@ -143,7 +150,7 @@ async def label_judging(folder: Path, judge_spec: Path, *, concurrency: int = 4,
     """Label every usable reply of the judging folder with the spec's first judge model."""
     say = on_status or (lambda _msg: None)
     spec, _ = load_judge_spec(judge_spec)
-    judge = spec.judges[0]
+    judge = classifier_model(spec.judges[0])
     tasks = label_tasks(folder, judge.id)
     drop_partial_line(folder / LABELS_FILE)
     cached = {r.key for r in read_labels(folder) if r.marks is not None}
