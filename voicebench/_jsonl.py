@@ -7,9 +7,10 @@ removes it before appending again, so the record is simply redone.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -19,6 +20,7 @@ from voicebench._model import validate_record
 from voicebench.errors import InputError
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 
 def drop_partial_line(path: Path) -> None:
@@ -74,3 +76,30 @@ def read_models(path: Path, model: type[M],
             check(data, f"line {n}")
         out.append(validate_record(model, data, file=path, record=f"line {n}"))
     return out
+
+
+async def decide_each(items: Sequence[T], decide: Callable[[T], Awaitable[M]], path: Path, *,
+                      concurrency: int,
+                      progress: Callable[[M, int, int], None] | None = None) -> list[M]:
+    """``decide`` every item with at most ``concurrency`` in flight, appending each result to
+    ``path`` as soon as it is decided (so a kill loses only the ones in flight), then calling
+    ``progress(result, done, total)``. Results come back in the order they were decided."""
+    semaphore = asyncio.Semaphore(concurrency)
+    done: list[M] = []
+
+    async def one(item: T) -> None:
+        async with semaphore:
+            result = await decide(item)
+        append_record(path, result)
+        done.append(result)
+        if progress is not None:
+            progress(result, len(done), len(items))
+
+    tasks = [asyncio.create_task(one(item)) for item in items]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for t in tasks:
+            t.cancel()
+    return done
+

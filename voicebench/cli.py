@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import warnings
@@ -58,6 +59,19 @@ def _quiet_libraries(verbose: bool) -> None:
 def _fail(exc: VoicebenchError) -> None:
     err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
     raise typer.Exit(exc.exit_code)
+
+
+@contextlib.contextmanager
+def _resumable(kept: str):
+    """Long work: an error is one line; Ctrl-C says where the finished part is (``kept``) and
+    exits 130."""
+    try:
+        yield
+    except VoicebenchError as exc:
+        _fail(exc)
+    except KeyboardInterrupt:
+        err.print(f"interrupted; {kept}", highlight=False)
+        raise typer.Exit(130) from None
 
 
 @app.command()
@@ -133,14 +147,9 @@ def _replay_and_report(spec, *, out_dir: Path, **kwargs) -> None:
     from voicebench.replay import run_replay
     from voicebench.runlog import summarize, summary_table
 
-    try:
+    with _resumable(f"finished turns are kept in {out_dir}: run again with --out {out_dir} to "
+                    "resume"):
         records = run_replay(spec, out_dir=out_dir, progress=_progress_printer(), **kwargs)
-    except VoicebenchError as exc:
-        _fail(exc)
-    except KeyboardInterrupt:
-        err.print(f"interrupted; finished turns are kept in {out_dir}: "
-                  f"run again with --out {out_dir} to resume", highlight=False)
-        raise typer.Exit(130) from None
     out.print(summary_table(summarize(records), f"{spec.name} ({spec.id}) - {out_dir}"))
     out.print(f"run log: {out_dir}/turns.jsonl", highlight=False)
 
@@ -280,16 +289,11 @@ def strategies(
                     else ", ".join(sorted(r.present())) or "none present")
             err.print(f"[{n}/{total}] {r.item_id} {r.contestant}: {what}", highlight=False)
 
-    try:
+    with _resumable(f"finished labels are kept in {judging_dir / LABELS_FILE}: run the same "
+                    "command again to resume"):
         result = asyncio.run(label_judging(
             judging_dir, judge_spec, concurrency=concurrency, progress=progress,
             on_status=lambda m: err.print(m, highlight=False)))
-    except VoicebenchError as exc:
-        _fail(exc)
-    except KeyboardInterrupt:
-        err.print(f"interrupted; finished labels are kept in {judging_dir / LABELS_FILE}: run "
-                  "the same command again to resume", highlight=False)
-        raise typer.Exit(130) from None
     summary = summarize_labels(result.labels)
     if summary is None:
         _fail(VoicebenchError(f"{judging_dir}: no usable replies to label"))
@@ -315,19 +319,14 @@ def _judge_and_show(run_dirs: list[Path], judge_spec: Path, target: Path, **kwar
             err.print(f"[{n}/{total}] {v.item_id} {v.contestant_a} vs {v.contestant_b} "
                       f"({v.judge}) {what}", highlight=False)
 
-    try:
+    with _resumable(f"decided verdicts are kept in {target}: run the same command again to "
+                    "resume"):
         spec, _ = load_judge_spec(judge_spec)
         if spec.smoke:
             err.print(f"[yellow]{SMOKE_WARNING}[/]", highlight=False)
         result = run_judging(run_dirs, judge_spec, target,
                              on_status=lambda m: err.print(m, highlight=False),
                              progress=progress, **kwargs)
-    except VoicebenchError as exc:
-        _fail(exc)
-    except KeyboardInterrupt:
-        err.print(f"interrupted; decided verdicts are kept in {target}: run the same command "
-                  "again to resume", highlight=False)
-        raise typer.Exit(130) from None
     out.print(health_table(result))
     out.print(record_table(result))
     if result.skipped_pairs:
@@ -510,15 +509,10 @@ def load(
         err.print(f"[{t.offset_s:6.1f} s, {t.concurrency} calls] caller {t.caller} "
                   f"{r.dialogue_id} turn {r.turn_index}  {what}", highlight=False)
 
-    try:
+    with _resumable(f"finished turns are in {target}/turns.jsonl"):
         turns = asyncio.run(run_load(spec, items, manifest, fixtures, target, callers=callers,
                                      ramp_s=ramp, duration_s=duration, arrivals=arrivals,
                                      seed=seed, turn_timeout_s=turn_timeout, progress=show))
-    except VoicebenchError as exc:
-        _fail(exc)
-    except KeyboardInterrupt:
-        err.print(f"interrupted; finished turns are in {target}/turns.jsonl", highlight=False)
-        raise typer.Exit(130) from None
     summary = summarize_load(turns, budget_ttfa_ms=budget_ttfa_ms, turn_timeout_s=turn_timeout)
     from voicebench._jsonl import write_atomic
     from voicebench.live.display import load_table
@@ -655,15 +649,10 @@ def adversarial_cmd(
             err.print(f"[{n}/{total}] {outcome.source_id} [red]rejected[/]: "
                       f"{outcome.rejected.reason}", highlight=False)
 
-    try:
+    with _resumable(f"finished items are kept in {target}: run the same command again to "
+                    "resume"):
         outcomes = asyncio.run(make_adversarial(items, spec, chosen, target, attempts=attempts,
                                                 progress=show))
-    except VoicebenchError as exc:
-        _fail(exc)
-    except KeyboardInterrupt:
-        err.print(f"interrupted; finished items are kept in {target}: run the same command "
-                  "again to resume", highlight=False)
-        raise typer.Exit(130) from None
     made = sum(o.item is not None for o in outcomes)
     out.print(f"{made} adversarial items written to {target}; {len(outcomes) - made} rejected"
               + (f" (reasons in {rejected_path(target)})" if len(outcomes) > made else "")

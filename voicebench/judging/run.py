@@ -15,7 +15,6 @@ finds answered verdicts by key and asks only for the rest (failed ones are asked
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import datetime as dt
 import hashlib
@@ -28,6 +27,7 @@ from pathlib import Path
 
 from voicebench._jsonl import (
     append_record,
+    decide_each,
     drop_partial_line,
     read_models,
     write_atomic,
@@ -185,25 +185,8 @@ async def run_comparisons(comparisons: Sequence[Comparison], rubric: Rubric, out
                           progress: Callable[[Verdict, int, int], None] | None = None) -> list[Verdict]:
     """Decide ``comparisons`` with at most ``concurrency`` requests in flight; each verdict is
     appended to the verdict file as soon as it is decided."""
-    path = out_dir / VERDICTS_FILE
-    semaphore = asyncio.Semaphore(concurrency)
-    done: list[Verdict] = []
-
-    async def one(c: Comparison) -> None:
-        async with semaphore:
-            verdict = await decide(clients[c.judge.id], c, rubric)
-        append_record(path, verdict)
-        done.append(verdict)
-        if progress is not None:
-            progress(verdict, len(done), len(comparisons))
-
-    tasks = [asyncio.create_task(one(c)) for c in comparisons]
-    try:
-        await asyncio.gather(*tasks)
-    finally:
-        for t in tasks:
-            t.cancel()
-    return done
+    return await decide_each(comparisons, lambda c: decide(clients[c.judge.id], c, rubric),
+                             out_dir / VERDICTS_FILE, concurrency=concurrency, progress=progress)
 
 
 async def judge_runs(

@@ -9,7 +9,6 @@ a re-run asks only for keys it does not have an answer for (failed ones are aske
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from voicebench._jsonl import append_record, drop_partial_line, read_models
+from voicebench._jsonl import decide_each, drop_partial_line, read_models
 from voicebench._model import FrozenModel
 from voicebench.judging.clients import AnswerFormat, JudgeClient, ask_parsed, open_judge
 from voicebench.judging.prompt import dialogue_context
@@ -106,34 +105,21 @@ async def label(tasks: Sequence[LabelTask], judge: JudgeModelSpec, client: Judge
                 progress: Callable[[ReplyStrategies, int, int], None] | None = None
                 ) -> list[ReplyStrategies]:
     """Label ``tasks`` with at most ``concurrency`` requests in flight, appending each."""
-    semaphore = asyncio.Semaphore(concurrency)
-    done: list[ReplyStrategies] = []
 
-    async def one(t: LabelTask) -> None:
-        async with semaphore:
-            asked = await ask_parsed(client, label_messages(t.context, t.reply), parse_labels,
-                                     max_attempts=judge.max_attempts,
-                                     parse_retries=judge.parse_retries)
+    async def one(t: LabelTask) -> ReplyStrategies:
+        asked = await ask_parsed(client, label_messages(t.context, t.reply), parse_labels,
+                                 max_attempts=judge.max_attempts,
+                                 parse_retries=judge.parse_retries)
         marks = asked.value
-        result = ReplyStrategies(
+        return ReplyStrategies(
             key=t.key, item_id=t.item_id, contestant=t.contestant, adversarial=t.adversarial,
             classifier=judge.id, smoke=judge.smoke,
             marks={k: m.mark for k, m in marks.items()} if marks else None,
             evidence={k: m.evidence for k, m in marks.items() if m.mark == "present"
                       and m.evidence} if marks else {},
             failure=asked.failure, raw=asked.raw, attempts=asked.attempts)
-        append_record(out, result)
-        done.append(result)
-        if progress is not None:
-            progress(result, len(done), len(tasks))
 
-    jobs = [asyncio.create_task(one(t)) for t in tasks]
-    try:
-        await asyncio.gather(*jobs)
-    finally:
-        for j in jobs:
-            j.cancel()
-    return done
+    return await decide_each(tasks, one, out, concurrency=concurrency, progress=progress)
 
 
 @dataclass(frozen=True)
