@@ -281,7 +281,7 @@ def strategies(
     _quiet_libraries(verbose)
     from voicebench.judging import SMOKE_WARNING
     from voicebench.strategies import LABELS_FILE, label_judging, summarize_labels
-    from voicebench.strategies.display import diversity_table
+    from voicebench.strategies.display import diversity_table, most_used
 
     def progress(r, n: int, total: int) -> None:
         if n == total or n % max(1, total // 20) == 0 or r.marks is None:
@@ -300,6 +300,8 @@ def strategies(
     if summary.smoke:
         err.print(f"[yellow]{SMOKE_WARNING}: these labels are not meaningful[/]", highlight=False)
     out.print(diversity_table(summary))
+    for line in most_used(summary):
+        out.print(line, highlight=False)
     out.print(f"labels: {judging_dir / LABELS_FILE}", highlight=False)
 
 

@@ -12,6 +12,7 @@ from PIL import Image
 
 from chromium import Browser, find_chromium
 from voicebench.report import build_report
+from voicebench.strategies import LABELS, ReplyStrategies
 
 CHROMIUM = find_chromium()
 pytestmark = pytest.mark.skipif(
@@ -32,7 +33,21 @@ PAGE_FACTS = """JSON.stringify({
 })"""
 
 
+def _label_strategies(judged: Path) -> None:
+    """Strategy labels for every reply, as `voicebench strategies` leaves them."""
+    lines = []
+    for n, line in enumerate((judged / "replies.jsonl").read_text().splitlines()):
+        r = json.loads(line)
+        used = {LABELS[n % len(LABELS)], "emotional_validation"}
+        lines.append(ReplyStrategies(
+            key=f"k{n}", item_id=r["item_id"], contestant=r["contestant"], classifier="j/1",
+            adversarial=r["item_id"].startswith("adv-"),
+            marks={k: "present" if k in used else "absent" for k in LABELS}).model_dump_json())
+    (judged / "strategies.jsonl").write_text("\n".join(lines) + "\n")
+
+
 async def test_report_page_in_headless_chromium(judged: Path, tmp_path: Path):
+    _label_strategies(judged)
     out = build_report([judged], tmp_path / "report").out_dir
     async with Browser(CHROMIUM) as browser:
         await browser.open(out / "index.html")
@@ -48,8 +63,10 @@ async def test_report_page_in_headless_chromium(judged: Path, tmp_path: Path):
     assert errors == [], errors
     figures = {i["id"]: i["ok"] for i in facts["images"]}
     assert figures == {f"fig-{n}": True for n in ("latency_ecdf", "waterfall", "frontier_ttft",
-                                                  "frontier_ttfa", "radar")}
-    assert {"budget", "distributions", "waterfall", "leaderboard", "judges"} <= set(facts["tables"])
+                                                  "frontier_ttfa", "radar", "strategy_heatmap")}
+    assert {"budget", "distributions", "waterfall", "leaderboard", "judges",
+            "strategies"} <= set(facts["tables"])
+    assert facts["rows"]["strategies"] == 3 * 3  # 3 contestants: all, regular, adversarial
     assert facts["rows"]["leaderboard"] == 3 and facts["rows"]["distributions"] == 11
     # Hostile text from the run shows as text and never runs.
     assert facts["scripts"] == 1 and facts["pwned"] is None

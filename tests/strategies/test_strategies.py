@@ -151,7 +151,7 @@ def test_strategies_command_prints_the_diversity_table(tmp_path: Path, judged: P
                                           str(_judge_spec(tmp_path, llm.base_url))])
     assert result.exit_code == 0, result.output
     said = " ".join(result.output.split())
-    assert "support strategy diversity" in said and "offer_hope 100" in said, result.output
+    assert "support strategy diversity" in said and "offer_hope 100%" in said, result.output
     assert "2/15" in said
     missing = CliRunner().invoke(app, ["strategies", str(tmp_path / "nowhere")])
     assert missing.exit_code == 2 and "judging.json" in missing.output

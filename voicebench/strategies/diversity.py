@@ -56,7 +56,7 @@ def diversity(labels: Sequence[ReplyStrategies], contestant: str,
     counts = used.sum(axis=0)
     total = counts.sum()
     p = counts[counts > 0] / total if total else np.array([])
-    entropy = float(-(p * np.log2(p)).sum()) if p.size else 0.0
+    entropy = float(-(p * np.log2(p)).sum()) + 0.0 if p.size else 0.0  # no -0.0
     return Diversity(
         contestant=contestant, subset=subset, replies=len(chosen),
         usage_pct={k: round(float(v), 2) for k, v in zip(LABELS, rates, strict=True)},
