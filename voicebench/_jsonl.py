@@ -62,6 +62,16 @@ def write_atomic(path: Path, content: str | bytes) -> None:
     os.replace(tmp, path)
 
 
+def latest_per_key(records: Sequence[M], decided: Callable[[M], bool]) -> list[M]:
+    """One record per ``key``: the last decided one, else the last undecided one (a failed
+    record may be followed, after a retry, by a decided one for the same key)."""
+    latest: dict[str, M] = {}
+    for r in records:
+        if r.key not in latest or decided(r) or not decided(latest[r.key]):
+            latest[r.key] = r
+    return list(latest.values())
+
+
 def read_models(path: Path, model: type[M],
                 check: Callable[[object, str], None] | None = None) -> list[M]:
     """Every complete line validated as ``model``; errors name the file, line and field.

@@ -223,7 +223,7 @@ def text_model(spec: AgentSpec, base_url: str | None = None):
     return JudgeModelSpec(
         provider=provider, model=llm.model, family=spec.family.lower(),
         base_url=base_url or llm.base_url, api_key_env=llm.api_key_env, max_tokens=1500,
-        max_attempts=5, parse_retries=0, n_ctx=max(llm.n_ctx, 4096))
+        n_ctx=max(llm.n_ctx, 4096))
 
 
 async def make_adversarial(
@@ -249,7 +249,7 @@ async def make_adversarial(
                                                                  answer_schema()))
         for n, d in enumerate(todo, start=1):
             why = ineligible(d)
-            schedule = intensity_schedule(profile, max(len(d.seeker_turn_indices), 1))
+            schedule = intensity_schedule(profile, len(d.seeker_turn_indices))
             if why is not None:
                 outcome = Outcome(d.id, None, Rejected(id=d.id, profile=profile, reason=why),
                                   schedule)

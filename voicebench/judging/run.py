@@ -29,6 +29,7 @@ from voicebench._jsonl import (
     append_record,
     decide_each,
     drop_partial_line,
+    latest_per_key,
     read_models,
     write_atomic,
 )
@@ -112,11 +113,8 @@ def read_replies(out_dir: Path) -> list[Reply]:
 
 def read_verdicts(out_dir: Path) -> list[Verdict]:
     """The latest verdict per key (a failed one may have been asked again later)."""
-    latest: dict[str, Verdict] = {}
-    for v in read_models(out_dir / VERDICTS_FILE, Verdict):
-        if v.key not in latest or v.answer is not None or latest[v.key].answer is None:
-            latest[v.key] = v
-    return list(latest.values())
+    return latest_per_key(read_models(out_dir / VERDICTS_FILE, Verdict),
+                          lambda v: v.answer is not None)
 
 
 def judged_items(run_dirs: Sequence[Path]) -> dict[str, Dialogue]:

@@ -32,7 +32,7 @@ import numpy as np
 from pydantic import Field
 
 from voicebench import __version__
-from voicebench._jsonl import append_record, drop_partial_line, read_models, write_atomic
+from voicebench._jsonl import append_record, read_models, write_atomic
 from voicebench._model import FrozenModel
 from voicebench.agentspec import AgentSpec
 from voicebench.dialogues import Dialogue
@@ -180,7 +180,6 @@ async def run_load(spec: AgentSpec, dialogues: Sequence[Dialogue], manifest: Man
         voicebench_version=__version__, agent=spec, callers=callers, ramp_s=ramp_s,
         duration_s=duration_s, arrivals=arrivals, seed=seed, turn_timeout_s=turn_timeout_s,
         dialogue_ids=tuple(d.id for d in dialogues)).model_dump_json(indent=2) + "\n")
-    drop_partial_line(out_dir / TURNS_FILE)
     (out_dir / TURNS_FILE).write_text("")
     start = time.monotonic()
     active = 0

@@ -25,7 +25,7 @@ from pipecat.transports.base_transport import BaseTransport, TransportParams
 from voicebench.agentspec import AgentSpec
 from voicebench.errors import InputError
 from voicebench.replay.providers import start_helper
-from voicebench.replay.realtime import NS_PER_S, Playout
+from voicebench.replay.realtime import Playout
 from voicebench.replay.wire import codec as make_codec
 
 HOST = "127.0.0.1"
@@ -55,10 +55,8 @@ class _CallerOutput(BaseOutputTransport):
         await self.set_transport_ready(frame)
 
     async def write_audio_frame(self, frame: OutputAudioRawFrame) -> bool:
-        now = self.get_clock().get_time()
-        play_start = self._playout.place(now, len(frame.audio) // 2, frame.sample_rate)
-        if play_start > now:
-            await asyncio.sleep((play_start - now) / NS_PER_S)
+        await self._playout.play(self.get_clock().get_time(), len(frame.audio) // 2,
+                                 frame.sample_rate)
         with contextlib.suppress(Exception):  # the caller hung up: nothing to play to
             await self._send(frame.audio)
         return True

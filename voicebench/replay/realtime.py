@@ -76,3 +76,10 @@ class Playout:
         start = max(now_ns, self.next_free_ns)
         self.next_free_ns = start + samples * NS_PER_S // rate
         return start
+
+    async def play(self, now_ns: int, samples: int, rate: int) -> int:
+        """``place`` the chunk, then wait until it starts playing; returns that moment."""
+        start = self.place(now_ns, samples, rate)
+        if start > now_ns:
+            await asyncio.sleep((start - now_ns) / NS_PER_S)
+        return start

@@ -220,7 +220,7 @@ async def replay(
 
 async def speak_turn(agent, spec: AgentSpec, dialogue: Dialogue, k: int, manifest: Manifest,
                      fixtures_dir: Path, history: list[dict[str, str]], *,
-                     timeout_s: float | None = None) -> tuple:
+                     timeout_s: float = TURN_TIMEOUT_S) -> tuple:
     """Speak seeker turn ``k`` to ``agent`` after ``history`` and interpret what came back:
     ``(heard, TurnRecord fields, TurnError or None)``."""
     turn = dialogue.turns[k]
@@ -228,7 +228,6 @@ async def speak_turn(agent, spec: AgentSpec, dialogue: Dialogue, k: int, manifes
     if entry is None:
         raise RunError(f"no audio fixture for {dialogue.id} turn {k}; run `voicebench synth`")
     pcm = read_wav(fixtures_dir / entry.path, expect_rate=16_000)
-    timeout_s = TURN_TIMEOUT_S if timeout_s is None else timeout_s
     heard = await agent.speak(history, pcm, entry.speech_end_sample, timeout_s=timeout_s)
     fields, error = _interpret(heard, user_text=turn.text, secret=api_key(spec),
                                timeout_s=timeout_s)

@@ -22,7 +22,13 @@ from pipecat.transports.base_output import BaseOutputTransport
 from pipecat.transports.base_transport import BaseTransport, TransportParams
 
 from voicebench.fixtures.audio import first_speech_sample
-from voicebench.replay.realtime import FRAME_NS, NS_PER_S, Microphone, Playout, Utterance
+from voicebench.replay.realtime import (
+    FRAME_NS,
+    NS_PER_S,
+    Microphone,
+    Playout,
+    Utterance,
+)
 from voicebench.timing.events import EventKind
 from voicebench.timing.observer import TimingObserver
 
@@ -108,9 +114,7 @@ class CaptureOutputTransport(BaseOutputTransport):
         now = self.get_clock().get_time()
         pcm = np.frombuffer(frame.audio, dtype=np.int16)
         rate = frame.sample_rate
-        play_start = self._playout.place(now, pcm.size, rate)
-        if play_start > now:
-            await asyncio.sleep((play_start - now) / NS_PER_S)
+        play_start = await self._playout.play(now, pcm.size, rate)
         if not self._heard:
             idx = first_speech_sample(pcm)
             if idx is not None:

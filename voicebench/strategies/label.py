@@ -16,7 +16,12 @@ from pathlib import Path
 
 from pydantic import Field
 
-from voicebench._jsonl import decide_each, drop_partial_line, read_models
+from voicebench._jsonl import (
+    decide_each,
+    drop_partial_line,
+    latest_per_key,
+    read_models,
+)
 from voicebench._model import FrozenModel
 from voicebench.judging.clients import AnswerFormat, JudgeClient, ask_parsed, open_judge
 from voicebench.judging.prompt import dialogue_context
@@ -78,11 +83,8 @@ class LabelTask:
 
 def read_labels(folder: Path, name: str = LABELS_FILE) -> list[ReplyStrategies]:
     """The latest labelling per key (a failed one may have been asked again later)."""
-    latest: dict[str, ReplyStrategies] = {}
-    for r in read_models(folder / name, ReplyStrategies):
-        if r.key not in latest or r.marks is not None or latest[r.key].marks is None:
-            latest[r.key] = r
-    return list(latest.values())
+    return latest_per_key(read_models(folder / name, ReplyStrategies),
+                          lambda r: r.marks is not None)
 
 
 def label_tasks(folder: Path, classifier: str) -> list[LabelTask]:

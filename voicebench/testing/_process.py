@@ -7,6 +7,7 @@ and the process is always reaped.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import queue
 import re
@@ -60,3 +61,27 @@ def stop_process(process: subprocess.Popen[str] | None) -> None:
             process.wait()
     if process.stdout is not None:
         process.stdout.close()
+
+
+class ProcessContext:
+    """``start()`` and ``stop()`` as a sync and an async context manager (the async one runs
+    them in a thread, so a test's event loop keeps serving while the child starts)."""
+
+    def start(self):  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def stop(self) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    async def __aenter__(self):
+        return await asyncio.to_thread(self.start)
+
+    async def __aexit__(self, *exc: object) -> None:
+        await asyncio.to_thread(self.stop)
+

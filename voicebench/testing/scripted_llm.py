@@ -82,7 +82,11 @@ from pydantic import Field
 from voicebench._jsonl import read_models
 from voicebench._model import FrozenModel
 from voicebench.errors import RunError
-from voicebench.testing._process import start_ready_process, stop_process
+from voicebench.testing._process import (
+    ProcessContext,
+    start_ready_process,
+    stop_process,
+)
 
 HOST = "127.0.0.1"
 Fault = Literal["429", "500", "hang", "empty", "truncate"]
@@ -361,7 +365,7 @@ def main(argv: list[str] | None = None) -> None:
     asyncio.run(serve(completions, port=args.port, host=args.host))
 
 
-class ScriptedLLMServer:
+class ScriptedLLMServer(ProcessContext):
     """Runs the server in a subprocess; a sync or async context manager.
 
     ``with ScriptedLLMServer(ttft_ms=200) as llm: OpenAI(base_url=llm.base_url, api_key="x")``
@@ -433,17 +437,6 @@ class ScriptedLLMServer:
         with urllib.request.urlopen(req, timeout=10) as resp:  # loopback only
             return json.loads(resp.read())
 
-    def __enter__(self) -> ScriptedLLMServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    async def __aenter__(self) -> ScriptedLLMServer:
-        return await asyncio.to_thread(self.start)
-
-    async def __aexit__(self, *exc: object) -> None:
-        await asyncio.to_thread(self.stop)
 
 
 if __name__ == "__main__":

@@ -54,7 +54,11 @@ from voicebench.fixtures.audio import (
     to_int16,
 )
 from voicebench.replay.wire import codec
-from voicebench.testing._process import start_ready_process, stop_process
+from voicebench.testing._process import (
+    ProcessContext,
+    start_ready_process,
+    stop_process,
+)
 
 HOST = "127.0.0.1"
 Fault = Literal["refuse", "close", "silent", "error"]
@@ -231,7 +235,7 @@ def main(argv: list[str] | None = None) -> None:
     asyncio.run(serve(agent, port=args.port))
 
 
-class ScriptedVoiceAgent:
+class ScriptedVoiceAgent(ProcessContext):
     """Runs the scripted agent in a subprocess; ``with ScriptedVoiceAgent(delay_ms=300) as a:
     a.url``. A sync or async context manager."""
 
@@ -272,17 +276,6 @@ class ScriptedVoiceAgent:
         stop_process(self.process)
         self.url = None
 
-    def __enter__(self) -> ScriptedVoiceAgent:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    async def __aenter__(self) -> ScriptedVoiceAgent:
-        return await asyncio.to_thread(self.start)
-
-    async def __aexit__(self, *exc: object) -> None:
-        await asyncio.to_thread(self.stop)
 
 
 if __name__ == "__main__":
