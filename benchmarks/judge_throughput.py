@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues  # noqa: E402
-from voicebench.judging.clients import OpenAIJudge  # noqa: E402
+from voicebench.llm import OpenAIChat  # noqa: E402
 from voicebench.judging.models import Reply  # noqa: E402
 from voicebench.judging.prompt import dialogue_context, verdict_key  # noqa: E402
 from voicebench.judging.run import Comparison, run_comparisons  # noqa: E402
@@ -58,7 +58,7 @@ async def measure(base_url: str, concurrency: int, n: int) -> dict:
                            base_url=base_url, max_attempts=1, parse_retries=0)
     rubric = Rubric(path="judges/rubric-v1.md",
                     text=(ROOT / "judges" / "rubric-v1.md").read_text(), sha256="0" * 64)
-    client = OpenAIJudge(judge, base_url=base_url, key=None, response_format=None)
+    client = OpenAIChat(judge, base_url=base_url, key=None, response_format=None)
     work = comparisons(n, judge, rubric, f"c{concurrency}")
     try:
         with tempfile.TemporaryDirectory() as tmp:

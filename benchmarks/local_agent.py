@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from voicebench.agentspec import AgentSpec  # noqa: E402
-from voicebench.cli import _quiet_libraries  # noqa: E402
+from voicebench.cli.common import quiet_libraries  # noqa: E402
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues  # noqa: E402
 from voicebench.fixtures import BUILTIN_FIXTURES  # noqa: E402
 from voicebench.replay import demo_items, replay  # noqa: E402
@@ -84,7 +84,7 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="also write the result here")
     ap.add_argument("--keep", type=Path, help="keep the run directory here (default: discarded)")
     args = ap.parse_args()
-    _quiet_libraries(False)
+    quiet_libraries(False)
     spec = load_with_overrides(args.agent, args.overrides)
     items = load_dialogues(BUILTIN_DIALOGUES)
     if args.limit:

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from voicebench.agentspec import AgentSpec, LLMSpec  # noqa: E402
-from voicebench.cli import _quiet_libraries  # noqa: E402
+from voicebench.cli.common import quiet_libraries  # noqa: E402
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues  # noqa: E402
 from voicebench.fixtures import BUILTIN_FIXTURES  # noqa: E402
 from voicebench.replay import replay  # noqa: E402
@@ -85,7 +85,7 @@ def main() -> None:
     ap.add_argument("--turns", type=int, default=12, help="turns per injected TTFT")
     ap.add_argument("--json", type=Path, help="also write the results here")
     args = ap.parse_args()
-    _quiet_libraries(False)
+    quiet_libraries(False)
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         for ttft in args.ttft or [100.0, 300.0, 800.0]:

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from voicebench.agentspec import load_agent_spec
-from voicebench.agreement import load_human_judgments
+from voicebench.rating.agreement import load_human_judgments
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.dialogues.esconv import import_esconv_to_file
 from voicebench.errors import InputError, VoicebenchError

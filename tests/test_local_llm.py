@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from voicebench.errors import InputError
-from voicebench.local_llm import LlamaServer, resolve_gguf
+from voicebench.llm import LlamaServer, resolve_gguf
 
 pytest.importorskip("llama_cpp", reason="the 'local' extra (make setup) is not installed")
 pytestmark = pytest.mark.slow
@@ -57,7 +57,7 @@ def test_server_answers_a_chat_request_then_stops():
 def test_a_killed_parent_takes_its_server_with_it(tmp_path: Path):
     script = (
         "import json, sys, time\n"
-        "from voicebench.local_llm import LlamaServer, resolve_gguf\n"
+        "from voicebench.llm import LlamaServer, resolve_gguf\n"
         "srv = LlamaServer(resolve_gguf('smollm2-135m')).start()\n"
         "print(json.dumps({'pid': srv.process.pid}), flush=True)\n"
         "time.sleep(600)\n"

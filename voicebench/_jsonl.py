@@ -12,7 +12,7 @@ import json
 import os
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from pydantic import BaseModel
 
@@ -62,10 +62,18 @@ def write_atomic(path: Path, content: str | bytes) -> None:
     os.replace(tmp, path)
 
 
-def latest_per_key(records: Sequence[M], decided: Callable[[M], bool]) -> list[M]:
+class Keyed(Protocol):
+    @property
+    def key(self) -> str: ...
+
+
+K = TypeVar("K", bound=Keyed)
+
+
+def latest_per_key(records: Sequence[K], decided: Callable[[K], bool]) -> list[K]:
     """One record per ``key``: the last decided one, else the last undecided one (a failed
     record may be followed, after a retry, by a decided one for the same key)."""
-    latest: dict[str, M] = {}
+    latest: dict[str, K] = {}
     for r in records:
         if r.key not in latest or decided(r) or not decided(latest[r.key]):
             latest[r.key] = r

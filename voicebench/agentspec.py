@@ -12,13 +12,14 @@
     beam_size = 1
     cpu_threads = 2
 
-    [llm]
+    [llm]                             # an endpoint: see voicebench/llm/endpoint.py
     provider = "openai-compatible"    # "local" | "openai-compatible" | "openai" | "anthropic" | "scripted"
     model = "gpt-4o-mini"             # for "local": "smollm2-135m" (packaged) or a path to a .gguf
     base_url = "http://127.0.0.1:8000/v1"   # openai-compatible only
     api_key_env = "OPENAI_API_KEY"    # the variable holding the key; keys never live in specs
     temperature = 0.0
     max_tokens = 120
+    timeout_s = 60                    # per request (default: the SDK's)
     n_ctx = 2048                      # local only
     ttft_ms = 300                     # scripted only: injected time to first token
     token_delay_ms = 15               # scripted only
@@ -64,10 +65,11 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, HttpUrl, model_validator
+from pydantic import Field, model_validator
 
 from voicebench._model import FrozenModel, read_utf8, validate_record
 from voicebench.errors import InputError, MissingSecretError
+from voicebench.llm.endpoint import Endpoint
 
 HEART_SYSTEM_PROMPT = (
     "You are a supportive listener talking with someone who is going through a hard time. "
@@ -94,50 +96,22 @@ class STTSpec(FrozenModel):
     """CTranslate2 compute type."""
 
 
-def check_endpoint(provider: str, base_url: object, api_key_env: str | None) -> None:
-    """The endpoint fields every LLM-calling spec (agent or judge) must get right."""
-    if provider == "openai-compatible" and base_url is None:
-        raise ValueError("base_url is required for provider 'openai-compatible'")
-    if provider in ("openai", "anthropic") and not api_key_env:
-        raise ValueError(f"api_key_env is required for provider '{provider}'")
-    if api_key_env is not None and not api_key_env.replace("_", "").isalnum():
-        raise ValueError("api_key_env must be an environment variable name, not a key")
-
-
-class LLMSpec(FrozenModel):
-    """The language model behind the agent."""
+class LLMSpec(Endpoint):
+    """The language model behind the agent: an endpoint (``voicebench.llm.Endpoint``) with the
+    agent-only settings below."""
 
     provider: Literal["local", "openai-compatible", "openai", "anthropic", "scripted"]
-    """Which client talks to it; ``local`` starts a llama.cpp server on 127.0.0.1."""
-    model: str = Field(min_length=1)
-    """Model id as the provider names it; for ``local``, ``smollm2-135m`` (packaged) or a
-    path to a .gguf file."""
-    n_ctx: int = Field(default=2048, ge=256, le=131072)
-    """Local provider only: context window."""
-    n_threads: int | None = Field(default=None, ge=1, le=256)
-    """Local provider only: llama.cpp threads (default: llama.cpp's choice)."""
+    """Which client talks to it; ``local`` starts a llama.cpp server on 127.0.0.1, ``scripted``
+    a scripted server with a known time to first token (a test double)."""
     warmup: bool = True
     """Local provider only: evaluate the system prompt once before the first turn, as a
     deployed agent's server would have it cached."""
-    base_url: HttpUrl | None = None
-    """Endpoint of an OpenAI-compatible server (required for ``openai-compatible``)."""
-    api_key_env: str | None = None
-    """Name of the environment variable holding the key; never the key itself."""
-    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
-    """Sampling temperature (HEART uses 0)."""
-    max_tokens: int = Field(default=120, ge=1, le=4096)
-    """Upper bound on reply length."""
     ttft_ms: float = Field(default=300.0, ge=0.0)
     """Scripted provider only: injected time to first token."""
     token_delay_ms: float = Field(default=15.0, ge=0.0)
     """Scripted provider only: delay between tokens."""
     reply: str | None = None
     """Scripted provider only: a fixed reply (default: one derived from the user's words)."""
-
-    @model_validator(mode="after")
-    def _provider_fields(self) -> LLMSpec:
-        check_endpoint(self.provider, self.base_url, self.api_key_env)
-        return self
 
 
 class TTSSpec(FrozenModel):
@@ -258,5 +232,4 @@ def load_agent_spec(path: str | Path, *, require_secrets: bool = True) -> AgentS
 
 def api_key(spec: AgentSpec) -> str | None:
     """The key for the spec's LLM, read from the environment at the moment it is needed."""
-    var = spec.key_variable
-    return os.environ.get(var) if var else None
+    return spec.llm.api_key() if spec.llm is not None else None

@@ -11,11 +11,13 @@ from aiohttp import web
 
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.errors import RunError
-from voicebench.judging.clients import AnthropicJudge, OpenAIJudge, open_judge
+from voicebench.judging.clients import open_judge
 from voicebench.judging.models import Reply
 from voicebench.judging.prompt import dialogue_context, verdict_key
 from voicebench.judging.run import Comparison, decide
 from voicebench.judging.spec import JudgeModelSpec, Rubric
+from voicebench.judging.prompt import answer_schema
+from voicebench.llm import AnthropicChat, OpenAIChat
 from voicebench.testing import ScriptedLLMServer
 
 ANSWER = {"winner": "A", "strength": 2,
@@ -49,7 +51,7 @@ async def _decide(server, *script, **over):
     for content, fault in script:
         server.enqueue(content, fault=fault)
     judge = compatible(server.base_url, **over)
-    client = OpenAIJudge(judge, base_url=server.base_url, key=None, response_format=None)
+    client = OpenAIChat(judge, base_url=server.base_url, key=None, response_format=None)
     try:
         return await decide(client, comparison(judge), RUBRIC)
     finally:
@@ -153,7 +155,7 @@ async def test_refused_credentials_stop_the_job_without_echoing_the_key(monkeypa
     async with Recorder("/v1/chat/completions", echo, status=401) as rec:
         judge = JudgeModelSpec(provider="openai", model="gpt-4o-mini", family="gpt",
                                api_key_env="VB_TEST_OPENAI_KEY", base_url=f"{rec.url}/v1")
-        client = OpenAIJudge(judge, base_url=f"{rec.url}/v1", key=key, response_format=None)
+        client = OpenAIChat(judge, base_url=f"{rec.url}/v1", key=key, response_format=None)
         with pytest.raises(RunError) as info:
             await decide(client, comparison(judge), RUBRIC)
         await client.aclose()
@@ -164,7 +166,7 @@ async def test_anthropic_request_asks_for_json_schema_output(monkeypatch):
     async with Recorder("/v1/messages", ANTHROPIC_RESPONSE) as rec:
         judge = JudgeModelSpec(provider="anthropic", model="claude-haiku-4-5", family="claude",
                                api_key_env="VB_TEST_ANTHROPIC_KEY", base_url=rec.url)
-        client = AnthropicJudge(judge, key="sk-ant-dummy-123456")
+        client = AnthropicChat(judge, key="sk-ant-dummy-123456", schema=answer_schema())
         try:
             v = await decide(client, comparison(judge), RUBRIC)
         finally:

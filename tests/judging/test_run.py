@@ -11,7 +11,7 @@ from judging_fixtures import ITEMS, make_run
 
 from voicebench.errors import InputError
 from voicebench.judging import judge_runs, read_replies, read_verdicts
-from voicebench.judging.clients import JudgeText
+from voicebench.llm import ChatText
 
 pytestmark = pytest.mark.slow
 
@@ -39,7 +39,7 @@ class PreferringJudge:
         answer = {"winner": winner, "strength": 4,
                   "dimensions": {"H": winner, "E": winner, "A": None, "R": None, "T": None},
                   "rationale": "It is more specific."}
-        return JudgeText(f"```json\n{json.dumps(answer)}\n```", 5.0)
+        return ChatText(f"```json\n{json.dumps(answer)}\n```", 5.0)
 
 
 def judge_spec(tmp_path: Path, family: str = "testjudge") -> Path:

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from voicebench.agreement import (
+from voicebench.rating.agreement import (
     agreement_report,
     fleiss_kappa,
     krippendorff_alpha_nominal,

@@ -142,3 +142,25 @@ def test_report_command(judged: Path, tmp_path: Path):
     assert data["budget_ttfa_ms"] == 900.0 and data["title"] == HOSTILE
     bad = CliRunner().invoke(app, ["report", str(tmp_path / "missing")])
     assert bad.exit_code == 2 and "neither a run directory" in bad.output
+
+
+def test_report_reads_the_ratings_rate_wrote_and_refits_when_the_verdicts_changed(
+        judged: Path, tmp_path: Path):
+    from voicebench.rating import rate_judging
+
+    written = rate_judging(judged)
+    stored = json.loads((judged / "ratings.json").read_text())
+    assert stored["inputs_sha256"] == written.inputs_sha256
+    # A mark no fit would make: seen in the report only if the stored table was read.
+    (judged / "ratings.json").write_text(json.dumps({**stored, "created_at": "as rate wrote it"}))
+    reused = build_report([judged], tmp_path / "same").report.judging.ratings
+    assert reused.created_at == "as rate wrote it" and reused.ratings == written.ratings
+    other_budget = build_report([judged], tmp_path / "budget", budget_ttfa_ms=900.0)
+    assert other_budget.report.judging.ratings.created_at != "as rate wrote it"
+    item = json.loads((judged / "verdicts.jsonl").read_text().splitlines()[0])["item_id"]
+    with (judged / "verdicts.jsonl").open("a") as fh:
+        fh.write(Verdict(key="late", item_id=item, judge="j/1", rubric_sha256="h",
+                         contestant_a="fast", contestant_b="slow", attempts=5,
+                         failure="timeout: the request timed out").model_dump_json() + "\n")
+    refit = build_report([judged], tmp_path / "changed").report.judging.ratings
+    assert refit.created_at != "as rate wrote it" and refit.inputs_sha256 != written.inputs_sha256

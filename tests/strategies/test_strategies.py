@@ -186,9 +186,9 @@ async def test_a_classifier_that_agrees_with_the_labels_scores_one(tmp_path: Pat
             llm.enqueue(answer(set(g.present)))
         judge = JudgeModelSpec(provider="openai-compatible", model="scripted-llm", family="s",
                                base_url=llm.base_url)
-        from voicebench.judging.clients import OpenAIJudge
+        from voicebench.llm import OpenAIChat
 
-        client = OpenAIJudge(judge, base_url=llm.base_url, key=None, response_format=None)
+        client = OpenAIChat(judge, base_url=llm.base_url, key=None, response_format=None)
         try:
             result = await classify_gold(gold, judge, client, tmp_path / "cache.jsonl",
                                          concurrency=1)

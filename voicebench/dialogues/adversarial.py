@@ -30,6 +30,7 @@ the reason) to ``OUT.rejected.jsonl``; a re-run skips every item already in eith
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -40,10 +41,11 @@ from pydantic import Field
 
 from voicebench._jsonl import append_record, drop_partial_line, read_models
 from voicebench._model import FrozenModel
-from voicebench.agentspec import AgentSpec
+from voicebench.agentspec import AgentSpec, LLMSpec
 from voicebench.dialogues.io import load_dialogues
 from voicebench.dialogues.models import Dialogue, EscalationProfile, Role
 from voicebench.errors import InputError
+from voicebench.llm import AnswerFormat, RetryPolicy, ask_parsed, open_chat
 
 MIN_TURNS = 4
 MAX_TURN_CHARS = 600
@@ -208,22 +210,23 @@ def rejected_path(out: Path) -> Path:
     return out.with_name(out.name + ".rejected.jsonl")
 
 
-def text_model(spec: AgentSpec, base_url: str | None = None):
-    """A structured-answer model (``JudgeModelSpec``) for an agent spec's LLM: the same
-    provider, model and key variable, at temperature 0; ``base_url`` overrides the spec's (a
-    helper server voicebench started)."""
-    from voicebench.judging.spec import JudgeModelSpec
+def _check(raw: str, *, dialogue: Dialogue, schedule: tuple[int, ...],
+           profile: EscalationProfile) -> Dialogue:
+    return check_rewrite(raw, dialogue, schedule, profile)
 
+
+REWRITE_TIMEOUT_S = 120.0
+
+
+def rewrite_endpoint(spec: AgentSpec) -> LLMSpec:
+    """The agent spec's LLM as a rewriter: the same endpoint at temperature 0, with room for
+    a whole rewritten dialogue."""
     llm = spec.llm
     if llm is None:
         raise InputError("the spec has no [llm] section", field="llm")
-    provider = llm.provider
-    if base_url is not None and provider == "scripted":
-        provider = "openai-compatible"
-    return JudgeModelSpec(
-        provider=provider, model=llm.model, family=spec.family.lower(),
-        base_url=base_url or llm.base_url, api_key_env=llm.api_key_env, max_tokens=1500,
-        n_ctx=max(llm.n_ctx, 4096))
+    return llm.model_copy(update={"temperature": 0.0, "max_tokens": 1500,
+                                  "n_ctx": max(llm.n_ctx, 4096),
+                                  "timeout_s": llm.timeout_s or REWRITE_TIMEOUT_S})
 
 
 async def make_adversarial(
@@ -234,19 +237,14 @@ async def make_adversarial(
     """Rewrite each dialogue under ``profile``; accepted items are appended to ``out`` and
     rejected ones to ``OUT.rejected.jsonl`` as they are decided. Items already in either are
     skipped. ``client`` replaces the spec's LLM (tests)."""
-    from voicebench.judging.clients import AnswerFormat, ask_parsed, open_judge
-    from voicebench.replay.providers import start_helper
-
     made, rejected = _already_done(out, profile)
     todo = [d for d in dialogues
             if adversarial_id(d, profile) not in made and d.id not in rejected]
     outcomes: list[Outcome] = []
     async with contextlib.AsyncExitStack() as stack:
         if client is None and any(ineligible(d) is None for d in todo):
-            base_url = await start_helper(spec, stack) if spec.llm.provider == "scripted" else None
-            model = text_model(spec, base_url)
-            client = await open_judge(model, stack, AnswerFormat("adversarial_rewrite",
-                                                                 answer_schema()))
+            client = await open_chat(rewrite_endpoint(spec), stack,
+                                     AnswerFormat("adversarial_rewrite", answer_schema()))
         for n, d in enumerate(todo, start=1):
             why = ineligible(d)
             schedule = intensity_schedule(profile, len(d.seeker_turn_indices))
@@ -256,8 +254,8 @@ async def make_adversarial(
             else:
                 asked = await ask_parsed(
                     client, rewrite_messages(d, schedule),
-                    lambda raw, d=d, s=schedule: check_rewrite(raw, d, s, profile),
-                    max_attempts=5, parse_retries=attempts - 1)
+                    functools.partial(_check, dialogue=d, schedule=schedule, profile=profile),
+                    RetryPolicy(max_attempts=5, parse_retries=attempts - 1))
                 if asked.value is not None:
                     outcome = Outcome(d.id, asked.value, None, schedule)
                 else:
@@ -266,7 +264,7 @@ async def make_adversarial(
                         attempts=asked.attempts), schedule)
             if outcome.item is not None:
                 append_record(out, outcome.item)
-            else:
+            elif outcome.rejected is not None:
                 append_record(rejected_path(out), outcome.rejected)
             outcomes.append(outcome)
             if progress is not None:
@@ -282,3 +280,41 @@ def _already_done(out: Path, profile: EscalationProfile) -> tuple[set[str], set[
             else set())
     rejected = {r.id for r in read_models(rejected_path(out), Rejected) if r.profile is profile}
     return made, rejected
+
+
+@dataclass(frozen=True)
+class AdversarialPlan:
+    """What ``voicebench dialogues adversarial`` will do, checked before any request."""
+
+    items: list[Dialogue]
+    spec: AgentSpec
+    profile: EscalationProfile
+    out: Path
+    schedules: dict[int, tuple[int, ...]]
+    """The target hostility per seeker turn, for each dialogue length in the set."""
+
+
+def plan_adversarial(file: Path, profile: EscalationProfile, llm: Path, *,
+                     dest: Path | None = None, limit: int | None = None) -> AdversarialPlan:
+    """Load the set and the rewriting agent spec (it must have ``[llm]``); the output set
+    defaults to ``FILE-PROFILE.jsonl`` beside the input."""
+    from voicebench.agentspec import load_agent_spec
+
+    spec = load_agent_spec(llm)
+    if spec.llm is None:
+        raise InputError("needs an [llm] section to rewrite with", file=llm, field="llm")
+    items = load_dialogues(file)[:limit]
+    sizes = sorted({len(d.seeker_turn_indices) for d in items})
+    return AdversarialPlan(items, spec, profile,
+                           dest or file.with_name(f"{file.stem}-{profile.value}.jsonl"),
+                           {n: tuple(intensity_schedule(profile, n)) for n in sizes})
+
+
+def run_adversarial(plan: AdversarialPlan, *, attempts: int = 3,
+                    progress: Callable[[Outcome, int, int], None] | None = None
+                    ) -> list[Outcome]:
+    """``make_adversarial`` for a plan, from synchronous code."""
+    import asyncio
+
+    return asyncio.run(make_adversarial(plan.items, plan.spec, plan.profile, plan.out,
+                                        attempts=attempts, progress=progress))

@@ -28,14 +28,20 @@ from voicebench.judging.prompt import (
     judge_messages,
     parse_answer,
 )
-from voicebench.judging.run import (
-    JudgingResult,
+from voicebench.judging.run import JudgingResult, judge_runs
+from voicebench.judging.spec import JudgeModelSpec, JudgeSpec, load_judge_spec
+from voicebench.judging.store import (
+    HEADER_FILE,
+    PAIRS_FILE,
+    REPLIES_FILE,
+    VERDICTS_FILE,
+    JudgingStore,
     default_out_dir,
-    judge_runs,
+    judged_items,
+    read_judging_header,
     read_replies,
     read_verdicts,
 )
-from voicebench.judging.spec import JudgeModelSpec, JudgeSpec, load_judge_spec
 
 
 def run_judging(*args, **kwargs) -> JudgingResult:
@@ -45,6 +51,13 @@ def run_judging(*args, **kwargs) -> JudgingResult:
 
 __all__ = [
     "DIMENSIONS",
+    "HEADER_FILE",
+    "PAIRS_FILE",
+    "REPLIES_FILE",
+    "VERDICTS_FILE",
+    "JudgingStore",
+    "judged_items",
+    "read_judging_header",
     "DIMENSION_NAMES",
     "HUMAN_FAMILY",
     "SMOKE_WARNING",

@@ -57,7 +57,7 @@ def combine_orders(verdicts: Sequence[Verdict]) -> JudgeDecision:
     for d in DIMENSIONS:
         marks = {v.dimension_winner(d) for v in answered}
         dims[d] = marks.pop() if len(marks) == 1 else None
-    strength = sum(v.answer.strength for v in answered) / len(answered)
+    strength = sum(v.answer.strength for v in answered if v.answer) / len(answered)
     return JudgeDecision(judge, winners.pop(), strength, dims, True, 0, True)
 
 

@@ -17,26 +17,16 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import hashlib
-import json
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 
-from voicebench._jsonl import (
-    append_record,
-    decide_each,
-    drop_partial_line,
-    latest_per_key,
-    read_models,
-    write_atomic,
-)
-from voicebench._model import validate_record
-from voicebench.dialogues import Dialogue, load_dialogues
+from voicebench._jsonl import decide_each
+from voicebench.dialogues import Dialogue
 from voicebench.errors import InputError
-from voicebench.judging.clients import JudgeClient, ask_parsed, open_judge
+from voicebench.judging.clients import open_judge
 from voicebench.judging.combine import JudgeHealth, judge_health, pair_results
 from voicebench.judging.models import JudgingHeader, PairResult, Reply, Verdict
 from voicebench.judging.prompt import (
@@ -54,12 +44,14 @@ from voicebench.judging.replies import (
     load_human_replies,
 )
 from voicebench.judging.spec import JudgeModelSpec, Rubric, load_judge_spec
+from voicebench.judging.store import (
+    JudgingStore,
+    judged_items,
+    read_replies,
+    read_verdicts,
+)
+from voicebench.llm import ChatClient, ask_parsed
 from voicebench.runlog import read_header, read_turns
-
-HEADER_FILE = "judging.json"
-REPLIES_FILE = "replies.jsonl"
-VERDICTS_FILE = "verdicts.jsonl"
-PAIRS_FILE = "pairs.jsonl"
 
 
 @dataclass(frozen=True)
@@ -86,52 +78,6 @@ class JudgingResult:
     smoke: bool
     asked: int
     """Requests decided in this invocation (the rest came from the cache)."""
-
-
-def default_out_dir(spec_name: str, run_dirs: Sequence[Path]) -> Path:
-    """The same runs and judge spec land in the same folder, so re-running the command resumes."""
-    digest = hashlib.sha256("\n".join(sorted(str(p.resolve()) for p in run_dirs)).encode())
-    return Path("reports") / "judgments" / f"{spec_name}-{digest.hexdigest()[:8]}"
-
-
-def read_judging_header(folder: Path) -> JudgingHeader:
-    """A judging folder's ``judging.json``; InputError naming the file when it is missing or bad."""
-    path = Path(folder) / HEADER_FILE
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("not a judging folder (no judging.json); run voicebench judge first",
-                         file=Path(folder)) from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"not valid JSON ({exc})", file=path) from None
-    return validate_record(JudgingHeader, data, file=path)
-
-
-def read_replies(out_dir: Path) -> list[Reply]:
-    return read_models(out_dir / REPLIES_FILE, Reply)
-
-
-def read_verdicts(out_dir: Path) -> list[Verdict]:
-    """The latest verdict per key (a failed one may have been asked again later)."""
-    return latest_per_key(read_models(out_dir / VERDICTS_FILE, Verdict),
-                          lambda v: v.answer is not None)
-
-
-def judged_items(run_dirs: Sequence[Path]) -> dict[str, Dialogue]:
-    """The dialogues of every run, by id; one id must mean one dialogue in all runs."""
-    items: dict[str, Dialogue] = {}
-    for run_dir in run_dirs:
-        header = read_header(run_dir)
-        dialogues = {d.id: d for d in load_dialogues(Path(header.dialogues_path))}
-        for did in header.dialogue_ids:
-            if did not in dialogues:
-                raise InputError(f"dialogue {did!r} is no longer in {header.dialogues_path}",
-                                 file=run_dir / "run.json", field="dialogue_ids")
-            if did in items and items[did] != dialogues[did]:
-                raise InputError(f"dialogue {did!r} differs from the one other runs answered",
-                                 file=run_dir / "run.json", field="dialogues_path")
-            items[did] = dialogues[did]
-    return items
 
 
 def schedule(replies: Sequence[Reply], items: dict[str, Dialogue], judges: Sequence[JudgeModelSpec],
@@ -165,11 +111,10 @@ def schedule(replies: Sequence[Reply], items: dict[str, Dialogue], judges: Seque
     return out, skipped
 
 
-async def decide(client: JudgeClient, c: Comparison, rubric: Rubric) -> Verdict:
+async def decide(client: ChatClient, c: Comparison, rubric: Rubric) -> Verdict:
     """Ask one judge about one ordered pair, with retries; never raises for a judge's failure."""
     messages = judge_messages(rubric.text, c.context, c.a.heard, c.b.heard)
-    asked = await ask_parsed(client, messages, parse_answer, max_attempts=c.judge.max_attempts,
-                             parse_retries=c.judge.parse_retries)
+    asked = await ask_parsed(client, messages, parse_answer, c.judge.retry)
     return Verdict(key=c.key, item_id=c.item_id, judge=c.judge.id, smoke=c.judge.smoke,
                    rubric_sha256=rubric.sha256, contestant_a=c.a.contestant,
                    contestant_b=c.b.contestant, answer=asked.value, failure=asked.failure,
@@ -179,12 +124,13 @@ async def decide(client: JudgeClient, c: Comparison, rubric: Rubric) -> Verdict:
 
 async def run_comparisons(comparisons: Sequence[Comparison], rubric: Rubric, out_dir: Path, *,
                           concurrency: int,
-                          clients: dict[str, JudgeClient],
+                          clients: dict[str, ChatClient],
                           progress: Callable[[Verdict, int, int], None] | None = None) -> list[Verdict]:
     """Decide ``comparisons`` with at most ``concurrency`` requests in flight; each verdict is
     appended to the verdict file as soon as it is decided."""
     return await decide_each(comparisons, lambda c: decide(clients[c.judge.id], c, rubric),
-                             out_dir / VERDICTS_FILE, concurrency=concurrency, progress=progress)
+                             JudgingStore(out_dir).verdicts_path, concurrency=concurrency,
+                             progress=progress)
 
 
 async def judge_runs(
@@ -211,15 +157,13 @@ async def judge_runs(
     items = judged_items(run_dirs)
     extra = [r for f in human_files for r in load_human_replies(Path(f), set(items))]
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    write_atomic(out_dir / HEADER_FILE, JudgingHeader(
+    store = JudgingStore(out_dir)
+    store.open(JudgingHeader(
         created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         run_dirs=tuple(str(p) for p in run_dirs), judge_spec_path=str(judge_spec),
         judges=tuple(j.id for j in spec.judges), smoke=spec.smoke, rubric_path=rubric.path,
         rubric_sha256=rubric.sha256, human_replies=tuple(str(f) for f in human_files),
-    ).model_dump_json(indent=2) + "\n")
-    for name in (REPLIES_FILE, VERDICTS_FILE):
-        drop_partial_line(out_dir / name)
+    ))
 
     replies = [r for r in read_replies(out_dir) if r.item_id in items]
     done = {(r.contestant, r.item_id) for r in replies}
@@ -231,12 +175,12 @@ async def judge_runs(
         transcribe = Transcriber()
         for run_dir in run_dirs:
             for reply in agent_replies(run_dir, transcribe, done):
-                append_record(out_dir / REPLIES_FILE, reply)
+                store.append_reply(reply)
                 replies.append(reply)
         voice = HumanVoice()
         for reply in human_replies(list(items.values()), extra, out_dir / "audio", transcribe,
                                    voice, done):
-            append_record(out_dir / REPLIES_FILE, reply)
+            store.append_reply(reply)
             replies.append(reply)
     replies = [r for r in replies if (r.contestant, r.item_id) in wanted]
 
@@ -249,7 +193,7 @@ async def judge_runs(
     new: list[Verdict] = []
     if pending:
         async with contextlib.AsyncExitStack() as stack:
-            clients: dict[str, JudgeClient] = {}
+            clients: dict[str, ChatClient] = {}
             opener = client_factory or open_judge
             for judge in {c.judge.id: c.judge for c in pending}.values():
                 say(f"starting judge {judge.id}" + (" (offline smoke judge)" if judge.smoke else ""))
@@ -259,7 +203,7 @@ async def judge_runs(
     keys = {c.key for c in comparisons}
     verdicts = [v for v in read_verdicts(out_dir) if v.key in keys]
     pairs = pair_results(verdicts)
-    write_atomic(out_dir / PAIRS_FILE, "".join(p.model_dump_json() + "\n" for p in pairs))
+    store.write_pairs(pairs)
     return JudgingResult(out_dir=out_dir, replies=replies, verdicts=verdicts, pairs=pairs,
                          health=judge_health(verdicts), skipped_pairs=skipped, smoke=spec.smoke,
                          asked=len(new))

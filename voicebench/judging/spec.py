@@ -28,25 +28,22 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, HttpUrl, model_validator
+from pydantic import Field, model_validator
 
 from voicebench._model import FrozenModel, read_utf8, validate_record
-from voicebench.agentspec import check_endpoint
 from voicebench.errors import InputError, MissingSecretError
+from voicebench.llm import Endpoint, RetryPolicy
 
 JudgeProvider = Literal["openai", "anthropic", "openai-compatible", "local"]
 
 
-class JudgeModelSpec(FrozenModel):
-    """One judge model."""
+class JudgeModelSpec(Endpoint):
+    """One judge model: an endpoint (``voicebench.llm.Endpoint``) with the judge-only settings
+    below."""
 
     provider: JudgeProvider
-    model: str = Field(min_length=1)
-    """The provider's model name; for ``local``, a packaged model name or a ``.gguf`` path."""
     family: str = Field(min_length=1, pattern=r"^[a-z0-9][a-z0-9._-]*$")
     """Model family, compared with the contestants' families."""
-    base_url: HttpUrl | None = None
-    api_key_env: str | None = None
     smoke: bool = False
     """An offline smoke judge: it exercises the path, its quality figures mean nothing."""
     method: Literal["structured", "calibrated-letter"] = "structured"
@@ -60,7 +57,7 @@ class JudgeModelSpec(FrozenModel):
     temperature: float = Field(default=0.0, ge=0.0, le=0.0)
     """Always 0: judging must be as repeatable as the provider allows."""
     max_tokens: int = Field(default=400, ge=32, le=4000)
-    timeout_s: float = Field(default=120.0, gt=0.0, le=900.0)
+    timeout_s: float | None = Field(default=120.0, gt=0.0, le=900.0)
     """Per request."""
     max_attempts: int = Field(default=5, ge=1, le=20)
     """Requests per verdict for rate limits, 5xx and timeouts (backoff between them)."""
@@ -69,22 +66,18 @@ class JudgeModelSpec(FrozenModel):
     n_ctx: int = Field(default=4096, ge=512, le=131072)
     """Local only: context window of the llama.cpp server."""
 
-    @property
-    def id(self) -> str:
-        return f"{self.provider}/{self.model}"
-
     @model_validator(mode="after")
-    def _provider_fields(self) -> JudgeModelSpec:
-        check_endpoint(self.provider, self.base_url, self.api_key_env)
+    def _judge_fields(self) -> JudgeModelSpec:
         if self.method == "calibrated-letter" and not (self.smoke and self.provider == "local"):
             raise ValueError("method 'calibrated-letter' is for local smoke judges only")
         if self.rates_own_family and not self.smoke:
             raise ValueError("rates_own_family is allowed only for a smoke judge (smoke = true)")
         return self
 
-    def api_key(self) -> str | None:
-        """The key, read from the environment at the moment it is needed."""
-        return os.environ.get(self.api_key_env) if self.api_key_env else None
+    @property
+    def retry(self) -> RetryPolicy:
+        """How its requests are retried."""
+        return RetryPolicy(max_attempts=self.max_attempts, parse_retries=self.parse_retries)
 
 
 class JudgeSpec(FrozenModel):

@@ -4,11 +4,13 @@ from voicebench.live.load import (
     LoadLevel,
     LoadSummary,
     LoadTurn,
+    load_target,
+    load_test,
     read_load,
     run_load,
     summarize_load,
 )
 from voicebench.live.serve import serve
 
-__all__ = ["LoadLevel", "LoadSummary", "LoadTurn", "read_load", "run_load", "serve",
-           "summarize_load"]
+__all__ = ["LoadLevel", "LoadSummary", "LoadTurn", "load_target", "load_test", "read_load",
+           "run_load", "serve", "summarize_load"]

@@ -26,6 +26,7 @@ import random
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -137,7 +138,8 @@ def summarize_load(turns: Sequence[LoadTurn], *, budget_ttfa_ms: float,
                                 within_budget=round(sum(ok) / len(ok), 4)))
     breaks = None
     for k, level in enumerate(levels):
-        if all(lv.ttfa_p90_ms > budget_ttfa_ms for lv in levels[k:]):
+        if all(lv.ttfa_p90_ms is not None and lv.ttfa_p90_ms > budget_ttfa_ms
+               for lv in levels[k:]):
             breaks = level.concurrency
             break
     return LoadSummary(
@@ -225,3 +227,37 @@ async def run_load(spec: AgentSpec, dialogues: Sequence[Dialogue], manifest: Man
     arrive = arrival_times(callers, ramp_s, arrivals, seed)
     await asyncio.gather(*(caller_loop(k, t) for k, t in enumerate(arrive) if t < duration_s))
     return done
+
+
+SUMMARY_FILE = "summary.json"
+
+
+def load_target(agent: str, protocol: str = "pcm") -> AgentSpec:
+    """What ``--agent`` names: a ``ws://`` or ``wss://`` URL (spoken to in ``protocol``), or an
+    agent spec file with ``[remote]``."""
+    from voicebench._model import validate_record
+    from voicebench.agentspec import load_agent_spec
+
+    if "://" in agent and not agent.startswith(("ws://", "wss://")):
+        raise InputError(f"{agent!r} is not a ws:// or wss:// URL", field="--agent")
+    if agent.startswith(("ws://", "wss://")):
+        return validate_record(AgentSpec, {"name": "remote", "family": "remote", "remote": {
+            "url": agent, "protocol": protocol}}, file="--agent")
+    return load_agent_spec(Path(agent))
+
+
+def load_test(spec: AgentSpec, dialogues_path: Path, fixtures_dir: Path, out_dir: Path, *,
+              budget_ttfa_ms: float, turn_timeout_s: float = 30.0,
+              **kwargs: Any) -> LoadSummary:
+    """The whole ``voicebench load`` job: the seeker audio made where missing, the load run
+    (``run_load``'s keyword arguments), and its summary written to ``summary.json``."""
+    from voicebench.dialogues import load_dialogues
+    from voicebench.fixtures import synthesize_fixtures
+
+    items = load_dialogues(dialogues_path)
+    manifest = synthesize_fixtures(items, fixtures_dir).manifest
+    turns = asyncio.run(run_load(spec, items, manifest, fixtures_dir, out_dir,
+                                 turn_timeout_s=turn_timeout_s, **kwargs))
+    summary = summarize_load(turns, budget_ttfa_ms=budget_ttfa_ms, turn_timeout_s=turn_timeout_s)
+    write_atomic(out_dir / SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
+    return summary

@@ -23,8 +23,8 @@ from pipecat.transports.base_output import BaseOutputTransport
 from pipecat.transports.base_transport import BaseTransport, TransportParams
 
 from voicebench.agentspec import AgentSpec
-from voicebench.errors import InputError
-from voicebench.replay.providers import start_helper
+from voicebench.errors import InputError, RunError
+from voicebench.llm import connect
 from voicebench.replay.realtime import Playout
 from voicebench.replay.wire import codec as make_codec
 
@@ -83,10 +83,12 @@ async def shared_backend(spec: AgentSpec):
         raise InputError("a remote agent cannot be served; give a spec with [llm]",
                          field="remote")
     async with contextlib.AsyncExitStack() as stack:
-        base_url = await start_helper(spec, stack)
         llm = spec.llm
-        if base_url is not None:
-            llm = llm.model_copy(update={"provider": "openai-compatible", "base_url": base_url})
+        assert llm is not None
+        conn = await connect(llm, stack, warm_prompt=spec.system_prompt if llm.warmup else None)
+        if conn.provider.start is not None:
+            llm = llm.model_copy(update={"provider": "openai-compatible",
+                                         "base_url": conn.base_url})
         yield spec.model_copy(update={"llm": llm})
 
 
@@ -109,12 +111,14 @@ async def handle_call(ws, spec: AgentSpec, protocol: str) -> None:
                 if incoming.audio is not None:
                     pcm = np.frombuffer(incoming.audio[: len(incoming.audio) // 2 * 2],
                                         dtype=np.int16)
-                    await agent.transport.input().hear(pcm.tobytes())
+                    heard = agent.transport.input()
+                    assert isinstance(heard, _CallerInput)
+                    await heard.hear(pcm.tobytes())
                 elif incoming.control.get("type") == "context":
                     messages = incoming.control.get("messages")
                     if isinstance(messages, list):
                         agent.context.set_messages(
-                            [m for m in messages if isinstance(m, dict)
+                            [m for m in messages if isinstance(m, dict)  # type: ignore[misc]
                              and m.get("role") in ("user", "assistant")
                              and isinstance(m.get("content"), str)])
                 elif incoming.control.get("type") == "start" and protocol == "pcm":
@@ -153,9 +157,16 @@ async def serve(spec: AgentSpec, *, port: int, protocol: str = "pcm",
                 if on_call is not None:
                     on_call("ended", calls)
 
-        async with websockets.serve(handler, HOST, port, max_size=2**24,
-                                    ping_interval=None) as server:
+        try:
+            server = await websockets.serve(handler, HOST, port, max_size=2**24,
+                                            ping_interval=None)
+        except OSError as exc:
+            raise RunError(f"cannot listen on {HOST}:{port}: {exc.strerror or exc}") from None
+        try:
             bound = next(iter(server.sockets)).getsockname()[1]
             if on_ready is not None:
                 on_ready(f"ws://{HOST}:{bound}")
             await stop.wait()
+        finally:
+            server.close()
+            await server.wait_closed()

@@ -11,16 +11,22 @@ from voicebench.rating.bt import (
     win_matrices,
 )
 from voicebench.rating.contextual import ContextualFit, fit_contextual
-from voicebench.rating.display import latency_board, leaderboard
+from voicebench.rating.display import agreement_lines, latency_board, latency_line, leaderboard
 from voicebench.rating.table import (
     RATINGS_FILE,
     ContestantRating,
     NothingToRateError,
     RatingTable,
+    current_ratings,
+    inputs_sha256,
     rate_judging,
 )
 
 __all__ = [
+    "current_ratings",
+    "inputs_sha256",
+    "agreement_lines",
+    "latency_line",
     "DEFAULT_PRIOR",
     "ELO_BASE",
     "ELO_SCALE",

@@ -50,3 +50,38 @@ def latency_board(table: RatingTable) -> Table:
         t.add_row(r.contestant, f"{r.elo:,.0f}", _num(r.ttft_p50_ms), _num(r.ttfa_p50_ms),
                   _pct(r.goodput), _num(r.elo_within_budget), _num(r.elo_latency_adjusted))
     return t
+
+
+def _share(v: float | None, lo: float | None, hi: float | None) -> str:
+    if v is None or lo is None or hi is None:
+        return "-"
+    return f"{100 * v:.1f}% (95% CI {100 * lo:.1f}\u2013{100 * hi:.1f})"
+
+
+def agreement_lines(table: RatingTable) -> list[str]:
+    """The judges' agreement with each other and with people, one sentence each."""
+    a = table.agreement
+    if a is None:
+        return ["No agreement figures: one judge and no human judgments (use an ensemble judge "
+                "spec, or pass --human-judgments)."]
+    lines = [f"Agreement {name}: {_share(v, lo, hi)} over {n} pairs"
+             for name, (v, lo, hi, n) in a.pairwise.items()]
+    if a.three_way:
+        lines.append(f"Three-way agreement: {_share(*a.three_way[:3])} over {a.three_way[3]} pairs")
+    if a.fleiss_kappa is not None:
+        alpha = "-" if a.krippendorff_alpha is None else f"{a.krippendorff_alpha:.3f}"
+        lines.append(f"Fleiss' kappa {a.fleiss_kappa:.3f}; Krippendorff's alpha {alpha}")
+    if a.human_agreement:
+        lines.append(f"Judges vs human majority: {_share(*a.human_agreement[:3])} over "
+                     f"{a.human_agreement[3]} pairs")
+    return lines
+
+
+def latency_line(table: RatingTable) -> str | None:
+    """The contextual fit's latency coefficient, when it was fitted."""
+    if table.latency_beta is None:
+        return None
+    se = f" +- {table.latency_beta_se:.2f}" if table.latency_beta_se is not None else ""
+    return (f"latency coefficient (log-odds per ln TTFA): {table.latency_beta:.2f}{se} over "
+            f"{table.latency_comparisons} agent-agent pairs")
+

@@ -20,6 +20,8 @@ judging rules) and the run logs they came from (latency per turn). Written as
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import json
 from collections import defaultdict
 from pathlib import Path
 
@@ -28,15 +30,19 @@ from pydantic import Field
 
 from voicebench._jsonl import write_atomic
 from voicebench._model import FrozenModel
-from voicebench.agreement import Agreement, agreement_report, load_human_judgments
+from voicebench.rating.agreement import Agreement, agreement_report, load_human_judgments
 from voicebench.errors import InputError
 from voicebench.judging import (
     DIMENSIONS,
+    HEADER_FILE,
+    REPLIES_FILE,
+    VERDICTS_FILE,
+    judged_items,
     pair_results,
+    read_judging_header,
     read_replies,
     read_verdicts,
 )
-from voicebench.judging.run import judged_items, read_judging_header
 from voicebench.rating.bt import (
     DEFAULT_PRIOR,
     asymptotic_half_width,
@@ -46,7 +52,7 @@ from voicebench.rating.bt import (
     win_matrices,
 )
 from voicebench.rating.contextual import fit_contextual
-from voicebench.runlog import read_header, read_turns
+from voicebench.runlog import TURNS_FILE, read_header, read_turns
 
 RATINGS_FILE = "ratings.json"
 
@@ -105,6 +111,10 @@ class RatingTable(FrozenModel):
     ratings: tuple[ContestantRating, ...] = Field(default=())
     agreement: Agreement | None = None
     """Judge-judge and judge-human agreement (None with one judge and no human file)."""
+    inputs_sha256: str | None = None
+    """Of everything the table was fitted from (settings, judging header, replies, verdicts,
+    the runs' turns, the human judgments): a table whose inputs still hash the same is
+    reused as it is (``current_ratings``)."""
 
 
 def _rate(num: int, den: int) -> float | None:
@@ -152,6 +162,9 @@ def rate_judging(judging_dir: Path, *, rounds: int = 1000, seed: int = 0,
     """Fit the ratings of one judging folder and (with ``write``) write ``ratings.json`` there."""
     header = read_judging_header(judging_dir)
     run_dirs = [Path(p) for p in header.run_dirs]
+    inputs = inputs_sha256(judging_dir, rounds=rounds, seed=seed, prior=prior,
+                           budget_ttfa_ms=budget_ttfa_ms, budget_ttft_ms=budget_ttft_ms,
+                           human_judgments=human_judgments)
     items = judged_items(run_dirs)
     adversarial = {i for i, d in items.items() if d.adversarial}
     replies = [r for r in read_replies(judging_dir) if r.failed is None]
@@ -167,7 +180,7 @@ def rate_judging(judging_dir: Path, *, rounds: int = 1000, seed: int = 0,
                                  file=judging_dir / "verdicts.jsonl")
     item_ids = sorted({p.item_id for p in decided})
     item_index = {i: k for k, i in enumerate(item_ids)}
-    win = np.array([index[p.winner] for p in decided])
+    win = np.array([index[p.winner] for p in decided if p.winner is not None])
     lose = np.array([index[p.second if p.winner == p.first else p.first] for p in decided])
     strength = np.array([p.strength for p in decided])
     items_arr = np.array([item_index[p.item_id] for p in decided])
@@ -252,7 +265,46 @@ def rate_judging(judging_dir: Path, *, rounds: int = 1000, seed: int = 0,
         latency_beta=round(ctx.beta, 4) if ctx else None,
         latency_beta_se=round(ctx.beta_se, 4) if ctx and ctx.beta_se is not None else None,
         latency_comparisons=ctx.comparisons if ctx else 0, ratings=tuple(ratings),
-        agreement=agreement)
+        agreement=agreement, inputs_sha256=inputs)
     if write:
         write_atomic(judging_dir / RATINGS_FILE, table.model_dump_json(indent=2) + "\n")
     return table
+
+
+def inputs_sha256(judging_dir: Path, *, human_judgments: Path | None = None,
+                  **settings: float) -> str:
+    """A digest of the settings and of every file a rating table is fitted from."""
+    header = read_judging_header(judging_dir)
+    h = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
+    files = [judging_dir / HEADER_FILE, judging_dir / REPLIES_FILE, judging_dir / VERDICTS_FILE,
+             *(Path(d) / TURNS_FILE for d in header.run_dirs)]
+    if human_judgments is not None:
+        files.append(Path(human_judgments))
+    for path in files:
+        h.update(f"\n{path.name}\n".encode())
+        h.update(path.read_bytes() if path.is_file() else b"(missing)")
+    return h.hexdigest()
+
+
+def current_ratings(judging_dir: Path, *, rounds: int = 1000, seed: int = 0,
+                    prior: float = DEFAULT_PRIOR, budget_ttfa_ms: float = 1000.0,
+                    budget_ttft_ms: float = 500.0,
+                    human_judgments: Path | None = None) -> RatingTable:
+    """The folder's ``ratings.json`` when it was fitted from exactly these inputs and settings;
+    otherwise a fresh fit (not written)."""
+    settings: dict[str, float] = {"rounds": rounds, "seed": seed, "prior": prior,
+                                  "budget_ttfa_ms": budget_ttfa_ms,
+                                  "budget_ttft_ms": budget_ttft_ms}
+    path = judging_dir / RATINGS_FILE
+    if path.is_file():
+        try:
+            stored = RatingTable.model_validate_json(path.read_bytes())
+        except ValueError:
+            stored = None
+        expected = inputs_sha256(judging_dir, human_judgments=human_judgments, **settings)
+        if stored is not None and stored.inputs_sha256 == expected:
+            return stored
+    return rate_judging(judging_dir, rounds=rounds, seed=seed, prior=prior,
+                        budget_ttfa_ms=budget_ttfa_ms, budget_ttft_ms=budget_ttft_ms,
+                        human_judgments=human_judgments, write=False)
+

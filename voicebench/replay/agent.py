@@ -11,11 +11,14 @@ seeker's utterance on the microphone and waits until the agent has finished answ
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from typing import Any
 from dataclasses import dataclass
 
 import numpy as np
 
 from voicebench.agentspec import AgentSpec
+from voicebench.llm import connect, pipecat_llm
 from voicebench.runlog import TurnError
 from voicebench.timing import EventKind, TurnEvent
 
@@ -80,12 +83,10 @@ class VoiceAgent:
         self._make_transport = transport
         self.clock = clock or RunClock()
         self.observer = TimingObserver()
-        self._stack = None
+        self._stack = contextlib.AsyncExitStack()
         self._runner_task: asyncio.Task | None = None
 
     async def __aenter__(self) -> VoiceAgent:
-        import contextlib
-
         self._stack = contextlib.AsyncExitStack()
         await self._stack.__aenter__()
         try:
@@ -121,7 +122,6 @@ class VoiceAgent:
         from pipecat.turns.user_turn_strategies import UserTurnStrategies
         from pipecat.workers.runner import WorkerRunner
 
-        from voicebench.replay.providers import open_llm
         from voicebench.replay.stt import LocalWhisperSTT
         from voicebench.replay.transports import ReplayTransport
         from voicebench.replay.tts import piper_tts
@@ -151,11 +151,14 @@ class VoiceAgent:
         )
         self.gate = TranscriptGate()
         stt = LocalWhisperSTT(spec.stt, self.gate)
-        llm = await self._stack.enter_async_context(
-            open_llm(spec, lambda: self.observer.record(EventKind.LLM_SENT, self.clock.get_time()))
-        )
+        assert spec.llm is not None, "a remote agent has no pipeline"
+        conn = await connect(spec.llm, self._stack,
+                             warm_prompt=spec.system_prompt if spec.llm.warmup else None)
+        llm = pipecat_llm(conn, spec.system_prompt,
+                          lambda: self.observer.record(EventKind.LLM_SENT, self.clock.get_time()))
         tts = piper_tts(spec.tts)
         self.context = LLMContext()
+        stop: Any
         if spec.turn.speculate:
             stop = SpeculativeStopStrategy(
                 self.gate,
@@ -240,7 +243,7 @@ class VoiceAgent:
     ) -> HeardTurn:
         """Speak one seeker utterance after ``history`` and wait for the agent's answer."""
         # The system prompt is the LLM service's system instruction; the context is the history.
-        self.context.set_messages(list(history))
+        self.context.set_messages(list(history))  # type: ignore[arg-type]
         self.transport.output().begin_turn()
         utterance = self.transport.input().say(pcm)
         start_ns = await utterance.started

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from typing import Any
 
 import numpy as np
 
@@ -46,7 +47,7 @@ class RemoteAgent:
         self.rate = spec.remote.sample_rate
         self.codec = codec(spec.remote.protocol, self.rate)
         self.clock = clock
-        self._ws = None
+        self._ws: Any = None
         self._failure: TurnError | None = None
         self._tasks: list[asyncio.Task] = []
         self._mic = Microphone(self.rate)
@@ -105,7 +106,7 @@ class RemoteAgent:
                 if incoming.audio is not None:
                     self._play(incoming.audio, now)
                     continue
-                kind = incoming.control.get("type")
+                kind = str(incoming.control.get("type", ""))
                 text = str(incoming.control.get("text") or incoming.control.get("message") or "")
                 event = {"transcript": EventKind.TRANSCRIPT, "reply": EventKind.LLM_TOKEN,
                          "bot_stopped": EventKind.BOT_STOPPED, "error": EventKind.ERROR}.get(kind)

@@ -9,6 +9,7 @@ Restarting the same command resumes: finished turns are read back and skipped.
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -164,7 +165,7 @@ async def replay(
     mode: ReplayMode = ReplayMode.TEACHER_FORCED,
     turn_timeout_s: float = TURN_TIMEOUT_S,
     progress: Callable[[RunProgress], None] | None = None,
-    agent_factory: Callable[[AgentSpec], object] | None = None,
+    agent_factory: Callable[[AgentSpec], Any] | None = None,
 ) -> list[TurnRecord]:
     """Replay ``dialogues`` through the agent; returns every record of the run, old and new."""
     manifest = synthesize_fixtures(dialogues, fixtures_dir).manifest
@@ -190,17 +191,22 @@ async def replay(
         progress(RunProgress(len(plan) - len(todo), len(plan), None))
     if not todo:
         return records
-    if agent_factory is None:
+    factory = agent_factory
+    if factory is None:
         if spec.remote is not None:
-            from voicebench.replay.remote import RemoteAgent as agent_factory
+            from voicebench.replay.remote import RemoteAgent
+
+            factory = RemoteAgent
         else:
-            from voicebench.replay.agent import VoiceAgent as agent_factory
-    agent = None
+            from voicebench.replay.agent import VoiceAgent
+
+            factory = VoiceAgent
+    agent: Any = None
     try:
         for dialogue, k in todo:
             cold = agent is None
             if cold:
-                agent = agent_factory(spec)
+                agent = factory(spec)
                 await agent.__aenter__()
             record = await _replay_turn(agent, spec, header, dialogue, k, manifest,
                                         fixtures_dir, store, done, mode, cold=cold)

@@ -26,6 +26,7 @@ def whisper_model_dir(name: str) -> Path:
     if name in PACKAGED_MODELS:
         package, sub = PACKAGED_MODELS[name]
         module = __import__(package)
+        assert module.__file__ is not None
         return Path(module.__file__).parent / sub
     path = Path(name).expanduser()
     if not (path / "model.bin").exists():

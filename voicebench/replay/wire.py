@@ -29,7 +29,7 @@ keeps its own history.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 PCM_PROTOCOL = "voicebench-pcm/1"
@@ -40,7 +40,7 @@ class Incoming:
     """One decoded message from the agent: audio bytes, or a control object."""
 
     audio: bytes | None = None
-    control: dict[str, Any] | None = None
+    control: dict[str, Any] = field(default_factory=dict)
 
 
 class PCMCodec:
@@ -86,7 +86,7 @@ class PipecatCodec:
     def audio(self, pcm: bytes) -> str | bytes:
         from pipecat.frames.protobufs import frames_pb2
 
-        frame = frames_pb2.Frame()
+        frame = frames_pb2.Frame()  # type: ignore[attr-defined]
         frame.audio.audio = pcm
         frame.audio.sample_rate = self.sample_rate
         frame.audio.num_channels = 1
@@ -98,7 +98,7 @@ class PipecatCodec:
         if isinstance(message, str):
             message = message.encode()
         try:
-            frame = frames_pb2.Frame.FromString(message)
+            frame = frames_pb2.Frame.FromString(message)  # type: ignore[attr-defined]
         except Exception:  # noqa: BLE001 - protobuf raises its own DecodeError family
             return None
         which = frame.WhichOneof("frame")

@@ -22,16 +22,16 @@ from pathlib import Path
 from voicebench import __version__
 from voicebench._jsonl import write_atomic
 from voicebench.errors import InputError, VoicebenchError, redact
+from voicebench.judging import HEADER_FILE as JUDGING_HEADER
 from voicebench.judging import (
     judge_health,
     load_judge_spec,
     pair_results,
+    read_judging_header,
     read_replies,
     read_verdicts,
 )
-from voicebench.judging.run import HEADER_FILE as JUDGING_HEADER
-from voicebench.judging.run import read_judging_header
-from voicebench.rating import NothingToRateError, rate_judging
+from voicebench.rating import NothingToRateError, current_ratings
 from voicebench.report import figures
 from voicebench.report.latency import agent_latency, cold_flags
 from voicebench.report.models import (
@@ -47,7 +47,7 @@ from voicebench.runlog import (
     read_header,
     read_turns,
 )
-from voicebench.runlog.store import HEADER_FILE as RUN_HEADER
+from voicebench.runlog import HEADER_FILE as RUN_HEADER
 from voicebench.strategies import LABELS_FILE, read_labels, summarize_labels
 
 CREDENTIAL_NAME = re.compile(r"API_KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
@@ -104,9 +104,8 @@ def _judging_summary(folder: Path, *, budget_ttft_ms: float, budget_ttfa_ms: flo
     pairs = pair_results(verdicts)
     ratings, why = None, None
     try:
-        ratings = rate_judging(folder, seed=seed, budget_ttfa_ms=budget_ttfa_ms,
-                               budget_ttft_ms=budget_ttft_ms, human_judgments=human_judgments,
-                               write=False)
+        ratings = current_ratings(folder, seed=seed, budget_ttfa_ms=budget_ttfa_ms,
+                                  budget_ttft_ms=budget_ttft_ms, human_judgments=human_judgments)
     except NothingToRateError as exc:
         why = exc.message
     return JudgingSummary(
@@ -129,13 +128,14 @@ def _secrets(runs: Sequence[RunData], judging: Path | None) -> list[str]:
         except VoicebenchError:
             pass  # the spec moved or its key is unset: the name pattern below still applies
     names |= {k for k in os.environ if CREDENTIAL_NAME.search(k)}
-    values = {os.environ.get(n, "") for n in names}
+    values = {os.environ.get(n, "") for n in names if n is not None}
     return sorted((v for v in values if len(v) >= SECRET_MIN_LENGTH), key=len, reverse=True)
 
 
 def _frontier_points(agents: Sequence[AgentLatency], judging: JudgingSummary, field: str):
     by_name = {a.agent_name: a for a in agents}
     points, humans = [], []
+    assert judging.ratings is not None
     for r in judging.ratings.ratings:
         ci = r.elo_ci_bootstrap or r.elo_ci_asymptotic
         if r.kind == "human":

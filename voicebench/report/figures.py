@@ -11,6 +11,7 @@ import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -26,10 +27,10 @@ from voicebench.report.models import AgentLatency  # noqa: E402
 from voicebench.strategies.diversity import Diversity  # noqa: E402
 from voicebench.timing import STAGE_LABELS, STAGE_NAMES  # noqa: E402
 
-PALETTE = plt.get_cmap("tab10").colors
+PALETTE = plt.get_cmap("tab10").colors  # type: ignore[attr-defined]  # a ListedColormap
 STAGE_COLORS = dict(zip(STAGE_NAMES, ("#8c6bb1", "#2b8cbe", "#bdbdbd", "#e6550d", "#fdae6b",
                                       "#31a354", "#636363"), strict=True))
-STYLE = {
+STYLE: Any = {  # matplotlib types rc keys as one long Literal
     "svg.fonttype": "path", "svg.hashsalt": "voicebench", "font.size": 10,
     "axes.spines.top": False, "axes.spines.right": False, "axes.grid": True,
     "grid.alpha": 0.3, "figure.dpi": 100,

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from voicebench import bootstrap
 from voicebench.report.models import (
     QUANTILES,
     AgentLatency,
@@ -30,7 +31,7 @@ from voicebench.report.models import (
     SlowTurn,
 )
 from voicebench.runlog import RunHeader, TurnRecord, count_kinds
-from voicebench.timing import STAGE_NAMES
+from voicebench.timing import STAGE_NAMES, TurnTiming
 
 BOOTSTRAP_ROUNDS = 1000
 SLOWEST = 10
@@ -42,11 +43,7 @@ def distribution(values: Sequence[float], budget_ms: float, *, rounds: int = BOO
     x = np.asarray(values, dtype=float)
     if x.size == 0:
         return Distribution(n=0, budget_ms=budget_ms)
-    point = np.percentile(x, QUANTILES)
-    rng = np.random.default_rng(seed)
-    samples = x[rng.integers(0, x.size, size=(rounds, x.size))]
-    boot = np.percentile(samples, QUANTILES, axis=1)  # (quantiles, rounds)
-    lo, hi = np.percentile(boot, [2.5, 97.5], axis=1)
+    point, lo, hi = bootstrap.percentiles(x, QUANTILES, rounds=rounds, seed=seed)
     return Distribution(
         n=int(x.size), mean_ms=round(float(x.mean()), 1), budget_ms=budget_ms,
         quantiles=tuple(Quantile(q=q, value_ms=round(float(v), 1),
@@ -63,14 +60,14 @@ def cold_flags(records: Sequence[TurnRecord]) -> list[bool]:
     return [k == 0 for k in range(len(records))]
 
 
-def _slow_turn(r: TurnRecord, cold: bool) -> SlowTurn:
-    stages = r.timing.stages_ms
+def _slow_turn(r: TurnRecord, t: TurnTiming, ttfa_ms: float, cold: bool) -> SlowTurn:
+    stages = t.stages_ms
     known = {k: v for k, v in stages.items() if v is not None}
     return SlowTurn(
         dialogue_id=r.dialogue_id, turn_index=r.turn_index, cold=cold, user_text=r.user_text,
-        ttfa_ms=round(r.timing.ttfa_ms, 1),
-        ttft_ms=None if r.timing.ttft_ms is None else round(r.timing.ttft_ms, 1),
-        slowest_stage=max(known, key=known.get) if known else "-",
+        ttfa_ms=round(ttfa_ms, 1),
+        ttft_ms=None if t.ttft_ms is None else round(t.ttft_ms, 1),
+        slowest_stage=max(known, key=lambda k: known[k]) if known else "-",
         stages_ms={k: None if v is None else round(v, 1) for k, v in stages.items()},
     )
 
@@ -91,14 +88,15 @@ def agent_latency(run_dir: Path, header: RunHeader, records: Sequence[TurnRecord
     def dist(name: str, budget: float, keep=lambda c: True) -> Distribution:
         return distribution(figures(name, keep), budget, seed=seed)
 
-    timed = [(r, c) for r, c in zip(records, cold, strict=True)
-             if r.timing is not None and r.timing.ttfa_ms is not None]
+    # (record, its timing, its TTFA, cold) for every turn with a TTFA
+    timed = [(r, t, t.ttfa_ms, c) for r, c in zip(records, cold, strict=True)
+             if (t := r.timing) is not None and t.ttfa_ms is not None]
     # A remote agent is a black box: only its audio is seen, so it has no stages.
-    stage_rows = [] if header.agent.remote is not None else [r.timing.stages_ms for r, _ in timed]
+    stage_rows = [] if header.agent.remote is not None else [t.stages_ms for _, t, _, _ in timed]
     waterfall = {s: round(float(np.mean([row[s] or 0.0 for row in stage_rows])), 3)
                  for s in STAGE_NAMES} if stage_rows else {}
-    p50 = {s: (round(float(np.median(v)), 1) if (v := [row[s] for row in stage_rows
-                                                         if row[s] is not None]) else None)
+    p50 = {s: (round(float(np.median(v)), 1) if (v := [x for row in stage_rows
+                                                         if (x := row[s]) is not None]) else None)
            for s in STAGE_NAMES}
 
     def within(r: TurnRecord) -> bool:
@@ -115,7 +113,7 @@ def agent_latency(run_dir: Path, header: RunHeader, records: Sequence[TurnRecord
                                  for r in records], budget_ttfa_ms, seed=seed)
     wers = [r.asr_wer for r in records if r.asr_wer is not None]
     calls = [r.llm_calls for r in records if r.llm_calls is not None]
-    slowest = sorted(timed, key=lambda rc: -rc[0].timing.ttfa_ms)[:SLOWEST]
+    slowest = sorted(timed, key=lambda x: -x[2])[:SLOWEST]
     return AgentLatency(
         run_dir=str(run_dir), run_id=header.run_id, agent_name=header.agent.name,
         contestant=header.agent.id, family=header.agent.family, mode=header.mode.value,
@@ -131,13 +129,13 @@ def agent_latency(run_dir: Path, header: RunHeader, records: Sequence[TurnRecord
         within_budget=(round(sum(within(r) for r in records) / len(records), 4)
                        if records else None),
         waterfall_ms=waterfall,
-        waterfall_total_ms=(round(float(np.mean([r.timing.ttfa_ms for r, _ in timed])), 3)
+        waterfall_total_ms=(round(float(np.mean([ttfa for _, _, ttfa, _ in timed])), 3)
                             if timed else None),
         stage_p50_ms=p50,
         asr_wer_mean=round(float(np.mean(wers)), 4) if wers else None,
         asr_wer_turns=len(wers), asr_turns_with_errors=sum(w > 0 for w in wers),
         llm_calls_per_turn=round(float(np.mean(calls)), 2) if calls else None,
-        slowest=tuple(_slow_turn(r, c) for r, c in slowest),
+        slowest=tuple(_slow_turn(*x) for x in slowest),
         failures=tuple(FailedTurn(dialogue_id=r.dialogue_id, turn_index=r.turn_index,
                                   kind=r.error.kind, reason=r.error.reason)
                        for r in records if r.error is not None),

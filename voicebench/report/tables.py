@@ -6,6 +6,7 @@ for its own format. A cell may carry a number to sort by.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from voicebench.judging import DIMENSIONS
@@ -34,7 +35,7 @@ class Table:
     """A stable id (the HTML element id)."""
     title: str
     headers: tuple[str, ...]
-    rows: list[tuple[Cell, ...]]
+    rows: Sequence[tuple[Cell, ...]]
     caption: str = ""
     numeric: frozenset[int] = field(default_factory=frozenset)
     """Columns aligned right."""
@@ -71,7 +72,7 @@ def distribution_table(report: Report) -> Table:
     for a in report.agents:
         rows_of = [("TTFT", a.ttft), ("TTFT warm", a.ttft_warm), ("TTFA", a.ttfa),
                    ("TTFA warm", a.ttfa_warm), ("TTFA cold", a.ttfa_cold)]
-        if a.ttfa_censored is not None:
+        if a.ttfa_censored is not None and a.censored_at_ms is not None:
             rows_of.append((f"TTFA, failed as {a.censored_at_ms / 1000:g} s", a.ttfa_censored))
         for label, d in rows_of:
             rows.append((Cell(a.agent_name), Cell(label), Cell(str(d.n), d.n),
@@ -141,6 +142,7 @@ def failures_table(a: AgentLatency) -> Table:
 
 def leaderboard_table(j: JudgingSummary) -> Table:
     t = j.ratings
+    assert t is not None, "a leaderboard needs ratings"
     headers = ("#", "contestant", "Elo", "95% CI bootstrap", "95% CI asymptotic", "decided",
                "win", *DIMENSIONS, "regular", "adversarial", "TTFT p50 ms", "TTFA p50 ms",
                "turns in budget", "Elo in budget", "Elo at equal latency")
@@ -175,28 +177,6 @@ def health_table(j: JudgingSummary) -> Table:
         "A pair counts only when both orders name the same winner; a flip means the judge "
         "preferred a slot, not a reply. A judge without position bias has reply A win about "
         "half the time."), numeric=_numeric(headers, 0))
-
-
-def agreement_lines(j: JudgingSummary) -> list[str]:
-    a = j.ratings.agreement if j.ratings else None
-    if a is None:
-        return ["No agreement figures: one judge and no human judgments (use an ensemble judge "
-                "spec, or pass --human-judgments)."]
-
-    def share(v, lo, hi) -> str:
-        return "-" if v is None else f"{100 * v:.1f}% (95% CI {100 * lo:.1f}\u2013{100 * hi:.1f})"
-
-    lines = [f"Agreement {name}: {share(v, lo, hi)} over {n} pairs"
-             for name, (v, lo, hi, n) in a.pairwise.items()]
-    if a.three_way:
-        lines.append(f"Three-way agreement: {share(*a.three_way[:3])} over {a.three_way[3]} pairs")
-    if a.fleiss_kappa is not None:
-        alpha = "-" if a.krippendorff_alpha is None else f"{a.krippendorff_alpha:.3f}"
-        lines.append(f"Fleiss' kappa {a.fleiss_kappa:.3f}; Krippendorff's alpha {alpha}")
-    if a.human_agreement:
-        lines.append(f"Judges vs human majority: {share(*a.human_agreement[:3])} over "
-                     f"{a.human_agreement[3]} pairs")
-    return lines
 
 
 def strategies_table(s: StrategySummary) -> Table:

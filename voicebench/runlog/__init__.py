@@ -7,7 +7,7 @@ from voicebench.runlog.models import (
     TurnError,
     TurnRecord,
 )
-from voicebench.runlog.store import RunStore, read_header, read_turns
+from voicebench.runlog.store import HEADER_FILE, TURNS_FILE, RunStore, read_header, read_turns
 from voicebench.runlog.summary import (
     StageSummary,
     count_kinds,
@@ -17,6 +17,8 @@ from voicebench.runlog.summary import (
 )
 
 __all__ = [
+    "HEADER_FILE",
+    "TURNS_FILE",
     "RUNLOG_SCHEMA_VERSION",
     "ReplayMode",
     "RunHeader",

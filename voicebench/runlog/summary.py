@@ -59,8 +59,8 @@ class RunSummary:
 def summarize(records: Sequence[TurnRecord]) -> RunSummary:
     timed = [r.timing for r in records if r.timing is not None]
     rows = [
-        _summary(stage, [t.stages_ms[stage] for t in timed if t.ttfa_ms is not None
-                         and t.stages_ms[stage] is not None])
+        _summary(stage, [v for t in timed if t.ttfa_ms is not None
+                         and (v := t.stages_ms[stage]) is not None])
         for stage in STAGE_NAMES
     ]
     ttft = [t.ttft_ms for t in timed if t.ttft_ms is not None]

@@ -23,10 +23,10 @@ from voicebench._jsonl import (
     read_models,
 )
 from voicebench._model import FrozenModel
-from voicebench.judging.clients import AnswerFormat, JudgeClient, ask_parsed, open_judge
 from voicebench.judging.prompt import dialogue_context
-from voicebench.judging.run import judged_items, read_judging_header, read_replies
+from voicebench.judging import judged_items, read_judging_header, read_replies
 from voicebench.judging.spec import JudgeModelSpec, load_judge_spec
+from voicebench.llm import AnswerFormat, ChatClient, ask_parsed, open_chat
 from voicebench.strategies.taxonomy import (
     LABELS_VERSION,
     Mark,
@@ -102,7 +102,7 @@ def label_tasks(folder: Path, classifier: str) -> list[LabelTask]:
     return tasks
 
 
-async def label(tasks: Sequence[LabelTask], judge: JudgeModelSpec, client: JudgeClient,
+async def label(tasks: Sequence[LabelTask], judge: JudgeModelSpec, client: ChatClient,
                 out: Path, *, concurrency: int = 4,
                 progress: Callable[[ReplyStrategies, int, int], None] | None = None
                 ) -> list[ReplyStrategies]:
@@ -110,8 +110,7 @@ async def label(tasks: Sequence[LabelTask], judge: JudgeModelSpec, client: Judge
 
     async def one(t: LabelTask) -> ReplyStrategies:
         asked = await ask_parsed(client, label_messages(t.context, t.reply), parse_labels,
-                                 max_attempts=judge.max_attempts,
-                                 parse_retries=judge.parse_retries)
+                                 judge.retry)
         marks = asked.value
         return ReplyStrategies(
             key=t.key, item_id=t.item_id, contestant=t.contestant, adversarial=t.adversarial,
@@ -134,7 +133,7 @@ class LabelResult:
 async def label_judging(folder: Path, judge_spec: Path, *, concurrency: int = 4,
                         on_status: Callable[[str], None] | None = None,
                         progress: Callable[[ReplyStrategies, int, int], None] | None = None,
-                        client: JudgeClient | None = None) -> LabelResult:
+                        client: ChatClient | None = None) -> LabelResult:
     """Label every usable reply of the judging folder with the spec's first judge model."""
     say = on_status or (lambda _msg: None)
     spec, _ = load_judge_spec(judge_spec)
@@ -148,8 +147,8 @@ async def label_judging(folder: Path, judge_spec: Path, *, concurrency: int = 4,
     if pending:
         async with contextlib.AsyncExitStack() as stack:
             if client is None:
-                client = await open_judge(judge, stack,
-                                          AnswerFormat("support_strategies", answer_schema()))
+                client = await open_chat(judge, stack,
+                                         AnswerFormat("support_strategies", answer_schema()))
             await label(pending, judge, client, folder / LABELS_FILE, concurrency=concurrency,
                         progress=progress)
     keys = {t.key for t in tasks}

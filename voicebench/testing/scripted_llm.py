@@ -67,88 +67,31 @@ import json
 import os
 import re
 import signal
-import subprocess
 import tempfile
 import time
 import urllib.request
 import uuid
 from collections import deque
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any
 
 from aiohttp import web
-from pydantic import Field
 
 from voicebench._jsonl import read_models
-from voicebench._model import FrozenModel
 from voicebench.errors import RunError
-from voicebench.testing._process import (
-    ProcessContext,
-    start_ready_process,
-    stop_process,
+from voicebench.llm.helper import HOST, HelperServer
+from voicebench.testing.scripted_records import (
+    FAULTS,
+    Fault,
+    RequestRecord,
+    supportive_reply,
+    tokenize,
 )
 
-HOST = "127.0.0.1"
-Fault = Literal["429", "500", "hang", "empty", "truncate"]
-FAULTS: tuple[str, ...] = get_args(Fault)
-
+__all__ = ["FAULTS", "Fault", "RequestRecord", "ScriptedLLMServer", "main"]
 # asyncio wakes up to ~1 ms late (epoll timeouts are whole milliseconds, rounded up), so sleep
 # until this long before a deadline and spin for the rest: the chunk leaves within microseconds.
 _SPIN_NS = 1_500_000
-_TOKEN_RE = re.compile(r"\s*\S+|\s+")
-_REFLECT = {"i": "you", "i'm": "you're", "im": "you're", "me": "you", "my": "your",
-            "mine": "yours", "myself": "yourself", "am": "are", "was": "were"}
-_DANGLING = {"and", "but", "or", "so", "because", "the", "a", "an", "to", "of", "with", "that",
-             "you", "your", "is", "are", "were", "just", "really", "very", "in", "on", "at"}
-
-
-class RequestRecord(FrozenModel):
-    """One line of the request log: one chat-completions request."""
-
-    received_ns: int
-    """perf_counter_ns when the handler got the request, before reading its body."""
-    first_token_sent_ns: int | None
-    """perf_counter_ns when the first content chunk (or the whole reply) was written; null if none."""
-    done_ns: int
-    """perf_counter_ns when the request ended (finished, failed or abandoned)."""
-    model: str = Field(min_length=1)
-    """The model the client asked for."""
-    n_messages: int = Field(ge=0)
-    """How many messages the request carried."""
-    stream: bool
-    """Whether the client asked for a stream."""
-    fault: Fault | None = None
-    """The scripted fault this request got, if any."""
-
-    @property
-    def ttft_ms(self) -> float | None:
-        """Server-side time to first token in milliseconds."""
-        if self.first_token_sent_ns is None:
-            return None
-        return (self.first_token_sent_ns - self.received_ns) / 1e6
-
-
-def tokenize(text: str) -> list[str]:
-    """Word tokens with their leading whitespace; ``"".join(tokenize(t)) == t``."""
-    return _TOKEN_RE.findall(text)
-
-
-def supportive_reply(messages: list[dict[str, Any]]) -> str:
-    """Two sentences that echo the first words of the last user message, mirrored to 'you'."""
-    text = ""
-    for message in reversed(messages):
-        if message.get("role") == "user":
-            content = message.get("content") or ""
-            if isinstance(content, list):  # multimodal form: [{"type": "text", "text": ...}]
-                content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
-            text = str(content)
-            break
-    clause = re.split(r"[.,!?;:]", text.strip(), maxsplit=1)[0]
-    words = [_REFLECT.get(w.lower(), w) for w in clause.strip("\"'()").split()][:6]
-    while words and words[-1].lower() in _DANGLING:  # "...today and?" reads as cut off
-        words.pop()
-    topic = f"how {' '.join(words)}" if words else "how you are feeling"
-    return f"That sounds really hard. Can you tell me more about {topic}?"
 
 
 async def _sleep_until(deadline_ns: int) -> None:
@@ -365,11 +308,13 @@ def main(argv: list[str] | None = None) -> None:
     asyncio.run(serve(completions, port=args.port, host=args.host))
 
 
-class ScriptedLLMServer(ProcessContext):
+class ScriptedLLMServer(HelperServer):
     """Runs the server in a subprocess; a sync or async context manager.
 
     ``with ScriptedLLMServer(ttft_ms=200) as llm: OpenAI(base_url=llm.base_url, api_key="x")``
     """
+
+    what = "scripted LLM server"
 
     def __init__(self, *, ttft_ms: float = 100, token_delay_ms: float = 10,
                  reply: str | None = None, model: str = "scripted-llm",
@@ -378,13 +323,21 @@ class ScriptedLLMServer(ProcessContext):
         if bad:
             raise ValueError(f"unknown faults {bad}; choose from {FAULTS}")
         self.model = model
-        self._args = ["--ttft-ms", str(ttft_ms), "--token-delay-ms", str(token_delay_ms),
-                      "--model", model, *(a for f in faults for a in ("--fault", f))]
+        # Kept until this object is collected, so the log stays readable after stop().
+        self._tmp = tempfile.TemporaryDirectory(prefix="scripted-llm-")
+        args = ["--port", "0", "--log", str(self.log_path), "--ttft-ms", str(ttft_ms),
+                "--token-delay-ms", str(token_delay_ms), "--model", model,
+                *(a for f in faults for a in ("--fault", f))]
         if reply is not None:
-            self._args += ["--reply", reply]
-        self.process: subprocess.Popen[str] | None = None
-        self.port: int | None = None
-        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+            args += ["--reply", reply]
+        super().__init__(self.python_module("voicebench.testing.scripted_llm", *args),
+                         ready_pattern=rf"READY http://{re.escape(HOST)}:(\d+)/v1")
+
+    @property
+    def port(self) -> int | None:
+        """The port it listens on, while it runs."""
+        running = self.process is not None and self.process.poll() is None
+        return int(self.ready_match.group(1)) if running and self.ready_match else None
 
     @property
     def base_url(self) -> str:
@@ -396,25 +349,7 @@ class ScriptedLLMServer(ProcessContext):
     @property
     def log_path(self) -> Path:
         """Where the server appends its request log."""
-        if self._tmp is None:
-            raise RunError("the scripted LLM server was never started")
         return Path(self._tmp.name) / "requests.jsonl"
-
-    def start(self) -> ScriptedLLMServer:
-        """Start the subprocess and wait for its READY line."""
-        # Kept until this object is collected, so the log stays readable after stop().
-        self._tmp = tempfile.TemporaryDirectory(prefix="scripted-llm-")
-        self.process, match = start_ready_process(
-            "voicebench.testing.scripted_llm",
-            ["--port", "0", "--log", str(self.log_path), *self._args], Path(self._tmp.name),
-            rf"READY http://{re.escape(HOST)}:(\d+)/v1", "scripted LLM server")
-        self.port = int(match.group(1))
-        return self
-
-    def stop(self) -> None:
-        """SIGTERM, up to 5 s of grace, then SIGKILL; always reaps the process."""
-        stop_process(self.process)
-        self.port = None
 
     def requests(self) -> list[RequestRecord]:
         """The request log so far, in order of completion."""

@@ -54,13 +54,8 @@ from voicebench.fixtures.audio import (
     to_int16,
 )
 from voicebench.replay.wire import codec
-from voicebench.testing._process import (
-    ProcessContext,
-    start_ready_process,
-    stop_process,
-)
+from voicebench.llm.helper import HOST, HelperServer
 
-HOST = "127.0.0.1"
 Fault = Literal["refuse", "close", "silent", "error"]
 FAULTS: tuple[str, ...] = get_args(Fault)
 DEFAULT_REPLY = "I hear you. That sounds really hard, and I am glad you told me."
@@ -76,8 +71,10 @@ def reply_audio(text: str, rate: int) -> np.ndarray:
     speaker = PiperSpeaker()
     audio = np.concatenate(speaker.sentences(text))
     pcm = to_int16(resample(audio, speaker.sample_rate, rate))
-    first, last = speech_bounds(pcm)
-    return pcm[first:last]
+    bounds = speech_bounds(pcm)
+    if bounds is None:
+        raise RunError(f"the reply {text!r} was spoken as silence")
+    return pcm[bounds[0]:bounds[1]]
 
 
 async def _sleep_until(deadline_ns: int) -> None:
@@ -116,7 +113,8 @@ class Agent:
         received = 0                            # samples heard so far
         utterance: list[np.ndarray] = []        # the caller's current utterance
         frames: list[tuple[int, int]] = []      # its frames: (end sample, arrival ns)
-        start = last_loud = None
+        start: int | None = None
+        last_loud = 0
         peak = 0
         replying: asyncio.Task | None = None
         try:
@@ -235,9 +233,11 @@ def main(argv: list[str] | None = None) -> None:
     asyncio.run(serve(agent, port=args.port))
 
 
-class ScriptedVoiceAgent(ProcessContext):
+class ScriptedVoiceAgent(HelperServer):
     """Runs the scripted agent in a subprocess; ``with ScriptedVoiceAgent(delay_ms=300) as a:
     a.url``. A sync or async context manager."""
+
+    what = "scripted voice agent"
 
     def __init__(self, *, delay_ms: float = 800.0, hangover_ms: float = 600.0,
                  protocol: str = "pcm", sample_rate: int = 16_000,
@@ -245,14 +245,20 @@ class ScriptedVoiceAgent(ProcessContext):
         bad = [f for f in faults if f not in FAULTS]
         if bad:
             raise ValueError(f"unknown faults {bad}; choose from {FAULTS}")
-        self._args = ["--delay-ms", str(delay_ms), "--hangover-ms", str(hangover_ms),
-                      "--protocol", protocol, "--sample-rate", str(sample_rate),
-                      *(a for f in faults for a in ("--fault", f))]
-        if reply is not None:
-            self._args += ["--reply", reply]
-        self.process = None
-        self.url: str | None = None
         self._tmp = tempfile.TemporaryDirectory(prefix="scripted-voice-")
+        args = ["--port", "0", "--log", str(self.log_path), "--delay-ms", str(delay_ms),
+                "--hangover-ms", str(hangover_ms), "--protocol", protocol,
+                "--sample-rate", str(sample_rate), *(a for f in faults for a in ("--fault", f))]
+        if reply is not None:
+            args += ["--reply", reply]
+        super().__init__(self.python_module("voicebench.testing.scripted_voice", *args),
+                         ready_pattern=rf"READY (ws://{HOST}:\d+)")
+
+    @property
+    def url(self) -> str | None:
+        """``ws://127.0.0.1:PORT`` while it runs."""
+        running = self.process is not None and self.process.poll() is None
+        return self.ready_match.group(1) if running and self.ready_match else None
 
     @property
     def log_path(self) -> Path:
@@ -263,19 +269,6 @@ class ScriptedVoiceAgent(ProcessContext):
         if not self.log_path.exists():
             return []
         return [json.loads(line) for line in self.log_path.read_text().splitlines() if line]
-
-    def start(self) -> ScriptedVoiceAgent:
-        self.process, match = start_ready_process(
-            "voicebench.testing.scripted_voice", ["--port", "0", "--log", str(self.log_path),
-                                                 *self._args],
-            Path(self._tmp.name), rf"READY (ws://{HOST}:\d+)", "scripted voice agent")
-        self.url = match.group(1)
-        return self
-
-    def stop(self) -> None:
-        stop_process(self.process)
-        self.url = None
-
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import Field, field_validator
 
+from voicebench import bootstrap
 from voicebench._model import FrozenModel, read_utf8, validate_record
 from voicebench.errors import InputError
 from voicebench.judging import DIMENSIONS, PairResult, Verdict
@@ -130,7 +131,7 @@ def fleiss_kappa(counts: np.ndarray) -> float | None:
 def krippendorff_alpha_nominal(units: Sequence[Sequence[object]]) -> float | None:
     """Krippendorff's alpha for nominal data; each unit lists the values its raters gave
     (missing ratings simply absent). Units with fewer than two values are ignored."""
-    o: Counter[tuple[object, object]] = Counter()
+    o: dict[tuple[object, object], float] = defaultdict(float)
     for values in units:
         m = len(values)
         if m < 2:
@@ -138,7 +139,7 @@ def krippendorff_alpha_nominal(units: Sequence[Sequence[object]]) -> float | Non
         for a, b in combinations(range(m), 2):
             o[(values[a], values[b])] += 1 / (m - 1)
             o[(values[b], values[a])] += 1 / (m - 1)
-    n_c: Counter[object] = Counter()
+    n_c: dict[object, float] = defaultdict(float)
     for (c, _), v in o.items():
         n_c[c] += v
     n = sum(n_c.values())
@@ -173,13 +174,9 @@ def _share_with_ci(rows: list[tuple[str, bool]], rounds: int, seed: int):
     items = sorted({i for i, _ in rows})
     by_item = np.array([[sum(a for i, a in rows if i == it), sum(1 for i, _ in rows if i == it)]
                         for it in items], dtype=float)
-    share = by_item[:, 0].sum() / by_item[:, 1].sum()
-    rng = np.random.default_rng(seed)
-    counts = rng.multinomial(len(items), np.full(len(items), 1 / len(items)), size=rounds)
-    num, den = counts @ by_item[:, 0], counts @ by_item[:, 1]
-    boots = num[den > 0] / den[den > 0]
-    lo, hi = np.percentile(boots, [2.5, 97.5]) if boots.size else (None, None)
-    return (round(float(share), 4), round(float(lo), 4), round(float(hi), 4), len(rows))
+    share, lo, hi = bootstrap.clustered_share(by_item[:, 0], by_item[:, 1], rounds=rounds,
+                                              seed=seed)
+    return (round(share, 4), round(lo, 4), round(hi, 4), len(rows))
 
 
 def agreement_report(verdicts: Sequence[Verdict], pairs: Sequence[PairResult], *,

@@ -1,0 +1,41 @@
+"""The ``voicebench`` command line: a thin app of commands, one module per command group.
+
+- ``run``: ``synth``, ``run``, ``demo``, ``summary`` (replay);
+- ``judge``: ``judge``, ``rate``, ``strategies`` (quality);
+- ``report``: ``report``;
+- ``live``: ``serve``, ``load`` (agents over WebSocket);
+- ``dialogues``: the ``dialogues`` group (import, adversarial, check).
+
+Each command parses its options and calls one library function. Shared options, the consoles
+and the one place errors become a line and an exit code live in ``common``. A new command goes
+in the module of its group (or a new module registered below).
+"""
+
+from __future__ import annotations
+
+import os
+
+import typer
+
+from voicebench.cli import dialogues, judge, live, report, run
+from voicebench.cli.common import VoicebenchGroup
+
+app = typer.Typer(
+    cls=VoicebenchGroup,
+    help="Live voice-agent latency and empathy evaluation on HEART support dialogues.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+for group in (run, judge, report, live):
+    group.register(app)
+app.add_typer(dialogues.app, name="dialogues")
+
+
+def main() -> None:
+    # Users on an air-gapped machine must never wait on a hub: the models are packaged.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    app()
+
+
+__all__ = ["app", "main"]

@@ -1,0 +1,143 @@
+"""What every command shares: the consoles, the default paths, options declared once, the one
+place that turns a ``VoicebenchError`` into one line and an exit code, and progress display."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from typer.core import TyperGroup
+
+from voicebench.errors import VoicebenchError
+
+# Off a terminal rich would fall back to 80 columns and wrap the tables; logs are wide enough.
+out = Console(width=None if sys.stdout.isatty() else 110)
+err = Console(stderr=True, width=None if sys.stderr.isatty() else 110)
+
+ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_DIALOGUES = ROOT / "audio_fixtures" / "dialogues.jsonl"
+DEFAULT_FIXTURES = DEFAULT_DIALOGUES.parent
+DEFAULT_AGENT = ROOT / "agents" / "local.toml"
+DEFAULT_JUDGE = ROOT / "judges" / "local-smoke.toml"
+
+DialoguesOpt = Annotated[
+    Path, typer.Option("--dialogues", "-d", envvar="VOICEBENCH_DIALOGUES",
+                       help="Dialogue set (JSONL). Default: the built-in set.")
+]
+FixturesOpt = Annotated[
+    Path, typer.Option("--fixtures", envvar="VOICEBENCH_FIXTURES",
+                       help="Audio fixture folder (manifest.json + audio/).")
+]
+AgentOpt = Annotated[
+    Path, typer.Option("--agent", "-a", envvar="VOICEBENCH_AGENT", help="Agent spec (TOML).")
+]
+JudgeOpt = Annotated[
+    Path, typer.Option("--judge", "-j", envvar="VOICEBENCH_JUDGE",
+                       help="Judge spec (judges/*.toml).")
+]
+VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Show library logs.")]
+ConcurrencyOpt = Annotated[int, typer.Option(min=1, max=256, help="Requests in flight at once.")]
+
+
+def say(message: str) -> None:
+    """A status line on stderr."""
+    err.print(message, highlight=False)
+
+
+def show(message: str) -> None:
+    """A result line on stdout."""
+    out.print(message, highlight=False)
+
+
+def quiet_libraries(verbose: bool) -> None:
+    """pipecat logs every frame decision at INFO/DEBUG; show its warnings only when asked."""
+    from loguru import logger
+
+    logger.remove()
+    logger.add(sys.stderr, level="DEBUG" if verbose else "ERROR")
+    if not verbose:
+        warnings.filterwarnings("ignore", category=DeprecationWarning)
+        warnings.filterwarnings("ignore", category=RuntimeWarning, module="pipecat")
+
+
+def stamp() -> str:
+    """Now, as a folder-name suffix."""
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+
+
+def default_run_dir(name: str, prefix: str = "") -> Path:
+    slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in name)
+    return Path("reports") / "runs" / f"{prefix}{slug}-{stamp()}"
+
+
+_interrupt_notes: list[str] = []
+
+
+def on_interrupt(kept: str) -> None:
+    """What Ctrl-C during the current command should say is kept (and how to resume)."""
+    _interrupt_notes.append(kept)
+
+
+class VoicebenchGroup(TyperGroup):
+    """The one place errors become one line: a ``VoicebenchError`` prints ``error: ...`` and
+    exits with its code; Ctrl-C says what was kept and exits 130."""
+
+    def invoke(self, ctx: Any) -> Any:
+        _interrupt_notes.clear()
+        try:
+            return super().invoke(ctx)
+        except VoicebenchError as exc:
+            err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+            raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:
+            note = _interrupt_notes[-1] if _interrupt_notes else None
+            say(f"interrupted; {note}" if note else "interrupted")
+            raise typer.Exit(130) from None
+
+
+class Steps:
+    """Progress of a long job, one line per finished step: on a terminal the lines scroll
+    above a rich progress bar; elsewhere (a pipe, a CI log) they are plain lines."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self._bar: Progress | None = None
+        self._task: Any = None
+
+    def __enter__(self) -> Steps:
+        if err.is_terminal:
+            self._bar = Progress(TextColumn("{task.description}"), BarColumn(),
+                                 MofNCompleteColumn(), TimeElapsedColumn(), console=err,
+                                 transient=True)
+            self._bar.start()
+            self._task = self._bar.add_task(self.what, total=None)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+    def line(self, message: str) -> None:
+        """A line for the log (above the bar on a terminal)."""
+        (self._bar.console if self._bar is not None else err).print(message, highlight=False)
+
+    def advance(self, done: int, total: int, message: str | None = None) -> None:
+        """``done`` of ``total`` steps finished; ``message`` (if any) is logged."""
+        if self._bar is not None:
+            self._bar.update(self._task, completed=done, total=total)
+        if message is not None:
+            self.line(message)
+
+
+@contextmanager
+def steps(what: str) -> Iterator[Steps]:
+    with Steps(what) as s:
+        yield s

@@ -1,0 +1,164 @@
+"""Judging commands: ``judge``, ``rate`` and ``strategies``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from voicebench.cli.common import (
+    DEFAULT_JUDGE,
+    ConcurrencyOpt,
+    JudgeOpt,
+    Steps,
+    VerboseOpt,
+    on_interrupt,
+    out,
+    quiet_libraries,
+    say,
+    show,
+)
+
+if TYPE_CHECKING:
+    from voicebench.judging import JudgingResult, Verdict
+    from voicebench.rating import RatingTable
+    from voicebench.strategies import ReplyStrategies
+
+
+def verdict_line(v: Verdict, n: int, total: int) -> str | None:
+    """A line for every twentieth verdict, the last one and every failure."""
+    if n == total or n % max(1, total // 20) == 0 or v.answer is None:
+        what = f"[red]failed: {v.failure}[/]" if v.answer is None else "ok"
+        return f"[{n}/{total}] {v.item_id} {v.contestant_a} vs {v.contestant_b} ({v.judge}) {what}"
+    return None
+
+
+def show_judging(result: JudgingResult) -> None:
+    from voicebench.judging import SMOKE_WARNING, health_table, record_table
+
+    out.print(health_table(result))
+    out.print(record_table(result))
+    if result.skipped_pairs:
+        show(f"{result.skipped_pairs} pairs skipped: every judge shares a family with a "
+             "contestant")
+    if result.smoke:
+        show(f"[yellow]{SMOKE_WARNING}[/]")
+    show(f"verdicts: {result.out_dir}/verdicts.jsonl")
+
+
+def show_rating(table: RatingTable) -> None:
+    from voicebench.judging import SMOKE_WARNING
+    from voicebench.rating import (
+        RATINGS_FILE,
+        agreement_lines,
+        latency_board,
+        latency_line,
+        leaderboard,
+    )
+
+    out.print(leaderboard(table))
+    out.print(latency_board(table))
+    for line in [latency_line(table)] + (agreement_lines(table) if table.agreement else []):
+        if line is not None:
+            show(line)
+    if table.smoke:
+        show(f"[yellow]{SMOKE_WARNING}[/]")
+    show(f"ratings: {Path(table.judging_dir) / RATINGS_FILE}")
+
+
+def judge(
+    run_dirs: Annotated[list[Path], typer.Argument(
+        help="Run directories whose final turns to judge.")],
+    judge_spec: JudgeOpt = DEFAULT_JUDGE,
+    out_dir: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="Judging folder (default reports/judgments/SPEC-HASH of the runs); "
+        "an existing one is resumed.")] = None,
+    concurrency: ConcurrencyOpt = 4,
+    human_replies: Annotated[list[Path] | None, typer.Option(
+        "--human-replies", help="JSONL of extra human replies (repeatable).")] = None,
+    pairs_per_item: Annotated[int | None, typer.Option(
+        min=1, help="Judge at most this many pairs per item, drawn with --seed (default all).")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed for --pairs-per-item.")] = 0,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Pairwise HEART judging of what the listener heard: every contestant's final-turn reply
+    (and the human reference) on each item, both orders, verdicts cached and resumable."""
+    quiet_libraries(verbose)
+    from voicebench.judging import SMOKE_WARNING, default_out_dir, load_judge_spec, run_judging
+
+    spec, _ = load_judge_spec(judge_spec)
+    target = out_dir or default_out_dir(spec.name, run_dirs)
+    on_interrupt(f"decided verdicts are kept in {target}: run the same command again to resume")
+    if spec.smoke:
+        say(f"[yellow]{SMOKE_WARNING}[/]")
+    with Steps("verdicts") as s:
+        result = run_judging(run_dirs, judge_spec, target, on_status=s.line,
+                             progress=lambda v, n, t: s.advance(n, t, verdict_line(v, n, t)),
+                             concurrency=concurrency, human_files=human_replies or [],
+                             pairs_per_item=pairs_per_item, seed=seed)
+    show_judging(result)
+
+
+def rate(
+    judging_dirs: Annotated[list[Path], typer.Argument(
+        help="Judging folders (from voicebench judge).")],
+    rounds: Annotated[int, typer.Option(min=0, help="Bootstrap rounds (0: skip).")] = 1000,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+    budget_ttfa_ms: Annotated[float, typer.Option(help="TTFA budget for goodput.")] = 1000.0,
+    budget_ttft_ms: Annotated[float, typer.Option(help="TTFT budget for goodput.")] = 500.0,
+    human_judgments: Annotated[Path | None, typer.Option(
+        help="Human judgments (CSV or JSONL, 5-point scale) to measure agreement with.")] = None,
+) -> None:
+    """Fit strength-weighted Bradley-Terry ratings (Elo with bootstrap and asymptotic 95% CIs),
+    win rates per dimension, latency goodput and latency-adjusted Elo; write ratings.json and
+    print the leaderboard."""
+    from voicebench.rating import rate_judging
+
+    for d in judging_dirs:
+        show_rating(rate_judging(d, rounds=rounds, seed=seed, budget_ttfa_ms=budget_ttfa_ms,
+                                 budget_ttft_ms=budget_ttft_ms, human_judgments=human_judgments))
+
+
+def _label_line(r: ReplyStrategies, n: int, total: int) -> str | None:
+    if n == total or n % max(1, total // 20) == 0 or r.marks is None:
+        what = (f"[red]failed: {r.failure}[/]" if r.marks is None
+                else ", ".join(sorted(r.present())) or "none present")
+        return f"[{n}/{total}] {r.item_id} {r.contestant}: {what}"
+    return None
+
+
+def strategies(
+    judging_dir: Annotated[Path, typer.Argument(help="Judging folder (from voicebench judge).")],
+    judge_spec: Annotated[Path, typer.Option(
+        "--judge", "-j", envvar="VOICEBENCH_JUDGE",
+        help="Judge spec whose first judge model labels the replies.")] = DEFAULT_JUDGE,
+    concurrency: ConcurrencyOpt = 4,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Label every judged reply with the 15 HEART support strategies (present, absent or
+    uncertain, with evidence; cached in JUDGING_DIR/strategies.jsonl) and print each
+    contestant's strategy diversity. `voicebench report` adds a heatmap and the table."""
+    quiet_libraries(verbose)
+    from voicebench.judging import SMOKE_WARNING
+    from voicebench.strategies import LABELS_FILE, run_labelling
+    from voicebench.strategies.display import diversity_table, most_used
+
+    on_interrupt(f"finished labels are kept in {judging_dir / LABELS_FILE}: run the same "
+                 "command again to resume")
+    with Steps("replies") as s:
+        summary = run_labelling(judging_dir, judge_spec, concurrency=concurrency,
+                                on_status=s.line,
+                                progress=lambda r, n, t: s.advance(n, t, _label_line(r, n, t)))
+    if summary.smoke:
+        say(f"[yellow]{SMOKE_WARNING}: these labels are not meaningful[/]")
+    out.print(diversity_table(summary))
+    for line in most_used(summary):
+        show(line)
+    show(f"labels: {judging_dir / LABELS_FILE}")
+
+
+def register(app: typer.Typer) -> None:
+    for command in (judge, rate, strategies):
+        app.command()(command)

@@ -1,0 +1,197 @@
+"""Replay commands: ``synth``, ``run``, ``demo`` and ``summary``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from voicebench.cli.common import (
+    DEFAULT_AGENT,
+    DEFAULT_DIALOGUES,
+    DEFAULT_FIXTURES,
+    DEFAULT_JUDGE,
+    AgentOpt,
+    DialoguesOpt,
+    FixturesOpt,
+    Steps,
+    VerboseOpt,
+    default_run_dir,
+    on_interrupt,
+    quiet_libraries,
+    say,
+    show,
+)
+from voicebench.cli.judge import show_judging, show_rating
+from voicebench.cli.report import show_report
+from voicebench.errors import InputError
+
+if TYPE_CHECKING:
+    from voicebench.agentspec import AgentSpec
+    from voicebench.judging import JudgingResult, Verdict
+    from voicebench.rating import RatingTable
+    from voicebench.replay import RunProgress
+    from voicebench.runlog import TurnRecord
+
+
+def synth(dialogues: DialoguesOpt = DEFAULT_DIALOGUES,
+          fixtures: FixturesOpt = DEFAULT_FIXTURES) -> None:
+    """Speak every seeker turn with the packaged Piper voice; only what is missing is synthesized."""
+    from voicebench.dialogues import load_dialogues
+    from voicebench.fixtures import synthesize_fixtures
+
+    report = synthesize_fixtures(load_dialogues(dialogues), fixtures,
+                                 progress=lambda n, total: say(f"synthesized {n}/{total}"))
+    show(f"{report.synthesized} synthesized, {report.reused} already there; "
+         f"manifest: {Path(fixtures) / 'manifest.json'}")
+
+
+def turn_line(p: RunProgress) -> str:
+    """One line per finished turn: readable on a terminal and in a CI log alike."""
+    r = p.record
+    if r is None:
+        return f"{p.done}/{p.total} turns already done" if p.done else f"replaying {p.total} turns"
+    t = r.timing
+    figures = "  ".join(f"{name} {value:,.0f} ms" for name, value in
+                        (("TTFT", t.ttft_ms if t else None), ("TTFA", t.ttfa_ms if t else None))
+                        if value is not None)
+    status = f"[red]{r.error.kind}: {r.error.reason}[/]" if r.error else figures
+    return f"[{p.done}/{p.total}] {r.dialogue_id} turn {r.turn_index}  {status}"
+
+
+def show_replay(spec: AgentSpec, out_dir: Path, records: list[TurnRecord]) -> None:
+    from voicebench.runlog import summarize, summary_table
+
+    show_table(summary_table(summarize(records), f"{spec.name} ({spec.id}) - {out_dir}"))
+    show(f"run log: {out_dir}/turns.jsonl")
+
+
+def show_table(table: object) -> None:
+    from voicebench.cli.common import out
+
+    out.print(table)
+
+
+def _resume_note(out_dir: Path) -> str:
+    return f"finished turns are kept in {out_dir}: run again with --out {out_dir} to resume"
+
+
+def run(
+    agent: AgentOpt,
+    out_dir: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="Run directory (default reports/runs/AGENT-TIMESTAMP). "
+        "An existing run directory is resumed.")] = None,
+    dialogues: DialoguesOpt = DEFAULT_DIALOGUES,
+    fixtures: FixturesOpt = DEFAULT_FIXTURES,
+    limit: Annotated[int | None, typer.Option("--limit", "-n", min=1,
+                                              help="Replay only the first N items.")] = None,
+    ids: Annotated[list[str] | None, typer.Option("--id", help="Replay this item (repeatable).")
+                   ] = None,
+    mode: Annotated[str, typer.Option(
+        help="teacher-forced: original history as text, only the current turn spoken; "
+        "free-running: the agent's own replies form the history.")] = "teacher-forced",
+    turn_timeout: Annotated[float, typer.Option(
+        min=1.0, max=600.0, help="Seconds a turn may take before it is recorded as a timeout "
+        "(reports count failed turns as this long).")] = 60.0,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Replay dialogues as speech through an agent and time every turn (TTFT, TTFA, stages)."""
+    quiet_libraries(verbose)
+    from voicebench.agentspec import load_agent_spec
+    from voicebench.dialogues import load_dialogues
+    from voicebench.replay import run_replay, select_dialogues
+    from voicebench.runlog import ReplayMode
+
+    try:
+        replay_mode = ReplayMode(mode)
+    except ValueError:
+        raise InputError(f"must be one of: {', '.join(m.value for m in ReplayMode)}",
+                         field="--mode") from None
+    spec = load_agent_spec(agent)
+    items = select_dialogues(load_dialogues(dialogues), limit=limit, ids=ids, file=dialogues)
+    target = out_dir or default_run_dir(spec.name)
+    on_interrupt(_resume_note(target))
+    with Steps("turns") as s:
+        records = run_replay(spec, spec_path=agent, dialogues=items, dialogues_path=dialogues,
+                             fixtures_dir=fixtures, out_dir=target, mode=replay_mode,
+                             turn_timeout_s=turn_timeout,
+                             progress=lambda p: s.advance(p.done, p.total, turn_line(p)))
+    show_replay(spec, target, records)
+
+
+class _ShownDemo:
+    """The demo's steps as the terminal shows them."""
+
+    def __init__(self, steps: Steps) -> None:
+        self.steps = steps
+
+    def status(self, message: str) -> None:
+        self.steps.line(message)
+
+    def turn(self, progress: RunProgress) -> None:
+        self.steps.advance(progress.done, progress.total, turn_line(progress))
+
+    def replayed(self, spec: AgentSpec, out_dir: Path, records: list[TurnRecord]) -> None:
+        show_replay(spec, out_dir, records)
+
+    def verdict(self, verdict: Verdict, done: int, total: int) -> None:
+        from voicebench.cli.judge import verdict_line
+
+        line = verdict_line(verdict, done, total)
+        self.steps.advance(done, total, line)
+
+    def judged(self, result: JudgingResult) -> None:
+        show_judging(result)
+
+    def rated(self, table: RatingTable | None, why_not: str | None) -> None:
+        if table is None:
+            show(f"no leaderboard: {why_not}")
+        else:
+            show_rating(table)
+
+
+def demo(
+    agent: Annotated[Path, typer.Option("--agent", "-a", envvar="VOICEBENCH_AGENT",
+                                        help="Agent spec (default: the local agent).")
+                     ] = DEFAULT_AGENT,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1,
+                                       help="How many items of the built-in set.")] = 6,
+    out_dir: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="Run directory (default reports/runs/demo-AGENT-TIMESTAMP); "
+        "an existing one is resumed.")] = None,
+    judge_spec: Annotated[Path | None, typer.Option(
+        "--judge", "-j", help="Judge spec for the final replies (default: the offline smoke "
+        "judge).")] = DEFAULT_JUDGE,
+    no_judge: Annotated[bool, typer.Option("--no-judge", help="Stop after the latency table.")
+                        ] = False,
+    verbose: VerboseOpt = False,
+) -> None:
+    """The whole job offline on the embedded default: replay a slice of the built-in set through
+    the local agent (Whisper tiny.en, SmolLM2 on llama.cpp, Piper) and print the latencies, then
+    judge its final replies against the human reference replies (offline smoke judge), print
+    the leaderboard and write the report (RUN_DIR/report/index.html)."""
+    quiet_libraries(verbose)
+    from voicebench.demo import plan_demo, run_demo
+
+    plan = plan_demo(agent, limit=limit, out_dir=out_dir,
+                     judge_spec=None if no_judge else judge_spec)
+    on_interrupt(_resume_note(plan.out_dir))
+    with Steps("demo") as s:
+        built = run_demo(plan, _ShownDemo(s))
+    show_report(built)
+
+
+def summary(run_dir: Annotated[list[Path], typer.Argument(help="Run directories.")]) -> None:
+    """Print the per-stage latency table of finished runs."""
+    from voicebench.runlog import read_header, read_turns, summarize, summary_table
+
+    for d in run_dir:
+        header = read_header(d)
+        show_table(summary_table(summarize(read_turns(d)),
+                                 f"{header.agent.name} ({header.agent.id}) - {d}"))
+
+
+def register(app: typer.Typer) -> None:
+    for command in (synth, run, demo, summary):
+        app.command()(command)

@@ -1,0 +1,112 @@
+"""Reading and writing judging folders; appends survive a kill at any moment.
+
+A judging folder (``voicebench judge``) holds::
+
+    judging.json     the header: runs judged, judge spec and models, rubric hash (JudgingHeader)
+    replies.jsonl    every contestant's reply as heard, one Reply per line
+    verdicts.jsonl   every verdict, one Verdict per line, appended as decided
+    pairs.jsonl      pair results combined from the verdicts (rewritten at the end of a job)
+    audio/           the human reference replies, spoken
+    ratings.json     written by ``voicebench rate``
+    strategies.jsonl written by ``voicebench strategies``
+
+Appends are one ``write`` of a whole line, flushed and fsynced; a line cut short by a kill has
+no newline and is dropped when the folder is opened again. A verdict key may appear more than
+once (a failed verdict asked again later): readers keep the latest answered one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from voicebench._jsonl import (
+    append_record,
+    drop_partial_line,
+    latest_per_key,
+    read_models,
+    write_atomic,
+)
+from voicebench._model import validate_record
+from voicebench.dialogues import Dialogue, load_dialogues
+from voicebench.errors import InputError
+from voicebench.judging.models import JudgingHeader, PairResult, Reply, Verdict
+from voicebench.runlog import read_header
+
+HEADER_FILE = "judging.json"
+REPLIES_FILE = "replies.jsonl"
+VERDICTS_FILE = "verdicts.jsonl"
+PAIRS_FILE = "pairs.jsonl"
+
+
+def default_out_dir(spec_name: str, run_dirs: Sequence[Path]) -> Path:
+    """The same runs and judge spec land in the same folder, so re-running the command resumes."""
+    digest = hashlib.sha256("\n".join(sorted(str(p.resolve()) for p in run_dirs)).encode())
+    return Path("reports") / "judgments" / f"{spec_name}-{digest.hexdigest()[:8]}"
+
+
+def read_judging_header(folder: Path) -> JudgingHeader:
+    """A judging folder's ``judging.json``; InputError naming the file when it is missing or bad."""
+    path = Path(folder) / HEADER_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("not a judging folder (no judging.json); run voicebench judge first",
+                         file=Path(folder)) from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"not valid JSON ({exc})", file=path) from None
+    return validate_record(JudgingHeader, data, file=path)
+
+
+def read_replies(out_dir: Path) -> list[Reply]:
+    return read_models(out_dir / REPLIES_FILE, Reply)
+
+
+def read_verdicts(out_dir: Path) -> list[Verdict]:
+    """The latest verdict per key (a failed one may have been asked again later)."""
+    return latest_per_key(read_models(out_dir / VERDICTS_FILE, Verdict),
+                          lambda v: v.answer is not None)
+
+
+def judged_items(run_dirs: Sequence[Path]) -> dict[str, Dialogue]:
+    """The dialogues of every run, by id; one id must mean one dialogue in all runs."""
+    items: dict[str, Dialogue] = {}
+    for run_dir in run_dirs:
+        header = read_header(run_dir)
+        dialogues = {d.id: d for d in load_dialogues(Path(header.dialogues_path))}
+        for did in header.dialogue_ids:
+            if did not in dialogues:
+                raise InputError(f"dialogue {did!r} is no longer in {header.dialogues_path}",
+                                 file=run_dir / "run.json", field="dialogue_ids")
+            if did in items and items[did] != dialogues[did]:
+                raise InputError(f"dialogue {did!r} differs from the one other runs answered",
+                                 file=run_dir / "run.json", field="dialogues_path")
+            items[did] = dialogues[did]
+    return items
+
+
+class JudgingStore:
+    """An open judging folder: header written, replies and verdicts appended."""
+
+    def __init__(self, folder: str | Path) -> None:
+        self.dir = Path(folder)
+
+    def open(self, header: JudgingHeader) -> None:
+        """Create the folder or reopen it, (re)writing the header and dropping any line a
+        kill cut short."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        write_atomic(self.dir / HEADER_FILE, header.model_dump_json(indent=2) + "\n")
+        for name in (REPLIES_FILE, VERDICTS_FILE):
+            drop_partial_line(self.dir / name)
+
+    def append_reply(self, reply: Reply) -> None:
+        append_record(self.dir / REPLIES_FILE, reply)
+
+    @property
+    def verdicts_path(self) -> Path:
+        return self.dir / VERDICTS_FILE
+
+    def write_pairs(self, pairs: Iterable[PairResult]) -> None:
+        write_atomic(self.dir / PAIRS_FILE, "".join(p.model_dump_json() + "\n" for p in pairs))

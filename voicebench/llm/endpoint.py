@@ -1,0 +1,77 @@
+"""One endpoint model for everything that calls an LLM: agents, judges, classifiers, rewriters.
+
+An agent spec's ``[llm]`` and a judge spec's ``[[judges]]`` are both an ``Endpoint`` with a few
+fields of their own (``LLMSpec`` in ``voicebench.agentspec``, ``JudgeModelSpec`` in
+``voicebench.judging.spec``), so the same TOML keys mean the same thing everywhere::
+
+    provider = "openai-compatible"   # a registered provider (voicebench.llm.registry)
+    model = "gpt-4o-mini"            # as the provider names it; for "local", a packaged
+                                     # model name or a path to a .gguf file
+    base_url = "http://127.0.0.1:8000/v1"   # required for openai-compatible
+    api_key_env = "OPENAI_API_KEY"   # the variable's name, never the key
+    temperature = 0.0                # sampling
+    max_tokens = 120
+    timeout_s = 60                   # per request (default: the SDK's own)
+    n_ctx = 2048                     # local only: context window
+    n_threads = 2                    # local only: llama.cpp threads
+"""
+
+from __future__ import annotations
+
+import os
+
+from pydantic import Field, HttpUrl, model_validator
+
+from voicebench._model import FrozenModel
+
+KEYED_PROVIDERS = ("openai", "anthropic")
+"""Providers that always need a key variable."""
+
+
+class Endpoint(FrozenModel):
+    """Where an LLM is and how to ask it."""
+
+    provider: str = Field(min_length=1)
+    """A registered provider name (``voicebench.llm.providers()``)."""
+    model: str = Field(min_length=1)
+    """Model id as the provider names it; for ``local``, a packaged model name
+    (``smollm2-135m``) or a path to a .gguf file."""
+    base_url: HttpUrl | None = None
+    """Endpoint of the server (required for ``openai-compatible``; optional for ``openai`` and
+    ``anthropic``, whose default is their public API)."""
+    api_key_env: str | None = None
+    """Name of the environment variable holding the key; never the key itself."""
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    """Sampling temperature."""
+    max_tokens: int = Field(default=120, ge=1, le=4096)
+    """Upper bound on an answer's length."""
+    timeout_s: float | None = Field(default=None, gt=0.0, le=900.0)
+    """Per request; None leaves the SDK's default."""
+    n_ctx: int = Field(default=2048, ge=256, le=131072)
+    """Local provider only: context window of the llama.cpp server."""
+    n_threads: int | None = Field(default=None, ge=1, le=256)
+    """Local provider only: llama.cpp threads (default: llama.cpp's choice)."""
+
+    @model_validator(mode="after")
+    def _endpoint_fields(self) -> Endpoint:
+        if self.provider == "openai-compatible" and self.base_url is None:
+            raise ValueError("base_url is required for provider 'openai-compatible'")
+        if self.provider in KEYED_PROVIDERS and not self.api_key_env:
+            raise ValueError(f"api_key_env is required for provider '{self.provider}'")
+        if self.api_key_env is not None and not self.api_key_env.replace("_", "").isalnum():
+            raise ValueError("api_key_env must be an environment variable name, not a key")
+        return self
+
+    @property
+    def id(self) -> str:
+        """``provider/model``."""
+        return f"{self.provider}/{self.model}"
+
+    @property
+    def url(self) -> str | None:
+        """``base_url`` as a string without a trailing slash, or None."""
+        return str(self.base_url).rstrip("/") if self.base_url is not None else None
+
+    def api_key(self) -> str | None:
+        """The key, read from the environment at the moment it is needed."""
+        return os.environ.get(self.api_key_env) if self.api_key_env else None

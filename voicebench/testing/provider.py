@@ -1,0 +1,27 @@
+"""The ``scripted`` LLM provider: the scripted server (``ScriptedLLMServer``) as an agent's LLM.
+
+It is a measuring instrument with a known time to first token, not a model. It registers
+through the entry-point group ``voicebench.providers`` (see ``pyproject.toml``), so the LLM
+layer finds it when a spec names it, and no stage imports the test doubles.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from voicebench.llm import Endpoint, Provider, register_provider
+
+
+async def _start_scripted(endpoint: Endpoint, stack: contextlib.AsyncExitStack,
+                          warm_prompt: str | None) -> str:
+    from voicebench.testing.scripted_llm import ScriptedLLMServer
+
+    server = await stack.enter_async_context(ScriptedLLMServer(
+        ttft_ms=getattr(endpoint, "ttft_ms", 300.0),
+        token_delay_ms=getattr(endpoint, "token_delay_ms", 15.0),
+        reply=getattr(endpoint, "reply", None), model=endpoint.model))
+    return server.base_url
+
+
+SCRIPTED = register_provider(Provider("scripted", api="openai", structured="prompt",
+                                      start=_start_scripted, fallback_key="scripted"))
