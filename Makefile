@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 WHEEL_CACHE ?= $(HOME)/.cache/voicebench/wheels
 LLAMA_CPP_VERSION := 0.3.36
 
-.PHONY: setup browser main test
+.PHONY: setup browser main lint test
 
 setup: $(VENV)/.installed
 
@@ -36,5 +36,11 @@ browser:
 	      || echo "could not install chromium: the browser test will be skipped"; \
 	  else echo "chromium not found and apt-get not usable here: the browser test will be skipped"; fi; }
 
-test: setup browser
+# Lint, format and type checks (settings in pyproject.toml), then the tests.
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+
+test: lint browser
 	$(PY) -m pytest

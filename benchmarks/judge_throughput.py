@@ -25,16 +25,21 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues  # noqa: E402
-from voicebench.llm import OpenAIChat  # noqa: E402
 from voicebench.judging.models import Reply  # noqa: E402
 from voicebench.judging.prompt import dialogue_context, verdict_key  # noqa: E402
 from voicebench.judging.run import Comparison, run_comparisons  # noqa: E402
 from voicebench.judging.spec import JudgeModelSpec, Rubric  # noqa: E402
+from voicebench.llm import OpenAIChat  # noqa: E402
 from voicebench.testing import ScriptedLLMServer  # noqa: E402
 
-ANSWER = json.dumps({"winner": "A", "strength": 3,
-                     "dimensions": {"H": "A", "E": None, "A": None, "R": None, "T": None},
-                     "rationale": "A stays with the feeling."})
+ANSWER = json.dumps(
+    {
+        "winner": "A",
+        "strength": 3,
+        "dimensions": {"H": "A", "E": None, "A": None, "R": None, "T": None},
+        "rationale": "A stays with the feeling.",
+    }
+)
 
 
 def comparisons(n: int, judge: JudgeModelSpec, rubric: Rubric, tag: str) -> list[Comparison]:
@@ -42,44 +47,94 @@ def comparisons(n: int, judge: JudgeModelSpec, rubric: Rubric, tag: str) -> list
     out = []
     for i in range(n):
         d = dialogues[i % len(dialogues)]
-        a = Reply(item_id=d.id, contestant="x", kind="agent", family="fx",
-                  heard=f"Reply {tag}-{i} from x.", text="")
-        b = Reply(item_id=d.id, contestant="y", kind="agent", family="fy",
-                  heard=f"Reply {tag}-{i} from y.", text="")
+        a = Reply(
+            item_id=d.id,
+            contestant="x",
+            kind="agent",
+            family="fx",
+            heard=f"Reply {tag}-{i} from x.",
+            text="",
+        )
+        b = Reply(
+            item_id=d.id,
+            contestant="y",
+            kind="agent",
+            family="fy",
+            heard=f"Reply {tag}-{i} from y.",
+            text="",
+        )
         ctx = dialogue_context(d)
-        out.append(Comparison(d.id, ctx, judge, a, b, verdict_key(
-            rubric_sha256=rubric.sha256, judge=judge.id, context=ctx, reply_a=a.heard,
-            reply_b=b.heard, order="AB")))
+        out.append(
+            Comparison(
+                d.id,
+                ctx,
+                judge,
+                a,
+                b,
+                verdict_key(
+                    rubric_sha256=rubric.sha256,
+                    judge=judge.id,
+                    context=ctx,
+                    reply_a=a.heard,
+                    reply_b=b.heard,
+                    order="AB",
+                ),
+            )
+        )
     return out
 
 
 async def measure(base_url: str, concurrency: int, n: int) -> dict:
-    judge = JudgeModelSpec(provider="openai-compatible", model="scripted-llm", family="s",
-                           base_url=base_url, max_attempts=1, parse_retries=0)
-    rubric = Rubric(path="judges/rubric-v1.md",
-                    text=(ROOT / "judges" / "rubric-v1.md").read_text(), sha256="0" * 64)
+    judge = JudgeModelSpec(
+        provider="openai-compatible",
+        model="scripted-llm",
+        family="s",
+        base_url=base_url,
+        max_attempts=1,
+        parse_retries=0,
+    )
+    rubric = Rubric(
+        path="judges/rubric-v1.md",
+        text=(ROOT / "judges" / "rubric-v1.md").read_text(),
+        sha256="0" * 64,
+    )
     client = OpenAIChat(judge, base_url=base_url, key=None, response_format=None)
     work = comparisons(n, judge, rubric, f"c{concurrency}")
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            await run_comparisons(work[:concurrency], rubric, Path(tmp), concurrency=concurrency,
-                                  clients={judge.id: client})  # warm the connection pool
+            await run_comparisons(
+                work[:concurrency],
+                rubric,
+                Path(tmp),
+                concurrency=concurrency,
+                clients={judge.id: client},
+            )  # warm the connection pool
             start = time.perf_counter()
-            verdicts = await run_comparisons(work, rubric, Path(tmp), concurrency=concurrency,
-                                             clients={judge.id: client})
+            verdicts = await run_comparisons(
+                work, rubric, Path(tmp), concurrency=concurrency, clients={judge.id: client}
+            )
             elapsed = time.perf_counter() - start
     finally:
         await client.aclose()
     failed = sum(v.answer is None for v in verdicts)
-    return {"concurrency": concurrency, "comparisons": n, "failed": failed,
-            "seconds": round(elapsed, 3), "per_second": round(n / elapsed, 1)}
+    return {
+        "concurrency": concurrency,
+        "comparisons": n,
+        "failed": failed,
+        "seconds": round(elapsed, 3),
+        "per_second": round(n / elapsed, 1),
+    }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32])
-    ap.add_argument("--comparisons", type=int, default=None,
-                    help="per concurrency level (default 16 x concurrency, at least 32)")
+    ap.add_argument(
+        "--comparisons",
+        type=int,
+        default=None,
+        help="per concurrency level (default 16 x concurrency, at least 32)",
+    )
     ap.add_argument("--delay-ms", type=float, default=200.0, help="the scripted judge's latency")
     args = ap.parse_args()
     rows = []

@@ -53,8 +53,10 @@ def load_with_overrides(path: Path, overrides: list[str]) -> AgentSpec:
 
 def report(records) -> dict:
     timed = [r.timing for r in records if r.timing and r.timing.ttfa_ms is not None]
-    stages = {s: float(np.median([t.stages_ms[s] for t in timed if t.stages_ms[s] is not None]))
-              for s in STAGE_NAMES}
+    stages = {
+        s: float(np.median([t.stages_ms[s] for t in timed if t.stages_ms[s] is not None]))
+        for s in STAGE_NAMES
+    }
     ttft = [t.ttft_ms for t in timed]
     ttfa = [t.ttfa_ms for t in timed]
     errors = [word_errors(r.user_text, r.user_transcript) for r in records]
@@ -64,7 +66,8 @@ def report(records) -> dict:
         "cut_short": sum(r.llm_requests > 1 for r in records),
         "llm_calls_per_turn": (
             round(float(np.mean([r.llm_calls for r in records if r.llm_calls])), 2)
-            if any(r.llm_calls for r in records) else None
+            if any(r.llm_calls for r in records)
+            else None
         ),
         "stages_p50_ms": {k: round(v, 1) for k, v in stages.items()},
         "ttft_p50_ms": round(float(np.median(ttft)), 1),
@@ -79,8 +82,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--agent", type=Path, default=ROOT / "agents" / "local.toml")
     ap.add_argument("--limit", type=int, default=None, help="items, spread over the set")
-    ap.add_argument("--set", dest="overrides", action="append", default=[],
-                    help="override a spec field, e.g. vad.stop_secs=0.3 (repeatable)")
+    ap.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        help="override a spec field, e.g. vad.stop_secs=0.3 (repeatable)",
+    )
     ap.add_argument("--json", type=Path, help="also write the result here")
     ap.add_argument("--keep", type=Path, help="keep the run directory here (default: discarded)")
     args = ap.parse_args()
@@ -90,10 +98,16 @@ def main() -> None:
     if args.limit:
         items = demo_items(items, args.limit)
     with tempfile.TemporaryDirectory() as tmp:
-        records = asyncio.run(replay(
-            spec, spec_path=args.agent, dialogues=items, dialogues_path=BUILTIN_DIALOGUES,
-            fixtures_dir=BUILTIN_FIXTURES, out_dir=args.keep or Path(tmp) / "run",
-        ))
+        records = asyncio.run(
+            replay(
+                spec,
+                spec_path=args.agent,
+                dialogues=items,
+                dialogues_path=BUILTIN_DIALOGUES,
+                fixtures_dir=BUILTIN_FIXTURES,
+                out_dir=args.keep or Path(tmp) / "run",
+            )
+        )
     result = {"agent": str(args.agent), "overrides": args.overrides, **report(records)}
     print(json.dumps(result, indent=1))
     if args.json:

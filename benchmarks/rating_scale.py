@@ -18,7 +18,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from voicebench.rating import bootstrap_elo, fit, to_elo, win_matrices  # noqa: E402
+from voicebench.rating import bootstrap_elo, fit, to_elo, win_matrices
 
 
 def main() -> None:
@@ -46,10 +46,15 @@ def main() -> None:
     lo, hi = np.percentile(boot, [2.5, 97.5], axis=0)
     t2 = time.perf_counter()
     result = {
-        "comparisons": args.comparisons, "players": args.players, "items": args.items,
+        "comparisons": args.comparisons,
+        "players": args.players,
+        "items": args.items,
         "bootstrap_rounds": args.rounds,
-        "fit_s": round(t1 - t0, 3), "bootstrap_s": round(t2 - t1, 3), "total_s": round(t2 - t0, 3),
-        "target_s": 10.0, "meets_target": (t2 - t0) < 10.0,
+        "fit_s": round(t1 - t0, 3),
+        "bootstrap_s": round(t2 - t1, 3),
+        "total_s": round(t2 - t0, 3),
+        "target_s": 10.0,
+        "meets_target": (t2 - t0) < 10.0,
         "pearson_r_with_truth": round(float(np.corrcoef(elo, truth)[0, 1]), 4),
         "median_ci_width_elo": round(float(np.median(hi - lo)), 1),
     }

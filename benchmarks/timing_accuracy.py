@@ -49,8 +49,13 @@ async def one_pass(ttft_ms: float, turns: int, workdir: Path) -> dict:
     spec = AgentSpec(
         name=f"scripted-{ttft_ms:.0f}ms",
         family="scripted",
-        llm=LLMSpec(provider="scripted", model="scripted-llm", ttft_ms=ttft_ms,
-                    token_delay_ms=10, reply=SHORT_REPLY),
+        llm=LLMSpec(
+            provider="scripted",
+            model="scripted-llm",
+            ttft_ms=ttft_ms,
+            token_delay_ms=10,
+            reply=SHORT_REPLY,
+        ),
     )
     records = await replay(
         spec,
@@ -74,8 +79,10 @@ async def one_pass(ttft_ms: float, turns: int, workdir: Path) -> dict:
         "warm_abs_p99_ms": round(float(np.percentile(warm, 99)), 2),
         "warm_abs_max_ms": round(float(warm.max()), 2),
         "warm_min_error_ms": round(float(signed.min()), 2),
-        "ttfa_p50_ms": round(float(np.median([r.timing.ttfa_ms for r in records
-                                              if r.timing and r.timing.ttfa_ms])), 1),
+        "ttfa_p50_ms": round(
+            float(np.median([r.timing.ttfa_ms for r in records if r.timing and r.timing.ttfa_ms])),
+            1,
+        ),
     }
 
 
@@ -93,8 +100,10 @@ def main() -> None:
             results.append(res)
             print(json.dumps(res), flush=True)
     worst = max(r["warm_abs_p99_ms"] for r in results)
-    print(f"\nwarm |measured - injected| TTFT p99, worst over passes: {worst:.2f} ms "
-          f"(target <= 5 ms): {'PASS' if worst <= 5 else 'FAIL'}")
+    print(
+        f"\nwarm |measured - injected| TTFT p99, worst over passes: {worst:.2f} ms "
+        f"(target <= 5 ms): {'PASS' if worst <= 5 else 'FAIL'}"
+    )
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
 

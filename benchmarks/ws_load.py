@@ -31,13 +31,24 @@ TARGETS = {1: 5.0, 50: 10.0}
 
 async def one_level(callers: int, args, items, manifest) -> dict:
     async with ScriptedVoiceAgent(delay_ms=args.delay_ms) as agent:
-        spec = AgentSpec(name="scripted-voice", family="scripted",
-                         remote=RemoteSpec(url=agent.url, quiet_secs=1.0))
+        spec = AgentSpec(
+            name="scripted-voice",
+            family="scripted",
+            remote=RemoteSpec(url=agent.url, quiet_secs=1.0),
+        )
         cpu0, wall0 = time.process_time(), time.monotonic()
         with tempfile.TemporaryDirectory() as tmp:
-            turns = await run_load(spec, items, manifest, BUILTIN_FIXTURES, Path(tmp),
-                                   callers=callers, ramp_s=args.ramp, duration_s=args.duration,
-                                   turn_timeout_s=20.0)
+            turns = await run_load(
+                spec,
+                items,
+                manifest,
+                BUILTIN_FIXTURES,
+                Path(tmp),
+                callers=callers,
+                ramp_s=args.ramp,
+                duration_s=args.duration,
+                turn_timeout_s=20.0,
+            )
         cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
         answered = agent.turns()
     ok = [t for t in turns if t.turn.error is None]
@@ -50,25 +61,34 @@ async def one_level(callers: int, args, items, manifest) -> dict:
         if ends.size == 0:
             break
         a = answered[int(np.argmin(np.abs(ends - timing.speech_end_ns)))]
-        parts.append(((a["speech_end_ns"] - timing.speech_end_ns) / 1e6,
-                      (a["first_audio_sent_ns"] - a["speech_end_ns"]) / 1e6 - args.delay_ms,
-                      (timing.audio_out_ns - a["first_audio_sent_ns"]) / 1e6))
+        parts.append(
+            (
+                (a["speech_end_ns"] - timing.speech_end_ns) / 1e6,
+                (a["first_audio_sent_ns"] - a["speech_end_ns"]) / 1e6 - args.delay_ms,
+                (timing.audio_out_ns - a["first_audio_sent_ns"]) / 1e6,
+            )
+        )
     parts = np.array(parts) if parts else np.zeros((0, 3))
     if args.verbose:
         for t, (send, reply, receive) in zip(ok, parts, strict=False):
             if max(send, reply, receive) > 5:
-                print(f"  at {t.offset_s:6.1f} s, {t.concurrency} calls: send {send:.1f}, "
-                      f"agent {reply:.1f}, receive {receive:.1f} ms")
+                print(
+                    f"  at {t.offset_s:6.1f} s, {t.concurrency} calls: send {send:.1f}, "
+                    f"agent {reply:.1f}, receive {receive:.1f} ms"
+                )
     err = np.array([t.turn.timing.ttfa_ms - args.delay_ms for t in ok])
     return {
-        "callers": callers, "turns": len(turns), "failed": len(turns) - len(ok),
+        "callers": callers,
+        "turns": len(turns),
+        "failed": len(turns) - len(ok),
         "max_concurrency": max((t.concurrency for t in turns), default=0),
         "err_p50": float(np.percentile(np.abs(err), 50)) if err.size else float("nan"),
         "err_p99": float(np.percentile(np.abs(err), 99)) if err.size else float("nan"),
         "err_mean": float(err.mean()) if err.size else float("nan"),
         "cpu_per_caller": cpu / wall / callers,
-        "lag_p99": [float(np.percentile(parts[:, k], 99)) if len(parts) else float("nan")
-                    for k in range(3)],
+        "lag_p99": [
+            float(np.percentile(parts[:, k], 99)) if len(parts) else float("nan") for k in range(3)
+        ],
     }
 
 
@@ -83,19 +103,30 @@ def main() -> None:
     items = load_dialogues(BUILTIN_DIALOGUES)
     manifest = synthesize_fixtures(items, BUILTIN_FIXTURES).manifest
     print(f"injected delay {args.delay_ms:g} ms; error = measured TTFA - injected delay")
-    print(f"{'callers':>7} {'max conc':>8} {'turns':>6} {'failed':>6} {'|err| p50':>10} "
-          f"{'|err| p99':>10} {'mean err':>9} {'target p99':>10} {'CPU/caller':>10}")
+    print(
+        f"{'callers':>7} {'max conc':>8} {'turns':>6} {'failed':>6} {'|err| p50':>10} "
+        f"{'|err| p99':>10} {'mean err':>9} {'target p99':>10} {'CPU/caller':>10}"
+    )
     for callers in args.callers:
         r = asyncio.run(one_level(callers, args, items, manifest))
         target = TARGETS.get(callers)
-        verdict = "-" if target is None else (f"<= {target:g} " +
-                                              ("ok" if r["err_p99"] <= target else "MISSED"))
-        print(f"{r['callers']:>7} {r['max_concurrency']:>8} {r['turns']:>6} {r['failed']:>6} "
-              f"{r['err_p50']:>8.2f}ms {r['err_p99']:>8.2f}ms {r['err_mean']:>7.2f}ms "
-              f"{verdict:>10} {100 * r['cpu_per_caller']:>9.2f}%", flush=True)
+        verdict = (
+            "-"
+            if target is None
+            else (f"<= {target:g} " + ("ok" if r["err_p99"] <= target else "MISSED"))
+        )
+        print(
+            f"{r['callers']:>7} {r['max_concurrency']:>8} {r['turns']:>6} {r['failed']:>6} "
+            f"{r['err_p50']:>8.2f}ms {r['err_p99']:>8.2f}ms {r['err_mean']:>7.2f}ms "
+            f"{verdict:>10} {100 * r['cpu_per_caller']:>9.2f}%",
+            flush=True,
+        )
         send, reply, receive = r["lag_p99"]
-        print(f"{'':>7} p99 of its parts: send lag {send:.2f} ms, agent lag {reply:.2f} ms, "
-              f"receive lag {receive:.2f} ms", flush=True)
+        print(
+            f"{'':>7} p99 of its parts: send lag {send:.2f} ms, agent lag {reply:.2f} ms, "
+            f"receive lag {receive:.2f} ms",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

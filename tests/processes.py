@@ -70,12 +70,19 @@ class KillLog:
     """How long the last start, the one that finished, ran."""
 
 
-def kill_until_done(command: list[str], seed: int, *, window_s: tuple[float, float],
-                    max_kills: int, log_dir: Path, done: Callable[[], int] = lambda: 0,
-                    timeout_s: float = 600) -> KillLog:
+def kill_until_done(
+    command: list[str],
+    seed: int,
+    *,
+    window_s: tuple[float, float],
+    max_kills: int,
+    log_dir: Path,
+    done: Callable[[], int] = lambda: 0,
+    timeout_s: float = 600,
+) -> KillLog:
     """Start ``command``; SIGKILL it at a seeded random moment within ``window_s`` (seconds
-    after its start); start it again, and so on, ``max_kills`` times at most, then let it finish. The
-    process tree is listed just before each kill, and its helpers must die with it; ``done()``
+    after its start); start it again, and so on, ``max_kills`` times at most, then let it finish.
+    The process tree is listed just before each kill, and its helpers must die with it; ``done()``
     counts the records finished on disk at that moment."""
     rng = random.Random(seed)
     log = KillLog()
@@ -85,9 +92,14 @@ def kill_until_done(command: list[str], seed: int, *, window_s: tuple[float, flo
         stderr_path = log_dir / f"stderr-{seed}-{attempt}.txt"
         started = time.monotonic()
         with stderr_path.open("w") as stderr:
-            proc = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.DEVNULL, stderr=stderr,
-                                    env={**os.environ, "PYTHONUNBUFFERED": "1"})
+            proc = subprocess.Popen(
+                command,
+                cwd=ROOT,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            )
         kill_at = rng.uniform(*window_s) if len(log.kills_at_s) < max_kills else None
         try:
             code = proc.wait(timeout=kill_at if kill_at is not None else timeout_s)

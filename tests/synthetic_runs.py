@@ -22,61 +22,134 @@ STAMP = "2026-01-01T00:00:00+00:00"
 def timing(ttfa_ms: int, ttft_ms: int = 300) -> TurnTiming:
     """Endpointing 300, ASR 100, turn end 1, LLM ``ttft_ms``, text 1, TTS up to 20 ms before
     the first audio, output 20 ms."""
-    return TurnTiming(speech_end_ns=0, vad_stop_ns=300 * MS, transcript_ns=400 * MS,
-                      llm_request_ns=401 * MS, llm_first_token_ns=(401 + ttft_ms) * MS,
-                      tts_request_ns=(402 + ttft_ms) * MS,
-                      tts_first_audio_ns=(ttfa_ms - 20) * MS, audio_out_ns=ttfa_ms * MS)
+    return TurnTiming(
+        speech_end_ns=0,
+        vad_stop_ns=300 * MS,
+        transcript_ns=400 * MS,
+        llm_request_ns=401 * MS,
+        llm_first_token_ns=(401 + ttft_ms) * MS,
+        tts_request_ns=(402 + ttft_ms) * MS,
+        tts_first_audio_ns=(ttfa_ms - 20) * MS,
+        audio_out_ns=ttfa_ms * MS,
+    )
 
 
-def make_run(root: Path, name: str, items, ttfa_ms: int | Sequence[int], *, ttft_ms: int = 300,
-             all_turns: bool = False, api_key_env: str | None = None,
-             user_text: str | None = None, reply_text: str = "",
-             failures: dict[tuple[str, int], TurnError] | None = None) -> Path:
+def make_run(
+    root: Path,
+    name: str,
+    items,
+    ttfa_ms: int | Sequence[int],
+    *,
+    ttft_ms: int = 300,
+    all_turns: bool = False,
+    api_key_env: str | None = None,
+    user_text: str | None = None,
+    reply_text: str = "",
+    failures: dict[tuple[str, int], TurnError] | None = None,
+) -> Path:
     """A finished run of ``items``: the final seeker turn of each (every seeker turn with
     ``all_turns``), TTFA cycling through ``ttfa_ms``; the first turn is the cold one."""
     store = RunStore(root / name)
-    store.open(RunHeader(
-        run_id=name, created_at=STAMP, voicebench_version="0.1.0",
-        agent=AgentSpec(name=name, family=f"fam-{name}",
-                        llm=LLMSpec(provider="scripted", model=name, api_key_env=api_key_env)),
-        agent_spec_path="a.toml", dialogues_path=str(BUILTIN_DIALOGUES), dialogues_sha256="0" * 64,
-        dialogue_ids=tuple(d.id for d in items), fixtures_dir="audio_fixtures"))
+    store.open(
+        RunHeader(
+            run_id=name,
+            created_at=STAMP,
+            voicebench_version="0.1.0",
+            agent=AgentSpec(
+                name=name,
+                family=f"fam-{name}",
+                llm=LLMSpec(provider="scripted", model=name, api_key_env=api_key_env),
+            ),
+            agent_spec_path="a.toml",
+            dialogues_path=str(BUILTIN_DIALOGUES),
+            dialogues_sha256="0" * 64,
+            dialogue_ids=tuple(d.id for d in items),
+            fixtures_dir="audio_fixtures",
+        )
+    )
     ttfas = [ttfa_ms] if isinstance(ttfa_ms, int) else list(ttfa_ms)
-    turns = [(d, k) for d in items
-             for k in (d.seeker_turn_indices if all_turns else [d.final_turn_index])]
+    turns = [
+        (d, k)
+        for d in items
+        for k in (d.seeker_turn_indices if all_turns else [d.final_turn_index])
+    ]
     failures = failures or {}
     for n, (d, k) in enumerate(turns):
         error = failures.get((d.id, k))
-        store.append(TurnRecord(
-            run_id=name, contestant=f"scripted/{name}", agent_name=name, dialogue_id=d.id,
-            turn_index=k, final=k == d.final_turn_index, adversarial=d.adversarial,
-            user_text=user_text if user_text is not None else d.turns[k].text,
-            reply_text=reply_text, asr_wer=0.0 if n % 2 else 0.1,
-            timing=None if error else timing(ttfas[n % len(ttfas)], ttft_ms),
-            error=error, cold=n == 0, started_at=STAMP))
+        store.append(
+            TurnRecord(
+                run_id=name,
+                contestant=f"scripted/{name}",
+                agent_name=name,
+                dialogue_id=d.id,
+                turn_index=k,
+                final=k == d.final_turn_index,
+                adversarial=d.adversarial,
+                user_text=user_text if user_text is not None else d.turns[k].text,
+                reply_text=reply_text,
+                asr_wer=0.0 if n % 2 else 0.1,
+                timing=None if error else timing(ttfas[n % len(ttfas)], ttft_ms),
+                error=error,
+                cold=n == 0,
+                started_at=STAMP,
+            )
+        )
     return store.dir
 
 
 def verdict(item: str, a: str, b: str, side: str, strength: int = 3, judge: str = "j/1") -> Verdict:
-    ans = JudgeAnswer(winner=side, strength=strength,
-                      dimensions={"H": side, "E": side, "A": None, "R": None, "T": None},
-                      rationale="r")
-    return Verdict(key=f"{judge}{item}{a}{b}", item_id=item, judge=judge, rubric_sha256="h",
-                   contestant_a=a, contestant_b=b, answer=ans)
+    ans = JudgeAnswer(
+        winner=side,
+        strength=strength,
+        dimensions={"H": side, "E": side, "A": None, "R": None, "T": None},
+        rationale="r",
+    )
+    return Verdict(
+        key=f"{judge}{item}{a}{b}",
+        item_id=item,
+        judge=judge,
+        rubric_sha256="h",
+        contestant_a=a,
+        contestant_b=b,
+        answer=ans,
+    )
 
 
-def make_judging(out: Path, runs: Sequence[Path], items, contestants: Sequence[str],
-                 verdicts: Sequence[Verdict], *, smoke: bool = False,
-                 heard: str = "hi") -> Path:
+def make_judging(
+    out: Path,
+    runs: Sequence[Path],
+    items,
+    contestants: Sequence[str],
+    verdicts: Sequence[Verdict],
+    *,
+    smoke: bool = False,
+    heard: str = "hi",
+) -> Path:
     """A judging folder over ``runs`` holding these replies and verdicts."""
     out.mkdir(parents=True)
-    (out / "judging.json").write_text(JudgingHeader(
-        created_at=STAMP, run_dirs=tuple(map(str, runs)), judge_spec_path="j.toml",
-        judges=tuple(sorted({v.judge for v in verdicts})), smoke=smoke, rubric_path="r.md",
-        rubric_sha256="h").model_dump_json())
-    replies = [Reply(item_id=d.id, contestant=c, kind="human" if c.startswith("human") else "agent",
-                     family="f", heard=heard, text=heard)
-               for d in items for c in contestants]
+    (out / "judging.json").write_text(
+        JudgingHeader(
+            created_at=STAMP,
+            run_dirs=tuple(map(str, runs)),
+            judge_spec_path="j.toml",
+            judges=tuple(sorted({v.judge for v in verdicts})),
+            smoke=smoke,
+            rubric_path="r.md",
+            rubric_sha256="h",
+        ).model_dump_json()
+    )
+    replies = [
+        Reply(
+            item_id=d.id,
+            contestant=c,
+            kind="human" if c.startswith("human") else "agent",
+            family="f",
+            heard=heard,
+            text=heard,
+        )
+        for d in items
+        for c in contestants
+    ]
     (out / "replies.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in replies))
     (out / "verdicts.jsonl").write_text("".join(v.model_dump_json() + "\n" for v in verdicts))
     return out

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-
 from pathlib import Path
 
 import pytest
@@ -25,18 +24,33 @@ def test_scripted_agent_loads_with_the_heart_prompt():
 @pytest.mark.parametrize(
     ("toml", "message"),
     [
-        ('name = "x"\nfamily = "f"\n[llm]\nprovider = "nope"\nmodel = "m"\n',
-         r"bad\.toml: llm\.provider: Input should be"),
-        ('name = "x"\nfamily = "f"\n[llm]\nprovider = "openai-compatible"\nmodel = "m"\n',
-         r"bad\.toml: llm: Value error, base_url is required"),
-        ('name = "x"\nfamily = "f"\n[llm]\nprovider = "openai-compatible"\nmodel = "m"\n'
-         'base_url = "not a url"\n', r"bad\.toml: llm\.base_url: "),
-        ('name = "x"\nfamily = "f"\ncolour = "red"\n[llm]\nprovider = "scripted"\nmodel = "m"\n',
-         r"bad\.toml: colour: Extra inputs are not permitted"),
-        ('name = "x"\nfamily = "f"\n[llm]\nprovider = "openai"\nmodel = "m"\n'
-         'api_key_env = "sk-live-abc123!"\n', r"bad\.toml: llm: Value error, api_key_env must be"),
-        ('name = "x"\nfamily = "f"\n[vad]\nstop_secs = -1\n[llm]\nprovider = "scripted"\n'
-         'model = "m"\n', r"bad\.toml: vad\.stop_secs: Input should be greater than 0"),
+        (
+            'name = "x"\nfamily = "f"\n[llm]\nprovider = "nope"\nmodel = "m"\n',
+            r"bad\.toml: llm\.provider: Input should be",
+        ),
+        (
+            'name = "x"\nfamily = "f"\n[llm]\nprovider = "openai-compatible"\nmodel = "m"\n',
+            r"bad\.toml: llm: Value error, base_url is required",
+        ),
+        (
+            'name = "x"\nfamily = "f"\n[llm]\nprovider = "openai-compatible"\nmodel = "m"\n'
+            'base_url = "not a url"\n',
+            r"bad\.toml: llm\.base_url: ",
+        ),
+        (
+            'name = "x"\nfamily = "f"\ncolour = "red"\n[llm]\nprovider = "scripted"\nmodel = "m"\n',
+            r"bad\.toml: colour: Extra inputs are not permitted",
+        ),
+        (
+            'name = "x"\nfamily = "f"\n[llm]\nprovider = "openai"\nmodel = "m"\n'
+            'api_key_env = "sk-live-abc123!"\n',
+            r"bad\.toml: llm: Value error, api_key_env must be",
+        ),
+        (
+            'name = "x"\nfamily = "f"\n[vad]\nstop_secs = -1\n[llm]\nprovider = "scripted"\n'
+            'model = "m"\n',
+            r"bad\.toml: vad\.stop_secs: Input should be greater than 0",
+        ),
         ('name = "x" family', r"bad\.toml: not valid TOML"),
     ],
 )
@@ -49,11 +63,15 @@ def test_bad_specs_name_the_file_and_field(tmp_path: Path, toml: str, message: s
 
 def test_a_missing_key_variable_fails_at_load_naming_it(tmp_path: Path, monkeypatch):
     path = tmp_path / "openai.toml"
-    path.write_text('name = "o"\nfamily = "openai"\n[llm]\nprovider = "openai"\n'
-                    'model = "gpt-4o-mini"\napi_key_env = "VB_TEST_OPENAI_KEY"\n')
+    path.write_text(
+        'name = "o"\nfamily = "openai"\n[llm]\nprovider = "openai"\n'
+        'model = "gpt-4o-mini"\napi_key_env = "VB_TEST_OPENAI_KEY"\n'
+    )
     monkeypatch.delenv("VB_TEST_OPENAI_KEY", raising=False)
-    with pytest.raises(MissingSecretError, match="llm.api_key_env: environment variable "
-                       "VB_TEST_OPENAI_KEY is not set"):
+    with pytest.raises(
+        MissingSecretError,
+        match=r"llm\.api_key_env: environment variable VB_TEST_OPENAI_KEY is not set",
+    ):
         load_agent_spec(path)
     monkeypatch.setenv("VB_TEST_OPENAI_KEY", "dummy")
     assert load_agent_spec(path).llm.api_key_env == "VB_TEST_OPENAI_KEY"
@@ -73,14 +91,22 @@ def test_every_shipped_agent_loads_when_its_key_variable_is_set(monkeypatch):
     assert remote.id == "remote/remote-example" and remote.key_variable is None
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ('name = "x"\nfamily = "f"\n', "give either [llm]"),
-    ('name = "x"\nfamily = "f"\n[llm]\nprovider = "scripted"\nmodel = "m"\n'
-     '[remote]\nurl = "ws://127.0.0.1:1"\n', "give either [llm]"),
-    ('name = "x"\nfamily = "f"\n[remote]\nurl = "http://127.0.0.1:1"\n', "remote.url"),
-    ('name = "x"\nfamily = "f"\n[remote]\nurl = "ws://h:1"\nprotocol = "sip"\n',
-     "remote.protocol"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('name = "x"\nfamily = "f"\n', "give either [llm]"),
+        (
+            'name = "x"\nfamily = "f"\n[llm]\nprovider = "scripted"\nmodel = "m"\n'
+            '[remote]\nurl = "ws://127.0.0.1:1"\n',
+            "give either [llm]",
+        ),
+        ('name = "x"\nfamily = "f"\n[remote]\nurl = "http://127.0.0.1:1"\n', "remote.url"),
+        (
+            'name = "x"\nfamily = "f"\n[remote]\nurl = "ws://h:1"\nprotocol = "sip"\n',
+            "remote.protocol",
+        ),
+    ],
+)
 def test_bad_remote_specs_name_the_field(tmp_path, text, message):
     path = tmp_path / "agent.toml"
     path.write_text(text)
@@ -89,8 +115,9 @@ def test_bad_remote_specs_name_the_field(tmp_path, text, message):
     assert str(path) in str(info.value)
 
 
-@pytest.mark.parametrize(("agent", "variable"),
-                         [("openai", "OPENAI_API_KEY"), ("anthropic", "ANTHROPIC_API_KEY")])
+@pytest.mark.parametrize(
+    ("agent", "variable"), [("openai", "OPENAI_API_KEY"), ("anthropic", "ANTHROPIC_API_KEY")]
+)
 def test_hosted_agents_without_their_key_fail_in_one_line(monkeypatch, agent, variable):
     monkeypatch.delenv(variable, raising=False)
     with pytest.raises(MissingSecretError) as info:

@@ -23,7 +23,9 @@ def test_demo_replays_through_the_local_agent_and_leaves_nothing_running(tmp_pat
     out = tmp_path / "demo"
     result = subprocess.run(
         [sys.executable, "-m", "voicebench", "demo", "--limit", "1", "--out", str(out)],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert result.returncode == 0, result.stderr[-2000:]
     records = [json.loads(line) for line in (out / "turns.jsonl").read_text().splitlines()]
@@ -36,14 +38,20 @@ def test_demo_replays_through_the_local_agent_and_leaves_nothing_running(tmp_pat
     assert "TTFA" in result.stdout and "llm_ttft" in result.stdout
     assert f"run log: {out}/turns.jsonl" in result.stdout
     # The final reply is judged against the human reference by the offline smoke judge.
-    verdicts = [json.loads(line) for line in
-                (out / "judging" / "verdicts.jsonl").read_text().splitlines()]
+    verdicts = [
+        json.loads(line) for line in (out / "judging" / "verdicts.jsonl").read_text().splitlines()
+    ]
     assert len(verdicts) == 2  # one pair, both orders
-    assert {v["judge"] for v in verdicts} == {"local/smollm2-135m"} and all(v["smoke"] for v in verdicts)
+    assert {v["judge"] for v in verdicts} == {"local/smollm2-135m"} and all(
+        v["smoke"] for v in verdicts
+    )
     assert {frozenset((v["contestant_a"], v["contestant_b"])) for v in verdicts} == {
-        frozenset(("local-smollm2", "human/reference"))}
+        frozenset(("local-smollm2", "human/reference"))
+    }
     assert "offline smoke judge" in result.stdout
-    assert ("HEART leaderboard (SMOKE JUDGE" in result.stdout) or ("no leaderboard" in result.stdout)
+    assert ("HEART leaderboard (SMOKE JUDGE" in result.stdout) or (
+        "no leaderboard" in result.stdout
+    )
     # It ends by writing the report and printing where it is.
     report = json.loads((out / "report" / "report.json").read_text())
     assert f"report: {out}/report/index.html" in result.stdout

@@ -18,7 +18,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from voicebench.agentspec import load_agent_spec
-from voicebench.rating.agreement import load_human_judgments
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.dialogues.esconv import import_esconv_to_file
 from voicebench.errors import InputError, VoicebenchError
@@ -27,21 +26,37 @@ from voicebench.fixtures.audio import write_wav
 from voicebench.fixtures.manifest import load_manifest
 from voicebench.judging.replies import load_human_replies
 from voicebench.judging.spec import load_judge_spec
+from voicebench.rating.agreement import load_human_judgments
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = 300
-FUZZ = settings(max_examples=CASES, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=CASES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**12, 10**12)
-    | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=40),
-    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=10), inner,
-                                                                max_size=5),
-    max_leaves=20)
-scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=30),
-                    st.just("x" * 200_000), st.lists(st.integers(), max_size=3),
-                    st.dictionaries(st.text(max_size=5), st.integers(), max_size=2))
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**12), 10**12)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=40),
+    lambda inner: (
+        st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=10), inner, max_size=5)
+    ),
+    max_leaves=20,
+)
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.text(max_size=30),
+    st.just("x" * 200_000),
+    st.lists(st.integers(), max_size=3),
+    st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
+)
 
 
 def _mutate_json(doc, data) -> object:
@@ -83,8 +98,21 @@ def _mutate_lines(text: str, data) -> str:
         lines.insert(k, lines[k])
     elif action == "value" and lines and "=" in lines[k]:
         key = lines[k].split("=", 1)[0]
-        value = data.draw(st.sampled_from(['""', "-1", "1e309", "true", "[1, 2]", '"x"',
-                                           '"' + "y" * 50_000 + '"', "{}", "nan"]))
+        value = data.draw(
+            st.sampled_from(
+                [
+                    '""',
+                    "-1",
+                    "1e309",
+                    "true",
+                    "[1, 2]",
+                    '"x"',
+                    '"' + "y" * 50_000 + '"',
+                    "{}",
+                    "nan",
+                ]
+            )
+        )
         lines[k] = f"{key}= {value}"
     else:
         lines.insert(k, data.draw(st.text(max_size=30)))
@@ -140,10 +168,20 @@ def test_dialogue_sets(data):
 @FUZZ
 @given(st.data())
 def test_agent_specs(data):
-    valid = (ROOT / "agents" / data.draw(st.sampled_from(
-        ["local.toml", "scripted.toml", "openai-compatible.toml", "remote-example.toml"]))).read_text()
-    _check(lambda p: load_agent_spec(p, require_secrets=False), _tmp(".toml"),
-           _content(valid, data, kind="toml"))
+    valid = (
+        ROOT
+        / "agents"
+        / data.draw(
+            st.sampled_from(
+                ["local.toml", "scripted.toml", "openai-compatible.toml", "remote-example.toml"]
+            )
+        )
+    ).read_text()
+    _check(
+        lambda p: load_agent_spec(p, require_secrets=False),
+        _tmp(".toml"),
+        _content(valid, data, kind="toml"),
+    )
 
 
 @FUZZ
@@ -152,16 +190,33 @@ def test_judge_specs(data):
     name = data.draw(st.sampled_from(["openai.toml", "local-smoke.toml", "ensemble.toml"]))
     folder = _folder()
     (folder / "rubric-v1.md").write_text((ROOT / "judges" / "rubric-v1.md").read_text())
-    _check(lambda p: load_judge_spec(p, require_secrets=False), folder / name,
-           _content((ROOT / "judges" / name).read_text(), data, kind="toml"))
+    _check(
+        lambda p: load_judge_spec(p, require_secrets=False),
+        folder / name,
+        _content((ROOT / "judges" / name).read_text(), data, kind="toml"),
+    )
 
 
-HUMAN_CSV = ("item_id,contestant_a,contestant_b,rating,rater\n"
-             "reg-job-crisis-01,a,human/reference,A slightly better,r1\n"
-             "reg-job-crisis-01,a,human/reference,-2,r2\n")
-HUMAN_JSONL = "\n".join(json.dumps(r) for r in [
-    {"item_id": "reg-job-crisis-01", "contestant_a": "a", "contestant_b": "b", "rating": "same"},
-    {"item_id": "reg-job-crisis-01", "contestant_a": "a", "contestant_b": "b", "rating": 2}]) + "\n"
+HUMAN_CSV = (
+    "item_id,contestant_a,contestant_b,rating,rater\n"
+    "reg-job-crisis-01,a,human/reference,A slightly better,r1\n"
+    "reg-job-crisis-01,a,human/reference,-2,r2\n"
+)
+HUMAN_JSONL = (
+    "\n".join(
+        json.dumps(r)
+        for r in [
+            {
+                "item_id": "reg-job-crisis-01",
+                "contestant_a": "a",
+                "contestant_b": "b",
+                "rating": "same",
+            },
+            {"item_id": "reg-job-crisis-01", "contestant_a": "a", "contestant_b": "b", "rating": 2},
+        ]
+    )
+    + "\n"
+)
 
 
 @FUZZ
@@ -173,15 +228,20 @@ def test_human_judgment_files(data):
         _check(load_human_judgments, _tmp(".jsonl"), _content(HUMAN_JSONL, data, kind="jsonl"))
 
 
-HUMAN_REPLIES = json.dumps({"item_id": "reg-job-crisis-01", "name": "ana",
-                            "reply": "That sounds so hard."}) + "\n"
+HUMAN_REPLIES = (
+    json.dumps({"item_id": "reg-job-crisis-01", "name": "ana", "reply": "That sounds so hard."})
+    + "\n"
+)
 
 
 @FUZZ
 @given(st.data())
 def test_human_reply_files(data):
-    _check(lambda p: load_human_replies(p, {"reg-job-crisis-01"}), _tmp(".jsonl"),
-           _content(HUMAN_REPLIES, data, kind="jsonl"))
+    _check(
+        lambda p: load_human_replies(p, {"reg-job-crisis-01"}),
+        _tmp(".jsonl"),
+        _content(HUMAN_REPLIES, data, kind="jsonl"),
+    )
 
 
 @FUZZ
@@ -190,8 +250,11 @@ def test_manifests(data):
     real = json.loads((BUILTIN_FIXTURES / "manifest.json").read_text())
     valid = json.dumps({**real, "entries": real["entries"][:2]})
     folder = _folder()
-    _check(lambda p: load_manifest(p.parent), folder / "manifest.json",
-           _content(valid, data, kind="json"))
+    _check(
+        lambda p: load_manifest(p.parent),
+        folder / "manifest.json",
+        _content(valid, data, kind="json"),
+    )
 
 
 @FUZZ
@@ -215,7 +278,7 @@ def test_wav_files_missing_wrong_rate_or_not_audio(tmp_path: Path):
         read_wav(tmp_path / "nope.wav", expect_rate=16_000)
     assert "nope.wav" in str(missing.value)
     write_wav(tmp_path / "fast.wav", np.zeros(2205, dtype=np.int16), 22_050)
-    with pytest.raises(InputError, match="22050|22,050") as rate:
+    with pytest.raises(InputError, match=r"22050|22,050") as rate:
         read_wav(tmp_path / "fast.wav", expect_rate=16_000)
     assert "fast.wav" in str(rate.value)
     (tmp_path / "junk.wav").write_bytes(b"RIFF\x00\x01garbage" * 10)

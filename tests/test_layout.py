@@ -8,8 +8,21 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "voicebench"
 MAX_LINES = 400
-STAGES = ("dialogues", "fixtures", "replay", "runlog", "timing", "judging", "rating",
-          "strategies", "report", "live", "cli", "demo", "testing")
+STAGES = (
+    "dialogues",
+    "fixtures",
+    "replay",
+    "runlog",
+    "timing",
+    "judging",
+    "rating",
+    "strategies",
+    "report",
+    "live",
+    "cli",
+    "demo",
+    "testing",
+)
 
 
 def imports(path: Path) -> set[str]:
@@ -29,8 +42,11 @@ def files(under: Path) -> list[Path]:
 
 def test_dialogues_import_no_later_stage():
     for path in files(PACKAGE / "dialogues"):
-        bad = {m for m in imports(path) if m.startswith(("voicebench.judging", "voicebench.replay",
-                                                         "voicebench.testing"))}
+        bad = {
+            m
+            for m in imports(path)
+            if m.startswith(("voicebench.judging", "voicebench.replay", "voicebench.testing"))
+        }
         assert not bad, f"{path}: {bad}"
 
 
@@ -44,12 +60,16 @@ def test_only_the_test_doubles_import_the_test_doubles():
 
 def test_the_llm_layer_imports_no_stage():
     for path in files(PACKAGE / "llm"):
-        bad = {m for m in imports(path)
-               if m.startswith("voicebench.") and m.split(".")[1] in STAGES}
+        bad = {
+            m for m in imports(path) if m.startswith("voicebench.") and m.split(".")[1] in STAGES
+        }
         assert not bad, f"{path}: {bad}"
 
 
 def test_no_file_is_longer_than_a_sitting():
-    long = {str(p.relative_to(PACKAGE)): n for p in files(PACKAGE)
-            if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    long = {
+        str(p.relative_to(PACKAGE)): n
+        for p in files(PACKAGE)
+        if (n := len(p.read_text().splitlines())) > MAX_LINES
+    }
     assert long == {}

@@ -45,7 +45,9 @@ def test_server_answers_a_chat_request_then_stops():
         assert srv.base_url.startswith("http://127.0.0.1:")
         client = OpenAI(base_url=srv.base_url, api_key="local")
         reply = client.chat.completions.create(
-            model="smollm2-135m", temperature=0, max_tokens=20,
+            model="smollm2-135m",
+            temperature=0,
+            max_tokens=20,
             messages=[{"role": "user", "content": "Say hello to a friend."}],
         )
         assert reply.choices[0].message.content.strip()

@@ -18,10 +18,26 @@ pytestmark = pytest.mark.slow
 
 def test_ctrl_c_mid_run_stops_helpers_and_keeps_finished_turns(tmp_path: Path):
     out = tmp_path / "run"
-    command = [sys.executable, "-m", "voicebench", "run", "--agent", "agents/scripted.toml",
-               "--id", "reg-job-crisis-01", "--out", str(out)]
-    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, preexec_fn=as_in_a_terminal)
+    command = [
+        sys.executable,
+        "-m",
+        "voicebench",
+        "run",
+        "--agent",
+        "agents/scripted.toml",
+        "--id",
+        "reg-job-crisis-01",
+        "--out",
+        str(out),
+    ]
+    proc = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=as_in_a_terminal,
+    )
     helpers: set[int] = set()
     # Wait for the first finished turn, then interrupt the second one mid-way.
     for line in proc.stderr:
@@ -44,19 +60,28 @@ def test_ctrl_c_mid_run_stops_helpers_and_keeps_finished_turns(tmp_path: Path):
     assert again.returncode == 0, again.stderr[-2000:]
     assert "1/" in again.stderr and "turns already done" in again.stderr
     records = [json.loads(line) for line in (out / "turns.jsonl").read_text().splitlines()]
-    assert records[0] == kept[0] and len({(r["dialogue_id"], r["turn_index"]) for r in records}) \
-        == len(records) > 1
+    assert (
+        records[0] == kept[0]
+        and len({(r["dialogue_id"], r["turn_index"]) for r in records}) == len(records) > 1
+    )
 
 
 def test_a_run_failing_after_its_helper_started_leaves_nothing_running(tmp_path: Path):
     """The scripted LLM server is up before the TTS is built; an unknown voice then stops the
     run with one line and exit 1, and the server goes with it."""
     agent = tmp_path / "bad-voice.toml"
-    agent.write_text((ROOT / "agents" / "scripted.toml").read_text()
-                     .replace('voice = "en_US-joe-medium"', 'voice = "en_GB-nobody-low"'))
-    proc = subprocess.Popen(voicebench("run", "--agent", str(agent), "--limit", "1",
-                                       "--out", str(tmp_path / "run")),
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    agent.write_text(
+        (ROOT / "agents" / "scripted.toml")
+        .read_text()
+        .replace('voice = "en_US-joe-medium"', 'voice = "en_GB-nobody-low"')
+    )
+    proc = subprocess.Popen(
+        voicebench("run", "--agent", str(agent), "--limit", "1", "--out", str(tmp_path / "run")),
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     helpers: set[int] = set()
     while proc.poll() is None:
         helpers |= descendants(proc.pid)

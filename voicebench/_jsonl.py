@@ -39,8 +39,11 @@ def complete_lines(path: Path) -> list[tuple[int, str]]:
         return []
     raw = path.read_bytes()
     complete = raw[: raw.rfind(b"\n") + 1]
-    return [(n, line) for n, line in enumerate(complete.decode("utf-8").splitlines(), start=1)
-            if line.strip()]
+    return [
+        (n, line)
+        for n, line in enumerate(complete.decode("utf-8").splitlines(), start=1)
+        if line.strip()
+    ]
 
 
 def append_record(path: Path, record: BaseModel) -> None:
@@ -80,8 +83,9 @@ def latest_per_key(records: Sequence[K], decided: Callable[[K], bool]) -> list[K
     return list(latest.values())
 
 
-def read_models(path: Path, model: type[M],
-                check: Callable[[object, str], None] | None = None) -> list[M]:
+def read_models(
+    path: Path, model: type[M], check: Callable[[object, str], None] | None = None
+) -> list[M]:
     """Every complete line validated as ``model``; errors name the file, line and field.
     ``check(data, record)`` runs first on each parsed line (e.g. a schema-version check)."""
     out: list[M] = []
@@ -96,9 +100,14 @@ def read_models(path: Path, model: type[M],
     return out
 
 
-async def decide_each(items: Sequence[T], decide: Callable[[T], Awaitable[M]], path: Path, *,
-                      concurrency: int,
-                      progress: Callable[[M, int, int], None] | None = None) -> list[M]:
+async def decide_each(
+    items: Sequence[T],
+    decide: Callable[[T], Awaitable[M]],
+    path: Path,
+    *,
+    concurrency: int,
+    progress: Callable[[M, int, int], None] | None = None,
+) -> list[M]:
     """``decide`` every item with at most ``concurrency`` in flight, appending each result to
     ``path`` as soon as it is decided (so a kill loses only the ones in flight), then calling
     ``progress(result, done, total)``. Results come back in the order they were decided."""
@@ -120,4 +129,3 @@ async def decide_each(items: Sequence[T], decide: Callable[[T], Awaitable[M]], p
         for t in tasks:
             t.cancel()
     return done
-

@@ -36,15 +36,18 @@ def first_error(exc: ValidationError) -> tuple[str, str]:
     """The dotted location and message of a validation error's first problem."""
     err = exc.errors()[0]
     # A key from the file may hold anything: show odd ones quoted, so the error stays one line.
-    loc = ".".join(str(p) if str(p).isprintable() and str(p).strip() else repr(p)
-                   for p in err.get("loc", ())) or "(root)"
+    loc = (
+        ".".join(
+            str(p) if str(p).isprintable() and str(p).strip() else repr(p)
+            for p in err.get("loc", ())
+        )
+        or "(root)"
+    )
     msg = " ".join(str(err.get("msg", "invalid")).split())
     return loc, msg
 
 
-def validate_record(
-    model: type[M], data: Any, *, file: str | Path, record: str | None = None
-) -> M:
+def validate_record(model: type[M], data: Any, *, file: str | Path, record: str | None = None) -> M:
     """Validate ``data`` as ``model``; a failure names the file, the record and the field."""
     try:
         return model.model_validate(data)

@@ -13,7 +13,7 @@
     cpu_threads = 2
 
     [llm]                             # an endpoint: see voicebench/llm/endpoint.py
-    provider = "openai-compatible"    # "local" | "openai-compatible" | "openai" | "anthropic" | "scripted"
+    provider = "openai-compatible"    # local | openai-compatible | openai | anthropic | scripted
     model = "gpt-4o-mini"             # for "local": "smollm2-135m" (packaged) or a path to a .gguf
     base_url = "http://127.0.0.1:8000/v1"   # openai-compatible only
     api_key_env = "OPENAI_API_KEY"    # the variable holding the key; keys never live in specs
@@ -197,8 +197,10 @@ class AgentSpec(FrozenModel):
     @model_validator(mode="after")
     def _one_kind(self) -> AgentSpec:
         if (self.llm is None) == (self.remote is None):
-            raise ValueError("give either [llm] (a pipeline voicebench builds) or [remote] "
-                             "(a running agent over WebSocket)")
+            raise ValueError(
+                "give either [llm] (a pipeline voicebench builds) or [remote] "
+                "(a running agent over WebSocket)"
+            )
         return self
 
     @property

@@ -19,28 +19,51 @@ LEVEL = 0.95
 ROUNDS = 1000
 
 
-def percentiles(values: Sequence[float] | np.ndarray, qs: Sequence[float], *,
-                rounds: int = ROUNDS, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def percentiles(
+    values: Sequence[float] | np.ndarray,
+    qs: Sequence[float],
+    *,
+    rounds: int = ROUNDS,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The ``qs`` percentiles of ``values`` and their interval bounds: (point, low, high)."""
     x = np.asarray(values, dtype=float)
     point = np.percentile(x, qs)
     if x.size < 2:
         return point, point.copy(), point.copy()
-    ci = stats.bootstrap((x,), lambda s, axis: np.percentile(s, qs, axis=axis),
-                         vectorized=True, method="percentile", n_resamples=rounds,
-                         confidence_level=LEVEL, random_state=seed).confidence_interval
+    ci = stats.bootstrap(
+        (x,),
+        lambda s, axis: np.percentile(s, qs, axis=axis),
+        vectorized=True,
+        method="percentile",
+        n_resamples=rounds,
+        confidence_level=LEVEL,
+        random_state=seed,
+    ).confidence_interval
     return point, np.asarray(ci.low), np.asarray(ci.high)
 
 
-def clustered_share(successes: Sequence[float] | np.ndarray, trials: Sequence[float] | np.ndarray,
-                    *, rounds: int = ROUNDS, seed: int = 0) -> tuple[float, float, float]:
+def clustered_share(
+    successes: Sequence[float] | np.ndarray,
+    trials: Sequence[float] | np.ndarray,
+    *,
+    rounds: int = ROUNDS,
+    seed: int = 0,
+) -> tuple[float, float, float]:
     """Total successes over total trials, with clusters (one entry each) resampled:
     (share, low, high). Every cluster must have at least one trial."""
     s, n = np.asarray(successes, dtype=float), np.asarray(trials, dtype=float)
     share = float(s.sum() / n.sum())
     if s.size < 2:
         return share, share, share
-    ci = stats.bootstrap((s, n), lambda a, b, axis: a.sum(axis) / b.sum(axis), paired=True,
-                         vectorized=True, method="percentile", n_resamples=rounds,
-                         confidence_level=LEVEL, random_state=seed).confidence_interval
+    ci = stats.bootstrap(
+        (s, n),
+        lambda a, b, axis: a.sum(axis) / b.sum(axis),
+        paired=True,
+        vectorized=True,
+        method="percentile",
+        n_resamples=rounds,
+        confidence_level=LEVEL,
+        random_state=seed,
+    ).confidence_interval
     return share, float(ci.low), float(ci.high)

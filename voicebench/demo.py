@@ -46,8 +46,9 @@ class DemoPlan:
     judge_spec: Path | None
 
 
-def plan_demo(agent: Path, *, limit: int, out_dir: Path | None,
-              judge_spec: Path | None) -> DemoPlan:
+def plan_demo(
+    agent: Path, *, limit: int, out_dir: Path | None, judge_spec: Path | None
+) -> DemoPlan:
     """Check the inputs before anything starts; the default folder is ``reports/runs/``."""
     from datetime import UTC, datetime
 
@@ -64,15 +65,29 @@ def run_demo(plan: DemoPlan, hooks: DemoHooks) -> BuiltReport:
     """Replay, judge, rate and report; a re-run with the same folder resumes each step."""
     spec, out_dir = plan.spec, plan.out_dir
     hooks.status(f"demo: {len(plan.items)} items through {spec.name} ({spec.id}) -> {out_dir}")
-    records = run_replay(spec, spec_path=plan.spec_path, dialogues=plan.items,
-                         dialogues_path=BUILTIN_DIALOGUES, fixtures_dir=BUILTIN_FIXTURES,
-                         out_dir=out_dir, progress=hooks.turn)
+    records = run_replay(
+        spec,
+        spec_path=plan.spec_path,
+        dialogues=plan.items,
+        dialogues_path=BUILTIN_DIALOGUES,
+        fixtures_dir=BUILTIN_FIXTURES,
+        out_dir=out_dir,
+        progress=hooks.turn,
+    )
     hooks.replayed(spec, out_dir, records)
     if plan.judge_spec is not None:
         judged = out_dir / "judging"
         hooks.status(f"judging {spec.name} against the human reference replies -> {judged}")
-        hooks.judged(run_judging([out_dir], plan.judge_spec, judged, concurrency=1,
-                                 on_status=hooks.status, progress=hooks.verdict))
+        hooks.judged(
+            run_judging(
+                [out_dir],
+                plan.judge_spec,
+                judged,
+                concurrency=1,
+                on_status=hooks.status,
+                progress=hooks.verdict,
+            )
+        )
         try:
             hooks.rated(rate_judging(judged), None)
         except NothingToRateError as exc:

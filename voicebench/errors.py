@@ -1,4 +1,5 @@
-"""The error hierarchy. Library code raises these; only the CLI turns them into one line and an exit code."""
+"""The error hierarchy. Library code raises these; only the CLI turns them into one line and an
+exit code."""
 
 from __future__ import annotations
 
@@ -43,9 +44,7 @@ class MissingExtraError(VoicebenchError):
     def __init__(self, extra: str, package: str | None = None) -> None:
         self.extra = extra
         pkg = package or extra
-        super().__init__(
-            f"the '{extra}' provider needs the package '{pkg}': pip install '{pkg}'"
-        )
+        super().__init__(f"the '{extra}' provider needs the package '{pkg}': pip install '{pkg}'")
 
 
 class MissingSecretError(VoicebenchError):

@@ -6,8 +6,17 @@ import difflib
 import re
 
 _NUMBER_WORDS = {
-    "0": "zero", "1": "one", "2": "two", "3": "three", "4": "four", "5": "five",
-    "6": "six", "7": "seven", "8": "eight", "9": "nine", "10": "ten",
+    "0": "zero",
+    "1": "one",
+    "2": "two",
+    "3": "three",
+    "4": "four",
+    "5": "five",
+    "6": "six",
+    "7": "seven",
+    "8": "eight",
+    "9": "nine",
+    "10": "ten",
 }
 _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 

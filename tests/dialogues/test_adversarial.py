@@ -3,6 +3,7 @@ against the scripted server, told what to answer request by request."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -29,7 +30,7 @@ P = EscalationProfile
 def test_every_schedule_ends_high_and_has_its_shape(profile, n):
     s = intensity_schedule(profile, n)
     assert len(s) == n and all(0 <= v <= 10 for v in s) and s[-1] == 10
-    steps = [b - a for a, b in zip(s, s[1:], strict=False)]
+    steps = [b - a for a, b in itertools.pairwise(s)]
     assert all(step >= 0 for step in steps)  # hostility never falls
     if profile is P.ALWAYS_10:
         assert set(s) == {10}
@@ -44,9 +45,14 @@ def test_every_schedule_ends_high_and_has_its_shape(profile, n):
 
 
 def _answer(d: Dialogue, intensities, *, change: bool = True) -> str:
-    turns = [{"turn": i + 1, "intensity": v,
-              "text": f"Oh please, spare me. ({d.turns[i].text[:40]})" if change else d.turns[i].text}
-             for i, v in zip(d.seeker_turn_indices, intensities, strict=True)]
+    turns = [
+        {
+            "turn": i + 1,
+            "intensity": v,
+            "text": f"Oh please, spare me. ({d.turns[i].text[:40]})" if change else d.turns[i].text,
+        }
+        for i, v in zip(d.seeker_turn_indices, intensities, strict=True)
+    ]
     return "Here it is:\n" + json.dumps({"seeker_turns": turns})
 
 
@@ -54,9 +60,13 @@ def _answer(d: Dialogue, intensities, *, change: bool = True) -> str:
 def items(tmp_path: Path) -> tuple[Path, list[Dialogue]]:
     builtin = [d for d in load_dialogues(BUILTIN_DIALOGUES) if not d.adversarial]
     good, retried, hopeless = builtin[0], builtin[1], builtin[2]
-    starts_with_seeker = Dialogue.model_validate({
-        **builtin[3].model_dump(), "id": "no-greeting", "turns": [
-            t.model_dump() for t in builtin[3].turns[1:]]})
+    starts_with_seeker = Dialogue.model_validate(
+        {
+            **builtin[3].model_dump(),
+            "id": "no-greeting",
+            "turns": [t.model_dump() for t in builtin[3].turns[1:]],
+        }
+    )
     assert starts_with_seeker.turns[0].role is Role.SEEKER
     chosen = [good, retried, hopeless, starts_with_seeker]
     path = tmp_path / "in.jsonl"
@@ -66,8 +76,10 @@ def items(tmp_path: Path) -> tuple[Path, list[Dialogue]]:
 
 def _spec(tmp_path: Path, base_url: str) -> Path:
     spec = tmp_path / "writer.toml"
-    spec.write_text(f'name = "writer"\nfamily = "scripted"\n[llm]\nprovider = "openai-compatible"\n'
-                    f'model = "scripted-llm"\nbase_url = "{base_url}"\n')
+    spec.write_text(
+        f'name = "writer"\nfamily = "scripted"\n[llm]\nprovider = "openai-compatible"\n'
+        f'model = "scripted-llm"\nbase_url = "{base_url}"\n'
+    )
     return spec
 
 
@@ -83,8 +95,17 @@ def test_seeker_turns_are_rewritten_checked_retried_or_rejected_and_resumed(tmp_
         for _ in range(3):
             llm.enqueue(_answer(hopeless, h, change=False))  # never rewrites anything
         out = tmp_path / "adv.jsonl"
-        command = ["dialogues", "adversarial", str(path), "--profile", "mid-spike", "--llm",
-                   str(_spec(tmp_path, llm.base_url)), "--out", str(out)]
+        command = [
+            "dialogues",
+            "adversarial",
+            str(path),
+            "--profile",
+            "mid-spike",
+            "--llm",
+            str(_spec(tmp_path, llm.base_url)),
+            "--out",
+            str(out),
+        ]
         result = CliRunner().invoke(app, command)
         assert result.exit_code == 0, result.output
         said = " ".join(result.output.split())
@@ -106,8 +127,9 @@ def test_seeker_turns_are_rewritten_checked_retried_or_rejected_and_resumed(tmp_
                 assert a.role is b.role
                 assert (a.text == b.text) == (a.role is Role.SUPPORTER)
             assert new.turns[-1].text.startswith("Oh please")
-        rejected = [json.loads(x) for x in (tmp_path / "adv.jsonl.rejected.jsonl").read_text()
-                    .splitlines()]
+        rejected = [
+            json.loads(x) for x in (tmp_path / "adv.jsonl.rejected.jsonl").read_text().splitlines()
+        ]
         assert [r["id"] for r in rejected] == [hopeless.id, "no-greeting"]
         assert "left unchanged at target" in rejected[0]["reason"] and rejected[0]["attempts"] == 3
         assert rejected[1]["reason"] == "does not start with a supporter greeting"
@@ -124,11 +146,19 @@ def test_answers_that_break_the_rules_are_refused_with_the_reason():
     assert check_rewrite(json.dumps(ok), d, s, P.LINEAR_RAMP).adversarial
     cases = {
         "expected": {"seeker_turns": ok["seeker_turns"][:2]},
-        "speaker label": {"seeker_turns": [*ok["seeker_turns"][:2],
-                                           {**ok["seeker_turns"][2], "text": "Seeker: no."}]},
-        "intensity 3, target 6": {"seeker_turns": [
-            ok["seeker_turns"][0], {**ok["seeker_turns"][1], "intensity": 3},
-            ok["seeker_turns"][2]]},
+        "speaker label": {
+            "seeker_turns": [
+                *ok["seeker_turns"][:2],
+                {**ok["seeker_turns"][2], "text": "Seeker: no."},
+            ]
+        },
+        "intensity 3, target 6": {
+            "seeker_turns": [
+                ok["seeker_turns"][0],
+                {**ok["seeker_turns"][1], "intensity": 3},
+                ok["seeker_turns"][2],
+            ]
+        },
         "not the asked shape": {"turns": []},
         "no JSON object": None,
     }
@@ -139,9 +169,29 @@ def test_answers_that_break_the_rules_are_refused_with_the_reason():
 
 def test_a_bad_profile_or_spec_is_one_line_naming_it(tmp_path, items):
     path, _ = items
-    result = CliRunner().invoke(app, ["dialogues", "adversarial", str(path), "--profile",
-                                      "sometimes", "--llm", "agents/scripted.toml"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "dialogues",
+            "adversarial",
+            str(path),
+            "--profile",
+            "sometimes",
+            "--llm",
+            "agents/scripted.toml",
+        ],
+    )
     assert result.exit_code == 2 and "--profile" in result.output
-    remote = CliRunner().invoke(app, ["dialogues", "adversarial", str(path), "--profile",
-                                      "always-10", "--llm", "agents/remote-example.toml"])
+    remote = CliRunner().invoke(
+        app,
+        [
+            "dialogues",
+            "adversarial",
+            str(path),
+            "--profile",
+            "always-10",
+            "--llm",
+            "agents/remote-example.toml",
+        ],
+    )
     assert remote.exit_code == 2 and "llm" in remote.output

@@ -150,18 +150,20 @@ def test_an_overlong_situation_makes_its_conversation_ineligible(tmp_path):
 
 
 def test_a_file_with_no_usable_items_is_an_error(tmp_path):
-    data = [{
-        "emotion_type": "joy",
-        "problem_type": "ongoing depression",
-        "situation": "Just checking in.",
-        "dialog": [
-            {"speaker": "supporter", "annotation": {}, "content": "Hello! How are you?"},
-            {"speaker": "seeker", "annotation": {}, "content": "Hi, I am good thanks."},
-            {"speaker": "supporter", "annotation": {}, "content": "Glad to hear it."},
-            {"speaker": "seeker", "annotation": {}, "content": "Thanks, bye!"},
-            {"speaker": "supporter", "annotation": {}, "content": "Bye, take care."},
-        ],
-    }]
+    data = [
+        {
+            "emotion_type": "joy",
+            "problem_type": "ongoing depression",
+            "situation": "Just checking in.",
+            "dialog": [
+                {"speaker": "supporter", "annotation": {}, "content": "Hello! How are you?"},
+                {"speaker": "seeker", "annotation": {}, "content": "Hi, I am good thanks."},
+                {"speaker": "supporter", "annotation": {}, "content": "Glad to hear it."},
+                {"speaker": "seeker", "annotation": {}, "content": "Thanks, bye!"},
+                {"speaker": "supporter", "annotation": {}, "content": "Bye, take care."},
+            ],
+        }
+    ]
     path = _write(tmp_path, data)
     with pytest.raises(InputError) as info:
         import_esconv(path)
@@ -180,6 +182,7 @@ def _set(field_path, value):
         for key in field_path[:-1]:
             target = target[key]
         target[field_path[-1]] = value
+
     return mutate
 
 
@@ -189,6 +192,7 @@ def _delete(field_path):
         for key in field_path[:-1]:
             target = target[key]
         del target[field_path[-1]]
+
     return mutate
 
 
@@ -218,9 +222,7 @@ MALFORMED = [
 
 
 @pytest.mark.parametrize(("mutate", "field", "message"), MALFORMED)
-def test_malformed_conversation_names_file_conversation_and_field(
-    tmp_path, mutate, field, message
-):
+def test_malformed_conversation_names_file_conversation_and_field(tmp_path, mutate, field, message):
     data = _base()
     mutate(data[1])
     path = _write(tmp_path, data)
@@ -235,7 +237,7 @@ def test_malformed_conversation_names_file_conversation_and_field(
 
 
 def test_conversation_that_is_not_an_object(tmp_path):
-    data = _base() + ["not a conversation"]
+    data = [*_base(), "not a conversation"]
     path = _write(tmp_path, data)
     with pytest.raises(InputError) as info:
         import_esconv(path)
@@ -245,10 +247,10 @@ def test_conversation_that_is_not_an_object(tmp_path):
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (b"[{\"dialog\": ", "not valid JSON"),
-        (b"{\"dialog\": []}", "expected a list of conversations at the top level, got an object"),
+        (b'[{"dialog": ', "not valid JSON"),
+        (b'{"dialog": []}', "expected a list of conversations at the top level, got an object"),
         (b"[]", "no conversations in file"),
-        (b"[{\"situation\": \"caf\xe9\"}]", "not UTF-8 text"),
+        (b'[{"situation": "caf\xe9"}]', "not UTF-8 text"),
     ],
 )
 def test_malformed_file_names_the_file(tmp_path, content, message):

@@ -26,27 +26,44 @@ def dialogues():
     return [by_id[i] for i in ITEMS]
 
 
-def make_run(root: Path, name: str, family: str, replies: dict[str, str | None], voice,
-             dialogues) -> Path:
+def make_run(
+    root: Path, name: str, family: str, replies: dict[str, str | None], voice, dialogues
+) -> Path:
     """A finished teacher-forced run whose final turns said ``replies`` (None: the turn failed)."""
     run = root / name
     store = RunStore(run)
-    store.open(RunHeader(
-        run_id=name, created_at="2026-01-01T00:00:00+00:00", voicebench_version="0.1.0",
-        agent=AgentSpec(name=name, family=family, llm=LLMSpec(provider="scripted", model=name)),
-        agent_spec_path=f"agents/{name}.toml", dialogues_path=str(BUILTIN_DIALOGUES),
-        dialogues_sha256="0" * 64, dialogue_ids=tuple(d.id for d in dialogues),
-        fixtures_dir="audio_fixtures"))
+    store.open(
+        RunHeader(
+            run_id=name,
+            created_at="2026-01-01T00:00:00+00:00",
+            voicebench_version="0.1.0",
+            agent=AgentSpec(name=name, family=family, llm=LLMSpec(provider="scripted", model=name)),
+            agent_spec_path=f"agents/{name}.toml",
+            dialogues_path=str(BUILTIN_DIALOGUES),
+            dialogues_sha256="0" * 64,
+            dialogue_ids=tuple(d.id for d in dialogues),
+            fixtures_dir="audio_fixtures",
+        )
+    )
     for d in dialogues:
         text = replies[d.id]
         audio_path = None
         if text is not None:
             audio_path = f"audio/{d.id}__t{d.final_turn_index:02d}.wav"
             write_wav(run / audio_path, voice(text), 16_000)
-        store.append(TurnRecord(
-            run_id=name, contestant=f"scripted/{name}", agent_name=name, dialogue_id=d.id,
-            turn_index=d.final_turn_index, final=True, user_text=d.turns[-1].text,
-            reply_text=text or "", audio_path=audio_path,
-            error=None if text is not None else TurnError(kind="timeout", reason="no answer"),
-            started_at="2026-01-01T00:00:00+00:00"))
+        store.append(
+            TurnRecord(
+                run_id=name,
+                contestant=f"scripted/{name}",
+                agent_name=name,
+                dialogue_id=d.id,
+                turn_index=d.final_turn_index,
+                final=True,
+                user_text=d.turns[-1].text,
+                reply_text=text or "",
+                audio_path=audio_path,
+                error=None if text is not None else TurnError(kind="timeout", reason="no answer"),
+                started_at="2026-01-01T00:00:00+00:00",
+            )
+        )
     return run

@@ -12,21 +12,36 @@ from voicebench.judging import (
 from voicebench.judging.combine import JudgeDecision, combine_judges
 
 
-def v(a: str, b: str, winner: str | None, strength: int = 3, judge: str = "j/1",
-      dims: dict | None = None, item: str = "i1") -> Verdict:
+def v(
+    a: str,
+    b: str,
+    winner: str | None,
+    strength: int = 3,
+    judge: str = "j/1",
+    dims: dict | None = None,
+    item: str = "i1",
+) -> Verdict:
     answer = None
     if winner is not None:
         marks = {"H": None, "E": None, "A": None, "R": None, "T": None, **(dims or {})}
         answer = JudgeAnswer(winner=winner, strength=strength, dimensions=marks, rationale="r")
-    return Verdict(key=f"{judge}{a}{b}{item}", item_id=item, judge=judge, rubric_sha256="h",
-                   contestant_a=a, contestant_b=b, answer=answer,
-                   failure=None if answer else "unparseable: x")
+    return Verdict(
+        key=f"{judge}{a}{b}{item}",
+        item_id=item,
+        judge=judge,
+        rubric_sha256="h",
+        contestant_a=a,
+        contestant_b=b,
+        answer=answer,
+        failure=None if answer else "unparseable: x",
+    )
 
 
 def test_agreeing_orders_keep_the_winner_mean_strength_and_shared_dimensions():
     # x wins as A (slot A) and as B (slot B); E is x's in both, H only in one.
-    d = combine_orders([v("x", "y", "A", 4, dims={"E": "A", "H": "A"}),
-                        v("y", "x", "B", 2, dims={"E": "B"})])
+    d = combine_orders(
+        [v("x", "y", "A", 4, dims={"E": "A", "H": "A"}), v("y", "x", "B", 2, dims={"E": "B"})]
+    )
     assert d.winner == "x" and d.consistent and d.strength == 3.0
     assert d.dimensions["E"] == "x" and d.dimensions["H"] is None
 
@@ -45,9 +60,11 @@ def test_a_failed_order_leaves_the_pair_undecided_and_counts_the_failure():
 
 
 def test_ensemble_majority_with_strength_averaged_over_the_majority():
-    ds = [JudgeDecision("a", "x", 4.0, {"E": "x"}, True, 0),
-          JudgeDecision("b", "x", 2.0, {"E": "x"}, True, 0),
-          JudgeDecision("c", "y", 5.0, {"E": "y"}, True, 0)]
+    ds = [
+        JudgeDecision("a", "x", 4.0, {"E": "x"}, True, 0),
+        JudgeDecision("b", "x", 2.0, {"E": "x"}, True, 0),
+        JudgeDecision("c", "y", 5.0, {"E": "y"}, True, 0),
+    ]
     r = combine_judges("i1", "x", "y", ds)
     assert r.winner == "x" and r.strength == 3.0 and r.dimensions["E"] == "x"
     tied = combine_judges("i1", "x", "y", ds[1:])
@@ -55,8 +72,14 @@ def test_ensemble_majority_with_strength_averaged_over_the_majority():
 
 
 def test_pair_results_group_by_item_and_unordered_pair():
-    verdicts = [v("x", "y", "A"), v("y", "x", "B"), v("x", "y", "B", item="i2"),
-                v("y", "x", "A", item="i2")]
+    verdicts = [
+        v("x", "y", "A"),
+        v("y", "x", "B"),
+        v("x", "y", "B", item="i2"),
+        v("y", "x", "A", item="i2"),
+    ]
     results = pair_results(verdicts)
     assert [(r.item_id, r.first, r.second, r.winner) for r in results] == [
-        ("i1", "x", "y", "x"), ("i2", "x", "y", "y")]
+        ("i1", "x", "y", "x"),
+        ("i2", "x", "y", "y"),
+    ]

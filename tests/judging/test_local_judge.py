@@ -23,7 +23,9 @@ async def test_the_smoke_judge_answers_in_the_schema_and_calibrates_once_per_con
         client = await open_judge(judge, stack)
         assert isinstance(client, CalibratedLetterJudge)
         first = await client.ask(judge_messages(rubric.text, context, "That sounds so hard.", "ok"))
-        second = await client.ask(judge_messages(rubric.text, context, "ok", "That sounds so hard."))
+        second = await client.ask(
+            judge_messages(rubric.text, context, "ok", "That sounds so hard.")
+        )
         assert len(client._baseline) == 1  # the blank-reply baseline is asked once per conversation
     for text in (first.text, second.text):
         answer = parse_answer(text)

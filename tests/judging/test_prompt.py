@@ -9,9 +9,12 @@ import pytest
 from voicebench.judging import AnswerError, answer_schema, parse_answer
 from voicebench.judging.prompt import verdict_key
 
-GOOD = {"winner": "B", "strength": 4,
-        "dimensions": {"H": "B", "E": None, "A": "B", "R": None, "T": "A"},
-        "rationale": "B picks up the detail about the night shifts."}
+GOOD = {
+    "winner": "B",
+    "strength": 4,
+    "dimensions": {"H": "B", "E": None, "A": "B", "R": None, "T": "A"},
+    "rationale": "B picks up the detail about the night shifts.",
+}
 
 
 def test_bare_json_is_read_exactly():
@@ -20,25 +23,31 @@ def test_bare_json_is_read_exactly():
     assert answer.dimensions.T == "A" and answer.dimensions.E is None
 
 
-@pytest.mark.parametrize("wrap", [
-    "```json\n{}\n```",
-    "Here is my verdict:\n```\n{}\n```\nThanks!",
-    "{} I preferred B because it was warmer.",
-    "After weighing both: {}",
-])
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        "```json\n{}\n```",
+        "Here is my verdict:\n```\n{}\n```\nThanks!",
+        "{} I preferred B because it was warmer.",
+        "After weighing both: {}",
+    ],
+)
 def test_fenced_or_prose_wrapped_answers_are_found(wrap):
     assert parse_answer(wrap.format(json.dumps(GOOD))).winner == "B"
 
 
-@pytest.mark.parametrize("raw, problem", [
-    ("", "empty"),
-    ("B is better.", "no JSON object"),
-    (json.dumps({**GOOD, "winner": "tie"}), "winner"),
-    (json.dumps({**GOOD, "strength": 7}), "strength"),
-    (json.dumps({**GOOD, "dimensions": {"H": "A"}}), "dimensions.E"),
-    (json.dumps({**GOOD, "extra": 1}), "extra"),
-    ('{"winner": "A", "strength": 3,', "no JSON object"),
-])
+@pytest.mark.parametrize(
+    "raw, problem",
+    [
+        ("", "empty"),
+        ("B is better.", "no JSON object"),
+        (json.dumps({**GOOD, "winner": "tie"}), "winner"),
+        (json.dumps({**GOOD, "strength": 7}), "strength"),
+        (json.dumps({**GOOD, "dimensions": {"H": "A"}}), "dimensions.E"),
+        (json.dumps({**GOOD, "extra": 1}), "extra"),
+        ('{"winner": "A", "strength": 3,', "no JSON object"),
+    ],
+)
 def test_anything_else_is_refused_never_guessed(raw, problem):
     with pytest.raises(AnswerError, match=problem):
         parse_answer(raw)
@@ -53,8 +62,9 @@ def test_the_schema_names_every_field_and_forbids_others():
 
 
 def test_the_cache_key_changes_with_anything_the_judge_sees():
-    base = dict(rubric_sha256="r", judge="openai/x", context="c", reply_a="a", reply_b="b",
-                order="AB")
+    base = dict(
+        rubric_sha256="r", judge="openai/x", context="c", reply_a="a", reply_b="b", order="AB"
+    )
     keys = {verdict_key(**base)}
     for field in base:
         keys.add(verdict_key(**{**base, field: base[field] + "'"}))

@@ -13,16 +13,18 @@ from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.errors import RunError
 from voicebench.judging.clients import open_judge
 from voicebench.judging.models import Reply
-from voicebench.judging.prompt import dialogue_context, verdict_key
+from voicebench.judging.prompt import answer_schema, dialogue_context, verdict_key
 from voicebench.judging.run import Comparison, decide
 from voicebench.judging.spec import JudgeModelSpec, Rubric
-from voicebench.judging.prompt import answer_schema
 from voicebench.llm import AnthropicChat, OpenAIChat
 from voicebench.testing import ScriptedLLMServer
 
-ANSWER = {"winner": "A", "strength": 2,
-          "dimensions": {"H": "A", "E": None, "A": None, "R": "B", "T": None},
-          "rationale": "A names the fear directly."}
+ANSWER = {
+    "winner": "A",
+    "strength": 2,
+    "dimensions": {"H": "A", "E": None, "A": None, "R": "B", "T": None},
+    "rationale": "A names the fear directly.",
+}
 RUBRIC = Rubric(path="rubric.md", text="Judge the replies.", sha256="f" * 64)
 
 
@@ -31,14 +33,31 @@ def comparison(judge: JudgeModelSpec) -> Comparison:
     a = Reply(item_id=d.id, contestant="x", kind="agent", family="fx", heard="Reply one.", text="")
     b = Reply(item_id=d.id, contestant="y", kind="agent", family="fy", heard="Reply two.", text="")
     ctx = dialogue_context(d)
-    return Comparison(d.id, ctx, judge, a, b, verdict_key(
-        rubric_sha256=RUBRIC.sha256, judge=judge.id, context=ctx, reply_a=a.heard,
-        reply_b=b.heard, order="AB"))
+    return Comparison(
+        d.id,
+        ctx,
+        judge,
+        a,
+        b,
+        verdict_key(
+            rubric_sha256=RUBRIC.sha256,
+            judge=judge.id,
+            context=ctx,
+            reply_a=a.heard,
+            reply_b=b.heard,
+            order="AB",
+        ),
+    )
 
 
 def compatible(base_url: str, **over) -> JudgeModelSpec:
-    return JudgeModelSpec(provider="openai-compatible", model="scripted-llm", family="s",
-                          base_url=base_url, **{"timeout_s": 5.0, **over})
+    return JudgeModelSpec(
+        provider="openai-compatible",
+        model="scripted-llm",
+        family="s",
+        base_url=base_url,
+        **{"timeout_s": 5.0, **over},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -69,8 +88,9 @@ async def test_fenced_json_and_trailing_prose_are_read(server):
 
 
 async def test_garbage_is_retried_then_stored_as_a_failed_verdict_with_the_raw_text(server):
-    v = await _decide(server, ("I think A.", None), ("{not json", None), ("Definitely B!", None),
-                      parse_retries=2)
+    v = await _decide(
+        server, ("I think A.", None), ("{not json", None), ("Definitely B!", None), parse_retries=2
+    )
     assert v.answer is None and v.attempts == 3
     assert v.failure.startswith("unparseable") and v.raw == "Definitely B!"
     v = await _decide(server, ("nope", None), parse_retries=1)  # then the server's good default
@@ -78,8 +98,9 @@ async def test_garbage_is_retried_then_stored_as_a_failed_verdict_with_the_raw_t
 
 
 async def test_rate_limits_server_errors_timeouts_and_broken_streams_are_retried(server):
-    v = await _decide(server, (None, "429"), (None, "500"), (None, "hang"), (None, "truncate"),
-                      timeout_s=1.0)
+    v = await _decide(
+        server, (None, "429"), (None, "500"), (None, "hang"), (None, "truncate"), timeout_s=1.0
+    )
     assert v.answer is not None and v.attempts == 5
 
 
@@ -115,16 +136,28 @@ class Recorder:
 
 
 OPENAI_RESPONSE = {  # the shape of a recorded Chat Completions reply
-    "id": "chatcmpl-rec", "object": "chat.completion", "created": 1763900000,
+    "id": "chatcmpl-rec",
+    "object": "chat.completion",
+    "created": 1763900000,
     "model": "gpt-4o-mini-2024-07-18",
-    "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
-                 "message": {"role": "assistant", "content": json.dumps(ANSWER), "refusal": None}}],
+    "choices": [
+        {
+            "index": 0,
+            "finish_reason": "stop",
+            "logprobs": None,
+            "message": {"role": "assistant", "content": json.dumps(ANSWER), "refusal": None},
+        }
+    ],
     "usage": {"prompt_tokens": 412, "completion_tokens": 48, "total_tokens": 460},
 }
 ANTHROPIC_RESPONSE = {  # the shape of a recorded Messages reply with structured output
-    "id": "msg_rec", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
+    "id": "msg_rec",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-haiku-4-5",
     "content": [{"type": "text", "text": json.dumps(ANSWER)}],
-    "stop_reason": "end_turn", "stop_sequence": None,
+    "stop_reason": "end_turn",
+    "stop_sequence": None,
     "usage": {"input_tokens": 530, "output_tokens": 61},
 }
 
@@ -132,8 +165,13 @@ ANTHROPIC_RESPONSE = {  # the shape of a recorded Messages reply with structured
 async def test_openai_request_asks_for_strict_json_schema_output(monkeypatch):
     monkeypatch.setenv("VB_TEST_OPENAI_KEY", "sk-test-dummy-123456")
     async with Recorder("/v1/chat/completions", OPENAI_RESPONSE) as rec:
-        judge = JudgeModelSpec(provider="openai", model="gpt-4o-mini", family="gpt",
-                               api_key_env="VB_TEST_OPENAI_KEY", base_url=f"{rec.url}/v1")
+        judge = JudgeModelSpec(
+            provider="openai",
+            model="gpt-4o-mini",
+            family="gpt",
+            api_key_env="VB_TEST_OPENAI_KEY",
+            base_url=f"{rec.url}/v1",
+        )
         async with contextlib.AsyncExitStack() as stack:
             client = await open_judge(judge, stack)
             v = await decide(client, comparison(judge), RUBRIC)
@@ -144,17 +182,32 @@ async def test_openai_request_asks_for_strict_json_schema_output(monkeypatch):
     assert body["model"] == "gpt-4o-mini" and body["temperature"] == 0
     fmt = body["response_format"]
     assert fmt["type"] == "json_schema" and fmt["json_schema"]["strict"] is True
-    assert fmt["json_schema"]["schema"]["required"] == ["winner", "strength", "dimensions", "rationale"]
+    assert fmt["json_schema"]["schema"]["required"] == [
+        "winner",
+        "strength",
+        "dimensions",
+        "rationale",
+    ]
     assert "sk-test" not in v.model_dump_json()
 
 
 async def test_refused_credentials_stop_the_job_without_echoing_the_key(monkeypatch):
     key = "sk-test-secret-987654"
-    echo = {"error": {"message": f"Incorrect API key provided: {key}.", "type": "invalid_request_error",
-                      "code": "invalid_api_key"}}
+    echo = {
+        "error": {
+            "message": f"Incorrect API key provided: {key}.",
+            "type": "invalid_request_error",
+            "code": "invalid_api_key",
+        }
+    }
     async with Recorder("/v1/chat/completions", echo, status=401) as rec:
-        judge = JudgeModelSpec(provider="openai", model="gpt-4o-mini", family="gpt",
-                               api_key_env="VB_TEST_OPENAI_KEY", base_url=f"{rec.url}/v1")
+        judge = JudgeModelSpec(
+            provider="openai",
+            model="gpt-4o-mini",
+            family="gpt",
+            api_key_env="VB_TEST_OPENAI_KEY",
+            base_url=f"{rec.url}/v1",
+        )
         client = OpenAIChat(judge, base_url=f"{rec.url}/v1", key=key, response_format=None)
         with pytest.raises(RunError) as info:
             await decide(client, comparison(judge), RUBRIC)
@@ -164,8 +217,13 @@ async def test_refused_credentials_stop_the_job_without_echoing_the_key(monkeypa
 
 async def test_anthropic_request_asks_for_json_schema_output(monkeypatch):
     async with Recorder("/v1/messages", ANTHROPIC_RESPONSE) as rec:
-        judge = JudgeModelSpec(provider="anthropic", model="claude-haiku-4-5", family="claude",
-                               api_key_env="VB_TEST_ANTHROPIC_KEY", base_url=rec.url)
+        judge = JudgeModelSpec(
+            provider="anthropic",
+            model="claude-haiku-4-5",
+            family="claude",
+            api_key_env="VB_TEST_ANTHROPIC_KEY",
+            base_url=rec.url,
+        )
         client = AnthropicChat(judge, key="sk-ant-dummy-123456", schema=answer_schema())
         try:
             v = await decide(client, comparison(judge), RUBRIC)

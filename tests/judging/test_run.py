@@ -15,10 +15,12 @@ from voicebench.llm import ChatText
 
 pytestmark = pytest.mark.slow
 
-ALPHA = {ITEMS[0]: "Losing that job after ten years would shake anyone. What scares you most "
-                   "about the next few weeks?",
-         ITEMS[1]: "It sounds like the heaviness has been sitting on you for a long time. "
-                   "What does a hard morning look like for you?"}
+ALPHA = {
+    ITEMS[0]: "Losing that job after ten years would shake anyone. What scares you most "
+    "about the next few weeks?",
+    ITEMS[1]: "It sounds like the heaviness has been sitting on you for a long time. "
+    "What does a hard morning look like for you?",
+}
 BETA = {ITEMS[0]: "Okay. You should update your resume.", ITEMS[1]: None}  # item 2: turn failed
 
 
@@ -36,9 +38,12 @@ class PreferringJudge:
         b = user.split("Reply B (as heard):\n")[1].split("\n\nWhich reply")[0].lower()
         score = lambda t: sum(w.strip(".,?!") in self.favourite for w in t.split())  # noqa: E731
         winner = "A" if (score(a), a) > (score(b), b) else "B"  # ties broken by text, not slot
-        answer = {"winner": winner, "strength": 4,
-                  "dimensions": {"H": winner, "E": winner, "A": None, "R": None, "T": None},
-                  "rationale": "It is more specific."}
+        answer = {
+            "winner": winner,
+            "strength": 4,
+            "dimensions": {"H": winner, "E": winner, "A": None, "R": None, "T": None},
+            "rationale": "It is more specific.",
+        }
         return ChatText(f"```json\n{json.dumps(answer)}\n```", 5.0)
 
 
@@ -46,16 +51,20 @@ def judge_spec(tmp_path: Path, family: str = "testjudge") -> Path:
     rubric = tmp_path / "rubric.md"
     rubric.write_text("Judge the replies.\n")
     spec = tmp_path / "judge.toml"
-    spec.write_text(f'name = "t"\nrubric = "rubric.md"\n[[judges]]\nprovider = "openai-compatible"\n'
-                    f'model = "pref"\nfamily = "{family}"\nbase_url = "http://127.0.0.1:9/v1"\n')
+    spec.write_text(
+        f'name = "t"\nrubric = "rubric.md"\n[[judges]]\nprovider = "openai-compatible"\n'
+        f'model = "pref"\nfamily = "{family}"\nbase_url = "http://127.0.0.1:9/v1"\n'
+    )
     return spec
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory, voice, dialogues):
     root = tmp_path_factory.mktemp("runs")
-    return [make_run(root, "alpha", "fam-a", ALPHA, voice, dialogues),
-            make_run(root, "beta", "fam-b", BETA, voice, dialogues)]
+    return [
+        make_run(root, "alpha", "fam-a", ALPHA, voice, dialogues),
+        make_run(root, "beta", "fam-b", BETA, voice, dialogues),
+    ]
 
 
 async def test_judging_two_agents_and_the_human_reference_then_resuming(tmp_path, runs):
@@ -99,27 +108,49 @@ async def test_judging_two_agents_and_the_human_reference_then_resuming(tmp_path
 
 async def test_a_judge_never_rates_its_own_family(tmp_path, runs):
     judge = PreferringJudge(set())
-    result = await judge_runs(runs, judge_spec(tmp_path, family="fam-a"), tmp_path / "j",
-                              client_factory=lambda s, st: _ready(judge))
+    result = await judge_runs(
+        runs,
+        judge_spec(tmp_path, family="fam-a"),
+        tmp_path / "j",
+        client_factory=lambda s, st: _ready(judge),
+    )
     assert {(p.first, p.second) for p in result.pairs} == {("beta", "human/reference")}
     assert result.skipped_pairs == 3  # alpha-beta, alpha-human on item 1; alpha-human on item 2
 
 
 async def test_extra_human_replies_join_and_bad_ones_name_line_and_field(tmp_path, runs):
     extra = tmp_path / "humans.jsonl"
-    extra.write_text(json.dumps({"item_id": ITEMS[0], "name": "sam",
-                                 "reply": "That is a lot to carry. What would help tonight?"}) + "\n")
+    extra.write_text(
+        json.dumps(
+            {
+                "item_id": ITEMS[0],
+                "name": "sam",
+                "reply": "That is a lot to carry. What would help tonight?",
+            }
+        )
+        + "\n"
+    )
     judge = PreferringJudge(set())
-    result = await judge_runs(runs, judge_spec(tmp_path), tmp_path / "j", human_files=[extra],
-                              client_factory=lambda s, st: _ready(judge))
+    result = await judge_runs(
+        runs,
+        judge_spec(tmp_path),
+        tmp_path / "j",
+        human_files=[extra],
+        client_factory=lambda s, st: _ready(judge),
+    )
     assert ("human/sam", ITEMS[0]) in {(r.contestant, r.item_id) for r in result.replies}
     assert len(result.pairs) == 6 + 1  # 4 contestants on item 1, 2 on item 2
 
     bad = tmp_path / "bad.jsonl"
     bad.write_text(extra.read_text() + json.dumps({"item_id": "nope", "name": "x", "reply": "hi"}))
     with pytest.raises(InputError, match=r"bad.jsonl: line 2: item_id: no judged item"):
-        await judge_runs(runs, judge_spec(tmp_path), tmp_path / "k", human_files=[bad],
-                         client_factory=lambda s, st: _ready(judge))
+        await judge_runs(
+            runs,
+            judge_spec(tmp_path),
+            tmp_path / "k",
+            human_files=[bad],
+            client_factory=lambda s, st: _ready(judge),
+        )
 
 
 async def _ready(client):

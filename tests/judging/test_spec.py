@@ -10,8 +10,9 @@ from voicebench.errors import InputError, MissingSecretError
 from voicebench.judging import load_judge_spec
 
 
-@pytest.mark.parametrize("name", ["local-smoke", "openai", "anthropic", "openai-compatible",
-                                  "ensemble"])
+@pytest.mark.parametrize(
+    "name", ["local-smoke", "openai", "anthropic", "openai-compatible", "ensemble"]
+)
 def test_shipped_specs_load_with_the_rubric_hash(name):
     spec, rubric = load_judge_spec(Path("judges") / f"{name}.toml", require_secrets=False)
     assert spec.judges and len(rubric.sha256) == 64 and "Resonance" in rubric.text
@@ -19,28 +20,37 @@ def test_shipped_specs_load_with_the_rubric_hash(name):
 
 def test_a_missing_key_names_the_variable(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    with pytest.raises(MissingSecretError, match=r"judges/openai.toml: judges.0.api_key_env: .*OPENAI_API_KEY"):
+    with pytest.raises(
+        MissingSecretError, match=r"judges/openai.toml: judges.0.api_key_env: .*OPENAI_API_KEY"
+    ):
         load_judge_spec("judges/openai.toml")
 
 
-@pytest.mark.parametrize("extra, field", [
-    ('rates_own_family = true', "rates_own_family is allowed only for a smoke judge"),
-    ('method = "calibrated-letter"', "for local smoke judges only"),
-    ('temperature = 0.7', "judges.0.temperature"),
-])
+@pytest.mark.parametrize(
+    "extra, field",
+    [
+        ("rates_own_family = true", "rates_own_family is allowed only for a smoke judge"),
+        ('method = "calibrated-letter"', "for local smoke judges only"),
+        ("temperature = 0.7", "judges.0.temperature"),
+    ],
+)
 def test_exemptions_are_for_smoke_judges_only(tmp_path, extra, field):
     (tmp_path / "r.md").write_text("Judge.\n")
     spec = tmp_path / "j.toml"
-    spec.write_text(f'name = "x"\nrubric = "r.md"\n[[judges]]\nprovider = "local"\n'
-                    f'model = "smollm2-135m"\nfamily = "smollm"\n{extra}\n')
+    spec.write_text(
+        f'name = "x"\nrubric = "r.md"\n[[judges]]\nprovider = "local"\n'
+        f'model = "smollm2-135m"\nfamily = "smollm"\n{extra}\n'
+    )
     with pytest.raises(InputError, match=field):
         load_judge_spec(spec)
 
 
 def test_a_missing_rubric_is_named(tmp_path):
     spec = tmp_path / "j.toml"
-    spec.write_text('name = "x"\nrubric = "nope.md"\n[[judges]]\nprovider = "local"\n'
-                    'model = "m"\nfamily = "f"\n')
+    spec.write_text(
+        'name = "x"\nrubric = "nope.md"\n[[judges]]\nprovider = "local"\n'
+        'model = "m"\nfamily = "f"\n'
+    )
     with pytest.raises(InputError, match=r"j.toml: rubric: rubric file 'nope.md' not found"):
         load_judge_spec(spec)
 

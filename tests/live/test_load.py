@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from synthetic_runs import timing
 from typer.testing import CliRunner
 
-from synthetic_runs import timing
 from voicebench.agentspec import AgentSpec, RemoteSpec
 from voicebench.cli import app
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
@@ -29,17 +29,30 @@ def test_arrivals_fixed_and_poisson():
 
 
 def _turn(concurrency: int, ttfa: int | None, kind: str | None = None) -> LoadTurn:
-    record = TurnRecord(run_id="r", contestant="remote/x", agent_name="x", dialogue_id="d",
-                        turn_index=1, final=True, user_text="u",
-                        timing=timing(ttfa) if ttfa else None,
-                        error=TurnError(kind=kind, reason="r") if kind else None,
-                        started_at="2026-01-01T00:00:00+00:00")
+    record = TurnRecord(
+        run_id="r",
+        contestant="remote/x",
+        agent_name="x",
+        dialogue_id="d",
+        turn_index=1,
+        final=True,
+        user_text="u",
+        timing=timing(ttfa) if ttfa else None,
+        error=TurnError(kind=kind, reason="r") if kind else None,
+        started_at="2026-01-01T00:00:00+00:00",
+    )
     return LoadTurn(caller=0, call=0, concurrency=concurrency, offset_s=0.0, turn=record)
 
 
 def test_summary_censors_failures_and_finds_where_the_budget_breaks():
-    turns = ([_turn(1, 800)] * 10 + [_turn(2, 900)] * 9 + [_turn(2, None, "timeout")]
-             + [_turn(3, 1200)] * 10 + [_turn(4, 1500)] * 5 + [_turn(4, None, "closed_mid_turn")])
+    turns = (
+        [_turn(1, 800)] * 10
+        + [_turn(2, 900)] * 9
+        + [_turn(2, None, "timeout")]
+        + [_turn(3, 1200)] * 10
+        + [_turn(4, 1500)] * 5
+        + [_turn(4, None, "closed_mid_turn")]
+    )
     s = summarize_load(turns, budget_ttfa_ms=1000, turn_timeout_s=20)
     by = {lv.concurrency: lv for lv in s.levels}
     assert s.turns == 36 and s.failed == 2
@@ -49,7 +62,9 @@ def test_summary_censors_failures_and_finds_where_the_budget_breaks():
     assert by[2].ttfa_p99_ms > 10_000 and by[2].ttfa_p50_ms == 900
     assert by[2].failed == 1 and by[2].within_budget == 0.9
     assert s.budget_breaks_at == 2  # p90 over 1,000 ms from 2 calls on
-    assert summarize_load(turns[:10], budget_ttfa_ms=1000, turn_timeout_s=20).budget_breaks_at is None
+    assert (
+        summarize_load(turns[:10], budget_ttfa_ms=1000, turn_timeout_s=20).budget_breaks_at is None
+    )
 
 
 @pytest.mark.slow
@@ -58,10 +73,22 @@ async def test_load_against_the_scripted_agent(tmp_path: Path):
     manifest = synthesize_fixtures(items, BUILTIN_FIXTURES).manifest
     out = tmp_path / "load"
     async with ScriptedVoiceAgent(delay_ms=700, faults=["refuse"]) as agent:
-        spec = AgentSpec(name="scripted-voice", family="scripted",
-                         remote=RemoteSpec(url=agent.url, quiet_secs=0.8))
-        turns = await run_load(spec, items, manifest, BUILTIN_FIXTURES, out, callers=3,
-                               ramp_s=1.0, duration_s=2.0, turn_timeout_s=10)
+        spec = AgentSpec(
+            name="scripted-voice",
+            family="scripted",
+            remote=RemoteSpec(url=agent.url, quiet_secs=0.8),
+        )
+        turns = await run_load(
+            spec,
+            items,
+            manifest,
+            BUILTIN_FIXTURES,
+            out,
+            callers=3,
+            ramp_s=1.0,
+            duration_s=2.0,
+            turn_timeout_s=10,
+        )
     header, saved = read_load(out)
     assert saved == turns and header.callers == 3
     # The first connection is refused: that call fails on its first turn; the others answer.

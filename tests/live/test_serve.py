@@ -24,15 +24,23 @@ pytestmark = pytest.mark.slow
 
 
 def _remote(url: str, protocol: str) -> AgentSpec:
-    return AgentSpec(name="served", family="scripted",
-                     remote=RemoteSpec(url=url, protocol=protocol, quiet_secs=1.0))
+    return AgentSpec(
+        name="served",
+        family="scripted",
+        remote=RemoteSpec(url=url, protocol=protocol, quiet_secs=1.0),
+    )
 
 
 async def _call(url: str, protocol: str, out: Path):
     dialogue = next(d for d in load_dialogues(BUILTIN_DIALOGUES) if len(d.seeker_turn_indices) == 2)
-    return await replay(_remote(url, protocol), spec_path=Path("served.toml"), dialogues=[dialogue],
-                        dialogues_path=BUILTIN_DIALOGUES, fixtures_dir=BUILTIN_FIXTURES,
-                        out_dir=out)
+    return await replay(
+        _remote(url, protocol),
+        spec_path=Path("served.toml"),
+        dialogues=[dialogue],
+        dialogues_path=BUILTIN_DIALOGUES,
+        fixtures_dir=BUILTIN_FIXTURES,
+        out_dir=out,
+    )
 
 
 def _check(records, out: Path) -> None:
@@ -52,15 +60,36 @@ async def _load(url: str, protocol: str, out: Path, *, callers: int):
 
     items = [d for d in load_dialogues(BUILTIN_DIALOGUES) if len(d.seeker_turn_indices) == 2][:2]
     manifest = synthesize_fixtures(items, BUILTIN_FIXTURES).manifest
-    return await run_load(_remote(url, protocol), items, manifest, BUILTIN_FIXTURES, out,
-                          callers=callers, ramp_s=0.5, duration_s=1.0, turn_timeout_s=30)
+    return await run_load(
+        _remote(url, protocol),
+        items,
+        manifest,
+        BUILTIN_FIXTURES,
+        out,
+        callers=callers,
+        ramp_s=0.5,
+        duration_s=1.0,
+        turn_timeout_s=30,
+    )
 
 
 async def test_serve_answers_calls_and_stops_cleanly(tmp_path: Path):
-    proc = subprocess.Popen([sys.executable, "-m", "voicebench", "serve", "--agent",
-                             "agents/scripted.toml", "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=Path(__file__).resolve().parents[2])
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "voicebench",
+            "serve",
+            "--agent",
+            "agents/scripted.toml",
+            "--port",
+            "0",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     try:
         line = proc.stdout.readline()
         match = re.search(r"on (ws://127\.0\.0\.1:\d+), protocol pcm", line)
@@ -83,9 +112,13 @@ async def test_serve_answers_calls_and_stops_cleanly(tmp_path: Path):
 
 
 def _serve(tmp_path: Path) -> tuple[subprocess.Popen, str]:
-    proc = subprocess.Popen(voicebench("serve", "--agent", "agents/scripted.toml", "--port", "0"),
-                            stdout=subprocess.PIPE, stderr=(tmp_path / "serve.err").open("w"),
-                            text=True, cwd=ROOT)
+    proc = subprocess.Popen(
+        voicebench("serve", "--agent", "agents/scripted.toml", "--port", "0"),
+        stdout=subprocess.PIPE,
+        stderr=(tmp_path / "serve.err").open("w"),
+        text=True,
+        cwd=ROOT,
+    )
     line = proc.stdout.readline()
     match = re.search(r"on (ws://127\.0\.0\.1:\d+), protocol pcm", line)
     assert match, (line, (tmp_path / "serve.err").read_text())
@@ -99,14 +132,31 @@ def test_callers_hanging_up_mid_call_end_their_pipelines(tmp_path: Path):
     serve, url = _serve(tmp_path)
     try:
         turns = tmp_path / "load" / "turns.jsonl"
-        load = subprocess.Popen(voicebench("load", "--agent", url, "--callers", "2", "--ramp", "1",
-                                           "--duration", "120", "--out", str(tmp_path / "load")),
-                                stdout=subprocess.DEVNULL,
-                                stderr=(tmp_path / "load.err").open("w"), cwd=ROOT,
-                                preexec_fn=as_in_a_terminal)
+        load = subprocess.Popen(
+            voicebench(
+                "load",
+                "--agent",
+                url,
+                "--callers",
+                "2",
+                "--ramp",
+                "1",
+                "--duration",
+                "120",
+                "--out",
+                str(tmp_path / "load"),
+            ),
+            stdout=subprocess.DEVNULL,
+            stderr=(tmp_path / "load.err").open("w"),
+            cwd=ROOT,
+            preexec_fn=as_in_a_terminal,
+        )
         deadline = time.monotonic() + 90
-        while not (turns.exists() and turns.read_text().count("\n")) and load.poll() is None \
-                and time.monotonic() < deadline:
+        while (
+            not (turns.exists() and turns.read_text().count("\n"))
+            and load.poll() is None
+            and time.monotonic() < deadline
+        ):
             time.sleep(0.1)
         time.sleep(1.5)  # into the next turn
         load.send_signal(signal.SIGINT)
@@ -151,12 +201,21 @@ async def pipecat_bot():
     def pipecat_transport(params, _observer):
         return SingleClientWebsocketServerTransport(
             SingleClientWebsocketServerParams(
-                audio_in_enabled=True, audio_out_enabled=True, audio_in_sample_rate=16_000,
-                audio_out_sample_rate=16_000, serializer=ProtobufFrameSerializer()),
-            host="127.0.0.1", port=port)
+                audio_in_enabled=True,
+                audio_out_enabled=True,
+                audio_in_sample_rate=16_000,
+                audio_out_sample_rate=16_000,
+                serializer=ProtobufFrameSerializer(),
+            ),
+            host="127.0.0.1",
+            port=port,
+        )
 
-    bot = AgentSpec(name="pipecat-bot", family="scripted",
-                    llm=LLMSpec(provider="scripted", model="scripted-llm", ttft_ms=300))
+    bot = AgentSpec(
+        name="pipecat-bot",
+        family="scripted",
+        llm=LLMSpec(provider="scripted", model="scripted-llm", ttft_ms=300),
+    )
     async with VoiceAgent(bot, transport=pipecat_transport):
         yield f"ws://127.0.0.1:{port}"
 

@@ -35,40 +35,51 @@ def test_built_in_providers_and_the_scripted_plug_in_are_known_by_name():
 def test_each_provider_asks_for_structured_answers_in_its_own_form():
     answer = AnswerFormat("x", {"type": "object"}, grammar_schema={"type": "object", "n": 1})
     assert get_provider("openai").response_format(answer) == {
-        "type": "json_schema", "json_schema": {"name": "x", "strict": True,
-                                               "schema": {"type": "object"}}}
+        "type": "json_schema",
+        "json_schema": {"name": "x", "strict": True, "schema": {"type": "object"}},
+    }
     assert get_provider("local").response_format(answer) == {
-        "type": "json_object", "schema": {"type": "object", "n": 1}}
+        "type": "json_object",
+        "schema": {"type": "object", "n": 1},
+    }
     assert get_provider("openai-compatible").response_format(answer) is None
     assert get_provider("openai").token_field == "max_completion_tokens"
 
 
 def test_agent_and_judge_specs_are_one_endpoint_model():
-    llm = LLMSpec(provider="openai-compatible", model="m", base_url="http://127.0.0.1:9/v1/",
-                  timeout_s=30)
-    judge = JudgeModelSpec(provider="openai-compatible", model="m", family="f",
-                           base_url="http://127.0.0.1:9/v1")
+    llm = LLMSpec(
+        provider="openai-compatible", model="m", base_url="http://127.0.0.1:9/v1/", timeout_s=30
+    )
+    judge = JudgeModelSpec(
+        provider="openai-compatible", model="m", family="f", base_url="http://127.0.0.1:9/v1"
+    )
     assert isinstance(llm, Endpoint) and isinstance(judge, Endpoint)
-    assert llm.url == judge.url == "http://127.0.0.1:9/v1" and llm.id == judge.id == \
-        "openai-compatible/m"
+    assert (
+        llm.url == judge.url == "http://127.0.0.1:9/v1"
+        and llm.id == judge.id == "openai-compatible/m"
+    )
     assert llm.timeout_s == 30 and judge.timeout_s == 120 and llm.max_tokens == 120
-    for bad, why in ((dict(provider="openai-compatible", model="m"), "base_url is required"),
-                     (dict(provider="openai", model="m"), "api_key_env is required"),
-                     (dict(provider="local", model="m", api_key_env="sk-123"), "not a key")):
+    for bad, why in (
+        (dict(provider="openai-compatible", model="m"), "base_url is required"),
+        (dict(provider="openai", model="m"), "api_key_env is required"),
+        (dict(provider="local", model="m", api_key_env="sk-123"), "not a key"),
+    ):
         with pytest.raises(ValueError, match=why):
             Endpoint(**bad)
 
 
 async def test_connect_starts_a_plug_in_helper_and_the_stack_stops_it():
-    endpoint = LLMSpec(provider="scripted", model="scripted-llm", ttft_ms=5, token_delay_ms=0,
-                       reply="Hello there.")
+    endpoint = LLMSpec(
+        provider="scripted", model="scripted-llm", ttft_ms=5, token_delay_ms=0, reply="Hello there."
+    )
     async with contextlib.AsyncExitStack() as stack:
         conn = await connect(endpoint, stack)
         assert conn.base_url is not None and conn.base_url.startswith("http://127.0.0.1:")
         assert conn.key == "scripted"
         client = AsyncOpenAI(base_url=conn.base_url, api_key=conn.key, max_retries=0)
         reply = await client.chat.completions.create(
-            model="scripted-llm", messages=[{"role": "user", "content": "hi"}])
+            model="scripted-llm", messages=[{"role": "user", "content": "hi"}]
+        )
         await client.close()
         assert reply.choices[0].message.content == "Hello there."
     client = AsyncOpenAI(base_url=conn.base_url, api_key="x", max_retries=0, timeout=2)
@@ -98,8 +109,9 @@ async def test_a_helper_starting_up_does_not_block_the_event_loop():
 
 def test_a_helper_that_never_gets_ready_fails_with_its_log_and_is_stopped():
     code = "import sys, time; print('starting', file=sys.stderr, flush=True); time.sleep(60)"
-    server = HelperServer([sys.executable, "-c", code], ready_pattern=r"READY (\S+)",
-                          start_timeout_s=1.0)
+    server = HelperServer(
+        [sys.executable, "-c", code], ready_pattern=r"READY (\S+)", start_timeout_s=1.0
+    )
     with pytest.raises(RunError, match=r"did not become ready within 1 s[\s\S]*starting"):
         server.start()
     assert server.process is not None and server.process.poll() is not None

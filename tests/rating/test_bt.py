@@ -33,8 +33,12 @@ def test_two_players_rating_gap_is_the_log_odds_of_their_record():
 
 def test_strength_weights_count_as_repeated_wins():
     # One win at strength 4 against one at strength 1 is the record 4:1.
-    t = fit(win_matrices(np.array([0, 0]), np.array([0, 1]), np.array([1, 0]),
-                         np.array([4.0, 1.0]), 1, 2)[0], prior=TINY)
+    t = fit(
+        win_matrices(
+            np.array([0, 0]), np.array([0, 1]), np.array([1, 0]), np.array([4.0, 1.0]), 1, 2
+        )[0],
+        prior=TINY,
+    )
     assert t[0] - t[1] == pytest.approx(math.log(4.0), abs=1e-6)
 
 
@@ -105,7 +109,7 @@ def test_known_strengths_are_recovered_at_scale():
 
 
 def test_bootstrap_is_seeded_and_brackets_the_estimate():
-    truth, item_W = synthetic(n_players=5, n_items=60, n_comparisons=3000, seed=1)
+    _truth, item_W = synthetic(n_players=5, n_items=60, n_comparisons=3000, seed=1)
     a = bootstrap_elo(item_W, rounds=200, seed=7)
     b = bootstrap_elo(item_W, rounds=200, seed=7)
     assert np.array_equal(a, b) and a.shape == (200, 5)
@@ -125,8 +129,15 @@ def test_contextual_fit_separates_latency_from_quality():
     xi, xj = rng.normal(0, 0.5, m), rng.normal(0, 0.5, m)
     p = 1 / (1 + np.exp(-(quality[i] - quality[j] + beta * (xi - xj))))
     win_i = rng.random(m) < p
-    fit_ = fit_contextual(np.where(win_i, i, j), np.where(win_i, j, i), np.ones(m),
-                          np.where(win_i, xi, xj), np.where(win_i, xj, xi), n, prior=TINY)
+    fit_ = fit_contextual(
+        np.where(win_i, i, j),
+        np.where(win_i, j, i),
+        np.ones(m),
+        np.where(win_i, xi, xj),
+        np.where(win_i, xj, xi),
+        n,
+        prior=TINY,
+    )
     assert fit_.beta == pytest.approx(beta, abs=0.08)
     assert fit_.beta_se is not None and 0 < fit_.beta_se < 0.05
     assert fit_.t - fit_.t.mean() == pytest.approx(quality - quality.mean(), abs=0.06)

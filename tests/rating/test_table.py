@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+from synthetic_runs import make_judging, make_run, verdict
 from typer.testing import CliRunner
 
-from synthetic_runs import make_judging, make_run, verdict
 from voicebench.cli import app
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.errors import InputError
@@ -29,10 +29,13 @@ def judged(tmp_path: Path) -> Path:
         lose = "fast" if win == "slow" else "slow"
         verdicts += [verdict(d.id, win, lose, "A", 4), verdict(d.id, lose, win, "B", 2)]
         for c in ("fast", "slow"):
-            verdicts += [verdict(d.id, c, "human/reference", "A"),
-                         verdict(d.id, "human/reference", c, "B")]
-    return make_judging(tmp_path / "judged", runs, items, ("fast", "slow", "human/reference"),
-                        verdicts)
+            verdicts += [
+                verdict(d.id, c, "human/reference", "A"),
+                verdict(d.id, "human/reference", c, "B"),
+            ]
+    return make_judging(
+        tmp_path / "judged", runs, items, ("fast", "slow", "human/reference"), verdicts
+    )
 
 
 def test_rating_table_from_a_judging_folder(judged: Path):

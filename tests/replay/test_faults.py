@@ -57,32 +57,52 @@ async def test_each_provider_fault_is_recorded_on_its_turn_and_counted(tmp_path:
     fixtures = fixtures_with_a_silent_turn(tmp_path / "fixtures", dialogues, silent)
     with ScriptedLLMServer(ttft_ms=80, token_delay_ms=5, reply="I hear you. Tell me more.") as llm:
         # One entry per request, in order. The silent turn sends none.
-        for content, fault in [(None, "429"), (None, None),             # turn 1: retried, fine
-                               (None, "500"), (None, "500"), (None, "500"),  # 2: gives up
-                               (None, "truncate"),                      # 3: stream breaks off
-                               (None, "empty"),                         # 4: no tokens at all
-                               ("...", None),                           # 5: nothing to speak
-                               (None, "hang")]:                         # 7: never answers
+        for content, fault in [
+            (None, "429"),
+            (None, None),  # turn 1: retried, fine
+            (None, "500"),
+            (None, "500"),
+            (None, "500"),  # 2: gives up
+            (None, "truncate"),  # 3: stream breaks off
+            (None, "empty"),  # 4: no tokens at all
+            ("...", None),  # 5: nothing to speak
+            (None, "hang"),
+        ]:  # 7: never answers
             llm.enqueue(content, fault=fault)
         spec_path = tmp_path / "agent.toml"
         spec_path.write_text(
             'name = "faulty"\nfamily = "scripted"\n[stt]\nprovider = "whisper"\n'
             'model = "tiny.en"\n[llm]\nprovider = "openai-compatible"\nmodel = "scripted-llm"\n'
-            f'base_url = "{llm.base_url}"\n[tts]\nprovider = "piper"\nvoice = "en_US-joe-medium"\n')
-        records = await replay(load_agent_spec(spec_path), spec_path=spec_path,
-                               dialogues=dialogues, dialogues_path=BUILTIN_DIALOGUES,
-                               fixtures_dir=fixtures, out_dir=tmp_path / "run",
-                               turn_timeout_s=TURN_TIMEOUT_S)
+            f'base_url = "{llm.base_url}"\n[tts]\nprovider = "piper"\nvoice = "en_US-joe-medium"\n'
+        )
+        records = await replay(
+            load_agent_spec(spec_path),
+            spec_path=spec_path,
+            dialogues=dialogues,
+            dialogues_path=BUILTIN_DIALOGUES,
+            fixtures_dir=fixtures,
+            out_dir=tmp_path / "run",
+            turn_timeout_s=TURN_TIMEOUT_S,
+        )
         faults = [r.fault for r in llm.requests()]
     assert faults.count("500") == 3 and faults.count("429") == 1
 
     kinds = [(r.error.kind if r.error else None) for r in records]
-    assert kinds == [None, "llm_error", "llm_error", "no_reply", "no_audio", "no_transcript",
-                     "timeout"]
+    assert kinds == [
+        None,
+        "llm_error",
+        "llm_error",
+        "no_reply",
+        "no_audio",
+        "no_transcript",
+        "timeout",
+    ]
     ok, gave_up, broke, empty, unspoken, unheard, hung = records
     assert ok.llm_calls == 2 and ok.timing.ttfa_ms is not None  # the 429 was retried
     assert ok.timing.ttft_ms > 1000  # ... after the Retry-After second, which TTFT includes
-    assert "500" in gave_up.error.reason and "3 requests: the client retried" in gave_up.error.reason
+    assert (
+        "500" in gave_up.error.reason and "3 requests: the client retried" in gave_up.error.reason
+    )
     assert gave_up.llm_calls == 3
     assert broke.error.reason.startswith("the reply stream broke off after 1 token(s)")
     assert broke.timing.ttft_ms is not None
@@ -97,8 +117,13 @@ async def test_each_provider_fault_is_recorded_on_its_turn_and_counted(tmp_path:
     assert read_turns(tmp_path / "run") == records
 
     summary = summarize(records)
-    assert summary.failed_by_kind == {"llm_error": 2, "no_audio": 1, "no_reply": 1,
-                                      "no_transcript": 1, "timeout": 1}
+    assert summary.failed_by_kind == {
+        "llm_error": 2,
+        "no_audio": 1,
+        "no_reply": 1,
+        "no_transcript": 1,
+        "timeout": 1,
+    }
     assert "6 failed (llm_error 2, no_audio 1" in summary_table(summary, "t").caption
 
     built = build_report([tmp_path / "run"], tmp_path / "report")

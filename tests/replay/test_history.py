@@ -7,7 +7,10 @@ from voicebench.replay.run import plan_turns, select_dialogues, turn_history
 from voicebench.runlog import ReplayMode, TurnRecord
 
 DIALOGUE = Dialogue(
-    id="d1", problem_type="job crisis", emotion_type="anxiety", situation="Lost a job.",
+    id="d1",
+    problem_type="job crisis",
+    emotion_type="anxiety",
+    situation="Lost a job.",
     turns=[
         Turn(role="supporter", text="Hi, what is on your mind?"),
         Turn(role="seeker", text="I lost my job."),
@@ -19,9 +22,18 @@ DIALOGUE = Dialogue(
 
 
 def rec(k: int, heard: str, reply: str) -> TurnRecord:
-    return TurnRecord(run_id="r", contestant="c/m", agent_name="a", dialogue_id="d1",
-                      turn_index=k, final=False, user_text=DIALOGUE.turns[k].text,
-                      user_transcript=heard, reply_text=reply, started_at="t")
+    return TurnRecord(
+        run_id="r",
+        contestant="c/m",
+        agent_name="a",
+        dialogue_id="d1",
+        turn_index=k,
+        final=False,
+        user_text=DIALOGUE.turns[k].text,
+        user_transcript=heard,
+        reply_text=reply,
+        started_at="t",
+    )
 
 
 def test_teacher_forced_history_is_the_original_text_before_the_turn():
@@ -60,14 +72,23 @@ def test_a_turn_is_done_only_once_the_reply_to_the_last_words_was_played():
     def e(kind, t):
         return TurnEvent(kind, int(t * s))
 
-    cut_short = [e(EventKind.VAD_STOP, 1), e(EventKind.LLM_REQUEST, 1.5), e(EventKind.LLM_END, 1.6),
-                 e(EventKind.VAD_STOP, 3)]
+    cut_short = [
+        e(EventKind.VAD_STOP, 1),
+        e(EventKind.LLM_REQUEST, 1.5),
+        e(EventKind.LLM_END, 1.6),
+        e(EventKind.VAD_STOP, 3),
+    ]
     # The first request was talked over: its end says nothing about the turn.
     assert not _turn_done(cut_short, now_ns=10 * s)
-    answered = cut_short + [e(EventKind.LLM_REQUEST, 3.5), e(EventKind.LLM_END, 3.9),
-                            e(EventKind.TTS_AUDIO, 3.8), e(EventKind.TTS_AUDIO, 4.2)]
+    answered = [
+        *cut_short,
+        e(EventKind.LLM_REQUEST, 3.5),
+        e(EventKind.LLM_END, 3.9),
+        e(EventKind.TTS_AUDIO, 3.8),
+        e(EventKind.TTS_AUDIO, 4.2),
+    ]
     assert not _turn_done(answered, now_ns=5 * s)
-    assert _turn_done(answered + [e(EventKind.BOT_STOPPED, 6)], now_ns=6 * s)
-    silent_reply = cut_short + [e(EventKind.LLM_REQUEST, 3.5), e(EventKind.LLM_END, 3.9)]
+    assert _turn_done([*answered, e(EventKind.BOT_STOPPED, 6)], now_ns=6 * s)
+    silent_reply = [*cut_short, e(EventKind.LLM_REQUEST, 3.5), e(EventKind.LLM_END, 3.9)]
     assert not _turn_done(silent_reply, now_ns=int(4.5 * s))
     assert _turn_done(silent_reply, now_ns=6 * s)

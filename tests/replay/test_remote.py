@@ -21,8 +21,11 @@ DELAY_MS = 800.0
 
 
 def remote(url: str, protocol: str = "pcm", **over) -> AgentSpec:
-    return AgentSpec(name="far-bot", family="acme",
-                     remote=RemoteSpec(url=url, protocol=protocol, quiet_secs=0.8, **over))
+    return AgentSpec(
+        name="far-bot",
+        family="acme",
+        remote=RemoteSpec(url=url, protocol=protocol, quiet_secs=0.8, **over),
+    )
 
 
 def dialogue(turns: int = 2):
@@ -31,9 +34,15 @@ def dialogue(turns: int = 2):
 
 async def _replay(spec: AgentSpec, out: Path, d=None, **kwargs):
     d = d or dialogue()
-    return await replay(spec, spec_path=Path("far.toml"), dialogues=[d],
-                        dialogues_path=BUILTIN_DIALOGUES, fixtures_dir=BUILTIN_FIXTURES,
-                        out_dir=out, **kwargs)
+    return await replay(
+        spec,
+        spec_path=Path("far.toml"),
+        dialogues=[d],
+        dialogues_path=BUILTIN_DIALOGUES,
+        fixtures_dir=BUILTIN_FIXTURES,
+        out_dir=out,
+        **kwargs,
+    )
 
 
 @pytest.mark.parametrize("protocol", ["pcm", "pipecat"])

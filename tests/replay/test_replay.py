@@ -27,9 +27,15 @@ REPLY = "I hear how heavy this is. What feels hardest right now?"
 
 def scripted(ttft_ms: float = 200, **over) -> AgentSpec:
     return AgentSpec(
-        name="scripted", family="scripted",
-        llm=LLMSpec(provider="scripted", model="scripted-llm", ttft_ms=ttft_ms,
-                    token_delay_ms=5, reply=REPLY),
+        name="scripted",
+        family="scripted",
+        llm=LLMSpec(
+            provider="scripted",
+            model="scripted-llm",
+            ttft_ms=ttft_ms,
+            token_delay_ms=5,
+            reply=REPLY,
+        ),
         **over,
     )
 
@@ -37,8 +43,13 @@ def scripted(ttft_ms: float = 200, **over) -> AgentSpec:
 async def test_replay_times_every_turn_and_resumes_without_redoing_any(tmp_path: Path):
     dialogue = load_dialogues(BUILTIN_DIALOGUES)[0]
     out = tmp_path / "run"
-    kwargs = dict(spec_path=Path("agents/scripted.toml"), dialogues=[dialogue],
-                  dialogues_path=BUILTIN_DIALOGUES, fixtures_dir=BUILTIN_FIXTURES, out_dir=out)
+    kwargs = dict(
+        spec_path=Path("agents/scripted.toml"),
+        dialogues=[dialogue],
+        dialogues_path=BUILTIN_DIALOGUES,
+        fixtures_dir=BUILTIN_FIXTURES,
+        out_dir=out,
+    )
     records = await replay(scripted(), **kwargs)
 
     assert [r.turn_index for r in records] == list(dialogue.seeker_turn_indices)
@@ -76,8 +87,15 @@ def _comma_pause_utterance() -> tuple[np.ndarray, int]:
     rate = speaker.sample_rate
     first = np.concatenate(speaker.sentences("I have been feeling so lost lately,"))
     second = np.concatenate(speaker.sentences("and nobody listens."))
-    audio = np.concatenate([np.zeros(int(0.3 * rate)), first, np.zeros(int(0.5 * rate)),
-                            second, np.zeros(int(0.2 * rate))]).astype(np.float32)
+    audio = np.concatenate(
+        [
+            np.zeros(int(0.3 * rate)),
+            first,
+            np.zeros(int(0.5 * rate)),
+            second,
+            np.zeros(int(0.2 * rate)),
+        ]
+    ).astype(np.float32)
     pcm = to_int16(resample(audio, rate, 16_000))
     return pcm, speech_bounds(pcm)[1]
 
@@ -103,11 +121,15 @@ def slow_first_segment(monkeypatch):
 async def _speak_with_pause(wait_for_all_segments: bool):
     pcm, speech_end = _comma_pause_utterance()
     # A short VAD stop makes sure the pause really splits the speech into two segments.
-    spec = scripted(ttft_ms=100, vad=VADSpec(stop_secs=0.3),
-                    turn=TurnSpec(wait_for_all_segments=wait_for_all_segments))
+    spec = scripted(
+        ttft_ms=100,
+        vad=VADSpec(stop_secs=0.3),
+        turn=TurnSpec(wait_for_all_segments=wait_for_all_segments),
+    )
     async with VoiceAgent(spec) as agent:
-        heard = await agent.speak([{"role": "assistant", "content": "Hi, how are you?"}],
-                                  pcm, speech_end)
+        heard = await agent.speak(
+            [{"role": "assistant", "content": "Hi, how are you?"}], pcm, speech_end
+        )
     assert not heard.timed_out
     requests = [e for e in heard.events if e.kind is EventKind.LLM_REQUEST]
     vad_stops = [e for e in heard.events if e.kind is EventKind.VAD_STOP]
@@ -136,8 +158,15 @@ def _long_pause_utterance(pause_s: float) -> tuple[np.ndarray, int]:
     rate = speaker.sample_rate
     first = np.concatenate(speaker.sentences("I have been feeling so lost lately,"))
     second = np.concatenate(speaker.sentences("and nobody listens."))
-    audio = np.concatenate([np.zeros(int(0.3 * rate)), first, np.zeros(int(pause_s * rate)),
-                            second, np.zeros(int(0.2 * rate))]).astype(np.float32)
+    audio = np.concatenate(
+        [
+            np.zeros(int(0.3 * rate)),
+            first,
+            np.zeros(int(pause_s * rate)),
+            second,
+            np.zeros(int(0.2 * rate)),
+        ]
+    ).astype(np.float32)
     pcm = to_int16(resample(audio, rate, 16_000))
     return pcm, speech_bounds(pcm)[1]
 
@@ -148,11 +177,15 @@ async def test_a_speculative_reply_to_half_a_sentence_is_withdrawn_unheard():
     # so the LLM is asked about half a sentence; the turn only ends after 0.2 + 1.3 s of
     # silence, so that reply must be withdrawn and never played.
     pcm, speech_end = _long_pause_utterance(0.6)
-    spec = scripted(ttft_ms=100, vad=VADSpec(stop_secs=0.2),
-                    turn=TurnSpec(user_speech_timeout=1.3, speculate=True))
+    spec = scripted(
+        ttft_ms=100,
+        vad=VADSpec(stop_secs=0.2),
+        turn=TurnSpec(user_speech_timeout=1.3, speculate=True),
+    )
     async with VoiceAgent(spec) as agent:
-        heard = await agent.speak([{"role": "assistant", "content": "Hi, how are you?"}],
-                                  pcm, speech_end)
+        heard = await agent.speak(
+            [{"role": "assistant", "content": "Hi, how are you?"}], pcm, speech_end
+        )
     assert not heard.timed_out
     kinds = [e.kind for e in heard.events]
     assert kinds.count(EventKind.LLM_SENT) >= 2, "the first half should have been speculated on"

@@ -42,8 +42,15 @@ def _lines(run: Path) -> list[dict]:
 
 def _comparable(record: dict) -> tuple:
     """What must match an uninterrupted run; timings and clock times may differ."""
-    return (record["dialogue_id"], record["turn_index"], record["final"], record["user_text"],
-            record["reply_text"], record["error"], record["audio_path"])
+    return (
+        record["dialogue_id"],
+        record["turn_index"],
+        record["final"],
+        record["user_text"],
+        record["reply_text"],
+        record["error"],
+        record["audio_path"],
+    )
 
 
 @pytest.fixture(scope="module")
@@ -57,25 +64,41 @@ def agent(tmp_path_factory) -> Path:
 def uninterrupted(tmp_path_factory, agent) -> tuple[list[dict], float]:
     """The run log of the same command never interrupted, and how long it took."""
     run = tmp_path_factory.mktemp("whole") / "run"
-    log = kill_until_done(voicebench("run", "--agent", str(agent), "--id", ITEM, "--out",
-                                     str(run)), 0, window_s=(0, 0), max_kills=0, log_dir=run.parent)
+    log = kill_until_done(
+        voicebench("run", "--agent", str(agent), "--id", ITEM, "--out", str(run)),
+        0,
+        window_s=(0, 0),
+        max_kills=0,
+        log_dir=run.parent,
+    )
     return _lines(run), log.final_wall_s
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_a_run_killed_at_random_moments_resumes_to_the_uninterrupted_log(
-        seed, tmp_path, agent, uninterrupted):
+    seed, tmp_path, agent, uninterrupted
+):
     run = tmp_path / "run"
     command = voicebench("run", "--agent", str(agent), "--id", ITEM, "--out", str(run))
     expected, whole_s = uninterrupted
     # Kill points anywhere in the first 90% of an uninterrupted run, start-up included.
-    log = kill_until_done(command, seed, window_s=(1.0, 0.9 * whole_s), max_kills=3,
-                          log_dir=tmp_path, done=lambda: len(complete_lines(run / "turns.jsonl")))
-    print(f"seed {seed}: SIGKILL at {log.kills_at_s} s after each start, "
-          f"with {log.done_at_kill} turns finished")
+    log = kill_until_done(
+        command,
+        seed,
+        window_s=(1.0, 0.9 * whole_s),
+        max_kills=3,
+        log_dir=tmp_path,
+        done=lambda: len(complete_lines(run / "turns.jsonl")),
+    )
+    print(
+        f"seed {seed}: SIGKILL at {log.kills_at_s} s after each start, "
+        f"with {log.done_at_kill} turns finished"
+    )
 
     assert log.kills_at_s, "the run ended before its first kill"
-    assert log.helpers_seen >= 1, "the scripted LLM server should have been killed mid-run at least once"
+    assert log.helpers_seen >= 1, (
+        "the scripted LLM server should have been killed mid-run at least once"
+    )
     assert log.left_running == [], "helper processes outlived their killed parent"
     assert "3/3" in log.final_stderr
     records = _lines(run)

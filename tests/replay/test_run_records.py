@@ -38,27 +38,48 @@ class EchoingAgent:
         if EchoingAgent.turns == 2:
             events = (TurnEvent(EventKind.ERROR, 5 * MS, f"401 Incorrect API key provided: {KEY}"),)
             return HeardTurn(0, events, np.zeros(0, dtype=np.int16), False)
-        events = tuple(TurnEvent(kind, ms * MS, text) for kind, ms, text in (
-            (EventKind.VAD_STOP, 200, ""), (EventKind.TRANSCRIPT, 300, "hello there"),
-            (EventKind.LLM_REQUEST, 301, ""), (EventKind.LLM_SENT, 302, ""),
-            (EventKind.LLM_TOKEN, 600, "I hear you."), (EventKind.TTS_REQUEST, 601, ""),
-            (EventKind.LLM_END, 650, ""), (EventKind.TTS_AUDIO, 700, ""),
-            (EventKind.AUDIO_OUT, 720, ""), (EventKind.BOT_STOPPED, 2000, "")))
+        events = tuple(
+            TurnEvent(kind, ms * MS, text)
+            for kind, ms, text in (
+                (EventKind.VAD_STOP, 200, ""),
+                (EventKind.TRANSCRIPT, 300, "hello there"),
+                (EventKind.LLM_REQUEST, 301, ""),
+                (EventKind.LLM_SENT, 302, ""),
+                (EventKind.LLM_TOKEN, 600, "I hear you."),
+                (EventKind.TTS_REQUEST, 601, ""),
+                (EventKind.LLM_END, 650, ""),
+                (EventKind.TTS_AUDIO, 700, ""),
+                (EventKind.AUDIO_OUT, 720, ""),
+                (EventKind.BOT_STOPPED, 2000, ""),
+            )
+        )
         return HeardTurn(0, events, np.full(1600, 1000, dtype=np.int16), False)
 
 
 async def test_cold_turns_and_redacted_errors(tmp_path: Path, monkeypatch):
     monkeypatch.setenv("VOICEBENCH_TEST_LLM_KEY", KEY)
-    spec = AgentSpec(name="echo", family="test",
-                     llm=LLMSpec(provider="openai-compatible", model="m",
-                                 base_url="http://127.0.0.1:9/v1",
-                                 api_key_env="VOICEBENCH_TEST_LLM_KEY"))
+    spec = AgentSpec(
+        name="echo",
+        family="test",
+        llm=LLMSpec(
+            provider="openai-compatible",
+            model="m",
+            base_url="http://127.0.0.1:9/v1",
+            api_key_env="VOICEBENCH_TEST_LLM_KEY",
+        ),
+    )
     dialogue = next(d for d in load_dialogues(BUILTIN_DIALOGUES) if len(d.seeker_turn_indices) >= 3)
     EchoingAgent.turns = 0
     out = tmp_path / "run"
-    records = await replay(spec, spec_path=Path("echo.toml"), dialogues=[dialogue],
-                           dialogues_path=BUILTIN_DIALOGUES, fixtures_dir=BUILTIN_FIXTURES,
-                           out_dir=out, agent_factory=EchoingAgent)
+    records = await replay(
+        spec,
+        spec_path=Path("echo.toml"),
+        dialogues=[dialogue],
+        dialogues_path=BUILTIN_DIALOGUES,
+        fixtures_dir=BUILTIN_FIXTURES,
+        out_dir=out,
+        agent_factory=EchoingAgent,
+    )
     n = len(records)
     # The agent is rebuilt after the failed second turn, so the third is cold again.
     assert [r.cold for r in records] == [True, False, True] + [False] * (n - 3)

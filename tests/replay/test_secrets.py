@@ -26,15 +26,28 @@ async def test_no_output_of_a_keyed_run_holds_the_key(tmp_path: Path, monkeypatc
     sink = logger.add(debug, level="DEBUG")
     try:
         async with ScriptedLLMServer(ttft_ms=100) as llm:
-            spec = AgentSpec(name="keyed", family="test", llm=LLMSpec(
-                provider="openai-compatible", model="scripted-llm", base_url=llm.base_url,
-                api_key_env="VB_TEST_DUMMY_KEY"))
+            spec = AgentSpec(
+                name="keyed",
+                family="test",
+                llm=LLMSpec(
+                    provider="openai-compatible",
+                    model="scripted-llm",
+                    base_url=llm.base_url,
+                    api_key_env="VB_TEST_DUMMY_KEY",
+                ),
+            )
             assert api_key(spec) == KEY  # the pipeline's client is built with it
-            dialogue = next(d for d in load_dialogues(BUILTIN_DIALOGUES)
-                            if len(d.seeker_turn_indices) == 2)
-            records = await replay(spec, spec_path=Path("keyed.toml"), dialogues=[dialogue],
-                                   dialogues_path=BUILTIN_DIALOGUES,
-                                   fixtures_dir=BUILTIN_FIXTURES, out_dir=tmp_path / "run")
+            dialogue = next(
+                d for d in load_dialogues(BUILTIN_DIALOGUES) if len(d.seeker_turn_indices) == 2
+            )
+            records = await replay(
+                spec,
+                spec_path=Path("keyed.toml"),
+                dialogues=[dialogue],
+                dialogues_path=BUILTIN_DIALOGUES,
+                fixtures_dir=BUILTIN_FIXTURES,
+                out_dir=tmp_path / "run",
+            )
     finally:
         logger.remove(sink)
     assert all(r.error is None for r in records)

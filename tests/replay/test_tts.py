@@ -16,8 +16,24 @@ async def chunks(aggregator, tokens: list[str]) -> list[str]:
     return out
 
 
-TOKENS = ["I'm ", "so ", "sorry ", "you ", "lost ", "your ", "job, ", "that ", "is ", "a ",
-          "lot. ", "Have, ", "you ", "told ", "anyone ", "yet?"]
+TOKENS = [
+    "I'm ",
+    "so ",
+    "sorry ",
+    "you ",
+    "lost ",
+    "your ",
+    "job, ",
+    "that ",
+    "is ",
+    "a ",
+    "lot. ",
+    "Have, ",
+    "you ",
+    "told ",
+    "anyone ",
+    "yet?",
+]
 
 
 async def test_first_clause_goes_out_at_the_comma_then_sentences_follow():

@@ -24,8 +24,15 @@ from typing import Any
 import websockets
 
 NAMES = ("chromium", "chromium-browser", "google-chrome")
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
 
 
 def find_chromium() -> str | None:
@@ -42,15 +49,24 @@ class Browser:
         self._loaded = asyncio.Event()
 
     async def __aenter__(self) -> Browser:
-        self._profile = tempfile.TemporaryDirectory(prefix="voicebench-chromium-",
-                                                    ignore_cleanup_errors=True)
+        self._profile = tempfile.TemporaryDirectory(
+            prefix="voicebench-chromium-", ignore_cleanup_errors=True
+        )
         profile = Path(self._profile.name)
         self._proc = subprocess.Popen(
-            [self.binary, *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-port=0",
-             "--remote-debugging-address=127.0.0.1", f"--window-size={self.size[0]},{self.size[1]}",
-             "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True)  # its own process group: helpers are stopped with it
+            [
+                self.binary,
+                *FLAGS,
+                f"--user-data-dir={profile}",
+                "--remote-debugging-port=0",
+                "--remote-debugging-address=127.0.0.1",
+                f"--window-size={self.size[0]},{self.size[1]}",
+                "about:blank",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )  # its own process group: helpers are stopped with it
         port_file = profile / "DevToolsActivePort"
         for _ in range(300):
             if port_file.exists() and port_file.read_text().strip():
@@ -99,8 +115,9 @@ class Browser:
         self._next_id += 1
         future = asyncio.get_running_loop().create_future()
         self._waiting[self._next_id] = future
-        await self._ws.send(json.dumps({"id": self._next_id, "method": method,
-                                        "params": params or {}}))
+        await self._ws.send(
+            json.dumps({"id": self._next_id, "method": method, "params": params or {}})
+        )
         reply = await asyncio.wait_for(future, timeout)
         if "error" in reply:
             raise RuntimeError(f"{method}: {reply['error']}")
@@ -112,22 +129,30 @@ class Browser:
         await asyncio.wait_for(self._loaded.wait(), 30)
 
     async def evaluate(self, expression: str) -> Any:
-        result = await self.send("Runtime.evaluate", {"expression": expression,
-                                                      "returnByValue": True})
+        result = await self.send(
+            "Runtime.evaluate", {"expression": expression, "returnByValue": True}
+        )
         if "exceptionDetails" in result:
             raise RuntimeError(f"script failed: {result['exceptionDetails']}")
         return result["result"].get("value")
 
     async def screenshot(self, path: Path) -> None:
-        shot = await self.send("Page.captureScreenshot",
-                               {"format": "png", "captureBeyondViewport": True})
+        shot = await self.send(
+            "Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True}
+        )
         path.write_bytes(base64.b64decode(shot["data"]))
 
     def errors(self) -> list[dict[str, Any]]:
         """Script exceptions, and console or browser log entries at error level."""
         out = [e for e in self.events if e["method"] == "Runtime.exceptionThrown"]
-        out += [e for e in self.events if e["method"] == "Log.entryAdded"
-                and e["params"]["entry"]["level"] == "error"]
-        out += [e for e in self.events if e["method"] == "Runtime.consoleAPICalled"
-                and e["params"]["type"] == "error"]
+        out += [
+            e
+            for e in self.events
+            if e["method"] == "Log.entryAdded" and e["params"]["entry"]["level"] == "error"
+        ]
+        out += [
+            e
+            for e in self.events
+            if e["method"] == "Runtime.consoleAPICalled" and e["params"]["type"] == "error"
+        ]
         return out

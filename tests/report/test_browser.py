@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from chromium import Browser, find_chromium
 from PIL import Image
 
-from chromium import Browser, find_chromium
 from voicebench.report import build_report
 from voicebench.strategies import LABELS, ReplyStrategies
 
@@ -18,7 +18,8 @@ CHROMIUM = find_chromium()
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None,
     reason="Chromium is not installed, so the report page was not opened in a browser "
-           "(`make test` installs it with apt-get; or: apt-get install chromium)")
+    "(`make test` installs it with apt-get; or: apt-get install chromium)",
+)
 
 PAGE_FACTS = """JSON.stringify({
   images: Array.from(document.images).map(i => ({id: i.closest('figure').id,
@@ -39,10 +40,16 @@ def _label_strategies(judged: Path) -> None:
     for n, line in enumerate((judged / "replies.jsonl").read_text().splitlines()):
         r = json.loads(line)
         used = {LABELS[n % len(LABELS)], "emotional_validation"}
-        lines.append(ReplyStrategies(
-            key=f"k{n}", item_id=r["item_id"], contestant=r["contestant"], classifier="j/1",
-            adversarial=r["item_id"].startswith("adv-"),
-            marks={k: "present" if k in used else "absent" for k in LABELS}).model_dump_json())
+        lines.append(
+            ReplyStrategies(
+                key=f"k{n}",
+                item_id=r["item_id"],
+                contestant=r["contestant"],
+                classifier="j/1",
+                adversarial=r["item_id"].startswith("adv-"),
+                marks={k: "present" if k in used else "absent" for k in LABELS},
+            ).model_dump_json()
+        )
     (judged / "strategies.jsonl").write_text("\n".join(lines) + "\n")
 
 
@@ -55,17 +62,28 @@ async def test_report_page_in_headless_chromium(judged: Path, tmp_path: Path):
         # Sorting by Elo (third column) puts the lowest first: the page's own script runs.
         await browser.evaluate("document.querySelector('#leaderboard th:nth-child(3)').click()")
         first = await browser.evaluate(
-            "document.querySelector('#leaderboard tbody tr').cells[1].textContent")
+            "document.querySelector('#leaderboard tbody tr').cells[1].textContent"
+        )
         shot = tmp_path / "page.png"
         await browser.screenshot(shot)
         errors = browser.errors()
 
     assert errors == [], errors
     figures = {i["id"]: i["ok"] for i in facts["images"]}
-    assert figures == {f"fig-{n}": True for n in ("latency_ecdf", "waterfall", "frontier_ttft",
-                                                  "frontier_ttfa", "radar", "strategy_heatmap")}
-    assert {"budget", "distributions", "waterfall", "leaderboard", "judges",
-            "strategies"} <= set(facts["tables"])
+    assert figures == {
+        f"fig-{n}": True
+        for n in (
+            "latency_ecdf",
+            "waterfall",
+            "frontier_ttft",
+            "frontier_ttfa",
+            "radar",
+            "strategy_heatmap",
+        )
+    }
+    assert {"budget", "distributions", "waterfall", "leaderboard", "judges", "strategies"} <= set(
+        facts["tables"]
+    )
     assert facts["rows"]["strategies"] == 3 * 3  # 3 contestants: all, regular, adversarial
     assert facts["rows"]["leaderboard"] == 3 and facts["rows"]["distributions"] == 11
     # Hostile text from the run shows as text and never runs.

@@ -21,9 +21,19 @@ FIGURES = ("latency_ecdf", "waterfall", "frontier_ttft", "frontier_ttfa", "radar
 def test_report_from_a_judging_folder_has_every_part(judged: Path, tmp_path: Path):
     item = json.loads((judged / "verdicts.jsonl").read_text().splitlines()[0])["item_id"]
     with (judged / "verdicts.jsonl").open("a") as fh:  # one verdict the judge never gave
-        fh.write(Verdict(key="gave-up", item_id=item, judge="j/1", rubric_sha256="h",
-                         contestant_a="fast", contestant_b="slow", attempts=4,
-                         failure="server_error: HTTP 500 (scripted)").model_dump_json() + "\n")
+        fh.write(
+            Verdict(
+                key="gave-up",
+                item_id=item,
+                judge="j/1",
+                rubric_sha256="h",
+                contestant_a="fast",
+                contestant_b="slow",
+                attempts=4,
+                failure="server_error: HTTP 500 (scripted)",
+            ).model_dump_json()
+            + "\n"
+        )
     built = build_report([judged], tmp_path / "report")
     out = built.out_dir
     for name in ("index.html", "report.md", "report.json"):
@@ -50,9 +60,18 @@ def test_report_from_a_judging_folder_has_every_part(judged: Path, tmp_path: Pat
     assert ratings["slow"]["win_rate"] > ratings["fast"]["win_rate"]
     assert judging["health"][0]["flip_rate"] == 0.0
     page = (out / "index.html").read_text()
-    for part in ("Turns within budget", "TTFT and TTFA distributions", "Stage waterfall",
-                 "Slowest turns: fast", "Failed turns: fast", "HEART leaderboard", "Judges",
-                 'id="fig-frontier_ttft"', 'id="fig-radar"', "data:image/svg+xml;base64,"):
+    for part in (
+        "Turns within budget",
+        "TTFT and TTFA distributions",
+        "Stage waterfall",
+        "Slowest turns: fast",
+        "Failed turns: fast",
+        "HEART leaderboard",
+        "Judges",
+        'id="fig-frontier_ttft"',
+        'id="fig-radar"',
+        "data:image/svg+xml;base64,",
+    ):
         assert part in page, part
     assert "http://" not in page.replace('xmlns="http://www.w3.org', "")  # nothing to fetch
     md = (out / "report.md").read_text()
@@ -81,8 +100,9 @@ def test_no_secret_reaches_any_report_file(judged: Path, tmp_path: Path):
     assert "401 Incorrect API key provided: ***" in (out / "index.html").read_text()
 
 
-def test_smoke_judging_is_labelled_and_undecided_judging_still_reports(judged: Path,
-                                                                       tmp_path: Path):
+def test_smoke_judging_is_labelled_and_undecided_judging_still_reports(
+    judged: Path, tmp_path: Path
+):
     header = json.loads((judged / "judging.json").read_text())
     (judged / "judging.json").write_text(json.dumps({**header, "smoke": True}))
     verdicts = (judged / "verdicts.jsonl").read_text().splitlines()
@@ -128,14 +148,16 @@ def test_bad_inputs_name_the_path(judged: Path, tmp_path: Path):
     with pytest.raises(InputError, match="2 judging folders"):
         resolve_inputs([judged, other])
     (judged / "judging.json").write_text("{not json")
-    with pytest.raises(InputError, match="judging.json: not valid JSON"):
+    with pytest.raises(InputError, match=r"judging\.json: not valid JSON"):
         resolve_inputs([judged])
 
 
 def test_report_command(judged: Path, tmp_path: Path):
     out = tmp_path / "r"
-    result = CliRunner().invoke(app, ["report", str(judged), "--out", str(out),
-                                      "--budget-ttfa-ms", "900", "--title", HOSTILE])
+    result = CliRunner().invoke(
+        app,
+        ["report", str(judged), "--out", str(out), "--budget-ttfa-ms", "900", "--title", HOSTILE],
+    )
     assert result.exit_code == 0, result.output
     assert f"report: {out}/index.html" in result.output
     data = json.loads((out / "report.json").read_text())
@@ -145,7 +167,8 @@ def test_report_command(judged: Path, tmp_path: Path):
 
 
 def test_report_reads_the_ratings_rate_wrote_and_refits_when_the_verdicts_changed(
-        judged: Path, tmp_path: Path):
+    judged: Path, tmp_path: Path
+):
     from voicebench.rating import rate_judging
 
     written = rate_judging(judged)
@@ -159,8 +182,18 @@ def test_report_reads_the_ratings_rate_wrote_and_refits_when_the_verdicts_change
     assert other_budget.report.judging.ratings.created_at != "as rate wrote it"
     item = json.loads((judged / "verdicts.jsonl").read_text().splitlines()[0])["item_id"]
     with (judged / "verdicts.jsonl").open("a") as fh:
-        fh.write(Verdict(key="late", item_id=item, judge="j/1", rubric_sha256="h",
-                         contestant_a="fast", contestant_b="slow", attempts=5,
-                         failure="timeout: the request timed out").model_dump_json() + "\n")
+        fh.write(
+            Verdict(
+                key="late",
+                item_id=item,
+                judge="j/1",
+                rubric_sha256="h",
+                contestant_a="fast",
+                contestant_b="slow",
+                attempts=5,
+                failure="timeout: the request timed out",
+            ).model_dump_json()
+            + "\n"
+        )
     refit = build_report([judged], tmp_path / "changed").report.judging.ratings
     assert refit.created_at != "as rate wrote it" and refit.inputs_sha256 != written.inputs_sha256

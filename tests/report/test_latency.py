@@ -1,4 +1,5 @@
-"""The latency budget report of one run: percentiles and intervals, budgets, waterfall, cold turns."""
+"""The latency budget report of one run: percentiles and intervals, budgets, waterfall, cold
+turns."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from synthetic_runs import make_run
+
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.report import agent_latency, distribution
 from voicebench.runlog import TurnError, read_header, read_turns
@@ -40,9 +41,15 @@ def test_distribution_of_nothing_and_of_one_turn():
 def run(tmp_path: Path) -> Path:
     items = [d for d in load_dialogues(BUILTIN_DIALOGUES) if not d.adversarial][:3]
     k = items[1].seeker_turn_indices[0]
-    return make_run(tmp_path, "agent", items, [2400, 900, 1100, 850, 950, 1300, 800, 1000],
-                    ttft_ms=350, all_turns=True,
-                    failures={(items[1].id, k): TurnError(kind="timeout", reason="no answer")})
+    return make_run(
+        tmp_path,
+        "agent",
+        items,
+        [2400, 900, 1100, 850, 950, 1300, 800, 1000],
+        ttft_ms=350,
+        all_turns=True,
+        failures={(items[1].id, k): TurnError(kind="timeout", reason="no answer")},
+    )
 
 
 def test_agent_latency_from_a_run(run: Path):

@@ -25,11 +25,15 @@ MS = 1_000_000
 
 def header(**over) -> RunHeader:
     base = dict(
-        run_id="r1", created_at="2026-01-01T00:00:00+00:00", voicebench_version="0.1.0",
-        agent=AgentSpec(name="a", family="scripted",
-                        llm=LLMSpec(provider="scripted", model="m")),
-        agent_spec_path="agents/a.toml", dialogues_path="d.jsonl", dialogues_sha256="0" * 64,
-        dialogue_ids=("d1",), fixtures_dir="audio_fixtures",
+        run_id="r1",
+        created_at="2026-01-01T00:00:00+00:00",
+        voicebench_version="0.1.0",
+        agent=AgentSpec(name="a", family="scripted", llm=LLMSpec(provider="scripted", model="m")),
+        agent_spec_path="agents/a.toml",
+        dialogues_path="d.jsonl",
+        dialogues_sha256="0" * 64,
+        dialogue_ids=("d1",),
+        fixtures_dir="audio_fixtures",
     )
     base.update(over)
     return RunHeader(**base)
@@ -38,13 +42,28 @@ def header(**over) -> RunHeader:
 def record(k: int, ttft_ms: int | None = 300, error: TurnError | None = None) -> TurnRecord:
     timing = None
     if ttft_ms is not None:
-        timing = TurnTiming(speech_end_ns=0, vad_stop_ns=600 * MS, transcript_ns=1000 * MS,
-                            llm_request_ns=1001 * MS, llm_first_token_ns=(1001 + ttft_ms) * MS,
-                            tts_request_ns=1400 * MS, tts_first_audio_ns=1450 * MS,
-                            audio_out_ns=1500 * MS)
-    return TurnRecord(run_id="r1", contestant="scripted/m", agent_name="a", dialogue_id="d1",
-                      turn_index=k, final=False, user_text="hi", timing=timing, error=error,
-                      started_at="2026-01-01T00:00:00+00:00")
+        timing = TurnTiming(
+            speech_end_ns=0,
+            vad_stop_ns=600 * MS,
+            transcript_ns=1000 * MS,
+            llm_request_ns=1001 * MS,
+            llm_first_token_ns=(1001 + ttft_ms) * MS,
+            tts_request_ns=1400 * MS,
+            tts_first_audio_ns=1450 * MS,
+            audio_out_ns=1500 * MS,
+        )
+    return TurnRecord(
+        run_id="r1",
+        contestant="scripted/m",
+        agent_name="a",
+        dialogue_id="d1",
+        turn_index=k,
+        final=False,
+        user_text="hi",
+        timing=timing,
+        error=error,
+        started_at="2026-01-01T00:00:00+00:00",
+    )
 
 
 def test_records_round_trip_and_a_killed_partial_line_is_dropped_on_reopen(tmp_path: Path):
@@ -74,13 +93,19 @@ def test_unknown_schema_version_is_refused_naming_file_and_field(tmp_path: Path)
     data = json.loads((tmp_path / "run.json").read_text())
     data["schema_version"] = 99
     (tmp_path / "run.json").write_text(json.dumps(data))
-    with pytest.raises(InputError, match=r"run\.json: run\.json: schema_version: schema_version 99"):
+    with pytest.raises(
+        InputError, match=r"run\.json: run\.json: schema_version: schema_version 99"
+    ):
         read_header(tmp_path)
 
 
 def test_summary_counts_failures_and_the_ttft_budget_share():
-    recs = [record(1, 200), record(3, 450), record(5, 900),
-            record(7, None, TurnError(kind="timeout", reason="x"))]
+    recs = [
+        record(1, 200),
+        record(3, 450),
+        record(5, 900),
+        record(7, None, TurnError(kind="timeout", reason="x")),
+    ]
     s = summarize(recs)
     assert (s.turns, s.failed) == (4, 1)
     assert s.ttft_within_budget == pytest.approx(2 / 3)

@@ -37,20 +37,41 @@ from voicebench.testing import ScriptedLLMServer
 
 
 def answer(present: set[str], uncertain: set[str] = frozenset()) -> str:
-    return json.dumps({"strategies": {
-        k: {"mark": "present" if k in present else "uncertain" if k in uncertain else "absent",
-            "evidence": "the words" if k in present else ""} for k in LABELS}})
+    return json.dumps(
+        {
+            "strategies": {
+                k: {
+                    "mark": "present"
+                    if k in present
+                    else "uncertain"
+                    if k in uncertain
+                    else "absent",
+                    "evidence": "the words" if k in present else "",
+                }
+                for k in LABELS
+            }
+        }
+    )
 
 
 def labelled(contestant: str, present: set[str], adversarial: bool = False) -> ReplyStrategies:
-    return ReplyStrategies(key=f"{contestant}{sorted(present)}{adversarial}", item_id="i",
-                           contestant=contestant, adversarial=adversarial, classifier="c/1",
-                           marks={k: "present" if k in present else "absent" for k in LABELS})
+    return ReplyStrategies(
+        key=f"{contestant}{sorted(present)}{adversarial}",
+        item_id="i",
+        contestant=contestant,
+        adversarial=adversarial,
+        classifier="c/1",
+        marks={k: "present" if k in present else "absent" for k in LABELS},
+    )
 
 
 def test_diversity_matches_the_hand_worked_figures():
-    labels = [labelled("x", {"affirmation", "clarification"}), labelled("x", {"affirmation"}),
-              labelled("x", {"offer_hope"}, adversarial=True), labelled("y", set())]
+    labels = [
+        labelled("x", {"affirmation", "clarification"}),
+        labelled("x", {"affirmation"}),
+        labelled("x", {"offer_hope"}, adversarial=True),
+        labelled("y", set()),
+    ]
     d = diversity(labels, "x")
     assert d.replies == 3 and d.coverage == 3 and d.per_reply == pytest.approx(4 / 3, abs=1e-3)
     assert d.usage_pct["affirmation"] == pytest.approx(200 / 3, abs=0.01)
@@ -68,11 +89,17 @@ def test_diversity_matches_the_hand_worked_figures():
 
 
 def test_answers_must_mark_every_strategy():
-    assert parse_labels("```json\n" + answer({"normalize"}) + "\n```")["normalize"].mark == "present"
+    assert (
+        parse_labels("```json\n" + answer({"normalize"}) + "\n```")["normalize"].mark == "present"
+    )
     broken = json.loads(answer(set()))
     del broken["strategies"]["chit_chat"]
-    for raw, why in ((json.dumps(broken), "chit_chat"), ("no", "no JSON object"),
-                     (answer(set()).replace('"absent"', '"maybe"', 1), "mark"), ("", "empty")):
+    for raw, why in (
+        (json.dumps(broken), "chit_chat"),
+        ("no", "no JSON object"),
+        (answer(set()).replace('"absent"', '"maybe"', 1), "mark"),
+        ("", "empty"),
+    ):
         with pytest.raises(ValueError, match=why):
             parse_labels(raw)
 
@@ -80,17 +107,24 @@ def test_answers_must_mark_every_strategy():
 @pytest.fixture
 def judged(tmp_path: Path) -> Path:
     dialogues = load_dialogues(BUILTIN_DIALOGUES)
-    items = [d for d in dialogues if not d.adversarial][:2] + [d for d in dialogues
-                                                              if d.adversarial][:1]
+    items = [d for d in dialogues if not d.adversarial][:2] + [
+        d for d in dialogues if d.adversarial
+    ][:1]
     runs = [make_run(tmp_path, name, items, 900) for name in ("warm", "terse")]
-    verdicts = [v for d in items for v in (verdict(d.id, "warm", "terse", "A"),
-                                           verdict(d.id, "terse", "warm", "B"))]
+    verdicts = [
+        v
+        for d in items
+        for v in (verdict(d.id, "warm", "terse", "A"), verdict(d.id, "terse", "warm", "B"))
+    ]
     folder = make_judging(tmp_path / "judged", runs, items, ("warm", "terse"), verdicts)
-    replies = [Reply(item_id=d.id, contestant=c, kind="agent", family=f"fam-{c}", heard=heard,
-                     text=heard)
-               for d in items for c, heard in (
-                   ("warm", f"That sounds so hard. What happened with {d.problem_type}?"),
-                   ("terse", "You should try harder."))]
+    replies = [
+        Reply(item_id=d.id, contestant=c, kind="agent", family=f"fam-{c}", heard=heard, text=heard)
+        for d in items
+        for c, heard in (
+            ("warm", f"That sounds so hard. What happened with {d.problem_type}?"),
+            ("terse", "You should try harder."),
+        )
+    ]
     (folder / "replies.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in replies))
     return folder
 
@@ -98,9 +132,11 @@ def judged(tmp_path: Path) -> Path:
 def _judge_spec(tmp_path: Path, base_url: str) -> Path:
     (tmp_path / "rubric.md").write_text("Judge.\n")
     spec = tmp_path / "classifier.toml"
-    spec.write_text(f'name = "c"\nrubric = "rubric.md"\n[[judges]]\nprovider = "openai-compatible"'
-                    f'\nmodel = "scripted-llm"\nfamily = "scripted"\nbase_url = "{base_url}"\n'
-                    f"parse_retries = 1\n")
+    spec.write_text(
+        f'name = "c"\nrubric = "rubric.md"\n[[judges]]\nprovider = "openai-compatible"'
+        f'\nmodel = "scripted-llm"\nfamily = "scripted"\nbase_url = "{base_url}"\n'
+        f"parse_retries = 1\n"
+    )
     return spec
 
 
@@ -145,10 +181,12 @@ async def test_replies_are_labelled_cached_resumed_and_reported(tmp_path: Path, 
 
 
 def test_strategies_command_prints_the_diversity_table(tmp_path: Path, judged: Path):
-    with ScriptedLLMServer(ttft_ms=1, token_delay_ms=0,
-                           reply=answer({"offer_hope", "normalize"})) as llm:
-        result = CliRunner().invoke(app, ["strategies", str(judged), "--judge",
-                                          str(_judge_spec(tmp_path, llm.base_url))])
+    with ScriptedLLMServer(
+        ttft_ms=1, token_delay_ms=0, reply=answer({"offer_hope", "normalize"})
+    ) as llm:
+        result = CliRunner().invoke(
+            app, ["strategies", str(judged), "--judge", str(_judge_spec(tmp_path, llm.base_url))]
+        )
     assert result.exit_code == 0, result.output
     said = " ".join(result.output.split())
     assert "support strategy diversity" in said and "offer_hope 100%" in said, result.output
@@ -166,8 +204,10 @@ def test_the_labelled_set_covers_every_strategy():
 
 
 def test_scores_are_per_strategy_f1_and_their_mean():
-    gold = [GoldReply(id="a", seeker="s", reply="r", present=("affirmation", "clarification")),
-            GoldReply(id="b", seeker="s", reply="r", present=("clarification",))]
+    gold = [
+        GoldReply(id="a", seeker="s", reply="r", present=("affirmation", "clarification")),
+        GoldReply(id="b", seeker="s", reply="r", present=("clarification",)),
+    ]
     perfect = score(gold, {"a": {"affirmation", "clarification"}, "b": {"clarification"}}, "c")
     assert {s.label: s.f1 for s in perfect.labels}["clarification"] == 1.0
     # affirmation: tp 1; clarification: tp 1, fn 1; offer_hope: fp 1; the other 12: no
@@ -184,14 +224,16 @@ async def test_a_classifier_that_agrees_with_the_labels_scores_one(tmp_path: Pat
     with ScriptedLLMServer(ttft_ms=1, token_delay_ms=0) as llm:
         for g in gold:
             llm.enqueue(answer(set(g.present)))
-        judge = JudgeModelSpec(provider="openai-compatible", model="scripted-llm", family="s",
-                               base_url=llm.base_url)
+        judge = JudgeModelSpec(
+            provider="openai-compatible", model="scripted-llm", family="s", base_url=llm.base_url
+        )
         from voicebench.llm import OpenAIChat
 
         client = OpenAIChat(judge, base_url=llm.base_url, key=None, response_format=None)
         try:
-            result = await classify_gold(gold, judge, client, tmp_path / "cache.jsonl",
-                                         concurrency=1)
+            result = await classify_gold(
+                gold, judge, client, tmp_path / "cache.jsonl", concurrency=1
+            )
             assert result.macro_f1 == 1.0 and result.failed == 0
             again = await classify_gold(gold, judge, client, tmp_path / "cache.jsonl")
         finally:

@@ -22,8 +22,9 @@ async def _stream(client: openai.AsyncOpenAI) -> tuple[str, int | None, str | No
     """Content, client-measured ns to the first non-empty content delta, finish reason."""
     start = time.perf_counter_ns()
     first_ns, parts, finish = None, [], None
-    stream = await client.chat.completions.create(model="scripted-llm", messages=MESSAGES,
-                                                  stream=True)
+    stream = await client.chat.completions.create(
+        model="scripted-llm", messages=MESSAGES, stream=True
+    )
     async for chunk in stream:
         for choice in chunk.choices:
             if choice.delta.content:
@@ -54,7 +55,8 @@ async def test_stream_reproduces_reply_after_the_injected_ttft() -> None:
 async def test_usage_chunk_when_asked() -> None:
     async with ScriptedLLMServer(ttft_ms=0, token_delay_ms=0, reply=REPLY) as server:
         stream = await _client(server).chat.completions.create(
-            model="m", messages=MESSAGES, stream=True, stream_options={"include_usage": True})
+            model="m", messages=MESSAGES, stream=True, stream_options={"include_usage": True}
+        )
         usage = [c.usage async for c in stream if c.usage is not None]
     assert [(u.completion_tokens, u.prompt_tokens) for u in usage] == [(5, 5)]
 
@@ -68,7 +70,8 @@ async def test_non_streaming_and_default_reply() -> None:
     assert completion.object == "chat.completion"
     assert completion.choices[0].finish_reason == "stop"
     assert completion.choices[0].message.content == (
-        "That sounds really hard. Can you tell me more about how you lost your job today?")
+        "That sounds really hard. Can you tell me more about how you lost your job today?"
+    )
     assert [m.id for m in models.data] == ["scripted-llm"]
     [record] = records
     assert record.stream is False and record.model == "m"
@@ -77,8 +80,9 @@ async def test_non_streaming_and_default_reply() -> None:
 
 async def test_faults_apply_to_successive_requests() -> None:
     faults = ("429", "500", "empty", "truncate", "hang")
-    async with ScriptedLLMServer(ttft_ms=10, token_delay_ms=1, reply=REPLY,
-                                 faults=faults) as server:
+    async with ScriptedLLMServer(
+        ttft_ms=10, token_delay_ms=1, reply=REPLY, faults=faults
+    ) as server:
         client = _client(server, timeout=1.0)
         with pytest.raises(openai.RateLimitError) as rate_limited:
             await _stream(client)
@@ -128,6 +132,12 @@ def test_unknown_fault_is_refused() -> None:
 
 
 def test_record_ttft() -> None:
-    record = RequestRecord(received_ns=1_000, first_token_sent_ns=2_501_000, done_ns=3_000_000,
-                           model="m", n_messages=2, stream=True)
+    record = RequestRecord(
+        received_ns=1_000,
+        first_token_sent_ns=2_501_000,
+        done_ns=3_000_000,
+        model="m",
+        n_messages=2,
+        stream=True,
+    )
     assert record.ttft_ms == 2.5

@@ -80,9 +80,16 @@ def test_ttft_ttfa_and_waterfall_are_exact():
 
 def test_waterfall_is_monotone_and_still_sums_to_ttfa_when_milestones_overlap():
     # The transcript arrives before the VAD stop is seen: no negative stage.
-    t = TurnTiming(speech_end_ns=0, vad_stop_ns=500 * MS, transcript_ns=400 * MS,
-                   llm_request_ns=600 * MS, llm_first_token_ns=900 * MS,
-                   tts_request_ns=950 * MS, tts_first_audio_ns=1000 * MS, audio_out_ns=1100 * MS)
+    t = TurnTiming(
+        speech_end_ns=0,
+        vad_stop_ns=500 * MS,
+        transcript_ns=400 * MS,
+        llm_request_ns=600 * MS,
+        llm_first_token_ns=900 * MS,
+        tts_request_ns=950 * MS,
+        tts_first_audio_ns=1000 * MS,
+        audio_out_ns=1100 * MS,
+    )
     stages = t.stages_ns()
     assert stages["asr"] == 0
     assert all(v is not None and v >= 0 for v in stages.values())
@@ -90,9 +97,16 @@ def test_waterfall_is_monotone_and_still_sums_to_ttfa_when_milestones_overlap():
 
 
 def test_missing_milestone_leaves_its_stage_empty_and_the_next_stage_absorbs_it():
-    t = TurnTiming(speech_end_ns=0, vad_stop_ns=500 * MS, transcript_ns=900 * MS,
-                   llm_request_ns=901 * MS, llm_first_token_ns=1201 * MS,
-                   tts_request_ns=None, tts_first_audio_ns=1300 * MS, audio_out_ns=1350 * MS)
+    t = TurnTiming(
+        speech_end_ns=0,
+        vad_stop_ns=500 * MS,
+        transcript_ns=900 * MS,
+        llm_request_ns=901 * MS,
+        llm_first_token_ns=1201 * MS,
+        tts_request_ns=None,
+        tts_first_audio_ns=1300 * MS,
+        audio_out_ns=1350 * MS,
+    )
     stages = t.stages_ms
     assert stages["text_aggregation"] is None
     assert stages["tts_first_audio"] == 99.0
@@ -135,8 +149,13 @@ def test_derive_timing_times_the_request_whose_reply_was_heard():
 
 
 def _push(frame, ts: int) -> FramePushed:
-    return FramePushed(source=None, destination=None, frame=frame,
-                       direction=FrameDirection.DOWNSTREAM, timestamp=ts)
+    return FramePushed(
+        source=None,
+        destination=None,
+        frame=frame,
+        direction=FrameDirection.DOWNSTREAM,
+        timestamp=ts,
+    )
 
 
 async def test_observer_stamps_events_with_the_push_time_not_its_own():
@@ -162,7 +181,10 @@ async def test_observer_stamps_events_with_the_push_time_not_its_own():
     assert t.stages_ms["output"] == 53.0
     assert reply_text(obs.events, t) == "I'm sorry."
     assert [e.kind for e in obs.since(2400 * MS)] == [
-        EventKind.TTS_REQUEST, EventKind.TTS_AUDIO, EventKind.AUDIO_OUT, EventKind.BOT_STOPPED
+        EventKind.TTS_REQUEST,
+        EventKind.TTS_AUDIO,
+        EventKind.AUDIO_OUT,
+        EventKind.BOT_STOPPED,
     ]
 
 

@@ -29,19 +29,28 @@ DEFAULT_AGENT = ROOT / "agents" / "local.toml"
 DEFAULT_JUDGE = ROOT / "judges" / "local-smoke.toml"
 
 DialoguesOpt = Annotated[
-    Path, typer.Option("--dialogues", "-d", envvar="VOICEBENCH_DIALOGUES",
-                       help="Dialogue set (JSONL). Default: the built-in set.")
+    Path,
+    typer.Option(
+        "--dialogues",
+        "-d",
+        envvar="VOICEBENCH_DIALOGUES",
+        help="Dialogue set (JSONL). Default: the built-in set.",
+    ),
 ]
 FixturesOpt = Annotated[
-    Path, typer.Option("--fixtures", envvar="VOICEBENCH_FIXTURES",
-                       help="Audio fixture folder (manifest.json + audio/).")
+    Path,
+    typer.Option(
+        "--fixtures",
+        envvar="VOICEBENCH_FIXTURES",
+        help="Audio fixture folder (manifest.json + audio/).",
+    ),
 ]
 AgentOpt = Annotated[
     Path, typer.Option("--agent", "-a", envvar="VOICEBENCH_AGENT", help="Agent spec (TOML).")
 ]
 JudgeOpt = Annotated[
-    Path, typer.Option("--judge", "-j", envvar="VOICEBENCH_JUDGE",
-                       help="Judge spec (judges/*.toml).")
+    Path,
+    typer.Option("--judge", "-j", envvar="VOICEBENCH_JUDGE", help="Judge spec (judges/*.toml)."),
 ]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Show library logs.")]
 ConcurrencyOpt = Annotated[int, typer.Option(min=1, max=256, help="Requests in flight at once.")]
@@ -114,9 +123,14 @@ class Steps:
 
     def __enter__(self) -> Steps:
         if err.is_terminal:
-            self._bar = Progress(TextColumn("{task.description}"), BarColumn(),
-                                 MofNCompleteColumn(), TimeElapsedColumn(), console=err,
-                                 transient=True)
+            self._bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=err,
+                transient=True,
+            )
             self._bar.start()
             self._task = self._bar.add_task(self.what, total=None)
         return self

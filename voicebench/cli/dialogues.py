@@ -21,10 +21,14 @@ from voicebench.errors import InputError
 if TYPE_CHECKING:
     from voicebench.dialogues.adversarial import Outcome
 
-app = typer.Typer(cls=VoicebenchGroup, no_args_is_help=True,
-                  help="Dialogue sets: import, make adversarial items, check.")
-import_app = typer.Typer(cls=VoicebenchGroup, no_args_is_help=True,
-                         help="Import dialogue items from a corpus.")
+app = typer.Typer(
+    cls=VoicebenchGroup,
+    no_args_is_help=True,
+    help="Dialogue sets: import, make adversarial items, check.",
+)
+import_app = typer.Typer(
+    cls=VoicebenchGroup, no_args_is_help=True, help="Import dialogue items from a corpus."
+)
 app.add_typer(import_app, name="import")
 
 
@@ -52,18 +56,31 @@ def _outcome_line(outcome: Outcome, n: int, total: int) -> str:
 @app.command("adversarial")
 def adversarial(
     file: Annotated[Path, typer.Argument(help="Dialogue set to rewrite (JSONL).")],
-    profile: Annotated[str, typer.Option(
-        help="Escalation of the seeker's hostility: always-10, linear-ramp, mid-spike or "
-        "mid-ramp.")],
-    llm: Annotated[Path, typer.Option(
-        "--llm", help="Agent spec (TOML) whose [llm] rewrites the seeker turns.")],
-    dest: Annotated[Path | None, typer.Option(
-        "--out", "-o", help="Set to append the new items to (default FILE-PROFILE.jsonl); "
-        "items already there are skipped, so re-running resumes.")] = None,
-    limit: Annotated[int | None, typer.Option("--limit", "-n", min=1,
-                                              help="Rewrite only the first N items.")] = None,
-    attempts: Annotated[int, typer.Option(min=1, max=10, help="Requests per item before it "
-                                          "is rejected.")] = 3,
+    profile: Annotated[
+        str,
+        typer.Option(
+            help="Escalation of the seeker's hostility: always-10, linear-ramp, mid-spike or "
+            "mid-ramp."
+        ),
+    ],
+    llm: Annotated[
+        Path, typer.Option("--llm", help="Agent spec (TOML) whose [llm] rewrites the seeker turns.")
+    ],
+    dest: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Set to append the new items to (default FILE-PROFILE.jsonl); "
+            "items already there are skipped, so re-running resumes.",
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", "-n", min=1, help="Rewrite only the first N items.")
+    ] = None,
+    attempts: Annotated[
+        int, typer.Option(min=1, max=10, help="Requests per item before it is rejected.")
+    ] = 3,
 ) -> None:
     """Make adversarial items: an LLM rewrites only the seeker turns so that hostility follows
     the profile's 0-10 schedule (shown first); each answer is checked, asked again, or the item
@@ -75,21 +92,27 @@ def adversarial(
     try:
         chosen = EscalationProfile(profile)
     except ValueError:
-        raise InputError(f"must be one of: {', '.join(p.value for p in EscalationProfile)}",
-                         field="--profile") from None
+        raise InputError(
+            f"must be one of: {', '.join(p.value for p in EscalationProfile)}", field="--profile"
+        ) from None
     plan = plan_adversarial(file, chosen, llm, dest=dest, limit=limit)
     show(f"{chosen.value}: target hostility (0-10) per seeker turn")
     for n, schedule in plan.schedules.items():
         show(f"  {n} seeker turns: {' '.join(map(str, schedule))}")
     on_interrupt(f"finished items are kept in {plan.out}: run the same command again to resume")
     with Steps("items") as s:
-        outcomes = run_adversarial(plan, attempts=attempts,
-                                   progress=lambda o, n, t: s.advance(n, t, _outcome_line(o, n, t)))
+        outcomes = run_adversarial(
+            plan,
+            attempts=attempts,
+            progress=lambda o, n, t: s.advance(n, t, _outcome_line(o, n, t)),
+        )
     made = sum(o.item is not None for o in outcomes)
     left = len(plan.items) - len(outcomes)
-    show(f"{made} adversarial items written to {plan.out}; {len(outcomes) - made} rejected"
-         + (f" (reasons in {rejected_path(plan.out)})" if len(outcomes) > made else "")
-         + (f"; {left} were already done" if left else ""))
+    show(
+        f"{made} adversarial items written to {plan.out}; {len(outcomes) - made} rejected"
+        + (f" (reasons in {rejected_path(plan.out)})" if len(outcomes) > made else "")
+        + (f"; {left} were already done" if left else "")
+    )
 
 
 @app.command("check")

@@ -40,8 +40,7 @@ def show_judging(result: JudgingResult) -> None:
     out.print(health_table(result))
     out.print(record_table(result))
     if result.skipped_pairs:
-        show(f"{result.skipped_pairs} pairs skipped: every judge shares a family with a "
-             "contestant")
+        show(f"{result.skipped_pairs} pairs skipped: every judge shares a family with a contestant")
     if result.smoke:
         show(f"[yellow]{SMOKE_WARNING}[/]")
     show(f"verdicts: {result.out_dir}/verdicts.jsonl")
@@ -68,17 +67,29 @@ def show_rating(table: RatingTable) -> None:
 
 
 def judge(
-    run_dirs: Annotated[list[Path], typer.Argument(
-        help="Run directories whose final turns to judge.")],
+    run_dirs: Annotated[
+        list[Path], typer.Argument(help="Run directories whose final turns to judge.")
+    ],
     judge_spec: JudgeOpt = DEFAULT_JUDGE,
-    out_dir: Annotated[Path | None, typer.Option(
-        "--out", "-o", help="Judging folder (default reports/judgments/SPEC-HASH of the runs); "
-        "an existing one is resumed.")] = None,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Judging folder (default reports/judgments/SPEC-HASH of the runs); "
+            "an existing one is resumed.",
+        ),
+    ] = None,
     concurrency: ConcurrencyOpt = 4,
-    human_replies: Annotated[list[Path] | None, typer.Option(
-        "--human-replies", help="JSONL of extra human replies (repeatable).")] = None,
-    pairs_per_item: Annotated[int | None, typer.Option(
-        min=1, help="Judge at most this many pairs per item, drawn with --seed (default all).")
+    human_replies: Annotated[
+        list[Path] | None,
+        typer.Option("--human-replies", help="JSONL of extra human replies (repeatable)."),
+    ] = None,
+    pairs_per_item: Annotated[
+        int | None,
+        typer.Option(
+            min=1, help="Judge at most this many pairs per item, drawn with --seed (default all)."
+        ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed for --pairs-per-item.")] = 0,
     verbose: VerboseOpt = False,
@@ -94,22 +105,34 @@ def judge(
     if spec.smoke:
         say(f"[yellow]{SMOKE_WARNING}[/]")
     with Steps("verdicts") as s:
-        result = run_judging(run_dirs, judge_spec, target, on_status=s.line,
-                             progress=lambda v, n, t: s.advance(n, t, verdict_line(v, n, t)),
-                             concurrency=concurrency, human_files=human_replies or [],
-                             pairs_per_item=pairs_per_item, seed=seed)
+        result = run_judging(
+            run_dirs,
+            judge_spec,
+            target,
+            on_status=s.line,
+            progress=lambda v, n, t: s.advance(n, t, verdict_line(v, n, t)),
+            concurrency=concurrency,
+            human_files=human_replies or [],
+            pairs_per_item=pairs_per_item,
+            seed=seed,
+        )
     show_judging(result)
 
 
 def rate(
-    judging_dirs: Annotated[list[Path], typer.Argument(
-        help="Judging folders (from voicebench judge).")],
+    judging_dirs: Annotated[
+        list[Path], typer.Argument(help="Judging folders (from voicebench judge).")
+    ],
     rounds: Annotated[int, typer.Option(min=0, help="Bootstrap rounds (0: skip).")] = 1000,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
     budget_ttfa_ms: Annotated[float, typer.Option(help="TTFA budget for goodput.")] = 1000.0,
     budget_ttft_ms: Annotated[float, typer.Option(help="TTFT budget for goodput.")] = 500.0,
-    human_judgments: Annotated[Path | None, typer.Option(
-        help="Human judgments (CSV or JSONL, 5-point scale) to measure agreement with.")] = None,
+    human_judgments: Annotated[
+        Path | None,
+        typer.Option(
+            help="Human judgments (CSV or JSONL, 5-point scale) to measure agreement with."
+        ),
+    ] = None,
 ) -> None:
     """Fit strength-weighted Bradley-Terry ratings (Elo with bootstrap and asymptotic 95% CIs),
     win rates per dimension, latency goodput and latency-adjusted Elo; write ratings.json and
@@ -117,23 +140,40 @@ def rate(
     from voicebench.rating import rate_judging
 
     for d in judging_dirs:
-        show_rating(rate_judging(d, rounds=rounds, seed=seed, budget_ttfa_ms=budget_ttfa_ms,
-                                 budget_ttft_ms=budget_ttft_ms, human_judgments=human_judgments))
+        show_rating(
+            rate_judging(
+                d,
+                rounds=rounds,
+                seed=seed,
+                budget_ttfa_ms=budget_ttfa_ms,
+                budget_ttft_ms=budget_ttft_ms,
+                human_judgments=human_judgments,
+            )
+        )
 
 
 def _label_line(r: ReplyStrategies, n: int, total: int) -> str | None:
     if n == total or n % max(1, total // 20) == 0 or r.marks is None:
-        what = (f"[red]failed: {r.failure}[/]" if r.marks is None
-                else ", ".join(sorted(r.present())) or "none present")
+        what = (
+            f"[red]failed: {r.failure}[/]"
+            if r.marks is None
+            else ", ".join(sorted(r.present())) or "none present"
+        )
         return f"[{n}/{total}] {r.item_id} {r.contestant}: {what}"
     return None
 
 
 def strategies(
     judging_dir: Annotated[Path, typer.Argument(help="Judging folder (from voicebench judge).")],
-    judge_spec: Annotated[Path, typer.Option(
-        "--judge", "-j", envvar="VOICEBENCH_JUDGE",
-        help="Judge spec whose first judge model labels the replies.")] = DEFAULT_JUDGE,
+    judge_spec: Annotated[
+        Path,
+        typer.Option(
+            "--judge",
+            "-j",
+            envvar="VOICEBENCH_JUDGE",
+            help="Judge spec whose first judge model labels the replies.",
+        ),
+    ] = DEFAULT_JUDGE,
     concurrency: ConcurrencyOpt = 4,
     verbose: VerboseOpt = False,
 ) -> None:
@@ -145,12 +185,18 @@ def strategies(
     from voicebench.strategies import LABELS_FILE, run_labelling
     from voicebench.strategies.display import diversity_table, most_used
 
-    on_interrupt(f"finished labels are kept in {judging_dir / LABELS_FILE}: run the same "
-                 "command again to resume")
+    on_interrupt(
+        f"finished labels are kept in {judging_dir / LABELS_FILE}: run the same "
+        "command again to resume"
+    )
     with Steps("replies") as s:
-        summary = run_labelling(judging_dir, judge_spec, concurrency=concurrency,
-                                on_status=s.line,
-                                progress=lambda r, n, t: s.advance(n, t, _label_line(r, n, t)))
+        summary = run_labelling(
+            judging_dir,
+            judge_spec,
+            concurrency=concurrency,
+            on_status=s.line,
+            progress=lambda r, n, t: s.advance(n, t, _label_line(r, n, t)),
+        )
     if summary.smoke:
         say(f"[yellow]{SMOKE_WARNING}: these labels are not meaningful[/]")
     out.print(diversity_table(summary))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -29,13 +30,22 @@ if TYPE_CHECKING:
 
 
 def serve(
-    agent: Annotated[Path, typer.Option("--agent", "-a", envvar="VOICEBENCH_AGENT",
-                                        help="Agent spec to serve (default: the local agent).")
-                     ] = DEFAULT_AGENT,
-    port: Annotated[int, typer.Option(min=0, max=65535, help="Port on 127.0.0.1 (0: any free "
-                                      "port).")] = 8765,
-    protocol: Annotated[str, typer.Option(help="pcm (voicebench's protocol) or pipecat "
-                                          "(pipecat's protobuf frames).")] = "pcm",
+    agent: Annotated[
+        Path,
+        typer.Option(
+            "--agent",
+            "-a",
+            envvar="VOICEBENCH_AGENT",
+            help="Agent spec to serve (default: the local agent).",
+        ),
+    ] = DEFAULT_AGENT,
+    port: Annotated[
+        int, typer.Option(min=0, max=65535, help="Port on 127.0.0.1 (0: any free port).")
+    ] = 8765,
+    protocol: Annotated[
+        str,
+        typer.Option(help="pcm (voicebench's protocol) or pipecat (pipecat's protobuf frames)."),
+    ] = "pcm",
     verbose: VerboseOpt = False,
 ) -> None:
     """Serve an agent as a WebSocket voice agent on 127.0.0.1: one pipeline per call, helper
@@ -53,40 +63,61 @@ def serve(
     def ready(url: str) -> None:
         show(f"serving {spec.name} ({spec.id}) on {url}, protocol {protocol}; Ctrl-C stops")
 
-    try:
-        asyncio.run(serve_agent(spec, port=port, protocol=protocol, on_ready=ready,
-                                on_call=lambda event, n: say(f"call {event} ({n} in progress)")))
-    except KeyboardInterrupt:
-        pass
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a server stops
+        asyncio.run(
+            serve_agent(
+                spec,
+                port=port,
+                protocol=protocol,
+                on_ready=ready,
+                on_call=lambda event, n: say(f"call {event} ({n} in progress)"),
+            )
+        )
     say("stopped")
 
 
 def _load_line(t: LoadTurn) -> str:
     r = t.turn
-    what = (f"[red]{r.error.kind}: {r.error.reason}[/]" if r.error else
-            f"TTFA {r.timing.ttfa_ms:,.0f} ms" if r.timing and r.timing.ttfa_ms is not None
-            else "no TTFA")
-    return (f"[{t.offset_s:6.1f} s, {t.concurrency} calls] caller {t.caller} "
-            f"{r.dialogue_id} turn {r.turn_index}  {what}")
+    what = (
+        f"[red]{r.error.kind}: {r.error.reason}[/]"
+        if r.error
+        else f"TTFA {r.timing.ttfa_ms:,.0f} ms"
+        if r.timing and r.timing.ttfa_ms is not None
+        else "no TTFA"
+    )
+    return (
+        f"[{t.offset_s:6.1f} s, {t.concurrency} calls] caller {t.caller} "
+        f"{r.dialogue_id} turn {r.turn_index}  {what}"
+    )
 
 
 def load(
-    agent: Annotated[str, typer.Option("--agent", "-a", help="A ws:// URL, or an agent spec "
-                                       "with [remote].")],
+    agent: Annotated[
+        str, typer.Option("--agent", "-a", help="A ws:// URL, or an agent spec with [remote].")
+    ],
     callers: Annotated[int, typer.Option(min=1, max=200, help="Simulated callers.")] = 4,
-    ramp: Annotated[float, typer.Option(min=0.0, help="Seconds over which callers arrive.")
-                    ] = 10.0,
-    duration: Annotated[float, typer.Option(min=1.0, max=3600.0, help="Seconds after the first "
-                                            "arrival during which calls start.")] = 60.0,
+    ramp: Annotated[float, typer.Option(min=0.0, help="Seconds over which callers arrive.")] = 10.0,
+    duration: Annotated[
+        float,
+        typer.Option(
+            min=1.0, max=3600.0, help="Seconds after the first arrival during which calls start."
+        ),
+    ] = 60.0,
     arrivals: Annotated[str, typer.Option(help="fixed (evenly spaced) or poisson.")] = "fixed",
     protocol: Annotated[str, typer.Option(help="With a URL: pcm or pipecat.")] = "pcm",
-    out_dir: Annotated[Path | None, typer.Option(
-        "--out", "-o", help="Load folder (default reports/load/TIMESTAMP).")] = None,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Load folder (default reports/load/TIMESTAMP)."),
+    ] = None,
     dialogues: DialoguesOpt = DEFAULT_DIALOGUES,
     fixtures: FixturesOpt = DEFAULT_FIXTURES,
     budget_ttfa_ms: Annotated[float, typer.Option(help="TTFA budget (ms).")] = 1000.0,
-    turn_timeout: Annotated[float, typer.Option(min=1.0, max=300.0, help="Seconds a turn may "
-                                                "take; failed turns count as this long.")] = 30.0,
+    turn_timeout: Annotated[
+        float,
+        typer.Option(
+            min=1.0, max=300.0, help="Seconds a turn may take; failed turns count as this long."
+        ),
+    ] = 30.0,
     seed: Annotated[int, typer.Option(help="Seed for poisson arrivals.")] = 0,
 ) -> None:
     """Many callers at once against a remote voice agent: TTFA percentiles by concurrency,
@@ -99,14 +130,26 @@ def load(
         raise InputError("must be fixed or poisson", field="--arrivals")
     spec = load_target(agent, protocol)
     target = out_dir or Path("reports") / "load" / stamp()
-    say(f"load: {callers} callers over {ramp:g} s ({arrivals}), calls start for {duration:g} s "
-        f"-> {target}")
+    say(
+        f"load: {callers} callers over {ramp:g} s ({arrivals}), calls start for {duration:g} s "
+        f"-> {target}"
+    )
     on_interrupt(f"finished turns are in {target}/turns.jsonl")
     with Steps("turns") as s:
-        summary = load_test(spec, dialogues, fixtures, target, budget_ttfa_ms=budget_ttfa_ms,
-                            turn_timeout_s=turn_timeout, callers=callers, ramp_s=ramp,
-                            duration_s=duration, arrivals=arrivals, seed=seed,
-                            progress=lambda t: s.line(_load_line(t)))
+        summary = load_test(
+            spec,
+            dialogues,
+            fixtures,
+            target,
+            budget_ttfa_ms=budget_ttfa_ms,
+            turn_timeout_s=turn_timeout,
+            callers=callers,
+            ramp_s=ramp,
+            duration_s=duration,
+            arrivals=arrivals,
+            seed=seed,
+            progress=lambda t: s.line(_load_line(t)),
+        )
     url = spec.remote.url if spec.remote is not None else spec.id
     out.print(load_table(summary, f"{spec.name} ({url}) under load"))
     show(f"turns: {target}/turns.jsonl; summary: {target}/summary.json")

@@ -19,30 +19,46 @@ def show_report(built: BuiltReport) -> None:
         from voicebench.judging import SMOKE_WARNING
 
         show(f"[yellow]{SMOKE_WARNING}[/]")
-    show(f"report: {built.out_dir / 'index.html'} (also report.md, report.json, "
-         f"{len(built.report.figures)} figures as PNG and SVG)")
+    show(
+        f"report: {built.out_dir / 'index.html'} (also report.md, report.json, "
+        f"{len(built.report.figures)} figures as PNG and SVG)"
+    )
 
 
 def report(
-    paths: Annotated[list[Path], typer.Argument(
-        help="Run directories and/or one judging folder (its runs are included). A run's "
-        "judging/ folder is used when no judging folder is given.")],
-    out_dir: Annotated[Path | None, typer.Option(
-        "--out", "-o", help="Report folder (default reports/report-TIMESTAMP).")] = None,
+    paths: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Run directories and/or one judging folder (its runs are included). A run's "
+            "judging/ folder is used when no judging folder is given."
+        ),
+    ],
+    out_dir: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Report folder (default reports/report-TIMESTAMP)."),
+    ] = None,
     title: Annotated[str | None, typer.Option(help="Page title.")] = None,
     budget_ttft_ms: Annotated[float, typer.Option(help="TTFT budget (ms).")] = 500.0,
     budget_ttfa_ms: Annotated[float, typer.Option(help="TTFA budget (ms).")] = 1000.0,
-    human_judgments: Annotated[Path | None, typer.Option(
-        help="Human judgments (CSV or JSONL) for the agreement figures.")] = None,
+    human_judgments: Annotated[
+        Path | None, typer.Option(help="Human judgments (CSV or JSONL) for the agreement figures.")
+    ] = None,
 ) -> None:
     """Write the latency-budget report and the quality-latency frontier: index.html (one
     self-contained page), report.md, report.json and figures/ (PNG and SVG)."""
     from voicebench.report import build_report
 
-    show_report(build_report(paths, out_dir or Path("reports") / f"report-{stamp()}",
-                             title=title, budget_ttft_ms=budget_ttft_ms,
-                             budget_ttfa_ms=budget_ttfa_ms, human_judgments=human_judgments,
-                             on_status=say))
+    show_report(
+        build_report(
+            paths,
+            out_dir or Path("reports") / f"report-{stamp()}",
+            title=title,
+            budget_ttft_ms=budget_ttft_ms,
+            budget_ttfa_ms=budget_ttfa_ms,
+            human_judgments=human_judgments,
+            on_status=say,
+        )
+    )
 
 
 def register(app: typer.Typer) -> None:

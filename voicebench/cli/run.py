@@ -35,16 +35,23 @@ if TYPE_CHECKING:
     from voicebench.runlog import TurnRecord
 
 
-def synth(dialogues: DialoguesOpt = DEFAULT_DIALOGUES,
-          fixtures: FixturesOpt = DEFAULT_FIXTURES) -> None:
-    """Speak every seeker turn with the packaged Piper voice; only what is missing is synthesized."""
+def synth(
+    dialogues: DialoguesOpt = DEFAULT_DIALOGUES, fixtures: FixturesOpt = DEFAULT_FIXTURES
+) -> None:
+    """Speak every seeker turn with the packaged Piper voice; only what is missing is
+    synthesized."""
     from voicebench.dialogues import load_dialogues
     from voicebench.fixtures import synthesize_fixtures
 
-    report = synthesize_fixtures(load_dialogues(dialogues), fixtures,
-                                 progress=lambda n, total: say(f"synthesized {n}/{total}"))
-    show(f"{report.synthesized} synthesized, {report.reused} already there; "
-         f"manifest: {Path(fixtures) / 'manifest.json'}")
+    report = synthesize_fixtures(
+        load_dialogues(dialogues),
+        fixtures,
+        progress=lambda n, total: say(f"synthesized {n}/{total}"),
+    )
+    show(
+        f"{report.synthesized} synthesized, {report.reused} already there; "
+        f"manifest: {Path(fixtures) / 'manifest.json'}"
+    )
 
 
 def turn_line(p: RunProgress) -> str:
@@ -53,9 +60,11 @@ def turn_line(p: RunProgress) -> str:
     if r is None:
         return f"{p.done}/{p.total} turns already done" if p.done else f"replaying {p.total} turns"
     t = r.timing
-    figures = "  ".join(f"{name} {value:,.0f} ms" for name, value in
-                        (("TTFT", t.ttft_ms if t else None), ("TTFA", t.ttfa_ms if t else None))
-                        if value is not None)
+    figures = "  ".join(
+        f"{name} {value:,.0f} ms"
+        for name, value in (("TTFT", t.ttft_ms if t else None), ("TTFA", t.ttfa_ms if t else None))
+        if value is not None
+    )
     status = f"[red]{r.error.kind}: {r.error.reason}[/]" if r.error else figures
     return f"[{p.done}/{p.total}] {r.dialogue_id} turn {r.turn_index}  {status}"
 
@@ -79,21 +88,39 @@ def _resume_note(out_dir: Path) -> str:
 
 def run(
     agent: AgentOpt,
-    out_dir: Annotated[Path | None, typer.Option(
-        "--out", "-o", help="Run directory (default reports/runs/AGENT-TIMESTAMP). "
-        "An existing run directory is resumed.")] = None,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Run directory (default reports/runs/AGENT-TIMESTAMP). "
+            "An existing run directory is resumed.",
+        ),
+    ] = None,
     dialogues: DialoguesOpt = DEFAULT_DIALOGUES,
     fixtures: FixturesOpt = DEFAULT_FIXTURES,
-    limit: Annotated[int | None, typer.Option("--limit", "-n", min=1,
-                                              help="Replay only the first N items.")] = None,
-    ids: Annotated[list[str] | None, typer.Option("--id", help="Replay this item (repeatable).")
-                   ] = None,
-    mode: Annotated[str, typer.Option(
-        help="teacher-forced: original history as text, only the current turn spoken; "
-        "free-running: the agent's own replies form the history.")] = "teacher-forced",
-    turn_timeout: Annotated[float, typer.Option(
-        min=1.0, max=600.0, help="Seconds a turn may take before it is recorded as a timeout "
-        "(reports count failed turns as this long).")] = 60.0,
+    limit: Annotated[
+        int | None, typer.Option("--limit", "-n", min=1, help="Replay only the first N items.")
+    ] = None,
+    ids: Annotated[
+        list[str] | None, typer.Option("--id", help="Replay this item (repeatable).")
+    ] = None,
+    mode: Annotated[
+        str,
+        typer.Option(
+            help="teacher-forced: original history as text, only the current turn spoken; "
+            "free-running: the agent's own replies form the history."
+        ),
+    ] = "teacher-forced",
+    turn_timeout: Annotated[
+        float,
+        typer.Option(
+            min=1.0,
+            max=600.0,
+            help="Seconds a turn may take before it is recorded as a timeout "
+            "(reports count failed turns as this long).",
+        ),
+    ] = 60.0,
     verbose: VerboseOpt = False,
 ) -> None:
     """Replay dialogues as speech through an agent and time every turn (TTFT, TTFA, stages)."""
@@ -106,17 +133,25 @@ def run(
     try:
         replay_mode = ReplayMode(mode)
     except ValueError:
-        raise InputError(f"must be one of: {', '.join(m.value for m in ReplayMode)}",
-                         field="--mode") from None
+        raise InputError(
+            f"must be one of: {', '.join(m.value for m in ReplayMode)}", field="--mode"
+        ) from None
     spec = load_agent_spec(agent)
     items = select_dialogues(load_dialogues(dialogues), limit=limit, ids=ids, file=dialogues)
     target = out_dir or default_run_dir(spec.name)
     on_interrupt(_resume_note(target))
     with Steps("turns") as s:
-        records = run_replay(spec, spec_path=agent, dialogues=items, dialogues_path=dialogues,
-                             fixtures_dir=fixtures, out_dir=target, mode=replay_mode,
-                             turn_timeout_s=turn_timeout,
-                             progress=lambda p: s.advance(p.done, p.total, turn_line(p)))
+        records = run_replay(
+            spec,
+            spec_path=agent,
+            dialogues=items,
+            dialogues_path=dialogues,
+            fixtures_dir=fixtures,
+            out_dir=target,
+            mode=replay_mode,
+            turn_timeout_s=turn_timeout,
+            progress=lambda p: s.advance(p.done, p.total, turn_line(p)),
+        )
     show_replay(spec, target, records)
 
 
@@ -152,19 +187,38 @@ class _ShownDemo:
 
 
 def demo(
-    agent: Annotated[Path, typer.Option("--agent", "-a", envvar="VOICEBENCH_AGENT",
-                                        help="Agent spec (default: the local agent).")
-                     ] = DEFAULT_AGENT,
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1,
-                                       help="How many items of the built-in set.")] = 6,
-    out_dir: Annotated[Path | None, typer.Option(
-        "--out", "-o", help="Run directory (default reports/runs/demo-AGENT-TIMESTAMP); "
-        "an existing one is resumed.")] = None,
-    judge_spec: Annotated[Path | None, typer.Option(
-        "--judge", "-j", help="Judge spec for the final replies (default: the offline smoke "
-        "judge).")] = DEFAULT_JUDGE,
-    no_judge: Annotated[bool, typer.Option("--no-judge", help="Stop after the latency table.")
-                        ] = False,
+    agent: Annotated[
+        Path,
+        typer.Option(
+            "--agent",
+            "-a",
+            envvar="VOICEBENCH_AGENT",
+            help="Agent spec (default: the local agent).",
+        ),
+    ] = DEFAULT_AGENT,
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", min=1, help="How many items of the built-in set.")
+    ] = 6,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Run directory (default reports/runs/demo-AGENT-TIMESTAMP); "
+            "an existing one is resumed.",
+        ),
+    ] = None,
+    judge_spec: Annotated[
+        Path | None,
+        typer.Option(
+            "--judge",
+            "-j",
+            help="Judge spec for the final replies (default: the offline smoke judge).",
+        ),
+    ] = DEFAULT_JUDGE,
+    no_judge: Annotated[
+        bool, typer.Option("--no-judge", help="Stop after the latency table.")
+    ] = False,
     verbose: VerboseOpt = False,
 ) -> None:
     """The whole job offline on the embedded default: replay a slice of the built-in set through
@@ -174,8 +228,9 @@ def demo(
     quiet_libraries(verbose)
     from voicebench.demo import plan_demo, run_demo
 
-    plan = plan_demo(agent, limit=limit, out_dir=out_dir,
-                     judge_spec=None if no_judge else judge_spec)
+    plan = plan_demo(
+        agent, limit=limit, out_dir=out_dir, judge_spec=None if no_judge else judge_spec
+    )
     on_interrupt(_resume_note(plan.out_dir))
     with Steps("demo") as s:
         built = run_demo(plan, _ShownDemo(s))
@@ -188,8 +243,11 @@ def summary(run_dir: Annotated[list[Path], typer.Argument(help="Run directories.
 
     for d in run_dir:
         header = read_header(d)
-        show_table(summary_table(summarize(read_turns(d)),
-                                 f"{header.agent.name} ({header.agent.id}) - {d}"))
+        show_table(
+            summary_table(
+                summarize(read_turns(d)), f"{header.agent.name} ({header.agent.id}) - {d}"
+            )
+        )
 
 
 def register(app: typer.Typer) -> None:

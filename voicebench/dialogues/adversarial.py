@@ -102,12 +102,21 @@ def answer_schema() -> dict:
     """The rewrite's JSON schema, for providers' structured output."""
     return {
         "type": "object",
-        "properties": {"seeker_turns": {"type": "array", "items": {
-            "type": "object",
-            "properties": {"turn": {"type": "integer"},
-                           "intensity": {"type": "integer", "minimum": 0, "maximum": 10},
-                           "text": {"type": "string", "maxLength": MAX_TURN_CHARS}},
-            "required": ["turn", "intensity", "text"], "additionalProperties": False}}},
+        "properties": {
+            "seeker_turns": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "turn": {"type": "integer"},
+                        "intensity": {"type": "integer", "minimum": 0, "maximum": 10},
+                        "text": {"type": "string", "maxLength": MAX_TURN_CHARS},
+                    },
+                    "required": ["turn", "intensity", "text"],
+                    "additionalProperties": False,
+                },
+            }
+        },
         "required": ["seeker_turns"],
         "additionalProperties": False,
     }
@@ -121,8 +130,10 @@ def rewrite_messages(dialogue: Dialogue, schedule: Sequence[int]) -> list[dict[s
             lines.append(f"[{i + 1}] Seeker (target hostility {targets[i]}/10): {turn.text}")
         else:
             lines.append(f"[{i + 1}] Supporter: {turn.text}")
-    return [{"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": "\n".join(lines) + "\n\n" + JSON_INSTRUCTION}]
+    return [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "user", "content": "\n".join(lines) + "\n\n" + JSON_INSTRUCTION},
+    ]
 
 
 _LABEL = re.compile(r"^\s*(seeker|supporter|user|assistant)\s*[:\-]", re.IGNORECASE)
@@ -134,13 +145,14 @@ def _first_object(raw: str) -> object:
     if start < 0 or end < start:
         raise ValueError("no JSON object found")
     try:
-        return json.loads(raw[start:end + 1], strict=False)
+        return json.loads(raw[start : end + 1], strict=False)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not valid JSON ({exc.msg})") from None
 
 
-def check_rewrite(raw: str, dialogue: Dialogue, schedule: Sequence[int],
-                  profile: EscalationProfile) -> Dialogue:
+def check_rewrite(
+    raw: str, dialogue: Dialogue, schedule: Sequence[int], profile: EscalationProfile
+) -> Dialogue:
     """The adversarial item ``raw`` describes, or ValueError saying why it is not acceptable."""
     data = _first_object(raw)
     try:
@@ -164,13 +176,21 @@ def check_rewrite(raw: str, dialogue: Dialogue, schedule: Sequence[int],
             raise ValueError(f"turn {i + 1}: left unchanged at target {target}")
         turns[i] = turns[i].model_copy(update={"text": text})
     if rewrite.seeker_turns[-1].intensity < HIGH:
-        raise ValueError(f"the last seeker turn's intensity is {rewrite.seeker_turns[-1].intensity},"
-                         f" below {HIGH}")
-    return Dialogue.model_validate({
-        **dialogue.model_dump(), "id": adversarial_id(dialogue, profile),
-        "turns": [t.model_dump() for t in turns], "adversarial": True,
-        "escalation_profile": profile, "intensity": tuple(schedule),
-        "source": f"adversarial:{dialogue.source}"})
+        raise ValueError(
+            f"the last seeker turn's intensity is {rewrite.seeker_turns[-1].intensity},"
+            f" below {HIGH}"
+        )
+    return Dialogue.model_validate(
+        {
+            **dialogue.model_dump(),
+            "id": adversarial_id(dialogue, profile),
+            "turns": [t.model_dump() for t in turns],
+            "adversarial": True,
+            "escalation_profile": profile,
+            "intensity": tuple(schedule),
+            "source": f"adversarial:{dialogue.source}",
+        }
+    )
 
 
 def adversarial_id(dialogue: Dialogue, profile: EscalationProfile) -> str:
@@ -210,8 +230,9 @@ def rejected_path(out: Path) -> Path:
     return out.with_name(out.name + ".rejected.jsonl")
 
 
-def _check(raw: str, *, dialogue: Dialogue, schedule: tuple[int, ...],
-           profile: EscalationProfile) -> Dialogue:
+def _check(
+    raw: str, *, dialogue: Dialogue, schedule: tuple[int, ...], profile: EscalationProfile
+) -> Dialogue:
     return check_rewrite(raw, dialogue, schedule, profile)
 
 
@@ -224,44 +245,65 @@ def rewrite_endpoint(spec: AgentSpec) -> LLMSpec:
     llm = spec.llm
     if llm is None:
         raise InputError("the spec has no [llm] section", field="llm")
-    return llm.model_copy(update={"temperature": 0.0, "max_tokens": 1500,
-                                  "n_ctx": max(llm.n_ctx, 4096),
-                                  "timeout_s": llm.timeout_s or REWRITE_TIMEOUT_S})
+    return llm.model_copy(
+        update={
+            "temperature": 0.0,
+            "max_tokens": 1500,
+            "n_ctx": max(llm.n_ctx, 4096),
+            "timeout_s": llm.timeout_s or REWRITE_TIMEOUT_S,
+        }
+    )
 
 
 async def make_adversarial(
-    dialogues: Sequence[Dialogue], spec: AgentSpec, profile: EscalationProfile, out: Path, *,
-    attempts: int = 3, progress: Callable[[Outcome, int, int], None] | None = None,
+    dialogues: Sequence[Dialogue],
+    spec: AgentSpec,
+    profile: EscalationProfile,
+    out: Path,
+    *,
+    attempts: int = 3,
+    progress: Callable[[Outcome, int, int], None] | None = None,
     client=None,
 ) -> list[Outcome]:
     """Rewrite each dialogue under ``profile``; accepted items are appended to ``out`` and
     rejected ones to ``OUT.rejected.jsonl`` as they are decided. Items already in either are
     skipped. ``client`` replaces the spec's LLM (tests)."""
     made, rejected = _already_done(out, profile)
-    todo = [d for d in dialogues
-            if adversarial_id(d, profile) not in made and d.id not in rejected]
+    todo = [d for d in dialogues if adversarial_id(d, profile) not in made and d.id not in rejected]
     outcomes: list[Outcome] = []
     async with contextlib.AsyncExitStack() as stack:
         if client is None and any(ineligible(d) is None for d in todo):
-            client = await open_chat(rewrite_endpoint(spec), stack,
-                                     AnswerFormat("adversarial_rewrite", answer_schema()))
+            client = await open_chat(
+                rewrite_endpoint(spec), stack, AnswerFormat("adversarial_rewrite", answer_schema())
+            )
         for n, d in enumerate(todo, start=1):
             why = ineligible(d)
             schedule = intensity_schedule(profile, len(d.seeker_turn_indices))
             if why is not None:
-                outcome = Outcome(d.id, None, Rejected(id=d.id, profile=profile, reason=why),
-                                  schedule)
+                outcome = Outcome(
+                    d.id, None, Rejected(id=d.id, profile=profile, reason=why), schedule
+                )
             else:
                 asked = await ask_parsed(
-                    client, rewrite_messages(d, schedule),
+                    client,
+                    rewrite_messages(d, schedule),
                     functools.partial(_check, dialogue=d, schedule=schedule, profile=profile),
-                    RetryPolicy(max_attempts=5, parse_retries=attempts - 1))
+                    RetryPolicy(max_attempts=5, parse_retries=attempts - 1),
+                )
                 if asked.value is not None:
                     outcome = Outcome(d.id, asked.value, None, schedule)
                 else:
-                    outcome = Outcome(d.id, None, Rejected(
-                        id=d.id, profile=profile, reason=asked.failure or "no answer",
-                        attempts=asked.attempts), schedule)
+                    outcome = Outcome(
+                        d.id,
+                        None,
+                        Rejected(
+                            id=d.id,
+                            profile=profile,
+                            reason=asked.failure or "no answer",
+                            attempts=asked.attempts,
+                        ),
+                        schedule,
+                    )
             if outcome.item is not None:
                 append_record(out, outcome.item)
             elif outcome.rejected is not None:
@@ -276,8 +318,7 @@ def _already_done(out: Path, profile: EscalationProfile) -> tuple[set[str], set[
     """Ids already in the output set, and input ids already rejected under ``profile``."""
     for path in (out, rejected_path(out)):
         drop_partial_line(path)
-    made = ({d.id for d in load_dialogues(out)} if out.exists() and out.stat().st_size
-            else set())
+    made = {d.id for d in load_dialogues(out)} if out.exists() and out.stat().st_size else set()
     rejected = {r.id for r in read_models(rejected_path(out), Rejected) if r.profile is profile}
     return made, rejected
 
@@ -294,8 +335,14 @@ class AdversarialPlan:
     """The target hostility per seeker turn, for each dialogue length in the set."""
 
 
-def plan_adversarial(file: Path, profile: EscalationProfile, llm: Path, *,
-                     dest: Path | None = None, limit: int | None = None) -> AdversarialPlan:
+def plan_adversarial(
+    file: Path,
+    profile: EscalationProfile,
+    llm: Path,
+    *,
+    dest: Path | None = None,
+    limit: int | None = None,
+) -> AdversarialPlan:
     """Load the set and the rewriting agent spec (it must have ``[llm]``); the output set
     defaults to ``FILE-PROFILE.jsonl`` beside the input."""
     from voicebench.agentspec import load_agent_spec
@@ -305,16 +352,26 @@ def plan_adversarial(file: Path, profile: EscalationProfile, llm: Path, *,
         raise InputError("needs an [llm] section to rewrite with", file=llm, field="llm")
     items = load_dialogues(file)[:limit]
     sizes = sorted({len(d.seeker_turn_indices) for d in items})
-    return AdversarialPlan(items, spec, profile,
-                           dest or file.with_name(f"{file.stem}-{profile.value}.jsonl"),
-                           {n: tuple(intensity_schedule(profile, n)) for n in sizes})
+    return AdversarialPlan(
+        items,
+        spec,
+        profile,
+        dest or file.with_name(f"{file.stem}-{profile.value}.jsonl"),
+        {n: tuple(intensity_schedule(profile, n)) for n in sizes},
+    )
 
 
-def run_adversarial(plan: AdversarialPlan, *, attempts: int = 3,
-                    progress: Callable[[Outcome, int, int], None] | None = None
-                    ) -> list[Outcome]:
+def run_adversarial(
+    plan: AdversarialPlan,
+    *,
+    attempts: int = 3,
+    progress: Callable[[Outcome, int, int], None] | None = None,
+) -> list[Outcome]:
     """``make_adversarial`` for a plan, from synchronous code."""
     import asyncio
 
-    return asyncio.run(make_adversarial(plan.items, plan.spec, plan.profile, plan.out,
-                                        attempts=attempts, progress=progress))
+    return asyncio.run(
+        make_adversarial(
+            plan.items, plan.spec, plan.profile, plan.out, attempts=attempts, progress=progress
+        )
+    )

@@ -34,7 +34,9 @@ def load_dialogues(path: str | Path) -> list[Dialogue]:
         if dialogue.id in seen:
             raise InputError(
                 f"duplicate id (first on line {seen[dialogue.id]})",
-                file=path, record=record, field="id",
+                file=path,
+                record=record,
+                field="id",
             )
         seen[dialogue.id] = lineno
         dialogues.append(dialogue)

@@ -101,8 +101,10 @@ class Dialogue(FrozenModel):
             if not self.adversarial:
                 raise ValueError("intensity is only for adversarial dialogues")
             if len(self.intensity) != len(self.seeker_turn_indices):
-                raise ValueError(f"intensity has {len(self.intensity)} values for "
-                                 f"{len(self.seeker_turn_indices)} seeker turns")
+                raise ValueError(
+                    f"intensity has {len(self.intensity)} values for "
+                    f"{len(self.seeker_turn_indices)} seeker turns"
+                )
             if any(not 0 <= v <= 10 for v in self.intensity):
                 raise ValueError("intensity values must be 0-10")
         if not self.reference_reply.strip():

@@ -22,8 +22,9 @@ from voicebench.llm import AnswerFormat, ChatClient, ChatText, classify, connect
 
 def verdict_format() -> AnswerFormat:
     """A HEART verdict; a grammar holds a small local model's rationale to 300 characters."""
-    return AnswerFormat("heart_verdict", answer_schema(),
-                        grammar_schema=answer_schema(rationale_max_chars=300))
+    return AnswerFormat(
+        "heart_verdict", answer_schema(), grammar_schema=answer_schema(rationale_max_chars=300)
+    )
 
 
 LETTER_INSTRUCTION = "Which reply is better for this seeker? Answer with one letter: A or B."
@@ -45,17 +46,25 @@ class CalibratedLetterJudge:
 
         self._sdk = openai
         self._spec = spec
-        self._client = openai.AsyncOpenAI(base_url=base_url, api_key="local", max_retries=0,
-                                          timeout=spec.timeout_s or openai.DEFAULT_TIMEOUT)
+        self._client = openai.AsyncOpenAI(
+            base_url=base_url,
+            api_key="local",
+            max_retries=0,
+            timeout=spec.timeout_s or openai.DEFAULT_TIMEOUT,
+        )
         self._baseline: dict[str, tuple[float, float]] = {}
 
     async def _letters(self, messages: list[dict[str, str]], question: str) -> tuple[float, float]:
         asked = [*messages[:-1], {"role": "user", "content": question}]
         try:
             resp = await self._client.chat.completions.create(
-                model=self._spec.model, messages=asked,  # type: ignore[arg-type]
-                temperature=0.0, max_tokens=1,
-                logprobs=True, top_logprobs=20)
+                model=self._spec.model,
+                messages=asked,  # type: ignore[arg-type]
+                temperature=0.0,
+                max_tokens=1,
+                logprobs=True,
+                top_logprobs=20,
+            )
         except self._sdk.OpenAIError as exc:
             raise classify(exc, None, self._sdk) from None
         logprobs = resp.choices[0].logprobs
@@ -78,18 +87,21 @@ class CalibratedLetterJudge:
         a0, b0 = self._baseline[context]
         a, b = await self._letters(messages, user.replace(JSON_INSTRUCTION, LETTER_INSTRUCTION))
         margin = (a - a0) - (b - b0)
-        answer = {"winner": "A" if margin >= 0 else "B",
-                  "strength": max(1, min(5, 1 + int(abs(margin) / 0.5))),
-                  "dimensions": {d: None for d in ("H", "E", "A", "R", "T")},
-                  "rationale": f"calibrated letter log-probability margin {margin:+.2f} nats"}
+        answer = {
+            "winner": "A" if margin >= 0 else "B",
+            "strength": max(1, min(5, 1 + int(abs(margin) / 0.5))),
+            "dimensions": {d: None for d in ("H", "E", "A", "R", "T")},
+            "rationale": f"calibrated letter log-probability margin {margin:+.2f} nats",
+        }
         return ChatText(json.dumps(answer), (time.perf_counter_ns() - start) / 1e6)
 
     async def aclose(self) -> None:
         await self._client.close()
 
 
-async def open_judge(spec: JudgeModelSpec, stack: contextlib.AsyncExitStack,
-                     answer: AnswerFormat | None = None) -> ChatClient:
+async def open_judge(
+    spec: JudgeModelSpec, stack: contextlib.AsyncExitStack, answer: AnswerFormat | None = None
+) -> ChatClient:
     """A ready client for ``spec`` asking for ``answer`` (default: a HEART verdict); what it
     needs (a local server) is released by ``stack``."""
     answer = answer or verdict_format()

@@ -61,8 +61,9 @@ def combine_orders(verdicts: Sequence[Verdict]) -> JudgeDecision:
     return JudgeDecision(judge, winners.pop(), strength, dims, True, 0, True)
 
 
-def combine_judges(item_id: str, first: str, second: str,
-                   decisions: Sequence[JudgeDecision]) -> PairResult:
+def combine_judges(
+    item_id: str, first: str, second: str, decisions: Sequence[JudgeDecision]
+) -> PairResult:
     """The ensemble's result on one pair."""
     deciding = [d for d in decisions if d.winner is not None]
     winner, strength = None, 0.0
@@ -79,27 +80,39 @@ def combine_judges(item_id: str, first: str, second: str,
         best = marks.most_common(1)
         dims[dim] = best[0][0] if best and best[0][1] * 2 > len(deciding) else None
     return PairResult(
-        item_id=item_id, first=first, second=second, winner=winner,
-        strength=round(strength, 3), dimensions=dims,
+        item_id=item_id,
+        first=first,
+        second=second,
+        winner=winner,
+        strength=round(strength, 3),
+        dimensions=dims,
         consistent=all(d.consistent for d in decisions),
         judges=tuple(sorted(d.judge for d in decisions)),
         failed=sum(d.failed for d in decisions),
     )
 
 
-def decisions_by_pair(verdicts: Iterable[Verdict]) -> dict[tuple[str, str, str], dict[str, JudgeDecision]]:
+def decisions_by_pair(
+    verdicts: Iterable[Verdict],
+) -> dict[tuple[str, str, str], dict[str, JudgeDecision]]:
     """Per pair (item, first, second) in sorted order, each judge's decision from its orders."""
-    groups: dict[tuple[str, str, str], dict[str, list[Verdict]]] = defaultdict(lambda: defaultdict(list))
+    groups: dict[tuple[str, str, str], dict[str, list[Verdict]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
     for v in verdicts:
         groups[pair_of(v)][v.judge].append(v)
-    return {pair: {judge: combine_orders(vs) for judge, vs in sorted(by_judge.items())}
-            for pair, by_judge in sorted(groups.items())}
+    return {
+        pair: {judge: combine_orders(vs) for judge, vs in sorted(by_judge.items())}
+        for pair, by_judge in sorted(groups.items())
+    }
 
 
 def pair_results(verdicts: Iterable[Verdict]) -> list[PairResult]:
     """Every pair's result, combining orders per judge, then judges."""
-    return [combine_judges(item, a, b, list(decisions.values()))
-            for (item, a, b), decisions in decisions_by_pair(verdicts).items()]
+    return [
+        combine_judges(item, a, b, list(decisions.values()))
+        for (item, a, b), decisions in decisions_by_pair(verdicts).items()
+    ]
 
 
 class JudgeHealth(FrozenModel):
@@ -138,8 +151,14 @@ def judge_health(verdicts: Iterable[Verdict]) -> list[JudgeHealth]:
     by_judge: dict[str, list[Verdict]] = defaultdict(list)
     for v in verdicts:
         by_judge[v.judge].append(v)
-    return [JudgeHealth(
-        judge=judge, verdicts=len(vs), failed=sum(v.answer is None for v in vs),
-        pairs_decided=decided[judge], flips=flips[judge],
-        first_slot_wins=sum(v.answer is not None and v.answer.winner == "A" for v in vs))
-        for judge, vs in sorted(by_judge.items())]
+    return [
+        JudgeHealth(
+            judge=judge,
+            verdicts=len(vs),
+            failed=sum(v.answer is None for v in vs),
+            pairs_decided=decided[judge],
+            flips=flips[judge],
+            first_slot_wins=sum(v.answer is not None and v.answer.winner == "A" for v in vs),
+        )
+        for judge, vs in sorted(by_judge.items())
+    ]

@@ -8,8 +8,10 @@ from rich.table import Table
 
 from voicebench.judging.run import JudgingResult
 
-SMOKE_WARNING = ("offline smoke judge: these verdicts test the judging path only; a 135M model "
-                 "cannot judge empathy, so the quality figures mean nothing")
+SMOKE_WARNING = (
+    "offline smoke judge: these verdicts test the judging path only; a 135M model "
+    "cannot judge empathy, so the quality figures mean nothing"
+)
 
 
 def _pct(x: float | None) -> str:
@@ -21,8 +23,14 @@ def health_table(result: JudgingResult) -> Table:
     for col in ("judge", "verdicts", "failed", "pairs decided", "position flips", "reply A won"):
         t.add_column(col, justify="left" if col == "judge" else "right")
     for h in result.health:
-        t.add_row(h.judge, str(h.verdicts), str(h.failed), str(h.pairs_decided),
-                  f"{h.flips} ({_pct(h.flip_rate)})", _pct(h.first_slot_rate))
+        t.add_row(
+            h.judge,
+            str(h.verdicts),
+            str(h.failed),
+            str(h.pairs_decided),
+            f"{h.flips} ({_pct(h.flip_rate)})",
+            _pct(h.first_slot_rate),
+        )
     return t
 
 
@@ -42,8 +50,10 @@ def record_table(result: JudgingResult) -> Table:
     t = Table(title="contestants (pairs decided by the judges)")
     for col in ("contestant", "won", "lost", "win rate", "undecided"):
         t.add_column(col, justify="left" if col == "contestant" else "right")
-    names = sorted({r.contestant for r in result.replies},
-                   key=lambda c: (-(wins[c] / played[c]) if played[c] else 0.0, c))
+    names = sorted(
+        {r.contestant for r in result.replies},
+        key=lambda c: (-(wins[c] / played[c]) if played[c] else 0.0, c),
+    )
     for c in names:
         rate = wins[c] / played[c] if played[c] else None
         t.add_row(c, str(wins[c]), str(played[c] - wins[c]), _pct(rate), str(undecided[c]))

@@ -57,7 +57,8 @@ class Reply(FrozenModel):
     text: str
     """What was meant to be said: the LLM's text, or the human reply as written."""
     word_diff: str = ""
-    """Word-level difference from ``text`` to ``heard`` (``-dropped +inserted``), empty when equal."""
+    """Word-level difference from ``text`` to ``heard`` (``-dropped +inserted``), empty when
+    equal."""
     heard_wer: float | None = None
     """Word error rate of ``heard`` against ``text``."""
     audio_path: str | None = None
@@ -65,7 +66,8 @@ class Reply(FrozenModel):
     run_dir: str | None = None
     """The run directory an agent's reply comes from."""
     failed: str | None = None
-    """Why there is no usable reply (the turn failed, nothing audible); such replies are not judged."""
+    """Why there is no usable reply (the turn failed, nothing audible); such replies are not
+    judged."""
 
 
 class DimensionMarks(FrozenModel):
@@ -143,7 +145,7 @@ class PairResult(FrozenModel):
     """The winning contestant; None when the orders (or judges) disagreed, or all failed."""
     strength: float = 0.0
     """Mean strength of the agreeing decisions (1-5); 0 with no winner."""
-    dimensions: dict[str, str | None] = {}
+    dimensions: dict[str, str | None] = Field(default_factory=dict)
     """Per dimension, the contestant with a clear advantage in every agreeing decision."""
     consistent: bool = True
     """False when a judge's two orders named different winners (a position flip)."""

@@ -36,11 +36,14 @@ _CONTEXT_HEADING = "Conversation so far:\n"
 _REPLY_A_HEADING = "\n\nReply A (as heard):\n"
 
 
-def user_message(context: str, reply_a: str, reply_b: str,
-                 instruction: str = JSON_INSTRUCTION) -> str:
+def user_message(
+    context: str, reply_a: str, reply_b: str, instruction: str = JSON_INSTRUCTION
+) -> str:
     """The question put to a judge: the conversation, the two replies, what to answer."""
-    return (f"{_CONTEXT_HEADING}{context}{_REPLY_A_HEADING}{reply_a.strip()}\n\n"
-            f"Reply B (as heard):\n{reply_b.strip()}\n\n{instruction}")
+    return (
+        f"{_CONTEXT_HEADING}{context}{_REPLY_A_HEADING}{reply_a.strip()}\n\n"
+        f"Reply B (as heard):\n{reply_b.strip()}\n\n{instruction}"
+    )
 
 
 def context_of(message: str) -> str:
@@ -49,8 +52,10 @@ def context_of(message: str) -> str:
 
 
 def judge_messages(rubric: str, context: str, reply_a: str, reply_b: str) -> list[dict[str, str]]:
-    return [{"role": "system", "content": rubric.strip()},
-            {"role": "user", "content": user_message(context, reply_a, reply_b)}]
+    return [
+        {"role": "system", "content": rubric.strip()},
+        {"role": "user", "content": user_message(context, reply_a, reply_b)},
+    ]
 
 
 def answer_schema(*, rationale_max_chars: int | None = None) -> dict:
@@ -79,10 +84,12 @@ def answer_schema(*, rationale_max_chars: int | None = None) -> dict:
     }
 
 
-def verdict_key(*, rubric_sha256: str, judge: str, context: str, reply_a: str, reply_b: str,
-                order: str) -> str:
-    payload = json.dumps([rubric_sha256, judge, context, reply_a, reply_b, order],
-                         ensure_ascii=False)
+def verdict_key(
+    *, rubric_sha256: str, judge: str, context: str, reply_a: str, reply_b: str, order: str
+) -> str:
+    payload = json.dumps(
+        [rubric_sha256, judge, context, reply_a, reply_b, order], ensure_ascii=False
+    )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 

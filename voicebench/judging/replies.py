@@ -59,11 +59,19 @@ def load_human_replies(path: Path, items: set[str]) -> list[HumanReplyRecord]:
             raise InputError(f"not valid JSON ({exc.msg})", file=path, record=f"line {n}") from None
         rec = validate_record(HumanReplyRecord, data, file=path, record=f"line {n}")
         if rec.item_id not in items:
-            raise InputError(f"no judged item has id {rec.item_id!r}", file=path,
-                             record=f"line {n}", field="item_id")
+            raise InputError(
+                f"no judged item has id {rec.item_id!r}",
+                file=path,
+                record=f"line {n}",
+                field="item_id",
+            )
         if rec.name == "reference" or (rec.name, rec.item_id) in seen:
-            raise InputError(f"a second reply by {rec.name!r} for this item", file=path,
-                             record=f"line {n}", field="name")
+            raise InputError(
+                f"a second reply by {rec.name!r} for this item",
+                file=path,
+                record=f"line {n}",
+                field="name",
+            )
         seen.add((rec.name, rec.item_id))
         records.append(rec)
     if not records:
@@ -100,43 +108,71 @@ class HumanVoice:
     def __call__(self, text: str) -> np.ndarray:
         from voicebench.fixtures.synth import render_utterance
 
-        return render_utterance(self._speaker.sentences(text), self._speaker.sample_rate,
-                                SAMPLE_RATE)
+        return render_utterance(
+            self._speaker.sentences(text), self._speaker.sample_rate, SAMPLE_RATE
+        )
 
 
 def _heard(text: str, heard: str) -> dict:
-    return {"heard": heard, "text": text, "word_diff": word_diff(text, heard),
-            "heard_wer": round(wer(text, heard), 4) if text.strip() else None}
+    return {
+        "heard": heard,
+        "text": text,
+        "word_diff": word_diff(text, heard),
+        "heard_wer": round(wer(text, heard), 4) if text.strip() else None,
+    }
 
 
-def agent_replies(run_dir: Path, transcribe: Callable[[np.ndarray], str],
-                  done: set[tuple[str, str]]) -> list[Reply]:
+def agent_replies(
+    run_dir: Path, transcribe: Callable[[np.ndarray], str], done: set[tuple[str, str]]
+) -> list[Reply]:
     """The final-turn replies of one run not in ``done`` ((contestant, item) pairs)."""
     header = read_header(run_dir)
     if header.mode is not ReplayMode.TEACHER_FORCED:
-        raise InputError("judging needs a teacher-forced run, so every contestant answers the "
-                         "same history", file=run_dir / "run.json", field="mode")
+        raise InputError(
+            "judging needs a teacher-forced run, so every contestant answers the same history",
+            file=run_dir / "run.json",
+            field="mode",
+        )
     name, family = header.agent.name, header.agent.family
     out: list[Reply] = []
     for rec in read_turns(run_dir):
         if not rec.final or (name, rec.dialogue_id) in done:
             continue
-        base = {"item_id": rec.dialogue_id, "contestant": name, "kind": ContestantKind.AGENT,
-                "family": family, "run_dir": str(run_dir), "audio_path": rec.audio_path}
+        base = {
+            "item_id": rec.dialogue_id,
+            "contestant": name,
+            "kind": ContestantKind.AGENT,
+            "family": family,
+            "run_dir": str(run_dir),
+            "audio_path": rec.audio_path,
+        }
         if rec.error is not None:
-            out.append(Reply(**base, heard="", text=rec.reply_text,
-                             failed=f"turn failed: {rec.error.kind}: {rec.error.reason}"))
+            out.append(
+                Reply(
+                    **base,
+                    heard="",
+                    text=rec.reply_text,
+                    failed=f"turn failed: {rec.error.kind}: {rec.error.reason}",
+                )
+            )
             continue
-        audio = read_wav(run_dir / rec.audio_path, expect_rate=SAMPLE_RATE) if rec.audio_path else None
+        audio = (
+            read_wav(run_dir / rec.audio_path, expect_rate=SAMPLE_RATE) if rec.audio_path else None
+        )
         heard = transcribe(audio) if audio is not None else ""
         failed = None if heard.strip() else "nothing intelligible was heard"
         out.append(Reply(**base, **_heard(rec.reply_text, heard), failed=failed))
     return out
 
 
-def human_replies(dialogues: Sequence[Dialogue], extra: Sequence[HumanReplyRecord],
-                  audio_dir: Path, transcribe: Callable[[np.ndarray], str],
-                  speak: Callable[[str], np.ndarray], done: set[tuple[str, str]]) -> list[Reply]:
+def human_replies(
+    dialogues: Sequence[Dialogue],
+    extra: Sequence[HumanReplyRecord],
+    audio_dir: Path,
+    transcribe: Callable[[np.ndarray], str],
+    speak: Callable[[str], np.ndarray],
+    done: set[tuple[str, str]],
+) -> list[Reply]:
     """The reference reply of every item, and the extra human replies, spoken and transcribed."""
     wanted = [(REFERENCE, d.id, d.reference_reply) for d in dialogues]
     wanted += [(f"human/{r.name}", r.item_id, r.reply) for r in extra]
@@ -153,7 +189,15 @@ def human_replies(dialogues: Sequence[Dialogue], extra: Sequence[HumanReplyRecor
             path.parent.mkdir(parents=True, exist_ok=True)
             write_wav(path, pcm, SAMPLE_RATE)
         heard = transcribe(pcm)
-        out.append(Reply(item_id=item_id, contestant=contestant, kind=ContestantKind.HUMAN,
-                         family=HUMAN_FAMILY, audio_path=str(path), **_heard(text, heard),
-                         failed=None if heard.strip() else "nothing intelligible was heard"))
+        out.append(
+            Reply(
+                item_id=item_id,
+                contestant=contestant,
+                kind=ContestantKind.HUMAN,
+                family=HUMAN_FAMILY,
+                audio_path=str(path),
+                **_heard(text, heard),
+                failed=None if heard.strip() else "nothing intelligible was heard",
+            )
+        )
     return out

@@ -80,9 +80,15 @@ class JudgingResult:
     """Requests decided in this invocation (the rest came from the cache)."""
 
 
-def schedule(replies: Sequence[Reply], items: dict[str, Dialogue], judges: Sequence[JudgeModelSpec],
-             rubric: Rubric, *, pairs_per_item: int | None = None,
-             seed: int = 0) -> tuple[list[Comparison], int]:
+def schedule(
+    replies: Sequence[Reply],
+    items: dict[str, Dialogue],
+    judges: Sequence[JudgeModelSpec],
+    rubric: Rubric,
+    *,
+    pairs_per_item: int | None = None,
+    seed: int = 0,
+) -> tuple[list[Comparison], int]:
     """Every comparison to make, and how many pairs no judge could rate."""
     rng = random.Random(seed)
     by_item: dict[str, list[Reply]] = {}
@@ -95,18 +101,26 @@ def schedule(replies: Sequence[Reply], items: dict[str, Dialogue], judges: Seque
         usable = sorted(by_item[item_id], key=lambda r: r.contestant)
         pairs = list(combinations(usable, 2))
         if pairs_per_item is not None and len(pairs) > pairs_per_item:
-            pairs = sorted(rng.sample(pairs, pairs_per_item),
-                           key=lambda p: (p[0].contestant, p[1].contestant))
+            pairs = sorted(
+                rng.sample(pairs, pairs_per_item), key=lambda p: (p[0].contestant, p[1].contestant)
+            )
         context = dialogue_context(items[item_id])
         for x, y in pairs:
-            eligible = [j for j in judges
-                        if j.rates_own_family or j.family not in (x.family, y.family)]
+            eligible = [
+                j for j in judges if j.rates_own_family or j.family not in (x.family, y.family)
+            ]
             if not eligible:
                 skipped += 1
             for judge in eligible:
                 for a, b, order in ((x, y, "AB"), (y, x, "BA")):
-                    key = verdict_key(rubric_sha256=rubric.sha256, judge=judge.id, context=context,
-                                      reply_a=a.heard, reply_b=b.heard, order=order)
+                    key = verdict_key(
+                        rubric_sha256=rubric.sha256,
+                        judge=judge.id,
+                        context=context,
+                        reply_a=a.heard,
+                        reply_b=b.heard,
+                        order=order,
+                    )
                     out.append(Comparison(item_id, context, judge, a, b, key))
     return out, skipped
 
@@ -115,27 +129,50 @@ async def decide(client: ChatClient, c: Comparison, rubric: Rubric) -> Verdict:
     """Ask one judge about one ordered pair, with retries; never raises for a judge's failure."""
     messages = judge_messages(rubric.text, c.context, c.a.heard, c.b.heard)
     asked = await ask_parsed(client, messages, parse_answer, c.judge.retry)
-    return Verdict(key=c.key, item_id=c.item_id, judge=c.judge.id, smoke=c.judge.smoke,
-                   rubric_sha256=rubric.sha256, contestant_a=c.a.contestant,
-                   contestant_b=c.b.contestant, answer=asked.value, failure=asked.failure,
-                   raw=asked.raw, attempts=asked.attempts,
-                   latency_ms=None if asked.latency_ms is None else round(asked.latency_ms, 1))
+    return Verdict(
+        key=c.key,
+        item_id=c.item_id,
+        judge=c.judge.id,
+        smoke=c.judge.smoke,
+        rubric_sha256=rubric.sha256,
+        contestant_a=c.a.contestant,
+        contestant_b=c.b.contestant,
+        answer=asked.value,
+        failure=asked.failure,
+        raw=asked.raw,
+        attempts=asked.attempts,
+        latency_ms=None if asked.latency_ms is None else round(asked.latency_ms, 1),
+    )
 
 
-async def run_comparisons(comparisons: Sequence[Comparison], rubric: Rubric, out_dir: Path, *,
-                          concurrency: int,
-                          clients: dict[str, ChatClient],
-                          progress: Callable[[Verdict, int, int], None] | None = None) -> list[Verdict]:
+async def run_comparisons(
+    comparisons: Sequence[Comparison],
+    rubric: Rubric,
+    out_dir: Path,
+    *,
+    concurrency: int,
+    clients: dict[str, ChatClient],
+    progress: Callable[[Verdict, int, int], None] | None = None,
+) -> list[Verdict]:
     """Decide ``comparisons`` with at most ``concurrency`` requests in flight; each verdict is
     appended to the verdict file as soon as it is decided."""
-    return await decide_each(comparisons, lambda c: decide(clients[c.judge.id], c, rubric),
-                             JudgingStore(out_dir).verdicts_path, concurrency=concurrency,
-                             progress=progress)
+    return await decide_each(
+        comparisons,
+        lambda c: decide(clients[c.judge.id], c, rubric),
+        JudgingStore(out_dir).verdicts_path,
+        concurrency=concurrency,
+        progress=progress,
+    )
 
 
 async def judge_runs(
-    run_dirs: Sequence[Path], judge_spec: Path, out_dir: Path, *,
-    concurrency: int = 4, human_files: Sequence[Path] = (), pairs_per_item: int | None = None,
+    run_dirs: Sequence[Path],
+    judge_spec: Path,
+    out_dir: Path,
+    *,
+    concurrency: int = 4,
+    human_files: Sequence[Path] = (),
+    pairs_per_item: int | None = None,
     seed: int = 0,
     on_status: Callable[[str], None] | None = None,
     progress: Callable[[Verdict, int, int], None] | None = None,
@@ -151,19 +188,29 @@ async def judge_runs(
     for run_dir in run_dirs:
         name = read_header(run_dir).agent.name
         if name in names:
-            raise InputError(f"agent name {name!r} is also the name in {names[name]}; contestants "
-                             "need distinct names", file=run_dir / "run.json", field="agent.name")
+            raise InputError(
+                f"agent name {name!r} is also the name in {names[name]}; contestants "
+                "need distinct names",
+                file=run_dir / "run.json",
+                field="agent.name",
+            )
         names[name] = run_dir
     items = judged_items(run_dirs)
     extra = [r for f in human_files for r in load_human_replies(Path(f), set(items))]
 
     store = JudgingStore(out_dir)
-    store.open(JudgingHeader(
-        created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        run_dirs=tuple(str(p) for p in run_dirs), judge_spec_path=str(judge_spec),
-        judges=tuple(j.id for j in spec.judges), smoke=spec.smoke, rubric_path=rubric.path,
-        rubric_sha256=rubric.sha256, human_replies=tuple(str(f) for f in human_files),
-    ))
+    store.open(
+        JudgingHeader(
+            created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            run_dirs=tuple(str(p) for p in run_dirs),
+            judge_spec_path=str(judge_spec),
+            judges=tuple(j.id for j in spec.judges),
+            smoke=spec.smoke,
+            rubric_path=rubric.path,
+            rubric_sha256=rubric.sha256,
+            human_replies=tuple(str(f) for f in human_files),
+        )
+    )
 
     replies = [r for r in read_replies(out_dir) if r.item_id in items]
     done = {(r.contestant, r.item_id) for r in replies}
@@ -178,32 +225,51 @@ async def judge_runs(
                 store.append_reply(reply)
                 replies.append(reply)
         voice = HumanVoice()
-        for reply in human_replies(list(items.values()), extra, out_dir / "audio", transcribe,
-                                   voice, done):
+        for reply in human_replies(
+            list(items.values()), extra, out_dir / "audio", transcribe, voice, done
+        ):
             store.append_reply(reply)
             replies.append(reply)
     replies = [r for r in replies if (r.contestant, r.item_id) in wanted]
 
-    comparisons, skipped = schedule(replies, items, spec.judges, rubric,
-                                    pairs_per_item=pairs_per_item, seed=seed)
+    comparisons, skipped = schedule(
+        replies, items, spec.judges, rubric, pairs_per_item=pairs_per_item, seed=seed
+    )
     cached = {v.key: v for v in read_verdicts(out_dir) if v.answer is not None}
     pending = [c for c in comparisons if c.key not in cached]
-    say(f"{len(comparisons)} comparisons ({len(comparisons) - len(pending)} already decided), "
-        f"{len({c.judge.id for c in comparisons})} judge(s), concurrency {concurrency}")
+    say(
+        f"{len(comparisons)} comparisons ({len(comparisons) - len(pending)} already decided), "
+        f"{len({c.judge.id for c in comparisons})} judge(s), concurrency {concurrency}"
+    )
     new: list[Verdict] = []
     if pending:
         async with contextlib.AsyncExitStack() as stack:
             clients: dict[str, ChatClient] = {}
             opener = client_factory or open_judge
             for judge in {c.judge.id: c.judge for c in pending}.values():
-                say(f"starting judge {judge.id}" + (" (offline smoke judge)" if judge.smoke else ""))
+                say(
+                    f"starting judge {judge.id}" + (" (offline smoke judge)" if judge.smoke else "")
+                )
                 clients[judge.id] = await opener(judge, stack)
-            new = await run_comparisons(pending, rubric, out_dir, concurrency=concurrency,
-                                        clients=clients, progress=progress)
+            new = await run_comparisons(
+                pending,
+                rubric,
+                out_dir,
+                concurrency=concurrency,
+                clients=clients,
+                progress=progress,
+            )
     keys = {c.key for c in comparisons}
     verdicts = [v for v in read_verdicts(out_dir) if v.key in keys]
     pairs = pair_results(verdicts)
     store.write_pairs(pairs)
-    return JudgingResult(out_dir=out_dir, replies=replies, verdicts=verdicts, pairs=pairs,
-                         health=judge_health(verdicts), skipped_pairs=skipped, smoke=spec.smoke,
-                         asked=len(new))
+    return JudgingResult(
+        out_dir=out_dir,
+        replies=replies,
+        verdicts=verdicts,
+        pairs=pairs,
+        health=judge_health(verdicts),
+        skipped_pairs=skipped,
+        smoke=spec.smoke,
+        asked=len(new),
+    )

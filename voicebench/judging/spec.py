@@ -125,8 +125,9 @@ def load_judge_spec(path: str | Path, *, require_secrets: bool = True) -> tuple[
         found = False
     if not found:
         name = spec.rubric if len(spec.rubric) <= 80 else spec.rubric[:77] + "..."
-        raise InputError(f"rubric file {name!r} not found next to the spec", file=path,
-                         field="rubric")
+        raise InputError(
+            f"rubric file {name!r} not found next to the spec", file=path, field="rubric"
+        )
     text = read_utf8(rubric_path)
     if not text.strip():
         raise InputError("rubric is empty", file=rubric_path)

@@ -53,8 +53,9 @@ def read_judging_header(folder: Path) -> JudgingHeader:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise InputError("not a judging folder (no judging.json); run voicebench judge first",
-                         file=Path(folder)) from None
+        raise InputError(
+            "not a judging folder (no judging.json); run voicebench judge first", file=Path(folder)
+        ) from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"not valid JSON ({exc})", file=path) from None
     return validate_record(JudgingHeader, data, file=path)
@@ -66,8 +67,9 @@ def read_replies(out_dir: Path) -> list[Reply]:
 
 def read_verdicts(out_dir: Path) -> list[Verdict]:
     """The latest verdict per key (a failed one may have been asked again later)."""
-    return latest_per_key(read_models(out_dir / VERDICTS_FILE, Verdict),
-                          lambda v: v.answer is not None)
+    return latest_per_key(
+        read_models(out_dir / VERDICTS_FILE, Verdict), lambda v: v.answer is not None
+    )
 
 
 def judged_items(run_dirs: Sequence[Path]) -> dict[str, Dialogue]:
@@ -78,11 +80,17 @@ def judged_items(run_dirs: Sequence[Path]) -> dict[str, Dialogue]:
         dialogues = {d.id: d for d in load_dialogues(Path(header.dialogues_path))}
         for did in header.dialogue_ids:
             if did not in dialogues:
-                raise InputError(f"dialogue {did!r} is no longer in {header.dialogues_path}",
-                                 file=run_dir / "run.json", field="dialogue_ids")
+                raise InputError(
+                    f"dialogue {did!r} is no longer in {header.dialogues_path}",
+                    file=run_dir / "run.json",
+                    field="dialogue_ids",
+                )
             if did in items and items[did] != dialogues[did]:
-                raise InputError(f"dialogue {did!r} differs from the one other runs answered",
-                                 file=run_dir / "run.json", field="dialogues_path")
+                raise InputError(
+                    f"dialogue {did!r} differs from the one other runs answered",
+                    file=run_dir / "run.json",
+                    field="dialogues_path",
+                )
             items[did] = dialogues[did]
     return items
 

@@ -12,5 +12,14 @@ from voicebench.live.load import (
 )
 from voicebench.live.serve import serve
 
-__all__ = ["LoadLevel", "LoadSummary", "LoadTurn", "load_target", "load_test", "read_load",
-           "run_load", "serve", "summarize_load"]
+__all__ = [
+    "LoadLevel",
+    "LoadSummary",
+    "LoadTurn",
+    "load_target",
+    "load_test",
+    "read_load",
+    "run_load",
+    "serve",
+    "summarize_load",
+]

@@ -26,8 +26,8 @@ import random
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from pydantic import Field
@@ -116,8 +116,9 @@ def arrival_times(callers: int, ramp_s: float, arrivals: str, seed: int) -> list
     return out
 
 
-def summarize_load(turns: Sequence[LoadTurn], *, budget_ttfa_ms: float,
-                   turn_timeout_s: float) -> LoadSummary:
+def summarize_load(
+    turns: Sequence[LoadTurn], *, budget_ttfa_ms: float, turn_timeout_s: float
+) -> LoadSummary:
     censor = turn_timeout_s * 1000.0
 
     def ttfa(t: LoadTurn) -> float:
@@ -132,21 +133,31 @@ def summarize_load(turns: Sequence[LoadTurn], *, budget_ttfa_ms: float,
         x = np.array([ttfa(t) for t in group])
         p50, p90, p99 = (round(float(v), 1) for v in np.percentile(x, [50, 90, 99]))
         ok = [t.turn.error is None and ttfa(t) <= budget_ttfa_ms for t in group]
-        levels.append(LoadLevel(concurrency=c, turns=len(group),
-                                failed=sum(t.turn.error is not None for t in group),
-                                ttfa_p50_ms=p50, ttfa_p90_ms=p90, ttfa_p99_ms=p99,
-                                within_budget=round(sum(ok) / len(ok), 4)))
+        levels.append(
+            LoadLevel(
+                concurrency=c,
+                turns=len(group),
+                failed=sum(t.turn.error is not None for t in group),
+                ttfa_p50_ms=p50,
+                ttfa_p90_ms=p90,
+                ttfa_p99_ms=p99,
+                within_budget=round(sum(ok) / len(ok), 4),
+            )
+        )
     breaks = None
     for k, level in enumerate(levels):
-        if all(lv.ttfa_p90_ms is not None and lv.ttfa_p90_ms > budget_ttfa_ms
-               for lv in levels[k:]):
+        if all(lv.ttfa_p90_ms is not None and lv.ttfa_p90_ms > budget_ttfa_ms for lv in levels[k:]):
             breaks = level.concurrency
             break
     return LoadSummary(
-        turns=len(turns), failed=sum(t.turn.error is not None for t in turns),
+        turns=len(turns),
+        failed=sum(t.turn.error is not None for t in turns),
         failures=dict(Counter(t.turn.error.kind for t in turns if t.turn.error is not None)),
-        calls=len({(t.caller, t.call) for t in turns}), levels=tuple(levels),
-        budget_ttfa_ms=budget_ttfa_ms, budget_breaks_at=breaks)
+        calls=len({(t.caller, t.call) for t in turns}),
+        levels=tuple(levels),
+        budget_ttfa_ms=budget_ttfa_ms,
+        budget_breaks_at=breaks,
+    )
 
 
 def read_load(out_dir: Path) -> tuple[LoadHeader, list[LoadTurn]]:
@@ -157,31 +168,56 @@ def read_load(out_dir: Path) -> tuple[LoadHeader, list[LoadTurn]]:
     return header, read_models(out_dir / TURNS_FILE, LoadTurn)
 
 
-async def run_load(spec: AgentSpec, dialogues: Sequence[Dialogue], manifest: Manifest,
-                   fixtures_dir: Path, out_dir: Path, *, callers: int, ramp_s: float,
-                   duration_s: float, arrivals: str = "fixed", seed: int = 0,
-                   turn_timeout_s: float = 30.0,
-                   progress: Callable[[LoadTurn], None] | None = None,
-                   agent_factory=None) -> list[LoadTurn]:
+async def run_load(
+    spec: AgentSpec,
+    dialogues: Sequence[Dialogue],
+    manifest: Manifest,
+    fixtures_dir: Path,
+    out_dir: Path,
+    *,
+    callers: int,
+    ramp_s: float,
+    duration_s: float,
+    arrivals: str = "fixed",
+    seed: int = 0,
+    turn_timeout_s: float = 30.0,
+    progress: Callable[[LoadTurn], None] | None = None,
+    agent_factory=None,
+) -> list[LoadTurn]:
     """Run the load and return every turn (also appended to ``out_dir/turns.jsonl``)."""
     if spec.remote is None:
-        raise InputError("load needs a remote agent (a [remote] spec or a ws:// URL); serve a "
-                         "local agent with voicebench serve first", field="remote")
+        raise InputError(
+            "load needs a remote agent (a [remote] spec or a ws:// URL); serve a "
+            "local agent with voicebench serve first",
+            field="remote",
+        )
     if not 1 <= callers <= MAX_CALLERS:
         raise InputError(f"callers must be 1..{MAX_CALLERS}", field="callers")
     if not 0 < duration_s <= MAX_DURATION_S or ramp_s < 0:
-        raise InputError(f"duration must be in (0, {MAX_DURATION_S:g}] s and ramp >= 0",
-                         field="duration")
+        raise InputError(
+            f"duration must be in (0, {MAX_DURATION_S:g}] s and ramp >= 0", field="duration"
+        )
     if not dialogues:
         raise InputError("no dialogues to call with", field="dialogues")
     if agent_factory is None:
         from voicebench.replay.remote import RemoteAgent as agent_factory
     out_dir.mkdir(parents=True, exist_ok=True)
-    write_atomic(out_dir / LOAD_FILE, LoadHeader(
-        created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        voicebench_version=__version__, agent=spec, callers=callers, ramp_s=ramp_s,
-        duration_s=duration_s, arrivals=arrivals, seed=seed, turn_timeout_s=turn_timeout_s,
-        dialogue_ids=tuple(d.id for d in dialogues)).model_dump_json(indent=2) + "\n")
+    write_atomic(
+        out_dir / LOAD_FILE,
+        LoadHeader(
+            created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            voicebench_version=__version__,
+            agent=spec,
+            callers=callers,
+            ramp_s=ramp_s,
+            duration_s=duration_s,
+            arrivals=arrivals,
+            seed=seed,
+            turn_timeout_s=turn_timeout_s,
+            dialogue_ids=tuple(d.id for d in dialogues),
+        ).model_dump_json(indent=2)
+        + "\n",
+    )
     (out_dir / TURNS_FILE).write_text("")
     start = time.monotonic()
     active = 0
@@ -196,18 +232,35 @@ async def run_load(spec: AgentSpec, dialogues: Sequence[Dialogue], manifest: Man
                     concurrency, offset = active, time.monotonic() - start
                     started_at = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
                     _, fields, error = await speak_turn(
-                        agent, spec, dialogue, k, manifest, fixtures_dir,
+                        agent,
+                        spec,
+                        dialogue,
+                        k,
+                        manifest,
+                        fixtures_dir,
                         turn_history(dialogue, k, ReplayMode.TEACHER_FORCED, {}),
-                        timeout_s=turn_timeout_s)
-                    record = LoadTurn(caller=caller, call=number, concurrency=concurrency,
-                                      offset_s=round(offset, 3), turn=TurnRecord(
-                                          run_id=out_dir.name, contestant=spec.id,
-                                          agent_name=spec.name, dialogue_id=dialogue.id,
-                                          turn_index=k, final=k == dialogue.final_turn_index,
-                                          adversarial=dialogue.adversarial,
-                                          user_text=dialogue.turns[k].text, error=error,
-                                          cold=k == dialogue.seeker_turn_indices[0],
-                                          started_at=started_at, **fields))
+                        timeout_s=turn_timeout_s,
+                    )
+                    record = LoadTurn(
+                        caller=caller,
+                        call=number,
+                        concurrency=concurrency,
+                        offset_s=round(offset, 3),
+                        turn=TurnRecord(
+                            run_id=out_dir.name,
+                            contestant=spec.id,
+                            agent_name=spec.name,
+                            dialogue_id=dialogue.id,
+                            turn_index=k,
+                            final=k == dialogue.final_turn_index,
+                            adversarial=dialogue.adversarial,
+                            user_text=dialogue.turns[k].text,
+                            error=error,
+                            cold=k == dialogue.seeker_turn_indices[0],
+                            started_at=started_at,
+                            **fields,
+                        ),
+                    )
                     append_record(out_dir / TURNS_FILE, record)
                     done.append(record)
                     if progress is not None:
@@ -241,14 +294,24 @@ def load_target(agent: str, protocol: str = "pcm") -> AgentSpec:
     if "://" in agent and not agent.startswith(("ws://", "wss://")):
         raise InputError(f"{agent!r} is not a ws:// or wss:// URL", field="--agent")
     if agent.startswith(("ws://", "wss://")):
-        return validate_record(AgentSpec, {"name": "remote", "family": "remote", "remote": {
-            "url": agent, "protocol": protocol}}, file="--agent")
+        return validate_record(
+            AgentSpec,
+            {"name": "remote", "family": "remote", "remote": {"url": agent, "protocol": protocol}},
+            file="--agent",
+        )
     return load_agent_spec(Path(agent))
 
 
-def load_test(spec: AgentSpec, dialogues_path: Path, fixtures_dir: Path, out_dir: Path, *,
-              budget_ttfa_ms: float, turn_timeout_s: float = 30.0,
-              **kwargs: Any) -> LoadSummary:
+def load_test(
+    spec: AgentSpec,
+    dialogues_path: Path,
+    fixtures_dir: Path,
+    out_dir: Path,
+    *,
+    budget_ttfa_ms: float,
+    turn_timeout_s: float = 30.0,
+    **kwargs: Any,
+) -> LoadSummary:
     """The whole ``voicebench load`` job: the seeker audio made where missing, the load run
     (``run_load``'s keyword arguments), and its summary written to ``summary.json``."""
     from voicebench.dialogues import load_dialogues
@@ -256,8 +319,11 @@ def load_test(spec: AgentSpec, dialogues_path: Path, fixtures_dir: Path, out_dir
 
     items = load_dialogues(dialogues_path)
     manifest = synthesize_fixtures(items, fixtures_dir).manifest
-    turns = asyncio.run(run_load(spec, items, manifest, fixtures_dir, out_dir,
-                                 turn_timeout_s=turn_timeout_s, **kwargs))
+    turns = asyncio.run(
+        run_load(
+            spec, items, manifest, fixtures_dir, out_dir, turn_timeout_s=turn_timeout_s, **kwargs
+        )
+    )
     summary = summarize_load(turns, budget_ttfa_ms=budget_ttfa_ms, turn_timeout_s=turn_timeout_s)
     write_atomic(out_dir / SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
     return summary

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from pipecat.frames.frames import InputAudioRawFrame, OutputAudioRawFrame, StartFrame
@@ -38,8 +39,9 @@ class _CallerInput(BaseInputTransport):
         await self.set_transport_ready(frame)
 
     async def hear(self, pcm: bytes) -> None:
-        await self.push_audio_frame(InputAudioRawFrame(audio=pcm, sample_rate=SAMPLE_RATE,
-                                                       num_channels=1))
+        await self.push_audio_frame(
+            InputAudioRawFrame(audio=pcm, sample_rate=SAMPLE_RATE, num_channels=1)
+        )
 
 
 class _CallerOutput(BaseOutputTransport):
@@ -55,8 +57,9 @@ class _CallerOutput(BaseOutputTransport):
         await self.set_transport_ready(frame)
 
     async def write_audio_frame(self, frame: OutputAudioRawFrame) -> bool:
-        await self._playout.play(self.get_clock().get_time(), len(frame.audio) // 2,
-                                 frame.sample_rate)
+        await self._playout.play(
+            self.get_clock().get_time(), len(frame.audio) // 2, frame.sample_rate
+        )
         with contextlib.suppress(Exception):  # the caller hung up: nothing to play to
             await self._send(frame.audio)
         return True
@@ -80,15 +83,15 @@ async def shared_backend(spec: AgentSpec):
     """The spec each call's pipeline uses: helper servers started once, here, and reached
     as an OpenAI-compatible endpoint."""
     if spec.remote is not None:
-        raise InputError("a remote agent cannot be served; give a spec with [llm]",
-                         field="remote")
+        raise InputError("a remote agent cannot be served; give a spec with [llm]", field="remote")
     async with contextlib.AsyncExitStack() as stack:
         llm = spec.llm
         assert llm is not None
         conn = await connect(llm, stack, warm_prompt=spec.system_prompt if llm.warmup else None)
         if conn.provider.start is not None:
-            llm = llm.model_copy(update={"provider": "openai-compatible",
-                                         "base_url": conn.base_url})
+            llm = llm.model_copy(
+                update={"provider": "openai-compatible", "base_url": conn.base_url}
+            )
         yield spec.model_copy(update={"llm": llm})
 
 
@@ -109,26 +112,36 @@ async def handle_call(ws, spec: AgentSpec, protocol: str) -> None:
                 if incoming is None:
                     continue
                 if incoming.audio is not None:
-                    pcm = np.frombuffer(incoming.audio[: len(incoming.audio) // 2 * 2],
-                                        dtype=np.int16)
+                    pcm = np.frombuffer(
+                        incoming.audio[: len(incoming.audio) // 2 * 2], dtype=np.int16
+                    )
                     heard = agent.transport.input()
                     assert isinstance(heard, _CallerInput)
                     await heard.hear(pcm.tobytes())
                 elif incoming.control.get("type") == "context":
                     messages = incoming.control.get("messages")
                     if isinstance(messages, list):
-                        agent.context.set_messages(
-                            [m for m in messages if isinstance(m, dict)  # type: ignore[misc]
-                             and m.get("role") in ("user", "assistant")
-                             and isinstance(m.get("content"), str)])
+                        history: list[Any] = [
+                            m
+                            for m in messages
+                            if isinstance(m, dict)
+                            and m.get("role") in ("user", "assistant")
+                            and isinstance(m.get("content"), str)
+                        ]
+                        agent.context.set_messages(history)
                 elif incoming.control.get("type") == "start" and protocol == "pcm":
                     await ws.send('{"type": "ready"}')
 
 
-async def serve(spec: AgentSpec, *, port: int, protocol: str = "pcm",
-                on_ready: Callable[[str], None] | None = None,
-                on_call: Callable[[str, int], None] | None = None,
-                stop: asyncio.Event | None = None) -> None:
+async def serve(
+    spec: AgentSpec,
+    *,
+    port: int,
+    protocol: str = "pcm",
+    on_ready: Callable[[str], None] | None = None,
+    on_call: Callable[[str, int], None] | None = None,
+    stop: asyncio.Event | None = None,
+) -> None:
     """Serve ``spec`` on ws://127.0.0.1:PORT until ``stop`` is set, or, without one, until
     SIGINT or SIGTERM; either way every call's pipeline and the helper servers are stopped.
     ``on_call("started" | "ended", calls in progress)`` is told of every call; a call has
@@ -158,8 +171,7 @@ async def serve(spec: AgentSpec, *, port: int, protocol: str = "pcm",
                     on_call("ended", calls)
 
         try:
-            server = await websockets.serve(handler, HOST, port, max_size=2**24,
-                                            ping_interval=None)
+            server = await websockets.serve(handler, HOST, port, max_size=2**24, ping_interval=None)
         except OSError as exc:
             raise RunError(f"cannot listen on {HOST}:{port}: {exc.strerror or exc}") from None
         try:

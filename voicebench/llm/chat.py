@@ -24,8 +24,15 @@ from voicebench.llm.retry import ChatClient, ChatText, classify
 class OpenAIChat:
     """Chat Completions on OpenAI or any compatible server."""
 
-    def __init__(self, endpoint: Endpoint, *, base_url: str | None, key: str | None,
-                 response_format: dict[str, Any] | None, token_field: str = "max_tokens") -> None:
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        *,
+        base_url: str | None,
+        key: str | None,
+        response_format: dict[str, Any] | None,
+        token_field: str = "max_tokens",
+    ) -> None:
         try:
             import openai
         except ImportError:  # pragma: no cover - a core dependency
@@ -33,9 +40,12 @@ class OpenAIChat:
         self._sdk = openai
         self._endpoint, self._key, self._format = endpoint, key, response_format
         self._token_field = token_field
-        self._client = openai.AsyncOpenAI(base_url=base_url, api_key=key or "not-needed",
-                                          max_retries=0,
-                                          timeout=endpoint.timeout_s or openai.NOT_GIVEN)
+        self._client = openai.AsyncOpenAI(
+            base_url=base_url,
+            api_key=key or "not-needed",
+            max_retries=0,
+            timeout=endpoint.timeout_s or openai.NOT_GIVEN,
+        )
 
     async def ask(self, messages: list[dict[str, str]]) -> ChatText:
         kwargs: dict[str, Any] = {self._token_field: self._endpoint.max_tokens}
@@ -44,8 +54,11 @@ class OpenAIChat:
         start = time.perf_counter_ns()
         try:
             resp = await self._client.chat.completions.create(
-                model=self._endpoint.model, messages=messages,  # type: ignore[arg-type]
-                temperature=self._endpoint.temperature, **kwargs)
+                model=self._endpoint.model,
+                messages=messages,  # type: ignore[arg-type]
+                temperature=self._endpoint.temperature,
+                **kwargs,
+            )
         except self._sdk.OpenAIError as exc:
             raise classify(exc, self._key, self._sdk) from None
         latency = (time.perf_counter_ns() - start) / 1e6
@@ -60,8 +73,14 @@ class OpenAIChat:
 class AnthropicChat:
     """The Messages API with the answer's schema as its structured output format."""
 
-    def __init__(self, endpoint: Endpoint, *, key: str | None, schema: dict[str, Any] | None,
-                 base_url: str | None = None) -> None:
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        *,
+        key: str | None,
+        schema: dict[str, Any] | None,
+        base_url: str | None = None,
+    ) -> None:
         try:
             import anthropic
         except ImportError:
@@ -69,8 +88,11 @@ class AnthropicChat:
         self._sdk = anthropic
         self._endpoint, self._key, self._schema = endpoint, key, schema
         self._client = anthropic.AsyncAnthropic(
-            api_key=key, base_url=base_url or endpoint.url, max_retries=0,
-            timeout=endpoint.timeout_s or anthropic.NOT_GIVEN)
+            api_key=key,
+            base_url=base_url or endpoint.url,
+            max_retries=0,
+            timeout=endpoint.timeout_s or anthropic.NOT_GIVEN,
+        )
 
     async def ask(self, messages: list[dict[str, str]]) -> ChatText:
         system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
@@ -81,8 +103,12 @@ class AnthropicChat:
         start = time.perf_counter_ns()
         try:
             resp = await self._client.messages.create(
-                model=self._endpoint.model, system=system, messages=turns,  # type: ignore[arg-type]
-                max_tokens=self._endpoint.max_tokens, **kwargs)
+                model=self._endpoint.model,
+                system=system,
+                messages=turns,  # type: ignore[arg-type]
+                max_tokens=self._endpoint.max_tokens,
+                **kwargs,
+            )
         except self._sdk.AnthropicError as exc:
             raise classify(exc, self._key, self._sdk) from None
         latency = (time.perf_counter_ns() - start) / 1e6
@@ -93,18 +119,27 @@ class AnthropicChat:
         await self._client.close()
 
 
-async def open_chat(endpoint: Endpoint, stack: contextlib.AsyncExitStack,
-                    answer: AnswerFormat | None = None) -> ChatClient:
+async def open_chat(
+    endpoint: Endpoint, stack: contextlib.AsyncExitStack, answer: AnswerFormat | None = None
+) -> ChatClient:
     """A ready client for ``endpoint`` asking for ``answer`` (None: free text); what it needs
     (a helper server, the HTTP client) is released by ``stack``."""
     conn = await connect(endpoint, stack)
     client: OpenAIChat | AnthropicChat
     if conn.provider.api == "anthropic":
-        client = AnthropicChat(endpoint, key=endpoint.api_key(),
-                               schema=answer.schema if answer else None, base_url=conn.base_url)
+        client = AnthropicChat(
+            endpoint,
+            key=endpoint.api_key(),
+            schema=answer.schema if answer else None,
+            base_url=conn.base_url,
+        )
     else:
-        client = OpenAIChat(endpoint, base_url=conn.base_url, key=conn.key,
-                            response_format=conn.provider.response_format(answer) if answer
-                            else None, token_field=conn.provider.token_field)
+        client = OpenAIChat(
+            endpoint,
+            base_url=conn.base_url,
+            key=conn.key,
+            response_format=conn.provider.response_format(answer) if answer else None,
+            token_field=conn.provider.token_field,
+        )
     stack.push_async_callback(client.aclose)
     return client

@@ -33,7 +33,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import IO, Self
+from typing import Self
 
 from voicebench.errors import RunError
 
@@ -64,9 +64,16 @@ class HelperServer:
 
     what = "helper server"
 
-    def __init__(self, args: list[str], *, ready_pattern: str | None = None,
-                 health_url: str | None = None, start_timeout_s: float = 20.0,
-                 stop_timeout_s: float = 5.0, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        args: list[str],
+        *,
+        ready_pattern: str | None = None,
+        health_url: str | None = None,
+        start_timeout_s: float = 20.0,
+        stop_timeout_s: float = 5.0,
+        env: dict[str, str] | None = None,
+    ) -> None:
         if (ready_pattern is None) == (health_url is None):
             raise ValueError("give exactly one of ready_pattern and health_url")
         self.args = args
@@ -75,7 +82,7 @@ class HelperServer:
         self.env = env
         self.process: subprocess.Popen[str] | None = None
         self.ready_match: re.Match[str] | None = None
-        self._log: IO[bytes] | None = None
+        self._log_path: Path | None = None
         self._first_line: queue.Queue[str] = queue.Queue()
 
     @staticmethod
@@ -88,18 +95,28 @@ class HelperServer:
         env = dict(os.environ if self.env is None else self.env)
         # voicebench need not be installed for a helper module to be found
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [PROJECT_ROOT, env.get("PYTHONPATH")]))
-        self._log = tempfile.TemporaryFile(prefix="voicebench-helper-")
+        # The process's log, a file kept until stop() (an error at start-up quotes its tail);
+        # the child holds its own descriptor, so ours is closed at once.
+        fd, name = tempfile.mkstemp(prefix="voicebench-helper-", suffix=".log")
+        os.close(fd)
+        self._log_path = Path(name)
         lines = self.ready_pattern is not None
-        self.process = subprocess.Popen(
-            self.args, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE if lines else self._log,
-            stderr=self._log if lines else subprocess.STDOUT, text=True, env=env,
-            preexec_fn=_die_with_parent if sys.platform == "linux" else None)
+        with open(self._log_path, "wb") as log:
+            self.process = subprocess.Popen(
+                self.args,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE if lines else log,
+                stderr=log if lines else subprocess.STDOUT,
+                text=True,
+                env=env,
+                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+            )
         if lines:
             out = self.process.stdout
             assert out is not None
-            threading.Thread(target=lambda: self._first_line.put(out.readline()),
-                             daemon=True).start()
+            threading.Thread(
+                target=lambda: self._first_line.put(out.readline()), daemon=True
+            ).start()
 
     def wait_ready(self) -> None:
         """Block until the process is ready; RunError (and the process stopped) otherwise."""
@@ -120,8 +137,10 @@ class HelperServer:
             line = ""
         self.ready_match = re.fullmatch(pattern, line.strip())
         if self.ready_match is None:
-            raise RunError(f"{self.what} did not become ready within {self.start_timeout_s:g} s "
-                           f"(stdout {line!r}); its log:\n{self.log_tail()}")
+            raise RunError(
+                f"{self.what} did not become ready within {self.start_timeout_s:g} s "
+                f"(stdout {line!r}); its log:\n{self.log_tail()}"
+            )
 
     def _wait_health(self, url: str) -> None:
         deadline = time.monotonic() + self.start_timeout_s
@@ -156,13 +175,15 @@ class HelperServer:
                 proc.wait()
         if proc is not None and proc.stdout is not None:
             proc.stdout.close()
+        if self._log_path is not None:
+            self._log_path.unlink(missing_ok=True)
+            self._log_path = None
 
     def log_tail(self, n: int = 2000) -> str:
         """The end of what the process wrote to its log (stderr, or all output)."""
-        if self._log is None or self._log.closed:
+        if self._log_path is None or not self._log_path.exists():
             return ""
-        self._log.seek(0)
-        return self._log.read().decode("utf-8", "replace")[-n:]
+        return self._log_path.read_bytes().decode("utf-8", "replace")[-n:]
 
     def __enter__(self) -> Self:
         return self.start()
@@ -183,7 +204,7 @@ class HelperServer:
         if proc is not None and proc.poll() is None:
             with contextlib.suppress(Exception):
                 os.kill(proc.pid, signal.SIGKILL)
-        log = getattr(self, "_log", None)
+        log = getattr(self, "_log_path", None)
         if log is not None:
             with contextlib.suppress(Exception):
-                log.close()
+                log.unlink(missing_ok=True)

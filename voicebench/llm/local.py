@@ -45,17 +45,37 @@ class LlamaServer(HelperServer):
 
     what = "local LLM server"
 
-    def __init__(self, model_path: Path, *, n_ctx: int = 2048, n_threads: int | None = None,
-                 model_alias: str = "local") -> None:
+    def __init__(
+        self,
+        model_path: Path,
+        *,
+        n_ctx: int = 2048,
+        n_threads: int | None = None,
+        model_alias: str = "local",
+    ) -> None:
         self.model_path, self.model_alias = model_path, model_alias
         self.port = free_port()
         args = self.python_module(
-            "llama_cpp.server", "--model", str(model_path), "--model_alias", model_alias,
-            "--host", HOST, "--port", str(self.port), "--n_ctx", str(n_ctx))
+            "llama_cpp.server",
+            "--model",
+            str(model_path),
+            "--model_alias",
+            model_alias,
+            "--host",
+            HOST,
+            "--port",
+            str(self.port),
+            "--n_ctx",
+            str(n_ctx),
+        )
         if n_threads:
             args += ["--n_threads", str(n_threads)]
-        super().__init__(args, health_url=f"http://{HOST}:{self.port}/v1/models",
-                         start_timeout_s=START_TIMEOUT_S, stop_timeout_s=10.0)
+        super().__init__(
+            args,
+            health_url=f"http://{HOST}:{self.port}/v1/models",
+            start_timeout_s=START_TIMEOUT_S,
+            stop_timeout_s=10.0,
+        )
 
     @property
     def base_url(self) -> str:
@@ -69,12 +89,21 @@ class LlamaServer(HelperServer):
     def warm_up(self, system_prompt: str) -> None:
         """Evaluate the system prompt once, so the first real turn finds it in the prompt cache
         (llama.cpp reuses the longest common prefix of consecutive prompts)."""
-        body = json.dumps({
-            "model": self.model_alias, "max_tokens": 1, "temperature": 0,
-            "messages": [{"role": "system", "content": system_prompt},
-                         {"role": "user", "content": "Hello."}],
-        }).encode()
-        req = urllib.request.Request(f"{self.base_url}/chat/completions", data=body,
-                                     headers={"Content-Type": "application/json"})
+        body = json.dumps(
+            {
+                "model": self.model_alias,
+                "max_tokens": 1,
+                "temperature": 0,
+                "messages": [
+                    {"role": "system", "content": system_prompt},
+                    {"role": "user", "content": "Hello."},
+                ],
+            }
+        ).encode()
+        req = urllib.request.Request(
+            f"{self.base_url}/chat/completions",
+            data=body,
+            headers={"Content-Type": "application/json"},
+        )
         with urllib.request.urlopen(req, timeout=60) as resp:  # loopback only
             resp.read()

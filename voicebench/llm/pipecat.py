@@ -24,8 +24,9 @@ def _request_hooks(on_request_sent: OnRequestSent) -> dict[str, list[Any]]:
     return {"request": [sent]}
 
 
-def pipecat_llm(conn: Connection, system_prompt: str,
-                on_request_sent: OnRequestSent = lambda: None) -> Any:
+def pipecat_llm(
+    conn: Connection, system_prompt: str, on_request_sent: OnRequestSent = lambda: None
+) -> Any:
     """The pipecat LLM service for a connected endpoint."""
     if conn.provider.api == "anthropic":
         return _anthropic(conn, system_prompt, on_request_sent)
@@ -41,21 +42,32 @@ def _openai(conn: Connection, system_prompt: str, on_request_sent: OnRequestSent
     endpoint = conn.endpoint
 
     class WireTimedOpenAILLMService(OpenAILLMService):
-        def create_client(self, api_key: Any = None, base_url: Any = None,
-                          organization: Any = None, project: Any = None,
-                          default_headers: Any = None, **kwargs: Any) -> AsyncOpenAI:
+        def create_client(
+            self,
+            api_key: Any = None,
+            base_url: Any = None,
+            organization: Any = None,
+            project: Any = None,
+            default_headers: Any = None,
+            **kwargs: Any,
+        ) -> AsyncOpenAI:
             return AsyncOpenAI(
-                api_key=api_key, base_url=base_url, organization=organization,
-                project=project, default_headers=default_headers,
+                api_key=api_key,
+                base_url=base_url,
+                organization=organization,
+                project=project,
+                default_headers=default_headers,
                 timeout=endpoint.timeout_s or NOT_GIVEN,
                 http_client=DefaultAsyncHttpxClient(event_hooks=_request_hooks(on_request_sent)),
             )
 
-    settings = OpenAILLMService.Settings(model=endpoint.model, temperature=endpoint.temperature,
-                                         system_instruction=system_prompt)
+    settings = OpenAILLMService.Settings(
+        model=endpoint.model, temperature=endpoint.temperature, system_instruction=system_prompt
+    )
     setattr(settings, conn.provider.token_field, endpoint.max_tokens)
-    return WireTimedOpenAILLMService(api_key=conn.key, base_url=conn.base_url,
-                                     settings=settings, retry_timeout_secs=None)
+    return WireTimedOpenAILLMService(
+        api_key=conn.key, base_url=conn.base_url, settings=settings, retry_timeout_secs=None
+    )
 
 
 def _anthropic(conn: Connection, system_prompt: str, on_request_sent: OnRequestSent) -> Any:
@@ -78,7 +90,10 @@ def _anthropic(conn: Connection, system_prompt: str, on_request_sent: OnRequestS
         api_key=key,
         client=AsyncAnthropic(**kwargs),
         settings=AnthropicLLMService.Settings(
-            model=endpoint.model, temperature=endpoint.temperature,
-            max_tokens=endpoint.max_tokens, system_instruction=system_prompt),
+            model=endpoint.model,
+            temperature=endpoint.temperature,
+            max_tokens=endpoint.max_tokens,
+            system_instruction=system_prompt,
+        ),
         retry_timeout_secs=None,
     )

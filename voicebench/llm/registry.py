@@ -64,8 +64,10 @@ class Provider:
     def response_format(self, answer: AnswerFormat) -> dict[str, Any] | None:
         """The Chat Completions ``response_format`` asking for ``answer`` (OpenAI API only)."""
         if self.structured == "json_schema":
-            return {"type": "json_schema", "json_schema": {
-                "name": answer.name, "strict": True, "schema": answer.schema}}
+            return {
+                "type": "json_schema",
+                "json_schema": {"name": answer.name, "strict": True, "schema": answer.schema},
+            }
         if self.structured == "grammar":
             return {"type": "json_object", "schema": answer.grammar_schema or answer.schema}
         return None
@@ -90,8 +92,9 @@ def get_provider(name: str) -> Provider:
     if name not in _PROVIDERS:
         _load_plugin(name)
     if name not in _PROVIDERS:
-        raise InputError(f"unknown LLM provider {name!r} (known: {', '.join(providers())})",
-                         field="provider")
+        raise InputError(
+            f"unknown LLM provider {name!r} (known: {', '.join(providers())})", field="provider"
+        )
     return _PROVIDERS[name]
 
 
@@ -112,8 +115,9 @@ class Connection:
     key: str
 
 
-async def connect(endpoint: Endpoint, stack: contextlib.AsyncExitStack, *,
-                  warm_prompt: str | None = None) -> Connection:
+async def connect(
+    endpoint: Endpoint, stack: contextlib.AsyncExitStack, *, warm_prompt: str | None = None
+) -> Connection:
     """Start what ``endpoint`` needs (kept alive by ``stack``) and say how to reach it."""
     provider = get_provider(endpoint.provider)
     base_url = endpoint.url

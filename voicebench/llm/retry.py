@@ -31,8 +31,9 @@ T = TypeVar("T")
 class LLMCallError(Exception):
     """A request that produced no text; ``retryable`` says whether asking again may help."""
 
-    def __init__(self, kind: str, reason: str, *, retryable: bool,
-                 retry_after: float | None = None) -> None:
+    def __init__(
+        self, kind: str, reason: str, *, retryable: bool, retry_after: float | None = None
+    ) -> None:
         super().__init__(f"{kind}: {reason}")
         self.kind, self.reason = kind, reason
         self.retryable, self.retry_after = retryable, retry_after
@@ -57,12 +58,17 @@ def classify(exc: Exception, key: str | None, sdk: ModuleType) -> LLMCallError:
     if isinstance(exc, sdk.AuthenticationError | sdk.PermissionDeniedError):
         raise RunError(f"the provider refused the credentials: {message}") from None
     if isinstance(exc, sdk.RateLimitError):
-        return LLMCallError("rate_limited", message, retryable=True,
-                            retry_after=_retry_after(exc.response))
+        return LLMCallError(
+            "rate_limited", message, retryable=True, retry_after=_retry_after(exc.response)
+        )
     if isinstance(exc, sdk.APIStatusError):
         if exc.status_code >= 500:
-            return LLMCallError("server_error", f"HTTP {exc.status_code}: {message}",
-                                retryable=True, retry_after=_retry_after(exc.response))
+            return LLMCallError(
+                "server_error",
+                f"HTTP {exc.status_code}: {message}",
+                retryable=True,
+                retry_after=_retry_after(exc.response),
+            )
         return LLMCallError("bad_request", f"HTTP {exc.status_code}: {message}", retryable=False)
     return LLMCallError("error", message, retryable=False)
 
@@ -109,8 +115,12 @@ def backoff_s(attempt: int, retry_after: float | None) -> float:
     return min(BACKOFF_BASE_S * 2 ** (attempt - 1), BACKOFF_MAX_S) * (0.5 + random.random() / 2)
 
 
-async def ask_parsed(client: ChatClient, messages: list[dict[str, str]],
-                     parse: Callable[[str], T], policy: RetryPolicy) -> Asked[T]:
+async def ask_parsed(
+    client: ChatClient,
+    messages: list[dict[str, str]],
+    parse: Callable[[str], T],
+    policy: RetryPolicy,
+) -> Asked[T]:
     """Ask until ``parse`` accepts the answer (it refuses with ValueError), under ``policy``.
     Never raises for a provider's failure (refused credentials stop the job: RunError)."""
     attempts = call_failures = parse_failures = 0

@@ -23,10 +23,6 @@ from voicebench.rating.table import (
 )
 
 __all__ = [
-    "current_ratings",
-    "inputs_sha256",
-    "agreement_lines",
-    "latency_line",
     "DEFAULT_PRIOR",
     "ELO_BASE",
     "ELO_SCALE",
@@ -35,11 +31,15 @@ __all__ = [
     "ContextualFit",
     "NothingToRateError",
     "RatingTable",
+    "agreement_lines",
     "asymptotic_half_width",
     "bootstrap_elo",
+    "current_ratings",
     "fit",
     "fit_contextual",
+    "inputs_sha256",
     "latency_board",
+    "latency_line",
     "leaderboard",
     "rate_judging",
     "to_elo",

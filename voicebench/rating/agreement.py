@@ -43,8 +43,13 @@ from voicebench.errors import InputError
 from voicebench.judging import DIMENSIONS, PairResult, Verdict
 from voicebench.judging.combine import decisions_by_pair
 
-LABELS = {"a much better": 2, "a slightly better": 1, "same": 0, "b slightly better": -1,
-          "b much better": -2}
+LABELS = {
+    "a much better": 2,
+    "a slightly better": 1,
+    "same": 0,
+    "b slightly better": -1,
+    "b much better": -2,
+}
 
 
 class HumanJudgment(FrozenModel):
@@ -67,8 +72,10 @@ class HumanJudgment(FrozenModel):
             try:
                 return int(key)
             except ValueError:
-                raise ValueError(f"unknown rating {value!r}; use one of "
-                                 f"{', '.join(repr(k) for k in LABELS)} or -2..2") from None
+                raise ValueError(
+                    f"unknown rating {value!r}; use one of "
+                    f"{', '.join(repr(k) for k in LABELS)} or -2..2"
+                ) from None
         return value
 
     @property
@@ -90,21 +97,27 @@ def load_human_judgments(path: Path) -> list[HumanJudgment]:
                 try:
                     rows.append((f"line {n}", json.loads(line)))
                 except json.JSONDecodeError as exc:
-                    raise InputError(f"not valid JSON ({exc.msg})", file=path,
-                                     record=f"line {n}") from None
+                    raise InputError(
+                        f"not valid JSON ({exc.msg})", file=path, record=f"line {n}"
+                    ) from None
     else:
         reader = csv.DictReader(io.StringIO(text))
         try:
-            missing = ({"item_id", "contestant_a", "contestant_b", "rating"}
-                       - set(reader.fieldnames or []))
+            missing = {"item_id", "contestant_a", "contestant_b", "rating"} - set(
+                reader.fieldnames or []
+            )
             if missing:
-                raise InputError(f"missing columns: {', '.join(sorted(missing))}", file=path,
-                                 record="header")
-            rows = [(f"row {n}", {k: v for k, v in r.items() if k is not None})
-                    for n, r in enumerate(reader, start=2)]
+                raise InputError(
+                    f"missing columns: {', '.join(sorted(missing))}", file=path, record="header"
+                )
+            rows = [
+                (f"row {n}", {k: v for k, v in r.items() if k is not None})
+                for n, r in enumerate(reader, start=2)
+            ]
         except csv.Error as exc:
-            raise InputError(f"not valid CSV ({exc})", file=path,
-                             record=f"line {reader.line_num}") from None
+            raise InputError(
+                f"not valid CSV ({exc})", file=path, record=f"line {reader.line_num}"
+            ) from None
     out = [validate_record(HumanJudgment, data, file=path, record=rec) for rec, data in rows]
     if not out:
         raise InputError("no judgments in the file", file=path)
@@ -156,11 +169,13 @@ class Agreement(FrozenModel):
     """Agreement figures, each with a bootstrap 95% interval where it has one."""
 
     judges: tuple[str, ...]
-    pairwise: dict[str, tuple[float | None, float | None, float | None, int]] = {}
+    pairwise: dict[str, tuple[float | None, float | None, float | None, int]] = Field(
+        default_factory=dict
+    )
     """"judge1 | judge2" -> (agreement, CI low, CI high, pairs both decided)."""
     three_way: tuple[float | None, float | None, float | None, int] | None = None
     fleiss_kappa: float | None = None
-    fleiss_kappa_by_dimension: dict[str, float | None] = {}
+    fleiss_kappa_by_dimension: dict[str, float | None] = Field(default_factory=dict)
     krippendorff_alpha: float | None = None
     human_agreement: tuple[float | None, float | None, float | None, int] | None = None
     """Ensemble winner vs human majority: (agreement, CI low, CI high, pairs)."""
@@ -172,22 +187,33 @@ def _share_with_ci(rows: list[tuple[str, bool]], rounds: int, seed: int):
     if not rows:
         return (None, None, None, 0)
     items = sorted({i for i, _ in rows})
-    by_item = np.array([[sum(a for i, a in rows if i == it), sum(1 for i, _ in rows if i == it)]
-                        for it in items], dtype=float)
-    share, lo, hi = bootstrap.clustered_share(by_item[:, 0], by_item[:, 1], rounds=rounds,
-                                              seed=seed)
+    by_item = np.array(
+        [[sum(a for i, a in rows if i == it), sum(1 for i, _ in rows if i == it)] for it in items],
+        dtype=float,
+    )
+    share, lo, hi = bootstrap.clustered_share(
+        by_item[:, 0], by_item[:, 1], rounds=rounds, seed=seed
+    )
     return (round(share, 4), round(lo, 4), round(hi, 4), len(rows))
 
 
-def agreement_report(verdicts: Sequence[Verdict], pairs: Sequence[PairResult], *,
-                     humans: Sequence[HumanJudgment] = (), rounds: int = 1000,
-                     seed: int = 0) -> Agreement:
+def agreement_report(
+    verdicts: Sequence[Verdict],
+    pairs: Sequence[PairResult],
+    *,
+    humans: Sequence[HumanJudgment] = (),
+    rounds: int = 1000,
+    seed: int = 0,
+) -> Agreement:
     decisions = decisions_by_pair(verdicts)
     judges = tuple(sorted({v.judge for v in verdicts}))
     pairwise = {}
     for j1, j2 in combinations(judges, 2):
-        rows = [(p[0], d[j1].winner == d[j2].winner) for p, d in decisions.items()
-                if j1 in d and j2 in d and d[j1].winner and d[j2].winner]
+        rows = [
+            (p[0], d[j1].winner == d[j2].winner)
+            for p, d in decisions.items()
+            if j1 in d and j2 in d and d[j1].winner and d[j2].winner
+        ]
         pairwise[f"{j1} | {j2}"] = _share_with_ci(rows, rounds, seed)
     three = None
     if len(judges) >= 3:
@@ -199,19 +225,39 @@ def agreement_report(verdicts: Sequence[Verdict], pairs: Sequence[PairResult], *
         three = _share_with_ci(rows, rounds, seed)
     kappa, kappa_dims, alpha = None, {}, None
     if len(judges) >= 2:
-        full = [(p, d) for p, d in decisions.items()
-                if len(d) == len(judges) and all(x.winner for x in d.values())]
+        full = [
+            (p, d)
+            for p, d in decisions.items()
+            if len(d) == len(judges) and all(x.winner for x in d.values())
+        ]
         if full:
-            kappa = fleiss_kappa(np.array([[sum(x.winner == p[1] for x in d.values()),
-                                            sum(x.winner == p[2] for x in d.values())]
-                                           for p, d in full]))
+            kappa = fleiss_kappa(
+                np.array(
+                    [
+                        [
+                            sum(x.winner == p[1] for x in d.values()),
+                            sum(x.winner == p[2] for x in d.values()),
+                        ]
+                        for p, d in full
+                    ]
+                )
+            )
             for dim in DIMENSIONS:
-                kappa_dims[dim] = fleiss_kappa(np.array([
-                    [sum(x.dimensions.get(dim) == p[1] for x in d.values()),
-                     sum(x.dimensions.get(dim) == p[2] for x in d.values()),
-                     sum(x.dimensions.get(dim) is None for x in d.values())] for p, d in full]))
+                kappa_dims[dim] = fleiss_kappa(
+                    np.array(
+                        [
+                            [
+                                sum(x.dimensions.get(dim) == p[1] for x in d.values()),
+                                sum(x.dimensions.get(dim) == p[2] for x in d.values()),
+                                sum(x.dimensions.get(dim) is None for x in d.values()),
+                            ]
+                            for p, d in full
+                        ]
+                    )
+                )
         alpha = krippendorff_alpha_nominal(
-            [[x.winner for x in d.values() if x.winner] for d in decisions.values()])
+            [[x.winner for x in d.values() if x.winner] for d in decisions.values()]
+        )
     human = None
     if humans:
         votes: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
@@ -228,6 +274,13 @@ def agreement_report(verdicts: Sequence[Verdict], pairs: Sequence[PairResult], *
             if result.get(key):
                 rows.append((key[0], result[key] == top[0][0]))
         human = _share_with_ci(rows, rounds, seed)
-    return Agreement(judges=judges, pairwise=pairwise, three_way=three, fleiss_kappa=kappa,
-                     fleiss_kappa_by_dimension=kappa_dims, krippendorff_alpha=alpha,
-                     human_agreement=human, human_judgments=len(humans))
+    return Agreement(
+        judges=judges,
+        pairwise=pairwise,
+        three_way=three,
+        fleiss_kappa=kappa,
+        fleiss_kappa_by_dimension=kappa_dims,
+        krippendorff_alpha=alpha,
+        human_agreement=human,
+        human_judgments=len(humans),
+    )

@@ -30,16 +30,23 @@ ELO_BASE = 1500.0
 DEFAULT_PRIOR = 0.1
 
 
-def win_matrices(item_index: np.ndarray, winner: np.ndarray, loser: np.ndarray,
-                 weight: np.ndarray, n_items: int, n_players: int) -> np.ndarray:
+def win_matrices(
+    item_index: np.ndarray,
+    winner: np.ndarray,
+    loser: np.ndarray,
+    weight: np.ndarray,
+    n_items: int,
+    n_players: int,
+) -> np.ndarray:
     """(items, players, players) array: total weight of row beating column on each item."""
     out = np.zeros((n_items, n_players, n_players))
     np.add.at(out, (item_index, winner, loser), weight)
     return out
 
 
-def fit(W: np.ndarray, *, prior: float = DEFAULT_PRIOR, tol: float = 1e-10,
-        max_iter: int = 100) -> np.ndarray:
+def fit(
+    W: np.ndarray, *, prior: float = DEFAULT_PRIOR, tol: float = 1e-10, max_iter: int = 100
+) -> np.ndarray:
     """Ratings ``t`` for one win matrix (n, n) or a batch (B, n, n); returns (n,) or (B, n)."""
     single = W.ndim == 2
     W = W[None] if single else W
@@ -76,8 +83,14 @@ def asymptotic_half_width(n_comparisons: np.ndarray, z: float = 1.96) -> np.ndar
     return z * se * ELO_SCALE
 
 
-def bootstrap_elo(item_W: np.ndarray, *, rounds: int = 1000, seed: int = 0,
-                  prior: float = DEFAULT_PRIOR, chunk: int = 250) -> np.ndarray:
+def bootstrap_elo(
+    item_W: np.ndarray,
+    *,
+    rounds: int = 1000,
+    seed: int = 0,
+    prior: float = DEFAULT_PRIOR,
+    chunk: int = 250,
+) -> np.ndarray:
     """(rounds, players) Elo from refits on items resampled with replacement."""
     rng = np.random.default_rng(seed)
     n_items, n, _ = item_W.shape
@@ -87,5 +100,5 @@ def bootstrap_elo(item_W: np.ndarray, *, rounds: int = 1000, seed: int = 0,
         b = min(chunk, rounds - start)
         counts = rng.multinomial(n_items, np.full(n_items, 1.0 / n_items), size=b)
         W = (counts @ flat).reshape(b, n, n)
-        out[start:start + b] = to_elo(fit(W, prior=prior))
+        out[start : start + b] = to_elo(fit(W, prior=prior))
     return out

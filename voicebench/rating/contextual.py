@@ -29,9 +29,16 @@ class ContextualFit:
     comparisons: int
 
 
-def fit_contextual(winner: np.ndarray, loser: np.ndarray, weight: np.ndarray,
-                   x_winner: np.ndarray, x_loser: np.ndarray, n_players: int, *,
-                   prior: float = DEFAULT_PRIOR) -> ContextualFit:
+def fit_contextual(
+    winner: np.ndarray,
+    loser: np.ndarray,
+    weight: np.ndarray,
+    x_winner: np.ndarray,
+    x_loser: np.ndarray,
+    n_players: int,
+    *,
+    prior: float = DEFAULT_PRIOR,
+) -> ContextualFit:
     winner = np.asarray(winner, dtype=int)
     loser = np.asarray(loser, dtype=int)
     w = np.asarray(weight, dtype=float)
@@ -47,8 +54,13 @@ def fit_contextual(winner: np.ndarray, loser: np.ndarray, weight: np.ndarray,
         grad_beta = -np.sum(r * dx)
         return nll, np.append(grad_t, grad_beta)
 
-    res = minimize(objective, np.zeros(n_players + 1), jac=True, method="L-BFGS-B",
-                   options={"maxiter": 1000, "gtol": 1e-9})
+    res = minimize(
+        objective,
+        np.zeros(n_players + 1),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 1000, "gtol": 1e-9},
+    )
     t, beta = res.x[:-1], float(res.x[-1])
     beta_se = _beta_se(t, beta, winner, loser, w, dx, n_players, prior)
     return ContextualFit(t=t, beta=beta, beta_se=beta_se, comparisons=len(w))

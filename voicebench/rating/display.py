@@ -21,34 +21,75 @@ def leaderboard(table: RatingTable) -> Table:
     title = "HEART leaderboard"
     if table.smoke:
         title += " (SMOKE JUDGE: not meaningful)"
-    t = Table(title=title, caption=(
-        f"{table.decided} decided pairs on {table.items} items ({table.undecided} undecided); "
-        f"95% CI by bootstrap over items ({table.bootstrap_rounds} rounds) and asymptotic"))
-    cols = ["contestant", "Elo", "95% CI boot", "95% CI asym", "win %",
-            *[f"{d} %" for d in DIMENSIONS], "regular %", "adversarial %"]
+    t = Table(
+        title=title,
+        caption=(
+            f"{table.decided} decided pairs on {table.items} items ({table.undecided} undecided); "
+            f"95% CI by bootstrap over items ({table.bootstrap_rounds} rounds) and asymptotic"
+        ),
+    )
+    cols = [
+        "contestant",
+        "Elo",
+        "95% CI boot",
+        "95% CI asym",
+        "win %",
+        *[f"{d} %" for d in DIMENSIONS],
+        "regular %",
+        "adversarial %",
+    ]
     for c in cols:
         t.add_column(c, justify="left" if c == "contestant" else "right")
     for r in table.ratings:
-        boot = (f"{r.elo_ci_bootstrap[0]:,.0f}-{r.elo_ci_bootstrap[1]:,.0f}"
-                if r.elo_ci_bootstrap else "-")
+        boot = (
+            f"{r.elo_ci_bootstrap[0]:,.0f}-{r.elo_ci_bootstrap[1]:,.0f}"
+            if r.elo_ci_bootstrap
+            else "-"
+        )
         asym = f"{r.elo_ci_asymptotic[0]:,.0f}-{r.elo_ci_asymptotic[1]:,.0f}"
-        t.add_row(r.contestant, f"{r.elo:,.0f}", boot, asym, _pct(r.win_rate),
-                  *[_pct(r.dimension_win_rates[d]) for d in DIMENSIONS],
-                  _pct(r.win_rate_regular), _pct(r.win_rate_adversarial))
+        t.add_row(
+            r.contestant,
+            f"{r.elo:,.0f}",
+            boot,
+            asym,
+            _pct(r.win_rate),
+            *[_pct(r.dimension_win_rates[d]) for d in DIMENSIONS],
+            _pct(r.win_rate_regular),
+            _pct(r.win_rate_adversarial),
+        )
     return t
 
 
 def latency_board(table: RatingTable) -> Table:
     """Responsiveness beside quality: medians, budget goodput, Elo within budget and at
     equal latency."""
-    t = Table(title="quality and latency", caption=(
-        f"budget: TTFA <= {table.budget_ttfa_ms:,.0f} ms and TTFT <= {table.budget_ttft_ms:,.0f} ms"))
-    for c in ("contestant", "Elo", "TTFT p50 ms", "TTFA p50 ms", "turns in budget %",
-              "Elo in budget", "Elo at equal latency"):
+    t = Table(
+        title="quality and latency",
+        caption=(
+            f"budget: TTFA <= {table.budget_ttfa_ms:,.0f} ms and "
+            f"TTFT <= {table.budget_ttft_ms:,.0f} ms"
+        ),
+    )
+    for c in (
+        "contestant",
+        "Elo",
+        "TTFT p50 ms",
+        "TTFA p50 ms",
+        "turns in budget %",
+        "Elo in budget",
+        "Elo at equal latency",
+    ):
         t.add_column(c, justify="left" if c == "contestant" else "right")
     for r in table.ratings:
-        t.add_row(r.contestant, f"{r.elo:,.0f}", _num(r.ttft_p50_ms), _num(r.ttfa_p50_ms),
-                  _pct(r.goodput), _num(r.elo_within_budget), _num(r.elo_latency_adjusted))
+        t.add_row(
+            r.contestant,
+            f"{r.elo:,.0f}",
+            _num(r.ttft_p50_ms),
+            _num(r.ttfa_p50_ms),
+            _pct(r.goodput),
+            _num(r.elo_within_budget),
+            _num(r.elo_latency_adjusted),
+        )
     return t
 
 
@@ -62,18 +103,24 @@ def agreement_lines(table: RatingTable) -> list[str]:
     """The judges' agreement with each other and with people, one sentence each."""
     a = table.agreement
     if a is None:
-        return ["No agreement figures: one judge and no human judgments (use an ensemble judge "
-                "spec, or pass --human-judgments)."]
-    lines = [f"Agreement {name}: {_share(v, lo, hi)} over {n} pairs"
-             for name, (v, lo, hi, n) in a.pairwise.items()]
+        return [
+            "No agreement figures: one judge and no human judgments (use an ensemble judge "
+            "spec, or pass --human-judgments)."
+        ]
+    lines = [
+        f"Agreement {name}: {_share(v, lo, hi)} over {n} pairs"
+        for name, (v, lo, hi, n) in a.pairwise.items()
+    ]
     if a.three_way:
         lines.append(f"Three-way agreement: {_share(*a.three_way[:3])} over {a.three_way[3]} pairs")
     if a.fleiss_kappa is not None:
         alpha = "-" if a.krippendorff_alpha is None else f"{a.krippendorff_alpha:.3f}"
         lines.append(f"Fleiss' kappa {a.fleiss_kappa:.3f}; Krippendorff's alpha {alpha}")
     if a.human_agreement:
-        lines.append(f"Judges vs human majority: {_share(*a.human_agreement[:3])} over "
-                     f"{a.human_agreement[3]} pairs")
+        lines.append(
+            f"Judges vs human majority: {_share(*a.human_agreement[:3])} over "
+            f"{a.human_agreement[3]} pairs"
+        )
     return lines
 
 
@@ -82,6 +129,7 @@ def latency_line(table: RatingTable) -> str | None:
     if table.latency_beta is None:
         return None
     se = f" +- {table.latency_beta_se:.2f}" if table.latency_beta_se is not None else ""
-    return (f"latency coefficient (log-odds per ln TTFA): {table.latency_beta:.2f}{se} over "
-            f"{table.latency_comparisons} agent-agent pairs")
-
+    return (
+        f"latency coefficient (log-odds per ln TTFA): {table.latency_beta:.2f}{se} over "
+        f"{table.latency_comparisons} agent-agent pairs"
+    )

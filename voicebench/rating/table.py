@@ -30,7 +30,6 @@ from pydantic import Field
 
 from voicebench._jsonl import write_atomic
 from voicebench._model import FrozenModel
-from voicebench.rating.agreement import Agreement, agreement_report, load_human_judgments
 from voicebench.errors import InputError
 from voicebench.judging import (
     DIMENSIONS,
@@ -43,6 +42,7 @@ from voicebench.judging import (
     read_replies,
     read_verdicts,
 )
+from voicebench.rating.agreement import Agreement, agreement_report, load_human_judgments
 from voicebench.rating.bt import (
     DEFAULT_PRIOR,
     asymptotic_half_width,
@@ -59,6 +59,8 @@ RATINGS_FILE = "ratings.json"
 
 class NothingToRateError(InputError):
     """Every pair is undecided (failed verdicts, position flips): there is nothing to fit."""
+
+
 RATING_SCHEMA_VERSION = 1
 
 
@@ -140,9 +142,14 @@ def _latency(run_dirs, budget_ttfa_ms, budget_ttft_ms):
 
         def within(r) -> bool:
             t = r.timing
-            return (r.error is None and t is not None and t.ttfa_ms is not None
-                    and t.ttft_ms is not None and t.ttfa_ms <= budget_ttfa_ms
-                    and t.ttft_ms <= budget_ttft_ms)
+            return (
+                r.error is None
+                and t is not None
+                and t.ttfa_ms is not None
+                and t.ttft_ms is not None
+                and t.ttfa_ms <= budget_ttfa_ms
+                and t.ttft_ms <= budget_ttft_ms
+            )
 
         summary[name] = (
             round(float(np.median(ttft)), 1) if ttft else None,
@@ -155,16 +162,29 @@ def _latency(run_dirs, budget_ttfa_ms, budget_ttft_ms):
     return summary, final
 
 
-def rate_judging(judging_dir: Path, *, rounds: int = 1000, seed: int = 0,
-                 prior: float = DEFAULT_PRIOR, budget_ttfa_ms: float = 1000.0,
-                 budget_ttft_ms: float = 500.0,
-                 human_judgments: Path | None = None, write: bool = True) -> RatingTable:
+def rate_judging(
+    judging_dir: Path,
+    *,
+    rounds: int = 1000,
+    seed: int = 0,
+    prior: float = DEFAULT_PRIOR,
+    budget_ttfa_ms: float = 1000.0,
+    budget_ttft_ms: float = 500.0,
+    human_judgments: Path | None = None,
+    write: bool = True,
+) -> RatingTable:
     """Fit the ratings of one judging folder and (with ``write``) write ``ratings.json`` there."""
     header = read_judging_header(judging_dir)
     run_dirs = [Path(p) for p in header.run_dirs]
-    inputs = inputs_sha256(judging_dir, rounds=rounds, seed=seed, prior=prior,
-                           budget_ttfa_ms=budget_ttfa_ms, budget_ttft_ms=budget_ttft_ms,
-                           human_judgments=human_judgments)
+    inputs = inputs_sha256(
+        judging_dir,
+        rounds=rounds,
+        seed=seed,
+        prior=prior,
+        budget_ttfa_ms=budget_ttfa_ms,
+        budget_ttft_ms=budget_ttft_ms,
+        human_judgments=human_judgments,
+    )
     items = judged_items(run_dirs)
     adversarial = {i for i, d in items.items() if d.adversarial}
     replies = [r for r in read_replies(judging_dir) if r.failed is None]
@@ -175,9 +195,11 @@ def rate_judging(judging_dir: Path, *, rounds: int = 1000, seed: int = 0,
     pairs = pair_results(verdicts)
     decided = [p for p in pairs if p.winner is not None]
     if not decided:
-        raise NothingToRateError(f"no decided pairs to rate among {len(pairs)} (every pair's "
-                                 "verdicts failed or flipped with the order)",
-                                 file=judging_dir / "verdicts.jsonl")
+        raise NothingToRateError(
+            f"no decided pairs to rate among {len(pairs)} (every pair's "
+            "verdicts failed or flipped with the order)",
+            file=judging_dir / "verdicts.jsonl",
+        )
     item_ids = sorted({p.item_id for p in decided})
     item_index = {i: k for k, i in enumerate(item_ids)}
     win = np.array([index[p.winner] for p in decided if p.winner is not None])
@@ -198,25 +220,35 @@ def rate_judging(judging_dir: Path, *, rounds: int = 1000, seed: int = 0,
     keep = np.array([ok(p.first, p.item_id) and ok(p.second, p.item_id) for p in decided])
     elo_budget = None
     if keep.any():
-        Wb = win_matrices(items_arr[keep], win[keep], lose[keep], strength[keep],
-                          len(item_ids), len(names)).sum(axis=0)
+        Wb = win_matrices(
+            items_arr[keep], win[keep], lose[keep], strength[keep], len(item_ids), len(names)
+        ).sum(axis=0)
         elo_budget = to_elo(fit(Wb, prior=prior))
-        seen = np.bincount(win[keep], minlength=len(names)) + np.bincount(lose[keep],
-                                                                          minlength=len(names))
+        seen = np.bincount(win[keep], minlength=len(names)) + np.bincount(
+            lose[keep], minlength=len(names)
+        )
 
     def x(name: str, item: str) -> float | None:
         ttfa = final.get((name, item), (False, None))[1]
         return float(np.log(ttfa / 1000.0)) if ttfa else None
 
-    xs = [(x(names[w], item_ids[i]), x(names[lo], item_ids[i])) for w, lo, i in
-          zip(win, lose, items_arr, strict=True)]
+    xs = [
+        (x(names[w], item_ids[i]), x(names[lo], item_ids[i]))
+        for w, lo, i in zip(win, lose, items_arr, strict=True)
+    ]
     ctx_rows = [k for k, (a, b) in enumerate(xs) if a is not None and b is not None]
     ctx = None
     if len(ctx_rows) >= 2:
         rows = np.array(ctx_rows)
-        ctx = fit_contextual(win[rows], lose[rows], strength[rows],
-                             np.array([xs[k][0] for k in ctx_rows]),
-                             np.array([xs[k][1] for k in ctx_rows]), len(names), prior=prior)
+        ctx = fit_contextual(
+            win[rows],
+            lose[rows],
+            strength[rows],
+            np.array([xs[k][0] for k in ctx_rows]),
+            np.array([xs[k][1] for k in ctx_rows]),
+            len(names),
+            prior=prior,
+        )
         ctx_seen = set(win[rows]) | set(lose[rows])
         ctx_elo = to_elo(ctx.t[sorted(ctx_seen)])
         ctx_by = dict(zip(sorted(ctx_seen), ctx_elo, strict=True))
@@ -226,6 +258,7 @@ def rate_judging(judging_dir: Path, *, rounds: int = 1000, seed: int = 0,
         by_split["adversarial" if p.item_id in adversarial else "regular"].append(p)
     ratings = []
     for k, name in enumerate(names):
+
         def wins_in(ps, name=name) -> tuple[int, int]:
             mine = [p for p in ps if name in (p.first, p.second)]
             return sum(p.winner == name for p in mine), len(mine)
@@ -234,50 +267,84 @@ def rate_judging(judging_dir: Path, *, rounds: int = 1000, seed: int = 0,
         w_reg, n_reg = wins_in(by_split["regular"])
         w_adv, n_adv = wins_in(by_split["adversarial"])
         lat = latency.get(name, (None, None, None))
-        ratings.append(ContestantRating(
-            contestant=name, kind=kinds[name], elo=round(float(elo[k]), 1),
-            elo_ci_asymptotic=(round(float(elo[k] - half[k]), 1), round(float(elo[k] + half[k]), 1)),
-            elo_ci_bootstrap=(None if boot is None else
-                              tuple(round(float(v), 1) for v in np.percentile(boot[:, k], [2.5, 97.5]))),
-            decided=int(n_dec[k]), wins=w_all, win_rate=_rate(w_all, n_all),
-            win_rate_regular=_rate(w_reg, n_reg), win_rate_adversarial=_rate(w_adv, n_adv),
-            dimension_win_rates=_dimension_rates(decided, name),
-            dimension_win_rates_regular=_dimension_rates(by_split["regular"], name),
-            dimension_win_rates_adversarial=_dimension_rates(by_split["adversarial"], name),
-            ttft_p50_ms=lat[0], ttfa_p50_ms=lat[1], goodput=lat[2],
-            elo_within_budget=(round(float(elo_budget[k]), 1)
-                               if elo_budget is not None and seen[k] else None),
-            elo_latency_adjusted=(round(float(ctx_by[k]), 1)
-                                  if ctx is not None and k in ctx_by else None),
-        ))
+        ratings.append(
+            ContestantRating(
+                contestant=name,
+                kind=kinds[name],
+                elo=round(float(elo[k]), 1),
+                elo_ci_asymptotic=(
+                    round(float(elo[k] - half[k]), 1),
+                    round(float(elo[k] + half[k]), 1),
+                ),
+                elo_ci_bootstrap=(
+                    None
+                    if boot is None
+                    else tuple(round(float(v), 1) for v in np.percentile(boot[:, k], [2.5, 97.5]))
+                ),
+                decided=int(n_dec[k]),
+                wins=w_all,
+                win_rate=_rate(w_all, n_all),
+                win_rate_regular=_rate(w_reg, n_reg),
+                win_rate_adversarial=_rate(w_adv, n_adv),
+                dimension_win_rates=_dimension_rates(decided, name),
+                dimension_win_rates_regular=_dimension_rates(by_split["regular"], name),
+                dimension_win_rates_adversarial=_dimension_rates(by_split["adversarial"], name),
+                ttft_p50_ms=lat[0],
+                ttfa_p50_ms=lat[1],
+                goodput=lat[2],
+                elo_within_budget=(
+                    round(float(elo_budget[k]), 1) if elo_budget is not None and seen[k] else None
+                ),
+                elo_latency_adjusted=(
+                    round(float(ctx_by[k]), 1) if ctx is not None and k in ctx_by else None
+                ),
+            )
+        )
     ratings.sort(key=lambda r: -r.elo)
     agreement = None
     humans = load_human_judgments(human_judgments) if human_judgments else []
     if len(header.judges) > 1 or humans:
-        agreement = agreement_report(verdicts, pairs, humans=humans, rounds=rounds or 1000,
-                                     seed=seed)
+        agreement = agreement_report(
+            verdicts, pairs, humans=humans, rounds=rounds or 1000, seed=seed
+        )
     table = RatingTable(
         created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        judging_dir=str(judging_dir), judges=header.judges, smoke=header.smoke,
-        rubric_sha256=header.rubric_sha256, prior=prior, bootstrap_rounds=rounds, seed=seed,
-        budget_ttfa_ms=budget_ttfa_ms, budget_ttft_ms=budget_ttft_ms, items=len(item_ids),
-        decided=len(decided), undecided=len(pairs) - len(decided),
+        judging_dir=str(judging_dir),
+        judges=header.judges,
+        smoke=header.smoke,
+        rubric_sha256=header.rubric_sha256,
+        prior=prior,
+        bootstrap_rounds=rounds,
+        seed=seed,
+        budget_ttfa_ms=budget_ttfa_ms,
+        budget_ttft_ms=budget_ttft_ms,
+        items=len(item_ids),
+        decided=len(decided),
+        undecided=len(pairs) - len(decided),
         latency_beta=round(ctx.beta, 4) if ctx else None,
         latency_beta_se=round(ctx.beta_se, 4) if ctx and ctx.beta_se is not None else None,
-        latency_comparisons=ctx.comparisons if ctx else 0, ratings=tuple(ratings),
-        agreement=agreement, inputs_sha256=inputs)
+        latency_comparisons=ctx.comparisons if ctx else 0,
+        ratings=tuple(ratings),
+        agreement=agreement,
+        inputs_sha256=inputs,
+    )
     if write:
         write_atomic(judging_dir / RATINGS_FILE, table.model_dump_json(indent=2) + "\n")
     return table
 
 
-def inputs_sha256(judging_dir: Path, *, human_judgments: Path | None = None,
-                  **settings: float) -> str:
+def inputs_sha256(
+    judging_dir: Path, *, human_judgments: Path | None = None, **settings: float
+) -> str:
     """A digest of the settings and of every file a rating table is fitted from."""
     header = read_judging_header(judging_dir)
     h = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
-    files = [judging_dir / HEADER_FILE, judging_dir / REPLIES_FILE, judging_dir / VERDICTS_FILE,
-             *(Path(d) / TURNS_FILE for d in header.run_dirs)]
+    files = [
+        judging_dir / HEADER_FILE,
+        judging_dir / REPLIES_FILE,
+        judging_dir / VERDICTS_FILE,
+        *(Path(d) / TURNS_FILE for d in header.run_dirs),
+    ]
     if human_judgments is not None:
         files.append(Path(human_judgments))
     for path in files:
@@ -286,15 +353,25 @@ def inputs_sha256(judging_dir: Path, *, human_judgments: Path | None = None,
     return h.hexdigest()
 
 
-def current_ratings(judging_dir: Path, *, rounds: int = 1000, seed: int = 0,
-                    prior: float = DEFAULT_PRIOR, budget_ttfa_ms: float = 1000.0,
-                    budget_ttft_ms: float = 500.0,
-                    human_judgments: Path | None = None) -> RatingTable:
+def current_ratings(
+    judging_dir: Path,
+    *,
+    rounds: int = 1000,
+    seed: int = 0,
+    prior: float = DEFAULT_PRIOR,
+    budget_ttfa_ms: float = 1000.0,
+    budget_ttft_ms: float = 500.0,
+    human_judgments: Path | None = None,
+) -> RatingTable:
     """The folder's ``ratings.json`` when it was fitted from exactly these inputs and settings;
     otherwise a fresh fit (not written)."""
-    settings: dict[str, float] = {"rounds": rounds, "seed": seed, "prior": prior,
-                                  "budget_ttfa_ms": budget_ttfa_ms,
-                                  "budget_ttft_ms": budget_ttft_ms}
+    settings: dict[str, float] = {
+        "rounds": rounds,
+        "seed": seed,
+        "prior": prior,
+        "budget_ttfa_ms": budget_ttfa_ms,
+        "budget_ttft_ms": budget_ttft_ms,
+    }
     path = judging_dir / RATINGS_FILE
     if path.is_file():
         try:
@@ -304,7 +381,13 @@ def current_ratings(judging_dir: Path, *, rounds: int = 1000, seed: int = 0,
         expected = inputs_sha256(judging_dir, human_judgments=human_judgments, **settings)
         if stored is not None and stored.inputs_sha256 == expected:
             return stored
-    return rate_judging(judging_dir, rounds=rounds, seed=seed, prior=prior,
-                        budget_ttfa_ms=budget_ttfa_ms, budget_ttft_ms=budget_ttft_ms,
-                        human_judgments=human_judgments, write=False)
-
+    return rate_judging(
+        judging_dir,
+        rounds=rounds,
+        seed=seed,
+        prior=prior,
+        budget_ttfa_ms=budget_ttfa_ms,
+        budget_ttft_ms=budget_ttft_ms,
+        human_judgments=human_judgments,
+        write=False,
+    )

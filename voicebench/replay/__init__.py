@@ -10,5 +10,12 @@ from voicebench.replay.run import (
     speak_turn,
 )
 
-__all__ = ["RunProgress", "demo_items", "plan_turns", "replay", "run_replay", "select_dialogues",
-           "speak_turn"]
+__all__ = [
+    "RunProgress",
+    "demo_items",
+    "plan_turns",
+    "replay",
+    "run_replay",
+    "select_dialogues",
+    "speak_turn",
+]

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -48,6 +48,7 @@ def _turn_done(events: list[TurnEvent], now_ns: int) -> bool:
     """The agent has answered the user's last words: its latest request came after the user's
     last VAD stop, its reply ended, was played, and the speaker fell silent. A request that the
     user talked over (a turn cut short) does not count."""
+
     def times(kind: EventKind, since: int = 0) -> list[int]:
         return [e.ns for e in events if e.kind is kind and e.ns >= since]
 
@@ -152,10 +153,14 @@ class VoiceAgent:
         self.gate = TranscriptGate()
         stt = LocalWhisperSTT(spec.stt, self.gate)
         assert spec.llm is not None, "a remote agent has no pipeline"
-        conn = await connect(spec.llm, self._stack,
-                             warm_prompt=spec.system_prompt if spec.llm.warmup else None)
-        llm = pipecat_llm(conn, spec.system_prompt,
-                          lambda: self.observer.record(EventKind.LLM_SENT, self.clock.get_time()))
+        conn = await connect(
+            spec.llm, self._stack, warm_prompt=spec.system_prompt if spec.llm.warmup else None
+        )
+        llm = pipecat_llm(
+            conn,
+            spec.system_prompt,
+            lambda: self.observer.record(EventKind.LLM_SENT, self.clock.get_time()),
+        )
         tts = piper_tts(spec.tts)
         self.context = LLMContext()
         stop: Any
@@ -218,8 +223,9 @@ class VoiceAgent:
         await self.runner.add_workers(self.worker)
         self._runner_task = asyncio.create_task(self.runner.run())
         waiter = asyncio.create_task(started.wait())
-        done, _ = await asyncio.wait({waiter, self._runner_task}, timeout=60,
-                                     return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait(
+            {waiter, self._runner_task}, timeout=60, return_when=asyncio.FIRST_COMPLETED
+        )
         if waiter not in done:
             waiter.cancel()
             if self._runner_task in done:
@@ -238,8 +244,12 @@ class VoiceAgent:
             self._runner_task = None
 
     async def speak(
-        self, history: list[dict[str, str]], pcm: np.ndarray, speech_end_sample: int,
-        *, timeout_s: float = 60.0,
+        self,
+        history: list[dict[str, str]],
+        pcm: np.ndarray,
+        speech_end_sample: int,
+        *,
+        timeout_s: float = 60.0,
     ) -> HeardTurn:
         """Speak one seeker utterance after ``history`` and wait for the agent's answer."""
         # The system prompt is the LLM service's system instruction; the context is the history.
@@ -258,7 +268,8 @@ class VoiceAgent:
                 timed_out = False
                 break
             if now - finished_ns > UNHEARD_S * 1e9 and not any(
-                    e.kind is EventKind.VAD_START for e in events):
+                e.kind is EventKind.VAD_START for e in events
+            ):
                 timed_out = False  # nothing was heard, so nothing will be answered
                 break
             if self._runner_task is not None and self._runner_task.done():

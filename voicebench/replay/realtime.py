@@ -30,7 +30,8 @@ class Utterance:
     pcm: np.ndarray
     started: asyncio.Future[int]
     finished: asyncio.Future[int] = field(
-        default_factory=lambda: asyncio.get_running_loop().create_future())
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
 
 
 class Microphone:
@@ -44,8 +45,9 @@ class Microphone:
 
     def say(self, pcm: np.ndarray) -> Utterance:
         """Queue 16-bit PCM to be spoken from the next frame on."""
-        utt = Utterance(pcm=pcm.astype(np.int16),
-                        started=asyncio.get_running_loop().create_future())
+        utt = Utterance(
+            pcm=pcm.astype(np.int16), started=asyncio.get_running_loop().create_future()
+        )
         self._queue.put_nowait(utt)
         return utt
 
@@ -57,7 +59,7 @@ class Microphone:
         if self._current is None:
             return self._silence
         n = self.samples
-        chunk = self._current.pcm[self._pos: self._pos + n]
+        chunk = self._current.pcm[self._pos : self._pos + n]
         self._pos += n
         if chunk.size < n:
             chunk = np.concatenate([chunk, self._silence[: n - chunk.size]])

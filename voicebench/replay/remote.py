@@ -63,16 +63,24 @@ class RemoteAgent:
 
         try:
             self._ws = await asyncio.wait_for(
-                websockets.connect(self.remote.url, max_size=2**24, open_timeout=None,
-                                   ping_interval=None),
-                self.remote.connect_timeout_secs)
+                websockets.connect(
+                    self.remote.url, max_size=2**24, open_timeout=None, ping_interval=None
+                ),
+                self.remote.connect_timeout_secs,
+            )
         except (ConnectionRefusedError, OSError) as exc:
-            self._failure = TurnError(kind="connection_refused",
-                                      reason=f"{self.remote.url}: {exc.strerror or exc}")
+            self._failure = TurnError(
+                kind="connection_refused", reason=f"{self.remote.url}: {exc.strerror or exc}"
+            )
             return self
         except TimeoutError:
-            self._failure = TurnError(kind="connection_refused", reason=(
-                f"{self.remote.url}: no connection within {self.remote.connect_timeout_secs:g} s"))
+            self._failure = TurnError(
+                kind="connection_refused",
+                reason=(
+                    f"{self.remote.url}: no connection within "
+                    f"{self.remote.connect_timeout_secs:g} s"
+                ),
+            )
             return self
         except websockets.exceptions.WebSocketException as exc:
             self._failure = TurnError(kind="handshake", reason=f"{self.remote.url}: {exc}")
@@ -108,8 +116,12 @@ class RemoteAgent:
                     continue
                 kind = str(incoming.control.get("type", ""))
                 text = str(incoming.control.get("text") or incoming.control.get("message") or "")
-                event = {"transcript": EventKind.TRANSCRIPT, "reply": EventKind.LLM_TOKEN,
-                         "bot_stopped": EventKind.BOT_STOPPED, "error": EventKind.ERROR}.get(kind)
+                event = {
+                    "transcript": EventKind.TRANSCRIPT,
+                    "reply": EventKind.LLM_TOKEN,
+                    "bot_stopped": EventKind.BOT_STOPPED,
+                    "error": EventKind.ERROR,
+                }.get(kind)
                 if event is not None:
                     self._events.append(TurnEvent(event, now, text))
         except websockets.exceptions.ConnectionClosed:
@@ -125,8 +137,9 @@ class RemoteAgent:
         idx = first_speech_sample(pcm)
         if now >= self._listening_since:
             if idx is not None:
-                self._events.append(TurnEvent(EventKind.AUDIO_OUT,
-                                              start + idx * NS_PER_S // self.rate))
+                self._events.append(
+                    TurnEvent(EventKind.AUDIO_OUT, start + idx * NS_PER_S // self.rate)
+                )
             self._recording.append(pcm.tobytes())
         if idx is not None:  # quiet is measured from the last audible audio
             self._last_audio_end_ns = self._playout.next_free_ns
@@ -148,17 +161,31 @@ class RemoteAgent:
     # A turn --------------------------------------------------------------------------------
 
     def _failed(self, speech_end_ns: int, error: TurnError) -> HeardTurn:
-        return HeardTurn(speech_end_ns=speech_end_ns, events=(), audio=np.zeros(0, np.int16),
-                         timed_out=False, failure=error, black_box=True)
+        return HeardTurn(
+            speech_end_ns=speech_end_ns,
+            events=(),
+            audio=np.zeros(0, np.int16),
+            timed_out=False,
+            failure=error,
+            black_box=True,
+        )
 
-    async def speak(self, history: list[dict[str, str]], pcm: np.ndarray, speech_end_sample: int,
-                    *, timeout_s: float = 60.0) -> HeardTurn:
+    async def speak(
+        self,
+        history: list[dict[str, str]],
+        pcm: np.ndarray,
+        speech_end_sample: int,
+        *,
+        timeout_s: float = 60.0,
+    ) -> HeardTurn:
         """Say one utterance after ``history`` (16 kHz fixture PCM) and wait for the answer."""
         if self._failure is not None:
             return self._failed(self.clock(), self._failure)
         if self._closed.is_set():
-            return self._failed(self.clock(), TurnError(
-                kind="closed_mid_turn", reason="the agent closed the connection"))
+            return self._failed(
+                self.clock(),
+                TurnError(kind="closed_mid_turn", reason="the agent closed the connection"),
+            )
         for message in self.codec.context(list(history)):
             await self._ws.send(message)
         if self.rate != FIXTURE_RATE:
@@ -176,27 +203,43 @@ class RemoteAgent:
         timed_out = True
         while self.clock() < deadline:
             now = self.clock()
-            heard = [e.ns for e in self._events if e.kind is EventKind.AUDIO_OUT
-                     and e.ns >= speech_end_ns]
+            heard = [
+                e.ns
+                for e in self._events
+                if e.kind is EventKind.AUDIO_OUT and e.ns >= speech_end_ns
+            ]
             stopped = [e.ns for e in self._events if e.kind is EventKind.BOT_STOPPED]
-            if heard and (any(s > heard[0] for s in stopped)
-                          or now - self._last_audio_end_ns > quiet_ns):
+            if heard and (
+                any(s > heard[0] for s in stopped) or now - self._last_audio_end_ns > quiet_ns
+            ):
                 timed_out = False
                 break
             if self._closed.is_set():
-                return HeardTurn(speech_end_ns, tuple(self._events), self._take(), False,
-                                 failure=TurnError(kind="closed_mid_turn",
-                                                   reason="the agent closed the connection "
-                                                   "before its answer ended"), black_box=True)
+                return HeardTurn(
+                    speech_end_ns,
+                    tuple(self._events),
+                    self._take(),
+                    False,
+                    failure=TurnError(
+                        kind="closed_mid_turn",
+                        reason="the agent closed the connection before its answer ended",
+                    ),
+                    black_box=True,
+                )
             await asyncio.sleep(0.01)
         errors = [e.text for e in self._events if e.kind is EventKind.ERROR]
         failure = TurnError(kind="agent_error", reason=errors[0][:500]) if errors else None
-        return HeardTurn(speech_end_ns, tuple(self._events), self._take(), timed_out,
-                         failure=failure, black_box=True)
+        return HeardTurn(
+            speech_end_ns,
+            tuple(self._events),
+            self._take(),
+            timed_out,
+            failure=failure,
+            black_box=True,
+        )
 
     def _take(self) -> np.ndarray:
         audio = np.frombuffer(b"".join(self._recording), dtype=np.int16).copy()
         if self.rate != FIXTURE_RATE and audio.size:
-            audio = to_int16(resample(audio.astype(np.float32) / 32768.0, self.rate,
-                                      FIXTURE_RATE))
+            audio = to_int16(resample(audio.astype(np.float32) / 32768.0, self.rate, FIXTURE_RATE))
         return audio

@@ -9,12 +9,12 @@ Restarting the same command resumes: finished turns are read back and skipped.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from voicebench import __version__
 from voicebench.agentspec import AgentSpec, api_key
@@ -43,14 +43,16 @@ class RunProgress:
     record: TurnRecord | None
 
 
-def turn_history(dialogue: Dialogue, k: int, mode: ReplayMode,
-             earlier: dict[int, TurnRecord]) -> list[dict[str, str]]:
+def turn_history(
+    dialogue: Dialogue, k: int, mode: ReplayMode, earlier: dict[int, TurnRecord]
+) -> list[dict[str, str]]:
     """Messages before seeker turn ``k``.
 
     Teacher-forced: the dialogue's own turns. Free-running: the turns before the first seeker
     turn (the greeting), then for each earlier seeker turn what the agent heard and what it
     answered.
     """
+
     def message(role: Role, text: str) -> dict[str, str]:
         return {"role": "user" if role is Role.SEEKER else "assistant", "content": text}
 
@@ -62,21 +64,27 @@ def turn_history(dialogue: Dialogue, k: int, mode: ReplayMode,
         if j >= k:
             break
         rec = earlier.get(j)
-        messages.append(message(Role.SEEKER, rec.user_transcript if rec and rec.user_transcript
-                                else dialogue.turns[j].text))
+        messages.append(
+            message(
+                Role.SEEKER,
+                rec.user_transcript if rec and rec.user_transcript else dialogue.turns[j].text,
+            )
+        )
         if rec and rec.reply_text:
             messages.append(message(Role.SUPPORTER, rec.reply_text))
     return messages
 
 
-def _interpret(heard, *, user_text: str, secret: str | None = None,
-               timeout_s: float = TURN_TIMEOUT_S) -> tuple[dict, TurnError | None]:
+def _interpret(
+    heard, *, user_text: str, secret: str | None = None, timeout_s: float = TURN_TIMEOUT_S
+) -> tuple[dict, TurnError | None]:
     timing = derive_timing(heard.events, heard.speech_end_ns)
     transcript = user_transcript(heard.events, timing)
     if heard.black_box:
         # Only the audio is observed: what it said is whatever the agent reported.
-        reply = " ".join(e.text.strip() for e in heard.events
-                         if e.kind is EventKind.LLM_TOKEN and e.text.strip())
+        reply = " ".join(
+            e.text.strip() for e in heard.events if e.kind is EventKind.LLM_TOKEN and e.text.strip()
+        )
     else:
         reply = reply_text(heard.events, timing)
     llm_calls = sum(e.kind is EventKind.LLM_SENT for e in heard.events) or None
@@ -94,8 +102,9 @@ def _interpret(heard, *, user_text: str, secret: str | None = None,
     return fields, error
 
 
-def _turn_error(heard, timing, transcript: str, reply: str, llm_calls: int | None,
-                timeout_s: float) -> TurnError | None:
+def _turn_error(
+    heard, timing, transcript: str, reply: str, llm_calls: int | None, timeout_s: float
+) -> TurnError | None:
     """Why the turn failed, by kind, with a reason naming the stage; None if it did not."""
     events = heard.events
     has = {e.kind for e in events}
@@ -111,8 +120,9 @@ def _turn_error(heard, timing, transcript: str, reply: str, llm_calls: int | Non
                 reason = f"the reply stream broke off after {tokens} token(s): {reason}"
             if llm_calls and llm_calls > 1:
                 reason += f" ({llm_calls} requests: the client retried)"
-        return TurnError(kind=f"{first.source}_error" if first.source else "pipeline_error",
-                         reason=reason)
+        return TurnError(
+            kind=f"{first.source}_error" if first.source else "pipeline_error", reason=reason
+        )
     if heard.black_box:
         if heard.timed_out and timing.audio_out_ns is None:
             return TurnError(kind="timeout", reason=f"nothing audible within {timeout_s:g} s")
@@ -123,8 +133,9 @@ def _turn_error(heard, timing, transcript: str, reply: str, llm_calls: int | Non
         return None
     if not transcript and EventKind.LLM_REQUEST not in has:
         if EventKind.VAD_START not in has:
-            return TurnError(kind="no_transcript",
-                             reason="the agent's VAD heard no speech in the seeker's audio")
+            return TurnError(
+                kind="no_transcript", reason="the agent's VAD heard no speech in the seeker's audio"
+            )
         return TurnError(kind="no_transcript", reason="the ASR produced no text for the turn")
     if heard.timed_out:
         if EventKind.LLM_REQUEST in has and EventKind.LLM_TOKEN not in has:
@@ -140,8 +151,9 @@ def _turn_error(heard, timing, transcript: str, reply: str, llm_calls: int | Non
         return TurnError(kind="no_reply", reason="the LLM returned no tokens")
     if timing.audio_out_ns is None:
         if EventKind.TTS_AUDIO not in has:
-            return TurnError(kind="no_audio",
-                             reason=f"the TTS yielded no audio for the reply {reply[:80]!r}")
+            return TurnError(
+                kind="no_audio", reason=f"the TTS yielded no audio for the reply {reply[:80]!r}"
+            )
         return TurnError(kind="no_audio", reason="no audible bot audio was played")
     return None
 
@@ -208,8 +220,19 @@ async def replay(
             if cold:
                 agent = factory(spec)
                 await agent.__aenter__()
-            record = await _replay_turn(agent, spec, header, dialogue, k, manifest,
-                                        fixtures_dir, store, done, mode, cold=cold)
+            record = await _replay_turn(
+                agent,
+                spec,
+                header,
+                dialogue,
+                k,
+                manifest,
+                fixtures_dir,
+                store,
+                done,
+                mode,
+                cold=cold,
+            )
             store.append(record)
             done[(dialogue.id, k)] = record
             records.append(record)
@@ -224,9 +247,17 @@ async def replay(
     return records
 
 
-async def speak_turn(agent, spec: AgentSpec, dialogue: Dialogue, k: int, manifest: Manifest,
-                     fixtures_dir: Path, history: list[dict[str, str]], *,
-                     timeout_s: float = TURN_TIMEOUT_S) -> tuple:
+async def speak_turn(
+    agent,
+    spec: AgentSpec,
+    dialogue: Dialogue,
+    k: int,
+    manifest: Manifest,
+    fixtures_dir: Path,
+    history: list[dict[str, str]],
+    *,
+    timeout_s: float = TURN_TIMEOUT_S,
+) -> tuple:
     """Speak seeker turn ``k`` to ``agent`` after ``history`` and interpret what came back:
     ``(heard, TurnRecord fields, TurnError or None)``."""
     turn = dialogue.turns[k]
@@ -235,21 +266,43 @@ async def speak_turn(agent, spec: AgentSpec, dialogue: Dialogue, k: int, manifes
         raise RunError(f"no audio fixture for {dialogue.id} turn {k}; run `voicebench synth`")
     pcm = read_wav(fixtures_dir / entry.path, expect_rate=16_000)
     heard = await agent.speak(history, pcm, entry.speech_end_sample, timeout_s=timeout_s)
-    fields, error = _interpret(heard, user_text=turn.text, secret=api_key(spec),
-                               timeout_s=timeout_s)
+    fields, error = _interpret(
+        heard, user_text=turn.text, secret=api_key(spec), timeout_s=timeout_s
+    )
     return heard, fields, error
 
 
-async def _replay_turn(agent, spec: AgentSpec, header: RunHeader, dialogue: Dialogue, k: int,
-                       manifest: Manifest, fixtures_dir: Path, store: RunStore,
-                       done: dict, mode: ReplayMode, *, cold: bool) -> TurnRecord:
+async def _replay_turn(
+    agent,
+    spec: AgentSpec,
+    header: RunHeader,
+    dialogue: Dialogue,
+    k: int,
+    manifest: Manifest,
+    fixtures_dir: Path,
+    store: RunStore,
+    done: dict,
+    mode: ReplayMode,
+    *,
+    cold: bool,
+) -> TurnRecord:
     turn = dialogue.turns[k]
-    earlier = {j: done[(dialogue.id, j)] for j in dialogue.seeker_turn_indices
-               if j < k and (dialogue.id, j) in done}
+    earlier = {
+        j: done[(dialogue.id, j)]
+        for j in dialogue.seeker_turn_indices
+        if j < k and (dialogue.id, j) in done
+    }
     started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
-    heard, fields, error = await speak_turn(agent, spec, dialogue, k, manifest, fixtures_dir,
-                                            turn_history(dialogue, k, mode, earlier),
-                                            timeout_s=header.turn_timeout_s)
+    heard, fields, error = await speak_turn(
+        agent,
+        spec,
+        dialogue,
+        k,
+        manifest,
+        fixtures_dir,
+        turn_history(dialogue, k, mode, earlier),
+        timeout_s=header.turn_timeout_s,
+    )
     audio_path = None
     if heard.audio.size:
         audio_path = f"audio/{dialogue.id}__t{k:02d}.wav"
@@ -271,8 +324,13 @@ async def _replay_turn(agent, spec: AgentSpec, header: RunHeader, dialogue: Dial
     )
 
 
-def select_dialogues(dialogues: Sequence[Dialogue], *, limit: int | None,
-                     ids: Sequence[str] | None = None, file: Path | None = None) -> list[Dialogue]:
+def select_dialogues(
+    dialogues: Sequence[Dialogue],
+    *,
+    limit: int | None,
+    ids: Sequence[str] | None = None,
+    file: Path | None = None,
+) -> list[Dialogue]:
     """The dialogues a run replays: by id if given, then the first ``limit``."""
     chosen = list(dialogues)
     if ids:

@@ -1,4 +1,5 @@
-"""Local Whisper ASR on the packaged tiny.en model, with decoding options pipecat does not expose."""
+"""Local Whisper ASR on the packaged tiny.en model, with decoding options pipecat does not
+expose."""
 
 from __future__ import annotations
 
@@ -66,7 +67,8 @@ def transcribe_pcm(model, pcm: np.ndarray, *, beam_size: int = 1) -> str:
 
 
 class LocalWhisperSTT(WhisperSTTService):
-    """pipecat's segmented Whisper service on a local model, reporting segments to the turn-end gate."""
+    """pipecat's segmented Whisper service on a local model, reporting segments to the turn-end
+    gate."""
 
     def __init__(self, spec: STTSpec, gate: TranscriptGate, **kwargs) -> None:
         self._spec = spec

@@ -35,8 +35,11 @@ class FirstClauseAggregator(SimpleTextAggregator):
     async def aggregate(self, text: str) -> AsyncIterator[Aggregation]:
         for char in text:
             self._text += char
-            if (not self._first_sent and char in CLAUSE_PUNCTUATION
-                    and len(self._text.split()) >= MIN_CLAUSE_WORDS):
+            if (
+                not self._first_sent
+                and char in CLAUSE_PUNCTUATION
+                and len(self._text.split()) >= MIN_CLAUSE_WORDS
+            ):
                 chunk, self._text = self._text.strip(" "), ""
                 self._lookahead_state = _LookaheadState.IDLE
                 self._first_sent = True

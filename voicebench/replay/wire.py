@@ -48,8 +48,9 @@ class PCMCodec:
         self.sample_rate = sample_rate
 
     def hello(self) -> list[str | bytes]:
-        return [json.dumps({"type": "start", "protocol": PCM_PROTOCOL,
-                            "sample_rate": self.sample_rate})]
+        return [
+            json.dumps({"type": "start", "protocol": PCM_PROTOCOL, "sample_rate": self.sample_rate})
+        ]
 
     def context(self, messages: list[dict[str, str]]) -> list[str | bytes]:
         return [json.dumps({"type": "context", "messages": messages})]
@@ -99,7 +100,7 @@ class PipecatCodec:
             message = message.encode()
         try:
             frame = frames_pb2.Frame.FromString(message)  # type: ignore[attr-defined]
-        except Exception:  # noqa: BLE001 - protobuf raises its own DecodeError family
+        except Exception:
             return None
         which = frame.WhichOneof("frame")
         if which == "audio":

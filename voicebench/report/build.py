@@ -40,6 +40,7 @@ from voicebench.report.models import (
     Report,
     StrategySummary,
 )
+from voicebench.runlog import HEADER_FILE as RUN_HEADER
 from voicebench.runlog import (
     RunHeader,
     TurnRecord,
@@ -47,7 +48,6 @@ from voicebench.runlog import (
     read_header,
     read_turns,
 )
-from voicebench.runlog import HEADER_FILE as RUN_HEADER
 from voicebench.strategies import LABELS_FILE, read_labels, summarize_labels
 
 CREDENTIAL_NAME = re.compile(r"API_KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
@@ -80,13 +80,17 @@ def resolve_inputs(paths: Sequence[Path]) -> tuple[list[Path], Path | None]:
         elif (p / JUDGING_HEADER).exists():
             judging.append(p)
         else:
-            raise InputError("neither a run directory (run.json) nor a judging folder "
-                             "(judging.json)", file=p)
+            raise InputError(
+                "neither a run directory (run.json) nor a judging folder (judging.json)", file=p
+            )
     if not judging:
         judging = [r / "judging" for r in runs if (r / "judging" / JUDGING_HEADER).exists()]
     if len(judging) > 1:
-        raise InputError(f"{len(judging)} judging folders ({', '.join(map(str, judging))}); a "
-                         "report rates one set of verdicts: name one of them", file=judging[1])
+        raise InputError(
+            f"{len(judging)} judging folders ({', '.join(map(str, judging))}); a "
+            "report rates one set of verdicts: name one of them",
+            file=judging[1],
+        )
     folder = judging[0] if judging else None
     if folder is not None:
         runs.extend(Path(d) for d in read_judging_header(folder).run_dirs)
@@ -96,27 +100,46 @@ def resolve_inputs(paths: Sequence[Path]) -> tuple[list[Path], Path | None]:
     return list(unique.values()), folder
 
 
-def _judging_summary(folder: Path, *, budget_ttft_ms: float, budget_ttfa_ms: float,
-                     human_judgments: Path | None, seed: int) -> JudgingSummary:
+def _judging_summary(
+    folder: Path,
+    *,
+    budget_ttft_ms: float,
+    budget_ttfa_ms: float,
+    human_judgments: Path | None,
+    seed: int,
+) -> JudgingSummary:
     header = read_judging_header(folder)
     replies = [r for r in read_replies(folder) if r.failed is None]
     verdicts = read_verdicts(folder)
     pairs = pair_results(verdicts)
     ratings, why = None, None
     try:
-        ratings = current_ratings(folder, seed=seed, budget_ttfa_ms=budget_ttfa_ms,
-                                  budget_ttft_ms=budget_ttft_ms, human_judgments=human_judgments)
+        ratings = current_ratings(
+            folder,
+            seed=seed,
+            budget_ttfa_ms=budget_ttfa_ms,
+            budget_ttft_ms=budget_ttft_ms,
+            human_judgments=human_judgments,
+        )
     except NothingToRateError as exc:
         why = exc.message
     return JudgingSummary(
-        judging_dir=str(folder), judges=header.judges, smoke=header.smoke,
+        judging_dir=str(folder),
+        judges=header.judges,
+        smoke=header.smoke,
         rubric_sha256=header.rubric_sha256,
         contestants=tuple(sorted({r.contestant for r in replies})),
-        verdicts=len(verdicts), failed_verdicts=sum(v.answer is None for v in verdicts),
-        failed_by_kind=count_kinds(v.failure.split(":", 1)[0] for v in verdicts
-                                   if v.answer is None and v.failure),
-        pairs=len(pairs), decided_pairs=sum(p.winner is not None for p in pairs),
-        health=tuple(judge_health(verdicts)), ratings=ratings, no_ratings=why)
+        verdicts=len(verdicts),
+        failed_verdicts=sum(v.answer is None for v in verdicts),
+        failed_by_kind=count_kinds(
+            v.failure.split(":", 1)[0] for v in verdicts if v.answer is None and v.failure
+        ),
+        pairs=len(pairs),
+        decided_pairs=sum(p.winner is not None for p in pairs),
+        health=tuple(judge_health(verdicts)),
+        ratings=ratings,
+        no_ratings=why,
+    )
 
 
 def _secrets(runs: Sequence[RunData], judging: Path | None) -> list[str]:
@@ -144,30 +167,50 @@ def _frontier_points(agents: Sequence[AgentLatency], judging: JudgingSummary, fi
         a = by_name.get(r.contestant)
         median = getattr(a, field).quantile(50) if a else None
         if median is not None:
-            points.append(figures.FrontierPoint(r.contestant, r.elo, ci, median.value_ms,
-                                                median.ci_ms))
+            points.append(
+                figures.FrontierPoint(r.contestant, r.elo, ci, median.value_ms, median.ci_ms)
+            )
     return points, humans
 
 
 def _draw(runs: Sequence[RunData], report: Report, folder: Path) -> list[str]:
     series = []
     for r, a in zip(runs, report.agents, strict=True):
-        timed = [(t.timing, c) for t, c in zip(r.records, cold_flags(r.records), strict=True)
-                 if t.timing is not None]
-        series.append(figures.Series(
-            a.agent_name, ttft_ms=[t.ttft_ms for t, _ in timed if t.ttft_ms is not None],
-            ttfa_ms=[t.ttfa_ms for t, _ in timed if t.ttfa_ms is not None],
-            cold_ttfa_ms=[t.ttfa_ms for t, c in timed if c and t.ttfa_ms is not None]))
-    names = [figures.latency_ecdf(series, report.budget_ttft_ms, report.budget_ttfa_ms, folder),
-             figures.waterfall(report.agents, report.budget_ttfa_ms, folder)]
+        timed = [
+            (t.timing, c)
+            for t, c in zip(r.records, cold_flags(r.records), strict=True)
+            if t.timing is not None
+        ]
+        series.append(
+            figures.Series(
+                a.agent_name,
+                ttft_ms=[t.ttft_ms for t, _ in timed if t.ttft_ms is not None],
+                ttfa_ms=[t.ttfa_ms for t, _ in timed if t.ttfa_ms is not None],
+                cold_ttfa_ms=[t.ttfa_ms for t, c in timed if c and t.ttfa_ms is not None],
+            )
+        )
+    names = [
+        figures.latency_ecdf(series, report.budget_ttft_ms, report.budget_ttfa_ms, folder),
+        figures.waterfall(report.agents, report.budget_ttfa_ms, folder),
+    ]
     j = report.judging
     if j is not None and j.ratings is not None:
-        for field, label, budget in (("ttft", "TTFT", report.budget_ttft_ms),
-                                     ("ttfa", "TTFA", report.budget_ttfa_ms)):
+        for field, label, budget in (
+            ("ttft", "TTFT", report.budget_ttft_ms),
+            ("ttfa", "TTFA", report.budget_ttfa_ms),
+        ):
             points, humans = _frontier_points(report.agents, j, field)
-            names.append(figures.frontier(points, humans, axis_label=label, budget_ms=budget,
-                                          name=f"frontier_{field}", folder=folder,
-                                          smoke=j.smoke))
+            names.append(
+                figures.frontier(
+                    points,
+                    humans,
+                    axis_label=label,
+                    budget_ms=budget,
+                    name=f"frontier_{field}",
+                    folder=folder,
+                    smoke=j.smoke,
+                )
+            )
         names.append(figures.radar(j.ratings, folder))
     s = report.strategies
     if s is not None and any(r.subset == "all" for r in s.rows):
@@ -182,10 +225,17 @@ def _strategy_summary(folder: Path) -> StrategySummary | None:
     return summarize_labels(read_labels(folder))
 
 
-def build_report(paths: Sequence[Path], out_dir: Path, *, title: str | None = None,
-                 budget_ttft_ms: float = 500.0, budget_ttfa_ms: float = 1000.0,
-                 human_judgments: Path | None = None, seed: int = 0,
-                 on_status: Callable[[str], None] | None = None) -> BuiltReport:
+def build_report(
+    paths: Sequence[Path],
+    out_dir: Path,
+    *,
+    title: str | None = None,
+    budget_ttft_ms: float = 500.0,
+    budget_ttfa_ms: float = 1000.0,
+    human_judgments: Path | None = None,
+    seed: int = 0,
+    on_status: Callable[[str], None] | None = None,
+) -> BuiltReport:
     """Write ``index.html``, ``report.md``, ``report.json`` and ``figures/`` into ``out_dir``."""
     from voicebench.report.render import render_html, render_markdown
 
@@ -195,24 +245,50 @@ def build_report(paths: Sequence[Path], out_dir: Path, *, title: str | None = No
     names = [r.header.agent.name for r in runs]
     for r in runs:
         if names.count(r.header.agent.name) > 1:
-            raise InputError(f"agent name {r.header.agent.name!r} appears in more than one run; "
-                             "a report needs distinct names", file=r.dir / RUN_HEADER,
-                             field="agent.name")
-    say(f"{len(runs)} run(s), {sum(len(r.records) for r in runs)} turns"
-        + (f"; judging {judging_dir}" if judging_dir else "; no judging folder"))
-    agents = tuple(agent_latency(r.dir, r.header, r.records, budget_ttft_ms=budget_ttft_ms,
-                                 budget_ttfa_ms=budget_ttfa_ms, seed=seed,
-                                 turn_timeout_ms=r.header.turn_timeout_s * 1000) for r in runs)
-    judging = (_judging_summary(judging_dir, budget_ttft_ms=budget_ttft_ms,
-                                budget_ttfa_ms=budget_ttfa_ms, human_judgments=human_judgments,
-                                seed=seed) if judging_dir else None)
+            raise InputError(
+                f"agent name {r.header.agent.name!r} appears in more than one run; "
+                "a report needs distinct names",
+                file=r.dir / RUN_HEADER,
+                field="agent.name",
+            )
+    say(
+        f"{len(runs)} run(s), {sum(len(r.records) for r in runs)} turns"
+        + (f"; judging {judging_dir}" if judging_dir else "; no judging folder")
+    )
+    agents = tuple(
+        agent_latency(
+            r.dir,
+            r.header,
+            r.records,
+            budget_ttft_ms=budget_ttft_ms,
+            budget_ttfa_ms=budget_ttfa_ms,
+            seed=seed,
+            turn_timeout_ms=r.header.turn_timeout_s * 1000,
+        )
+        for r in runs
+    )
+    judging = (
+        _judging_summary(
+            judging_dir,
+            budget_ttft_ms=budget_ttft_ms,
+            budget_ttfa_ms=budget_ttfa_ms,
+            human_judgments=human_judgments,
+            seed=seed,
+        )
+        if judging_dir
+        else None
+    )
     strategies = _strategy_summary(judging_dir) if judging_dir else None
     report = Report(
         created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         voicebench_version=__version__,
         title=title or "voicebench report: " + ", ".join(names),
-        budget_ttft_ms=budget_ttft_ms, budget_ttfa_ms=budget_ttfa_ms, agents=agents,
-        judging=judging, strategies=strategies)
+        budget_ttft_ms=budget_ttft_ms,
+        budget_ttfa_ms=budget_ttfa_ms,
+        agents=agents,
+        judging=judging,
+        strategies=strategies,
+    )
     out_dir.mkdir(parents=True, exist_ok=True)
     say("drawing figures")
     report = report.model_copy(update={"figures": tuple(_draw(runs, report, out_dir / "figures"))})
@@ -226,5 +302,9 @@ def build_report(paths: Sequence[Path], out_dir: Path, *, title: str | None = No
     write_atomic(files[1], scrub(render_markdown(report)))
     # Last, so a page that exists belongs to a complete report.
     write_atomic(files[2], scrub(render_html(report, out_dir / "figures")))
-    return BuiltReport(out_dir, report, files + [out_dir / "figures" / f"{n}.{ext}"
-                                                 for n in report.figures for ext in ("png", "svg")])
+    return BuiltReport(
+        out_dir,
+        report,
+        files
+        + [out_dir / "figures" / f"{n}.{ext}" for n in report.figures for ext in ("png", "svg")],
+    )

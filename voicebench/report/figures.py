@@ -16,24 +16,34 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import matplotlib.ticker as ticker  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import matplotlib.ticker as ticker
+import numpy as np
 
-from voicebench._jsonl import write_atomic  # noqa: E402
-from voicebench.judging import DIMENSION_NAMES, DIMENSIONS  # noqa: E402
-from voicebench.rating import RatingTable  # noqa: E402
-from voicebench.report.models import AgentLatency  # noqa: E402
-from voicebench.strategies.diversity import Diversity  # noqa: E402
-from voicebench.timing import STAGE_LABELS, STAGE_NAMES  # noqa: E402
+from voicebench._jsonl import write_atomic
+from voicebench.judging import DIMENSION_NAMES, DIMENSIONS
+from voicebench.rating import RatingTable
+from voicebench.report.models import AgentLatency
+from voicebench.strategies.diversity import Diversity
+from voicebench.timing import STAGE_LABELS, STAGE_NAMES
 
 PALETTE = plt.get_cmap("tab10").colors  # type: ignore[attr-defined]  # a ListedColormap
-STAGE_COLORS = dict(zip(STAGE_NAMES, ("#8c6bb1", "#2b8cbe", "#bdbdbd", "#e6550d", "#fdae6b",
-                                      "#31a354", "#636363"), strict=True))
+STAGE_COLORS = dict(
+    zip(
+        STAGE_NAMES,
+        ("#8c6bb1", "#2b8cbe", "#bdbdbd", "#e6550d", "#fdae6b", "#31a354", "#636363"),
+        strict=True,
+    )
+)
 STYLE: Any = {  # matplotlib types rc keys as one long Literal
-    "svg.fonttype": "path", "svg.hashsalt": "voicebench", "font.size": 10,
-    "axes.spines.top": False, "axes.spines.right": False, "axes.grid": True,
-    "grid.alpha": 0.3, "figure.dpi": 100,
+    "svg.fonttype": "path",
+    "svg.hashsalt": "voicebench",
+    "font.size": 10,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "figure.dpi": 100,
 }
 
 
@@ -67,25 +77,41 @@ def _ecdf(ax, values: Sequence[float], **kwargs) -> None:
     ax.step(np.concatenate([[x[0]], x]), np.concatenate([[0.0], y]), where="post", **kwargs)
 
 
-def latency_ecdf(series: Sequence[Series], budget_ttft_ms: float, budget_ttfa_ms: float,
-                 folder: Path) -> str:
+def latency_ecdf(
+    series: Sequence[Series], budget_ttft_ms: float, budget_ttfa_ms: float, folder: Path
+) -> str:
     """Two ECDF panels, TTFT and TTFA, one line per run, the budgets as vertical lines; cold
     turns (first after a start) are marked on the TTFA curve's axis."""
     with plt.rc_context(STYLE):
         fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-        for ax, field, budget, title in ((axes[0], "ttft_ms", budget_ttft_ms, "LLM time to first token"),
-                                         (axes[1], "ttfa_ms", budget_ttfa_ms, "time to first audio")):
+        for ax, field, budget, title in (
+            (axes[0], "ttft_ms", budget_ttft_ms, "LLM time to first token"),
+            (axes[1], "ttfa_ms", budget_ttfa_ms, "time to first audio"),
+        ):
             for k, s in enumerate(series):
                 values = getattr(s, field)
                 if len(values):
                     _ecdf(ax, values, color=_color(k), label=f"{s.name} (n={len(values)})")
                 if field == "ttfa_ms" and len(s.cold_ttfa_ms):
-                    ax.plot(s.cold_ttfa_ms, np.full(len(s.cold_ttfa_ms), 0.02), "v",
-                            color=_color(k), markersize=7, alpha=0.8,
-                            label=f"{s.name}: cold turns")
+                    ax.plot(
+                        s.cold_ttfa_ms,
+                        np.full(len(s.cold_ttfa_ms), 0.02),
+                        "v",
+                        color=_color(k),
+                        markersize=7,
+                        alpha=0.8,
+                        label=f"{s.name}: cold turns",
+                    )
             ax.axvline(budget, color="#c0392b", linestyle="--", linewidth=1.2)
-            ax.text(budget, 1.02, f" budget {budget:,.0f} ms", color="#c0392b", fontsize=9,
-                    transform=ax.get_xaxis_transform(), va="bottom")
+            ax.text(
+                budget,
+                1.02,
+                f" budget {budget:,.0f} ms",
+                color="#c0392b",
+                fontsize=9,
+                transform=ax.get_xaxis_transform(),
+                va="bottom",
+            )
             ax.set_xlabel(f"{title} (ms)")
             ax.set_ylim(0, 1.0)
             longest = max([budget, *[v for s in series for v in getattr(s, field)]])
@@ -105,11 +131,25 @@ def waterfall(agents: Sequence[AgentLatency], budget_ttfa_ms: float, folder: Pat
             left = 0.0
             for stage in STAGE_NAMES:
                 width = a.waterfall_ms.get(stage, 0.0)
-                ax.barh(y, width, left=left, color=STAGE_COLORS[stage], edgecolor="white",
-                        height=0.6, label=STAGE_LABELS[stage] if y == 0 else None)
+                ax.barh(
+                    y,
+                    width,
+                    left=left,
+                    color=STAGE_COLORS[stage],
+                    edgecolor="white",
+                    height=0.6,
+                    label=STAGE_LABELS[stage] if y == 0 else None,
+                )
                 if width >= 60:
-                    ax.text(left + width / 2, y, f"{width:,.0f}", ha="center", va="center",
-                            fontsize=8, color="white")
+                    ax.text(
+                        left + width / 2,
+                        y,
+                        f"{width:,.0f}",
+                        ha="center",
+                        va="center",
+                        fontsize=8,
+                        color="white",
+                    )
                 left += width
             ax.text(left + 8, y, f"{a.waterfall_total_ms:,.0f} ms", va="center", fontsize=9)
         ax.axvline(budget_ttfa_ms, color="#c0392b", linestyle="--", linewidth=1.4, zorder=5)
@@ -141,31 +181,62 @@ def pareto(points: Sequence[FrontierPoint]) -> list[FrontierPoint]:
     return front
 
 
-def frontier(points: Sequence[FrontierPoint], humans: Sequence[tuple[str, float]], *,
-             axis_label: str, budget_ms: float, name: str, folder: Path,
-             smoke: bool) -> str:
+def frontier(
+    points: Sequence[FrontierPoint],
+    humans: Sequence[tuple[str, float]],
+    *,
+    axis_label: str,
+    budget_ms: float,
+    name: str,
+    folder: Path,
+    smoke: bool,
+) -> str:
     """HEART Elo against median latency on a log axis: Elo CIs vertical, latency CIs horizontal,
     the Pareto frontier as a step line, human replies (no latency) as horizontal lines."""
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(7.5, 5))
         for k, p in enumerate(points):
-            ax.errorbar(p.latency_ms, p.elo,
-                        yerr=[[p.elo - p.elo_ci[0]], [p.elo_ci[1] - p.elo]],
-                        xerr=[[p.latency_ms - p.latency_ci[0]], [p.latency_ci[1] - p.latency_ms]],
-                        fmt="o", color=_color(k), capsize=3, markersize=7, label=p.name)
+            ax.errorbar(
+                p.latency_ms,
+                p.elo,
+                yerr=[[p.elo - p.elo_ci[0]], [p.elo_ci[1] - p.elo]],
+                xerr=[[p.latency_ms - p.latency_ci[0]], [p.latency_ci[1] - p.latency_ms]],
+                fmt="o",
+                color=_color(k),
+                capsize=3,
+                markersize=7,
+                label=p.name,
+            )
         front = pareto(points)
         if len(front) > 1:
             xs = [p.latency_ms for p in front]
             ys = [p.elo for p in front]
-            ax.step(xs, ys, where="post", color="#555555", linestyle=":", linewidth=1.5,
-                    label="Pareto frontier")
+            ax.step(
+                xs,
+                ys,
+                where="post",
+                color="#555555",
+                linestyle=":",
+                linewidth=1.5,
+                label="Pareto frontier",
+            )
         elif front:
             ax.plot([], [], " ", label=f"Pareto frontier: {front[0].name} alone")
         for k, (human, elo) in enumerate(humans):
-            ax.axhline(elo, color="#2c7fb8", linestyle="-." if k else "--", linewidth=1.2,
-                       label=f"{human} (no latency)")
-        ax.axvline(budget_ms, color="#c0392b", linestyle="--", linewidth=1.2,
-                   label=f"budget {budget_ms:,.0f} ms")
+            ax.axhline(
+                elo,
+                color="#2c7fb8",
+                linestyle="-." if k else "--",
+                linewidth=1.2,
+                label=f"{human} (no latency)",
+            )
+        ax.axvline(
+            budget_ms,
+            color="#c0392b",
+            linestyle="--",
+            linewidth=1.2,
+            label=f"budget {budget_ms:,.0f} ms",
+        )
         ax.set_xscale("log")
         lat = [v for p in points for v in (*p.latency_ci, p.latency_ms)] + [budget_ms]
         ax.set_xlim(min(lat) / 1.4, max(lat) * 1.4)
@@ -200,25 +271,46 @@ def radar(table: RatingTable, folder: Path) -> str:
             if all(v is None for v in values):
                 continue
             v = np.array([0.0 if x is None else 100 * x for x in values])
-            ax.plot(closed, np.concatenate([v, v[:1]]), color=_color(k), linewidth=1.8,
-                    label=r.contestant)
+            ax.plot(
+                closed,
+                np.concatenate([v, v[:1]]),
+                color=_color(k),
+                linewidth=1.8,
+                label=r.contestant,
+            )
             ax.fill(closed, np.concatenate([v, v[:1]]), color=_color(k), alpha=0.12)
             drawn += 1
         ax.plot(closed, np.full(closed.size, 50.0), color="#999999", linestyle=":", linewidth=1)
         ax.set_xticks(angles, [f"{d}\n{DIMENSION_NAMES[d]}" for d in DIMENSIONS], fontsize=8)
         ax.set_ylim(0, 100)
         ax.set_yticks([25, 50, 75, 100], ["25%", "50%", "75%", "100%"], fontsize=7)
-        unmarked = [d for d in DIMENSIONS
-                    if all(r.dimension_win_rates.get(d) is None for r in table.ratings)]
+        unmarked = [
+            d
+            for d in DIMENSIONS
+            if all(r.dimension_win_rates.get(d) is None for r in table.ratings)
+        ]
         if drawn:
             ax.legend(fontsize=8, loc="upper right", bbox_to_anchor=(1.35, 1.12))
             if unmarked:
-                fig.text(0.5, 0.01, f"no decided pair was marked on {', '.join(unmarked)}: "
-                         "drawn at 0", ha="center", fontsize=8, color="#555555")
+                fig.text(
+                    0.5,
+                    0.01,
+                    f"no decided pair was marked on {', '.join(unmarked)}: drawn at 0",
+                    ha="center",
+                    fontsize=8,
+                    color="#555555",
+                )
         else:
-            ax.text(0.5, 0.5, "no per-dimension marks:\nthe judge gave overall winners only",
-                    transform=ax.transAxes, ha="center", va="center", fontsize=10,
-                    bbox={"facecolor": "white", "edgecolor": "#999999"})
+            ax.text(
+                0.5,
+                0.5,
+                "no per-dimension marks:\nthe judge gave overall winners only",
+                transform=ax.transAxes,
+                ha="center",
+                va="center",
+                fontsize=10,
+                bbox={"facecolor": "white", "edgecolor": "#999999"},
+            )
         ax.set_title("per-dimension win rate (dotted: 50%)", fontsize=10, pad=18)
         fig.tight_layout()
         return _save(fig, "radar", folder)
@@ -235,15 +327,29 @@ def strategy_heatmap(rows: Sequence[Diversity], folder: Path, *, smoke: bool = F
         image = ax.imshow(grid, cmap="Blues", vmin=0, vmax=100, aspect="auto")
         for i in range(grid.shape[0]):
             for j in range(grid.shape[1]):
-                ax.text(j, i, f"{grid[i, j]:.0f}", ha="center", va="center", fontsize=8,
-                        color="white" if grid[i, j] > 60 else "#222222")
-        ax.set_xticks(range(len(cols)), [f"{c.contestant}\n(n={c.replies})" for c in cols],
-                      rotation=30, ha="right", fontsize=8)
+                ax.text(
+                    j,
+                    i,
+                    f"{grid[i, j]:.0f}",
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                    color="white" if grid[i, j] > 60 else "#222222",
+                )
+        ax.set_xticks(
+            range(len(cols)),
+            [f"{c.contestant}\n(n={c.replies})" for c in cols],
+            rotation=30,
+            ha="right",
+            fontsize=8,
+        )
         ax.set_yticks(range(len(LABELS)), [STRATEGIES[k][0] for k in LABELS], fontsize=8)
         fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02, label="% of replies using it")
         title = "support strategy usage (% of each contestant's replies)"
-        ax.set_title(("SMOKE LABELS, NOT MEANINGFUL\n" + title) if smoke else title,
-                     fontsize=10, color="#b30000" if smoke else "black")
+        ax.set_title(
+            ("SMOKE LABELS, NOT MEANINGFUL\n" + title) if smoke else title,
+            fontsize=10,
+            color="#b30000" if smoke else "black",
+        )
         fig.tight_layout()
         return _save(fig, "strategy_heatmap", folder)
-

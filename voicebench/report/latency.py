@@ -37,18 +37,24 @@ BOOTSTRAP_ROUNDS = 1000
 SLOWEST = 10
 
 
-def distribution(values: Sequence[float], budget_ms: float, *, rounds: int = BOOTSTRAP_ROUNDS,
-                 seed: int = 0) -> Distribution:
+def distribution(
+    values: Sequence[float], budget_ms: float, *, rounds: int = BOOTSTRAP_ROUNDS, seed: int = 0
+) -> Distribution:
     """Percentiles of ``values`` with bootstrap intervals, and the share within ``budget_ms``."""
     x = np.asarray(values, dtype=float)
     if x.size == 0:
         return Distribution(n=0, budget_ms=budget_ms)
     point, lo, hi = bootstrap.percentiles(x, QUANTILES, rounds=rounds, seed=seed)
     return Distribution(
-        n=int(x.size), mean_ms=round(float(x.mean()), 1), budget_ms=budget_ms,
-        quantiles=tuple(Quantile(q=q, value_ms=round(float(v), 1),
-                                 ci_ms=(round(float(a), 1), round(float(b), 1)))
-                        for q, v, a, b in zip(QUANTILES, point, lo, hi, strict=True)),
+        n=int(x.size),
+        mean_ms=round(float(x.mean()), 1),
+        budget_ms=budget_ms,
+        quantiles=tuple(
+            Quantile(
+                q=q, value_ms=round(float(v), 1), ci_ms=(round(float(a), 1), round(float(b), 1))
+            )
+            for q, v, a, b in zip(QUANTILES, point, lo, hi, strict=True)
+        ),
         within_budget=round(float(np.mean(x <= budget_ms)), 4),
     )
 
@@ -64,7 +70,10 @@ def _slow_turn(r: TurnRecord, t: TurnTiming, ttfa_ms: float, cold: bool) -> Slow
     stages = t.stages_ms
     known = {k: v for k, v in stages.items() if v is not None}
     return SlowTurn(
-        dialogue_id=r.dialogue_id, turn_index=r.turn_index, cold=cold, user_text=r.user_text,
+        dialogue_id=r.dialogue_id,
+        turn_index=r.turn_index,
+        cold=cold,
+        user_text=r.user_text,
         ttfa_ms=round(ttfa_ms, 1),
         ttft_ms=None if t.ttft_ms is None else round(t.ttft_ms, 1),
         slowest_stage=max(known, key=lambda k: known[k]) if known else "-",
@@ -72,9 +81,16 @@ def _slow_turn(r: TurnRecord, t: TurnTiming, ttfa_ms: float, cold: bool) -> Slow
     )
 
 
-def agent_latency(run_dir: Path, header: RunHeader, records: Sequence[TurnRecord], *,
-                  budget_ttft_ms: float, budget_ttfa_ms: float, seed: int = 0,
-                  turn_timeout_ms: float = 60_000.0) -> AgentLatency:
+def agent_latency(
+    run_dir: Path,
+    header: RunHeader,
+    records: Sequence[TurnRecord],
+    *,
+    budget_ttft_ms: float,
+    budget_ttfa_ms: float,
+    seed: int = 0,
+    turn_timeout_ms: float = 60_000.0,
+) -> AgentLatency:
     cold = cold_flags(records)
 
     def figures(name: str, keep) -> list[float]:
@@ -89,54 +105,94 @@ def agent_latency(run_dir: Path, header: RunHeader, records: Sequence[TurnRecord
         return distribution(figures(name, keep), budget, seed=seed)
 
     # (record, its timing, its TTFA, cold) for every turn with a TTFA
-    timed = [(r, t, t.ttfa_ms, c) for r, c in zip(records, cold, strict=True)
-             if (t := r.timing) is not None and t.ttfa_ms is not None]
+    timed = [
+        (r, t, t.ttfa_ms, c)
+        for r, c in zip(records, cold, strict=True)
+        if (t := r.timing) is not None and t.ttfa_ms is not None
+    ]
     # A remote agent is a black box: only its audio is seen, so it has no stages.
     stage_rows = [] if header.agent.remote is not None else [t.stages_ms for _, t, _, _ in timed]
-    waterfall = {s: round(float(np.mean([row[s] or 0.0 for row in stage_rows])), 3)
-                 for s in STAGE_NAMES} if stage_rows else {}
-    p50 = {s: (round(float(np.median(v)), 1) if (v := [x for row in stage_rows
-                                                         if (x := row[s]) is not None]) else None)
-           for s in STAGE_NAMES}
+    waterfall = (
+        {s: round(float(np.mean([row[s] or 0.0 for row in stage_rows])), 3) for s in STAGE_NAMES}
+        if stage_rows
+        else {}
+    )
+    p50 = {
+        s: (
+            round(float(np.median(v)), 1)
+            if (v := [x for row in stage_rows if (x := row[s]) is not None])
+            else None
+        )
+        for s in STAGE_NAMES
+    }
 
     def within(r: TurnRecord) -> bool:
         t = r.timing
-        return (r.error is None and t is not None and t.ttfa_ms is not None
-                and t.ttft_ms is not None and t.ttfa_ms <= budget_ttfa_ms
-                and t.ttft_ms <= budget_ttft_ms)
+        return (
+            r.error is None
+            and t is not None
+            and t.ttfa_ms is not None
+            and t.ttft_ms is not None
+            and t.ttfa_ms <= budget_ttfa_ms
+            and t.ttft_ms <= budget_ttft_ms
+        )
 
     failed = sum(r.error is not None for r in records)
     censored = None
     if failed:
-        censored = distribution([r.timing.ttfa_ms if r.error is None and r.timing is not None
-                                 and r.timing.ttfa_ms is not None else turn_timeout_ms
-                                 for r in records], budget_ttfa_ms, seed=seed)
+        censored = distribution(
+            [
+                r.timing.ttfa_ms
+                if r.error is None and r.timing is not None and r.timing.ttfa_ms is not None
+                else turn_timeout_ms
+                for r in records
+            ],
+            budget_ttfa_ms,
+            seed=seed,
+        )
     wers = [r.asr_wer for r in records if r.asr_wer is not None]
     calls = [r.llm_calls for r in records if r.llm_calls is not None]
     slowest = sorted(timed, key=lambda x: -x[2])[:SLOWEST]
     return AgentLatency(
-        run_dir=str(run_dir), run_id=header.run_id, agent_name=header.agent.name,
-        contestant=header.agent.id, family=header.agent.family, mode=header.mode.value,
-        created_at=header.created_at, turns=len(records),
+        run_dir=str(run_dir),
+        run_id=header.run_id,
+        agent_name=header.agent.name,
+        contestant=header.agent.id,
+        family=header.agent.family,
+        mode=header.mode.value,
+        created_at=header.created_at,
+        turns=len(records),
         failed=failed,
         failed_by_kind=count_kinds(r.error.kind for r in records if r.error is not None),
-        ttft=dist("ttft_ms", budget_ttft_ms), ttfa=dist("ttfa_ms", budget_ttfa_ms),
+        ttft=dist("ttft_ms", budget_ttft_ms),
+        ttfa=dist("ttfa_ms", budget_ttfa_ms),
         ttft_warm=dist("ttft_ms", budget_ttft_ms, lambda c: not c),
         ttfa_warm=dist("ttfa_ms", budget_ttfa_ms, lambda c: not c),
         ttfa_cold=dist("ttfa_ms", budget_ttfa_ms, lambda c: c),
-        ttfa_censored=censored, censored_at_ms=turn_timeout_ms if failed else None,
+        ttfa_censored=censored,
+        censored_at_ms=turn_timeout_ms if failed else None,
         cold_turns=sum(cold),
-        within_budget=(round(sum(within(r) for r in records) / len(records), 4)
-                       if records else None),
+        within_budget=(
+            round(sum(within(r) for r in records) / len(records), 4) if records else None
+        ),
         waterfall_ms=waterfall,
-        waterfall_total_ms=(round(float(np.mean([ttfa for _, _, ttfa, _ in timed])), 3)
-                            if timed else None),
+        waterfall_total_ms=(
+            round(float(np.mean([ttfa for _, _, ttfa, _ in timed])), 3) if timed else None
+        ),
         stage_p50_ms=p50,
         asr_wer_mean=round(float(np.mean(wers)), 4) if wers else None,
-        asr_wer_turns=len(wers), asr_turns_with_errors=sum(w > 0 for w in wers),
+        asr_wer_turns=len(wers),
+        asr_turns_with_errors=sum(w > 0 for w in wers),
         llm_calls_per_turn=round(float(np.mean(calls)), 2) if calls else None,
         slowest=tuple(_slow_turn(*x) for x in slowest),
-        failures=tuple(FailedTurn(dialogue_id=r.dialogue_id, turn_index=r.turn_index,
-                                  kind=r.error.kind, reason=r.error.reason)
-                       for r in records if r.error is not None),
+        failures=tuple(
+            FailedTurn(
+                dialogue_id=r.dialogue_id,
+                turn_index=r.turn_index,
+                kind=r.error.kind,
+                reason=r.error.reason,
+            )
+            for r in records
+            if r.error is not None
+        ),
     )

@@ -24,8 +24,9 @@ from voicebench.judging import SMOKE_WARNING
 from voicebench.report.models import Report
 from voicebench.report.sections import sections
 
-_MD_SAFE = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;",
-                          **{c: "\\" + c for c in "\\`*_[]#|~"}})
+_MD_SAFE = str.maketrans(
+    {"&": "&amp;", "<": "&lt;", ">": "&gt;", **{c: "\\" + c for c in "\\`*_[]#|~"}}
+)
 
 
 def md(value: object) -> str:
@@ -42,7 +43,9 @@ def _env() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("voicebench.report", "templates"),
         autoescape=lambda name: name is not None and name.endswith(".html.j2"),
-        undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
     env.filters["md"] = md
     return env
 
@@ -55,20 +58,38 @@ def _figure_uri(folder: Path, name: str) -> str:
 def render_html(report: Report, figure_dir: Path) -> str:
     script = _asset("sort.js").strip()
     script_hash = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
-    csp = (f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
-           f"script-src 'sha256-{script_hash}'")
+    csp = (
+        f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
+        f"script-src 'sha256-{script_hash}'"
+    )
     j = report.judging
-    return _env().get_template("report.html.j2").render(
-        report=report, sections=sections(report), smoke=j is not None and j.smoke,
-        smoke_warning=SMOKE_WARNING, csp=Markup(csp),
-        # Built here or read from this package's own files, never from run data: as they are.
-        style=Markup(_asset("report.css")), script=Markup(script),
-        figure_uris={n: _figure_uri(figure_dir, n) for n in report.figures})
+    return (
+        _env()
+        .get_template("report.html.j2")
+        .render(
+            report=report,
+            sections=sections(report),
+            smoke=j is not None and j.smoke,
+            smoke_warning=SMOKE_WARNING,
+            csp=Markup(csp),
+            # Built here or read from this package's own files, never from run data: as they are.
+            style=Markup(_asset("report.css")),
+            script=Markup(script),
+            figure_uris={n: _figure_uri(figure_dir, n) for n in report.figures},
+        )
+    )
 
 
 def render_markdown(report: Report) -> str:
     j = report.judging
-    text = _env().get_template("report.md.j2").render(
-        report=report, sections=sections(report), smoke=j is not None and j.smoke,
-        smoke_warning=SMOKE_WARNING)
+    text = (
+        _env()
+        .get_template("report.md.j2")
+        .render(
+            report=report,
+            sections=sections(report),
+            smoke=j is not None and j.smoke,
+            smoke_warning=SMOKE_WARNING,
+        )
+    )
     return re.sub(r"\n{3,}", "\n\n", text)  # blocks are separated by one blank line

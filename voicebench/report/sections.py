@@ -18,16 +18,16 @@ from voicebench.timing import STAGE_LABELS, STAGES
 
 FIGURE_CAPTIONS = {
     "latency_ecdf": "Share of turns answered within a given time: LLM time to first token (left) "
-                    "and time to first audio (right). Dashed: the budgets. Triangles: cold turns.",
+    "and time to first audio (right). Dashed: the budgets. Triangles: cold turns.",
     "waterfall": "Where the time to first audio goes: mean time per stage, in pipeline order.",
     "frontier_ttft": "HEART Elo against median TTFT (log scale): vertical bars are the Elo 95% "
-                     "CI, horizontal bars the median's 95% CI; the dotted steps join the "
-                     "Pareto frontier; dashed horizontal lines are human replies.",
+    "CI, horizontal bars the median's 95% CI; the dotted steps join the "
+    "Pareto frontier; dashed horizontal lines are human replies.",
     "frontier_ttfa": "HEART Elo against median time to first audio (log scale), as above.",
     "radar": "Per-dimension win rate: H human alignment, E empathic responsiveness, "
-             "A attunement, R resonance, T task-following.",
+    "A attunement, R resonance, T task-following.",
     "strategy_heatmap": "How often each contestant uses each of the 15 support strategies: "
-                        "the share of its replies in which the classifier marked it present.",
+    "the share of its replies in which the classifier marked it present.",
 }
 
 
@@ -95,42 +95,57 @@ def _cards(report: Report) -> Cards:
     cards = []
     for a in report.agents:
         ttfa, ttft = a.ttfa.quantile(50), a.ttft.quantile(50)
-        lines = [f"TTFT p50 {tb.ms(ttft.value_ms if ttft else None).text} ms; within both "
-                 f"budgets {tb.pct(a.within_budget).text} of {a.turns} turns ({a.failed} failed"
-                 + (f": {kinds_text(a.failed_by_kind)}" if a.failed else "") + ")"]
+        lines = [
+            f"TTFT p50 {tb.ms(ttft.value_ms if ttft else None).text} ms; within both "
+            f"budgets {tb.pct(a.within_budget).text} of {a.turns} turns ({a.failed} failed"
+            + (f": {kinds_text(a.failed_by_kind)}" if a.failed else "")
+            + ")"
+        ]
         r = elo.get(a.agent_name)
         if r is not None:
             lines.append(f"HEART Elo {r.elo:,.0f}")
-        cards.append(Card(a.agent_name, f"{tb.ms(ttfa.value_ms if ttfa else None).text} ms",
-                          tuple(lines)))
+        cards.append(
+            Card(a.agent_name, f"{tb.ms(ttfa.value_ms if ttfa else None).text} ms", tuple(lines))
+        )
     return Cards(tuple(cards))
 
 
 def strategy_note(s: StrategySummary) -> str:
-    return (f"Each judged reply was labelled with the 15 HEART support strategies by "
-            f"{s.classifier} (voicebench strategies). Humans tend to spread their support over "
-            "more strategies; a narrow repertoire shows as low coverage, low entropy and a high "
-            "usage SD.")
+    return (
+        f"Each judged reply was labelled with the 15 HEART support strategies by "
+        f"{s.classifier} (voicebench strategies). Humans tend to spread their support over "
+        "more strategies; a narrow repertoire shows as low coverage, low entropy and a high "
+        "usage SD."
+    )
 
 
 def quality_notes(report: Report) -> list[str]:
     j = report.judging
     if j is None:
-        return ["No judging folder: judge the runs (voicebench judge RUN_DIR...) and pass the "
-                "judging folder to voicebench report for the quality-latency frontier."]
-    notes = [f"Judging folder {j.judging_dir}: {len(j.contestants)} contestants, {j.pairs} "
-             f"pairs, {j.decided_pairs} decided; {j.verdicts} verdicts, {j.failed_verdicts} "
-             "failed" + (f" ({kinds_text(j.failed_by_kind)})" if j.failed_by_kind else "")
-             + f". Rubric sha256 {j.rubric_sha256[:12]}."]
+        return [
+            "No judging folder: judge the runs (voicebench judge RUN_DIR...) and pass the "
+            "judging folder to voicebench report for the quality-latency frontier."
+        ]
+    notes = [
+        f"Judging folder {j.judging_dir}: {len(j.contestants)} contestants, {j.pairs} "
+        f"pairs, {j.decided_pairs} decided; {j.verdicts} verdicts, {j.failed_verdicts} "
+        "failed"
+        + (f" ({kinds_text(j.failed_by_kind)})" if j.failed_by_kind else "")
+        + f". Rubric sha256 {j.rubric_sha256[:12]}."
+    ]
     if j.ratings is None:
         notes.append(f"No ratings: {j.no_ratings}")
     return notes
 
 
 def _latency(report: Report) -> Section:
-    blocks: list[Block] = [TableBlock(tb.budget_table(report)), *_figure(report, "latency_ecdf"),
-                           TableBlock(tb.distribution_table(report)),
-                           *_figure(report, "waterfall"), TableBlock(tb.waterfall_table(report))]
+    blocks: list[Block] = [
+        TableBlock(tb.budget_table(report)),
+        *_figure(report, "latency_ecdf"),
+        TableBlock(tb.distribution_table(report)),
+        *_figure(report, "waterfall"),
+        TableBlock(tb.waterfall_table(report)),
+    ]
     for a in report.agents:
         blocks.append(TableBlock(tb.slowest_table(a)))
         if a.failures:
@@ -162,8 +177,9 @@ def _judging(report: Report) -> Section:
     j = report.judging
     if j is None:
         return Section("judging", "Judging health", [Text("No judging in this report.", "note")])
-    blocks: list[Block] = [Text(f"Judges: {', '.join(j.judges)}"
-                                + (" (offline smoke judge)" if j.smoke else ""))]
+    blocks: list[Block] = [
+        Text(f"Judges: {', '.join(j.judges)}" + (" (offline smoke judge)" if j.smoke else ""))
+    ]
     if j.smoke:
         blocks.append(Text(f"{SMOKE_WARNING}.", "banner"))
     blocks.append(TableBlock(tb.health_table(j)))
@@ -175,21 +191,33 @@ def _judging(report: Report) -> Section:
 
 
 def _method(report: Report) -> Section:
-    stages = tb.Table("stages", "Stages", ("stage", "from and to"),
-                      [(tb.Cell(STAGE_LABELS[name]), tb.Cell(what)) for name, _, what in STAGES])
+    stages = tb.Table(
+        "stages",
+        "Stages",
+        ("stage", "from and to"),
+        [(tb.Cell(STAGE_LABELS[name]), tb.Cell(what)) for name, _, what in STAGES],
+    )
     runs = "; ".join(f"{a.agent_name}: {a.run_dir}" for a in report.agents)
-    return Section("method", "Method", [
-        Text("Every seeker turn is replayed as speech in real time; each latency is measured "
-             "from the true end of the seeker's speech (known from the audio) on one monotonic "
-             "clock. TTFT runs from the LLM request to its first token; TTFA from the end of "
-             "speech to the first audible sample of the reply. The stages cut TTFA at these "
-             "milestones:"),
-        TableBlock(stages),
-        Text("Quality: the final reply of each item, transcribed from the agent's audio, is "
-             "judged pairwise in both orders; a pair counts only when both orders agree. "
-             "Ratings are strength-weighted Bradley-Terry on the decided pairs, as Elo."),
-        Text(f"Runs: {runs}"),
-    ])
+    return Section(
+        "method",
+        "Method",
+        [
+            Text(
+                "Every seeker turn is replayed as speech in real time; each latency is measured "
+                "from the true end of the seeker's speech (known from the audio) on one monotonic "
+                "clock. TTFT runs from the LLM request to its first token; TTFA from the end of "
+                "speech to the first audible sample of the reply. The stages cut TTFA at these "
+                "milestones:"
+            ),
+            TableBlock(stages),
+            Text(
+                "Quality: the final reply of each item, transcribed from the agent's audio, is "
+                "judged pairwise in both orders; a pair counts only when both orders agree. "
+                "Ratings are strength-weighted Bradley-Terry on the decided pairs, as Elo."
+            ),
+            Text(f"Runs: {runs}"),
+        ],
+    )
 
 
 def sections(report: Report) -> list[Section]:

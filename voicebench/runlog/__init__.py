@@ -18,8 +18,8 @@ from voicebench.runlog.summary import (
 
 __all__ = [
     "HEADER_FILE",
-    "TURNS_FILE",
     "RUNLOG_SCHEMA_VERSION",
+    "TURNS_FILE",
     "ReplayMode",
     "RunHeader",
     "RunStore",

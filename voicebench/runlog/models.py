@@ -37,7 +37,8 @@ class TurnError(FrozenModel):
     """Why a turn failed; the turn is kept and counted, never dropped."""
 
     kind: str
-    """Short machine-readable class: ``timeout``, ``llm_error``, ``no_audio``, ``no_transcript``..."""
+    """Short machine-readable class: ``timeout``, ``llm_error``, ``no_audio``,
+    ``no_transcript``..."""
     reason: str
     """What happened, for a person."""
 
@@ -69,7 +70,8 @@ class TurnRecord(FrozenModel):
     reply_text: str = ""
     """The LLM's reply text."""
     llm_requests: int = 0
-    """LLM replies started in the turn; more than one means the turn ended early and was re-asked."""
+    """LLM replies started in the turn; more than one means the turn ended early and was
+    re-asked."""
     llm_calls: int | None = None
     """HTTP requests sent to the LLM in the turn, including speculative ones that were withdrawn
     unheard; absent when the provider does not report its requests."""

@@ -40,8 +40,11 @@ def _check_version(data: object, path: Path, record: str) -> None:
     version = data.get("schema_version") if isinstance(data, dict) else None
     if version != RUNLOG_SCHEMA_VERSION:
         raise InputError(
-            f"schema_version {version!r} is not supported (this voicebench reads {RUNLOG_SCHEMA_VERSION})",
-            file=path, record=record, field="schema_version",
+            f"schema_version {version!r} is not supported "
+            f"(this voicebench reads {RUNLOG_SCHEMA_VERSION})",
+            file=path,
+            record=record,
+            field="schema_version",
         )
 
 

@@ -59,8 +59,10 @@ class RunSummary:
 def summarize(records: Sequence[TurnRecord]) -> RunSummary:
     timed = [r.timing for r in records if r.timing is not None]
     rows = [
-        _summary(stage, [v for t in timed if t.ttfa_ms is not None
-                         and (v := t.stages_ms[stage]) is not None])
+        _summary(
+            stage,
+            [v for t in timed if t.ttfa_ms is not None and (v := t.stages_ms[stage]) is not None],
+        )
         for stage in STAGE_NAMES
     ]
     ttft = [t.ttft_ms for t in timed if t.ttft_ms is not None]
@@ -92,7 +94,9 @@ def summary_table(summary: RunSummary, title: str) -> Table:
         if row.name == "TTFT":
             table.add_section()
         table.add_row(row.name, str(row.n), _fmt(row.p50), _fmt(row.p90), _fmt(row.p95))
-    share = "-" if summary.ttft_within_budget is None else f"{100 * summary.ttft_within_budget:.0f}%"
+    share = (
+        "-" if summary.ttft_within_budget is None else f"{100 * summary.ttft_within_budget:.0f}%"
+    )
     wer = "-" if summary.mean_wer is None else f"{100 * summary.mean_wer:.1f}%"
     table.caption = (
         f"{summary.turns} turns, {summary.failed} failed"

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 from voicebench.errors import InputError
-
 from voicebench.strategies.diversity import (
     Diversity,
     StrategySummary,

@@ -44,11 +44,17 @@ class Diversity(FrozenModel):
     usage_range_pts: float
 
 
-def diversity(labels: Sequence[ReplyStrategies], contestant: str,
-              subset: Subset = "all") -> Diversity | None:
+def diversity(
+    labels: Sequence[ReplyStrategies], contestant: str, subset: Subset = "all"
+) -> Diversity | None:
     """The statistics of ``contestant``'s labelled replies in ``subset``; None if it has none."""
-    chosen = [r for r in labels if r.contestant == contestant and r.marks is not None
-              and (subset == "all" or r.adversarial == (subset == "adversarial"))]
+    chosen = [
+        r
+        for r in labels
+        if r.contestant == contestant
+        and r.marks is not None
+        and (subset == "all" or r.adversarial == (subset == "adversarial"))
+    ]
     if not chosen:
         return None
     used = np.array([[k in r.present() for k in LABELS] for r in chosen], dtype=float)
@@ -58,7 +64,9 @@ def diversity(labels: Sequence[ReplyStrategies], contestant: str,
     p = counts[counts > 0] / total if total else np.array([])
     entropy = float(-(p * np.log2(p)).sum()) + 0.0 if p.size else 0.0  # no -0.0
     return Diversity(
-        contestant=contestant, subset=subset, replies=len(chosen),
+        contestant=contestant,
+        subset=subset,
+        replies=len(chosen),
         usage_pct={k: round(float(v), 2) for k, v in zip(LABELS, rates, strict=True)},
         coverage=int((counts > 0).sum()),
         per_reply=round(float(used.sum(axis=1).mean()), 3),
@@ -98,8 +106,10 @@ def summarize_labels(labels: Sequence[ReplyStrategies]) -> StrategySummary | Non
         return None
     classifier = Counter(r.classifier for r in labels).most_common(1)[0][0]
     mine = [r for r in labels if r.classifier == classifier]
-    return StrategySummary(classifier=classifier, smoke=any(r.smoke for r in mine),
-                           labelled=sum(r.marks is not None for r in mine),
-                           failed=sum(r.marks is None for r in mine),
-                           rows=tuple(diversity_rows(mine)))
-
+    return StrategySummary(
+        classifier=classifier,
+        smoke=any(r.smoke for r in mine),
+        labelled=sum(r.marks is not None for r in mine),
+        failed=sum(r.marks is None for r in mine),
+        rows=tuple(diversity_rows(mine)),
+    )

@@ -23,8 +23,8 @@ from voicebench._jsonl import (
     read_models,
 )
 from voicebench._model import FrozenModel
-from voicebench.judging.prompt import dialogue_context
 from voicebench.judging import judged_items, read_judging_header, read_replies
+from voicebench.judging.prompt import dialogue_context
 from voicebench.judging.spec import JudgeModelSpec, load_judge_spec
 from voicebench.llm import AnswerFormat, ChatClient, ask_parsed, open_chat
 from voicebench.strategies.taxonomy import (
@@ -83,8 +83,9 @@ class LabelTask:
 
 def read_labels(folder: Path, name: str = LABELS_FILE) -> list[ReplyStrategies]:
     """The latest labelling per key (a failed one may have been asked again later)."""
-    return latest_per_key(read_models(folder / name, ReplyStrategies),
-                          lambda r: r.marks is not None)
+    return latest_per_key(
+        read_models(folder / name, ReplyStrategies), lambda r: r.marks is not None
+    )
 
 
 def label_tasks(folder: Path, classifier: str) -> list[LabelTask]:
@@ -97,28 +98,50 @@ def label_tasks(folder: Path, classifier: str) -> list[LabelTask]:
             continue
         d = items[r.item_id]
         context = dialogue_context(d)
-        tasks.append(LabelTask(r.item_id, r.contestant, d.adversarial, context, r.heard,
-                               label_key(classifier=classifier, context=context, reply=r.heard)))
+        tasks.append(
+            LabelTask(
+                r.item_id,
+                r.contestant,
+                d.adversarial,
+                context,
+                r.heard,
+                label_key(classifier=classifier, context=context, reply=r.heard),
+            )
+        )
     return tasks
 
 
-async def label(tasks: Sequence[LabelTask], judge: JudgeModelSpec, client: ChatClient,
-                out: Path, *, concurrency: int = 4,
-                progress: Callable[[ReplyStrategies, int, int], None] | None = None
-                ) -> list[ReplyStrategies]:
+async def label(
+    tasks: Sequence[LabelTask],
+    judge: JudgeModelSpec,
+    client: ChatClient,
+    out: Path,
+    *,
+    concurrency: int = 4,
+    progress: Callable[[ReplyStrategies, int, int], None] | None = None,
+) -> list[ReplyStrategies]:
     """Label ``tasks`` with at most ``concurrency`` requests in flight, appending each."""
 
     async def one(t: LabelTask) -> ReplyStrategies:
-        asked = await ask_parsed(client, label_messages(t.context, t.reply), parse_labels,
-                                 judge.retry)
+        asked = await ask_parsed(
+            client, label_messages(t.context, t.reply), parse_labels, judge.retry
+        )
         marks = asked.value
         return ReplyStrategies(
-            key=t.key, item_id=t.item_id, contestant=t.contestant, adversarial=t.adversarial,
-            classifier=judge.id, smoke=judge.smoke,
+            key=t.key,
+            item_id=t.item_id,
+            contestant=t.contestant,
+            adversarial=t.adversarial,
+            classifier=judge.id,
+            smoke=judge.smoke,
             marks={k: m.mark for k, m in marks.items()} if marks else None,
-            evidence={k: m.evidence for k, m in marks.items() if m.mark == "present"
-                      and m.evidence} if marks else {},
-            failure=asked.failure, raw=asked.raw, attempts=asked.attempts)
+            evidence={k: m.evidence for k, m in marks.items() if m.mark == "present" and m.evidence}
+            if marks
+            else {},
+            failure=asked.failure,
+            raw=asked.raw,
+            attempts=asked.attempts,
+        )
 
     return await decide_each(tasks, one, out, concurrency=concurrency, progress=progress)
 
@@ -130,10 +153,15 @@ class LabelResult:
     asked: int
 
 
-async def label_judging(folder: Path, judge_spec: Path, *, concurrency: int = 4,
-                        on_status: Callable[[str], None] | None = None,
-                        progress: Callable[[ReplyStrategies, int, int], None] | None = None,
-                        client: ChatClient | None = None) -> LabelResult:
+async def label_judging(
+    folder: Path,
+    judge_spec: Path,
+    *,
+    concurrency: int = 4,
+    on_status: Callable[[str], None] | None = None,
+    progress: Callable[[ReplyStrategies, int, int], None] | None = None,
+    client: ChatClient | None = None,
+) -> LabelResult:
     """Label every usable reply of the judging folder with the spec's first judge model."""
     say = on_status or (lambda _msg: None)
     spec, _ = load_judge_spec(judge_spec)
@@ -142,14 +170,23 @@ async def label_judging(folder: Path, judge_spec: Path, *, concurrency: int = 4,
     drop_partial_line(folder / LABELS_FILE)
     cached = {r.key for r in read_labels(folder) if r.marks is not None}
     pending = [t for t in tasks if t.key not in cached]
-    say(f"{len(tasks)} replies ({len(tasks) - len(pending)} already labelled), classifier "
-        f"{judge.id}" + (" (offline smoke judge)" if judge.smoke else ""))
+    say(
+        f"{len(tasks)} replies ({len(tasks) - len(pending)} already labelled), classifier "
+        f"{judge.id}" + (" (offline smoke judge)" if judge.smoke else "")
+    )
     if pending:
         async with contextlib.AsyncExitStack() as stack:
             if client is None:
-                client = await open_chat(judge, stack,
-                                         AnswerFormat("support_strategies", answer_schema()))
-            await label(pending, judge, client, folder / LABELS_FILE, concurrency=concurrency,
-                        progress=progress)
+                client = await open_chat(
+                    judge, stack, AnswerFormat("support_strategies", answer_schema())
+                )
+            await label(
+                pending,
+                judge,
+                client,
+                folder / LABELS_FILE,
+                concurrency=concurrency,
+                progress=progress,
+            )
     keys = {t.key for t in tasks}
     return LabelResult([r for r in read_labels(folder) if r.key in keys], judge, len(pending))

@@ -26,33 +26,51 @@ MARKS: tuple[str, ...] = ("present", "absent", "uncertain")
 EVIDENCE_MAX_CHARS = 160
 
 STRATEGIES: dict[str, tuple[str, str]] = {
-    "affirmation": ("Affirmation",
-                    "points out the seeker's strengths, efforts or good choices"),
-    "avoid_judgment": ("Avoid judgment and criticism",
-                       "tells the seeker plainly that they are not to blame or are not being "
-                       "judged for what they feel or did"),
-    "clarification": ("Clarification",
-                      "asks a question to understand the situation or the feelings better"),
-    "collaborative_planning": ("Collaborative planning",
-                               "invites the seeker to work out next steps together"),
-    "emotional_validation": ("Emotional validation",
-                             "names what the seeker feels and says it makes sense"),
-    "normalize": ("Normalize experiences",
-                  "says that many people go through this or feel this way"),
+    "affirmation": ("Affirmation", "points out the seeker's strengths, efforts or good choices"),
+    "avoid_judgment": (
+        "Avoid judgment and criticism",
+        "tells the seeker plainly that they are not to blame or are not being "
+        "judged for what they feel or did",
+    ),
+    "clarification": (
+        "Clarification",
+        "asks a question to understand the situation or the feelings better",
+    ),
+    "collaborative_planning": (
+        "Collaborative planning",
+        "invites the seeker to work out next steps together",
+    ),
+    "emotional_validation": (
+        "Emotional validation",
+        "names what the seeker feels and says it makes sense",
+    ),
+    "normalize": (
+        "Normalize experiences",
+        "says that many people go through this or feel this way",
+    ),
     "offer_hope": ("Offer hope", "says that things can get better or that there is a way through"),
-    "self_care": ("Promote self-care practices",
-                  "encourages rest, sleep, food, movement or time for oneself"),
-    "perspectives": ("Provide different perspectives",
-                     "offers another way of seeing the situation or another person's view"),
-    "reflective": ("Reflective statements",
-                   "says back, in other words, what the seeker has said"),
-    "reframe": ("Reframe negative thoughts",
-                "questions a harsh belief the seeker holds about themselves and recasts it"),
-    "share_information": ("Share information",
-                          "gives facts, explanations or resources the seeker may not know"),
-    "stress_management": ("Stress management",
-                          "offers a technique to calm down or cope in the moment, such as "
-                          "breathing or taking one small step at a time"),
+    "self_care": (
+        "Promote self-care practices",
+        "encourages rest, sleep, food, movement or time for oneself",
+    ),
+    "perspectives": (
+        "Provide different perspectives",
+        "offers another way of seeing the situation or another person's view",
+    ),
+    "reflective": ("Reflective statements", "says back, in other words, what the seeker has said"),
+    "reframe": (
+        "Reframe negative thoughts",
+        "questions a harsh belief the seeker holds about themselves and recasts it",
+    ),
+    "share_information": (
+        "Share information",
+        "gives facts, explanations or resources the seeker may not know",
+    ),
+    "stress_management": (
+        "Stress management",
+        "offers a technique to calm down or cope in the moment, such as "
+        "breathing or taking one small step at a time",
+    ),
     "suggest_options": ("Suggest options", "proposes a concrete action the seeker could take"),
     "chit_chat": ("Chit chat", "small talk or pleasantries that are not about the problem"),
 }
@@ -76,22 +94,39 @@ JSON_INSTRUCTION = (
 
 
 def answer_schema() -> dict:
-    entry = {"type": "object",
-             "properties": {"mark": {"type": "string", "enum": list(MARKS)},
-                            "evidence": {"type": "string", "maxLength": EVIDENCE_MAX_CHARS}},
-             "required": ["mark", "evidence"], "additionalProperties": False}
-    return {"type": "object",
-            "properties": {"strategies": {"type": "object",
-                                          "properties": {k: entry for k in LABELS},
-                                          "required": list(LABELS),
-                                          "additionalProperties": False}},
-            "required": ["strategies"], "additionalProperties": False}
+    entry = {
+        "type": "object",
+        "properties": {
+            "mark": {"type": "string", "enum": list(MARKS)},
+            "evidence": {"type": "string", "maxLength": EVIDENCE_MAX_CHARS},
+        },
+        "required": ["mark", "evidence"],
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {
+            "strategies": {
+                "type": "object",
+                "properties": {k: entry for k in LABELS},
+                "required": list(LABELS),
+                "additionalProperties": False,
+            }
+        },
+        "required": ["strategies"],
+        "additionalProperties": False,
+    }
 
 
 def label_messages(context: str, reply: str) -> list[dict[str, str]]:
-    return [{"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": f"Conversation so far:\n{context}\n\nThe listener's "
-             f"reply (as heard):\n{reply.strip()}\n\n{JSON_INSTRUCTION}"}]
+    return [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {
+            "role": "user",
+            "content": f"Conversation so far:\n{context}\n\nThe listener's "
+            f"reply (as heard):\n{reply.strip()}\n\n{JSON_INSTRUCTION}",
+        },
+    ]
 
 
 def label_key(*, classifier: str, context: str, reply: str) -> str:
@@ -117,7 +152,7 @@ def parse_labels(raw: str) -> dict[str, StrategyMark]:
     if start < 0 or end < start:
         raise ValueError("no JSON object found")
     try:
-        data = json.loads(text[start:end + 1], strict=False)
+        data = json.loads(text[start : end + 1], strict=False)
         answer = StrategyAnswer.model_validate(data)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not valid JSON ({exc.msg})") from None
@@ -127,6 +162,10 @@ def parse_labels(raw: str) -> dict[str, StrategyMark]:
     missing = [k for k in LABELS if k not in answer.strategies]
     if missing:
         raise ValueError(f"no mark for {', '.join(missing)}")
-    return {k: StrategyMark(mark=answer.strategies[k].mark,
-                            evidence=answer.strategies[k].evidence[:EVIDENCE_MAX_CHARS])
-            for k in LABELS}
+    return {
+        k: StrategyMark(
+            mark=answer.strategies[k].mark,
+            evidence=answer.strategies[k].evidence[:EVIDENCE_MAX_CHARS],
+        )
+        for k in LABELS
+    }

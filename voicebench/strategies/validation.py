@@ -91,8 +91,9 @@ class GoldScore:
         return sum(s.f1 for s in self.labels) / len(self.labels)
 
 
-def score(gold: Sequence[GoldReply], predicted: dict[str, set[str]], classifier: str,
-          failed: int = 0) -> GoldScore:
+def score(
+    gold: Sequence[GoldReply], predicted: dict[str, set[str]], classifier: str, failed: int = 0
+) -> GoldScore:
     """Per-strategy counts of ``predicted`` (reply id to strategies present) against ``gold``."""
     scores = []
     for k in LABELS:
@@ -103,14 +104,27 @@ def score(gold: Sequence[GoldReply], predicted: dict[str, set[str]], classifier:
     return GoldScore(classifier, tuple(scores), len(gold), failed)
 
 
-async def classify_gold(gold: Sequence[GoldReply], judge, client, cache: Path, *,
-                        concurrency: int = 4,
-                        progress: Callable[[ReplyStrategies, int, int], None] | None = None
-                        ) -> GoldScore:
+async def classify_gold(
+    gold: Sequence[GoldReply],
+    judge,
+    client,
+    cache: Path,
+    *,
+    concurrency: int = 4,
+    progress: Callable[[ReplyStrategies, int, int], None] | None = None,
+) -> GoldScore:
     """Label ``gold`` with ``judge`` through ``client`` (cached in ``cache``) and score it."""
-    tasks = {g.id: LabelTask(g.id, "gold", False, g.context, g.reply,
-                             label_key(classifier=judge.id, context=g.context, reply=g.reply))
-             for g in gold}
+    tasks = {
+        g.id: LabelTask(
+            g.id,
+            "gold",
+            False,
+            g.context,
+            g.reply,
+            label_key(classifier=judge.id, context=g.context, reply=g.reply),
+        )
+        for g in gold
+    }
     cache.parent.mkdir(parents=True, exist_ok=True)
     drop_partial_line(cache)
     have = {r.key for r in read_labels_file(cache) if r.marks is not None}
@@ -119,8 +133,7 @@ async def classify_gold(gold: Sequence[GoldReply], judge, client, cache: Path, *
         await label(pending, judge, client, cache, concurrency=concurrency, progress=progress)
     by_key = {r.key: r for r in read_labels_file(cache)}
     predicted = {gid: by_key[t.key].present() for gid, t in tasks.items() if t.key in by_key}
-    failed = sum(by_key.get(t.key) is None or by_key[t.key].marks is None
-                 for t in tasks.values())
+    failed = sum(by_key.get(t.key) is None or by_key[t.key].marks is None for t in tasks.values())
     return score(gold, predicted, judge.id, failed)
 
 

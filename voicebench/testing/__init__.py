@@ -11,12 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from voicebench.testing.scripted_llm import (
-        FAULTS,
-        Fault,
-        RequestRecord,
-        ScriptedLLMServer,
-    )
+    from voicebench.testing.scripted_records import FAULTS, Fault, RequestRecord
+    from voicebench.testing.scripted_server import ScriptedLLMServer
 
 __all__ = ["FAULTS", "Fault", "RequestRecord", "ScriptedLLMServer"]
 
@@ -25,7 +21,7 @@ def __getattr__(name: str) -> Any:
     # Imported on first use: `python -m voicebench.testing.scripted_llm` would otherwise find
     # its own module already imported by this package and run it twice (runpy warns).
     if name in __all__:
-        from voicebench.testing import scripted_llm
+        from voicebench.testing import scripted_records, scripted_server
 
-        return getattr(scripted_llm, name)
+        return getattr(scripted_server if name == "ScriptedLLMServer" else scripted_records, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,16 +12,28 @@ import contextlib
 from voicebench.llm import Endpoint, Provider, register_provider
 
 
-async def _start_scripted(endpoint: Endpoint, stack: contextlib.AsyncExitStack,
-                          warm_prompt: str | None) -> str:
-    from voicebench.testing.scripted_llm import ScriptedLLMServer
+async def _start_scripted(
+    endpoint: Endpoint, stack: contextlib.AsyncExitStack, warm_prompt: str | None
+) -> str:
+    from voicebench.testing.scripted_server import ScriptedLLMServer
 
-    server = await stack.enter_async_context(ScriptedLLMServer(
-        ttft_ms=getattr(endpoint, "ttft_ms", 300.0),
-        token_delay_ms=getattr(endpoint, "token_delay_ms", 15.0),
-        reply=getattr(endpoint, "reply", None), model=endpoint.model))
+    server = await stack.enter_async_context(
+        ScriptedLLMServer(
+            ttft_ms=getattr(endpoint, "ttft_ms", 300.0),
+            token_delay_ms=getattr(endpoint, "token_delay_ms", 15.0),
+            reply=getattr(endpoint, "reply", None),
+            model=endpoint.model,
+        )
+    )
     return server.base_url
 
 
-SCRIPTED = register_provider(Provider("scripted", api="openai", structured="prompt",
-                                      start=_start_scripted, fallback_key="scripted"))
+SCRIPTED = register_provider(
+    Provider(
+        "scripted",
+        api="openai",
+        structured="prompt",
+        start=_start_scripted,
+        fallback_key="scripted",
+    )
+)

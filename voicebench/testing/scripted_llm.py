@@ -62,14 +62,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import json
 import os
-import re
 import signal
-import tempfile
 import time
-import urllib.request
 import uuid
 from collections import deque
 from pathlib import Path
@@ -77,9 +75,8 @@ from typing import Any
 
 from aiohttp import web
 
-from voicebench._jsonl import read_models
 from voicebench.errors import RunError
-from voicebench.llm.helper import HOST, HelperServer
+from voicebench.llm.helper import HOST
 from voicebench.testing.scripted_records import (
     FAULTS,
     Fault,
@@ -88,7 +85,7 @@ from voicebench.testing.scripted_records import (
     tokenize,
 )
 
-__all__ = ["FAULTS", "Fault", "RequestRecord", "ScriptedLLMServer", "main"]
+__all__ = ["FAULTS", "Fault", "RequestRecord", "main", "serve"]
 # asyncio wakes up to ~1 ms late (epoll timeouts are whole milliseconds, rounded up), so sleep
 # until this long before a deadline and spin for the rest: the chunk leaves within microseconds.
 _SPIN_NS = 1_500_000
@@ -109,8 +106,16 @@ def _error_body(message: str, kind: str, code: str | None) -> dict[str, Any]:
 class _Completions:
     """The chat-completions handler, holding the script and the request count."""
 
-    def __init__(self, *, ttft_ms: float, token_delay_ms: float, reply: str | None,
-                 model: str, faults: tuple[Fault, ...], log_path: Path | None) -> None:
+    def __init__(
+        self,
+        *,
+        ttft_ms: float,
+        token_delay_ms: float,
+        reply: str | None,
+        model: str,
+        faults: tuple[Fault, ...],
+        log_path: Path | None,
+    ) -> None:
         self.ttft_ns = round(ttft_ms * 1e6)
         self.token_ns = round(token_delay_ms * 1e6)
         self.reply, self.model, self.faults = reply, model, faults
@@ -135,12 +140,17 @@ class _Completions:
             self.history.append(body)
             if fault == "429":
                 return web.json_response(
-                    _error_body("Rate limit reached (scripted).", "requests", "rate_limit_exceeded"),
-                    status=429, headers={"Retry-After": "1"})
+                    _error_body(
+                        "Rate limit reached (scripted).", "requests", "rate_limit_exceeded"
+                    ),
+                    status=429,
+                    headers={"Retry-After": "1"},
+                )
             if fault == "500":
                 return web.json_response(
                     _error_body("The server had an error (scripted).", "server_error", None),
-                    status=500)
+                    status=500,
+                )
             if fault == "hang":
                 # Cancelled when the client disconnects (handler_cancellation) or at shutdown.
                 await asyncio.Future()
@@ -150,27 +160,54 @@ class _Completions:
             else:
                 text = self.reply if self.reply is not None else supportive_reply(messages)
             tokens = [] if fault == "empty" else tokenize(text)
-            usage = {"prompt_tokens": sum(len(str(m.get("content", "")).split()) for m in messages),
-                     "completion_tokens": len(tokens)}
+            usage = {
+                "prompt_tokens": sum(len(str(m.get("content", "")).split()) for m in messages),
+                "completion_tokens": len(tokens),
+            }
             usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
             if body.get("stream"):
                 include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-                return await self._stream(request, received_ns, tokens, usage if include_usage
-                                          else None, truncate=fault == "truncate", sent=sent)
-            return await self._whole(request, received_ns, tokens, usage, sent,
-                                     truncate=fault == "truncate")
+                return await self._stream(
+                    request,
+                    received_ns,
+                    tokens,
+                    usage if include_usage else None,
+                    truncate=fault == "truncate",
+                    sent=sent,
+                )
+            return await self._whole(
+                request, received_ns, tokens, usage, sent, truncate=fault == "truncate"
+            )
         finally:
-            self._record(RequestRecord(
-                received_ns=received_ns, first_token_sent_ns=sent[0] if sent else None,
-                done_ns=time.perf_counter_ns(), model=str(body.get("model") or self.model),
-                n_messages=len(body.get("messages") or []), stream=bool(body.get("stream")),
-                fault=fault))
+            self._record(
+                RequestRecord(
+                    received_ns=received_ns,
+                    first_token_sent_ns=sent[0] if sent else None,
+                    done_ns=time.perf_counter_ns(),
+                    model=str(body.get("model") or self.model),
+                    n_messages=len(body.get("messages") or []),
+                    stream=bool(body.get("stream")),
+                    fault=fault,
+                )
+            )
 
-    async def _stream(self, request: web.Request, received_ns: int, tokens: list[str],
-                      usage: dict[str, int] | None, *, truncate: bool,
-                      sent: list[int]) -> web.StreamResponse:
-        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream",
-                                           "Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    async def _stream(
+        self,
+        request: web.Request,
+        received_ns: int,
+        tokens: list[str],
+        usage: dict[str, int] | None,
+        *,
+        truncate: bool,
+        sent: list[int],
+    ) -> web.StreamResponse:
+        resp = web.StreamResponse(
+            headers={
+                "Content-Type": "text/event-stream",
+                "Cache-Control": "no-cache",
+                "X-Accel-Buffering": "no",
+            }
+        )
         writer = await resp.prepare(request)
         # Newer aiohttp holds headers back until the first body write; send them now so the
         # client has parsed them before the first token, as with a real provider.
@@ -178,8 +215,12 @@ class _Completions:
         if send_headers is not None:
             send_headers()
         # "created" is OpenAI's Unix-seconds field, not a timing: wall clock is right there.
-        base = {"id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "object": "chat.completion.chunk",
-                "created": int(time.time()), "model": self.model}
+        base = {
+            "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": self.model,
+        }
         first_ns = received_ns + self.ttft_ns
         for i, token in enumerate(tokens):
             delta = {"role": "assistant", "content": token} if i == 0 else {"content": token}
@@ -199,14 +240,33 @@ class _Completions:
         await resp.write_eof()
         return resp
 
-    async def _whole(self, request: web.Request, received_ns: int, tokens: list[str],
-                     usage: dict[str, int], sent: list[int], *,
-                     truncate: bool) -> web.StreamResponse:
-        body = json.dumps({
-            "id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "object": "chat.completion",
-            "created": int(time.time()), "model": self.model, "usage": usage,
-            "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
-                         "message": {"role": "assistant", "content": "".join(tokens)}}]}).encode()
+    async def _whole(
+        self,
+        request: web.Request,
+        received_ns: int,
+        tokens: list[str],
+        usage: dict[str, int],
+        sent: list[int],
+        *,
+        truncate: bool,
+    ) -> web.StreamResponse:
+        body = json.dumps(
+            {
+                "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": self.model,
+                "usage": usage,
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "logprobs": None,
+                        "message": {"role": "assistant", "content": "".join(tokens)},
+                    }
+                ],
+            }
+        ).encode()
         resp = web.StreamResponse(headers={"Content-Type": "application/json"})
         resp.content_length = len(body)
         await _sleep_until(received_ns + self.ttft_ns + max(len(tokens) - 1, 0) * self.token_ns)
@@ -238,8 +298,19 @@ def build_app(completions: _Completions) -> web.Application:
         return web.json_response({"status": "ok"})
 
     async def models(_: web.Request) -> web.Response:
-        return web.json_response({"object": "list", "data": [
-            {"id": completions.model, "object": "model", "created": 0, "owned_by": "voicebench"}]})
+        return web.json_response(
+            {
+                "object": "list",
+                "data": [
+                    {
+                        "id": completions.model,
+                        "object": "model",
+                        "created": 0,
+                        "owned_by": "voicebench",
+                    }
+                ],
+            }
+        )
 
     async def script(request: web.Request) -> web.Response:
         item = await request.json()
@@ -265,8 +336,9 @@ async def serve(completions: _Completions, *, port: int = 0, host: str = HOST) -
     if host != HOST:
         raise RunError(f"the scripted LLM server binds {HOST} only, not {host}")
     # No access log: a write to stdout per request is jitter, and stdout carries only READY.
-    runner = web.AppRunner(build_app(completions), access_log=None,
-                           handler_cancellation=True, shutdown_timeout=0.5)
+    runner = web.AppRunner(
+        build_app(completions), access_log=None, handler_cancellation=True, shutdown_timeout=0.5
+    )
     await runner.setup()
     await web.TCPSite(runner, HOST, port).start()
     stop = asyncio.Event()
@@ -278,10 +350,8 @@ async def serve(completions: _Completions, *, port: int = 0, host: str = HOST) -
     parent = os.getppid()
     try:
         while not stop.is_set() and os.getppid() == parent:
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=1.0)
-            except TimeoutError:
-                pass
     finally:
         await runner.cleanup()
         if completions.log is not None:
@@ -290,8 +360,10 @@ async def serve(completions: _Completions, *, port: int = 0, host: str = HOST) -
 
 def main(argv: list[str] | None = None) -> None:
     """The command line: parse options, serve."""
-    parser = argparse.ArgumentParser(prog="python -m voicebench.testing.scripted_llm",
-                                     description="Scripted OpenAI-compatible LLM server.")
+    parser = argparse.ArgumentParser(
+        prog="python -m voicebench.testing.scripted_llm",
+        description="Scripted OpenAI-compatible LLM server.",
+    )
     parser.add_argument("--host", default=HOST, choices=[HOST], help="loopback only")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--ttft-ms", type=float, default=100.0)
@@ -299,79 +371,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--reply", default=None, help="fixed reply (default: derived from input)")
     parser.add_argument("--model", default="scripted-llm")
     parser.add_argument("--log", type=Path, default=None, help="append one JSON line per request")
-    parser.add_argument("--fault", action="append", default=[], choices=FAULTS,
-                        help="fault for the next request in order; repeat for more")
+    parser.add_argument(
+        "--fault",
+        action="append",
+        default=[],
+        choices=FAULTS,
+        help="fault for the next request in order; repeat for more",
+    )
     args = parser.parse_args(argv)
-    completions = _Completions(ttft_ms=args.ttft_ms, token_delay_ms=args.token_delay_ms,
-                               reply=args.reply, model=args.model, faults=tuple(args.fault),
-                               log_path=args.log)
+    completions = _Completions(
+        ttft_ms=args.ttft_ms,
+        token_delay_ms=args.token_delay_ms,
+        reply=args.reply,
+        model=args.model,
+        faults=tuple(args.fault),
+        log_path=args.log,
+    )
     asyncio.run(serve(completions, port=args.port, host=args.host))
-
-
-class ScriptedLLMServer(HelperServer):
-    """Runs the server in a subprocess; a sync or async context manager.
-
-    ``with ScriptedLLMServer(ttft_ms=200) as llm: OpenAI(base_url=llm.base_url, api_key="x")``
-    """
-
-    what = "scripted LLM server"
-
-    def __init__(self, *, ttft_ms: float = 100, token_delay_ms: float = 10,
-                 reply: str | None = None, model: str = "scripted-llm",
-                 faults: tuple[Fault, ...] | list[Fault] = ()) -> None:
-        bad = [f for f in faults if f not in FAULTS]
-        if bad:
-            raise ValueError(f"unknown faults {bad}; choose from {FAULTS}")
-        self.model = model
-        # Kept until this object is collected, so the log stays readable after stop().
-        self._tmp = tempfile.TemporaryDirectory(prefix="scripted-llm-")
-        args = ["--port", "0", "--log", str(self.log_path), "--ttft-ms", str(ttft_ms),
-                "--token-delay-ms", str(token_delay_ms), "--model", model,
-                *(a for f in faults for a in ("--fault", f))]
-        if reply is not None:
-            args += ["--reply", reply]
-        super().__init__(self.python_module("voicebench.testing.scripted_llm", *args),
-                         ready_pattern=rf"READY http://{re.escape(HOST)}:(\d+)/v1")
-
-    @property
-    def port(self) -> int | None:
-        """The port it listens on, while it runs."""
-        running = self.process is not None and self.process.poll() is None
-        return int(self.ready_match.group(1)) if running and self.ready_match else None
-
-    @property
-    def base_url(self) -> str:
-        """``http://127.0.0.1:PORT/v1``, the OpenAI client's ``base_url``."""
-        if self.port is None:
-            raise RunError("the scripted LLM server is not running")
-        return f"http://{HOST}:{self.port}/v1"
-
-    @property
-    def log_path(self) -> Path:
-        """Where the server appends its request log."""
-        return Path(self._tmp.name) / "requests.jsonl"
-
-    def requests(self) -> list[RequestRecord]:
-        """The request log so far, in order of completion."""
-        return read_models(self.log_path, RequestRecord)
-
-    def enqueue(self, content: str | None = None, *, fault: Fault | None = None) -> None:
-        """Queue the answer (or fault) for the next request that finds the queue non-empty."""
-        self._call("POST", "/script", {"content": content, "fault": fault})
-
-    def history(self) -> list[dict[str, Any]]:
-        """The JSON bodies of the chat-completions requests received so far."""
-        return self._call("GET", "/history")
-
-    def _call(self, method: str, path: str, payload: Any = None) -> Any:
-        if self.port is None:
-            raise RunError("the scripted LLM server is not running")
-        data = None if payload is None else json.dumps(payload).encode()
-        req = urllib.request.Request(f"http://{HOST}:{self.port}{path}", data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=10) as resp:  # loopback only
-            return json.loads(resp.read())
-
 
 
 if __name__ == "__main__":

@@ -14,10 +14,42 @@ Fault = Literal["429", "500", "hang", "empty", "truncate"]
 FAULTS: tuple[str, ...] = get_args(Fault)
 
 _TOKEN_RE = re.compile(r"\s*\S+|\s+")
-_REFLECT = {"i": "you", "i'm": "you're", "im": "you're", "me": "you", "my": "your",
-            "mine": "yours", "myself": "yourself", "am": "are", "was": "were"}
-_DANGLING = {"and", "but", "or", "so", "because", "the", "a", "an", "to", "of", "with", "that",
-             "you", "your", "is", "are", "were", "just", "really", "very", "in", "on", "at"}
+_REFLECT = {
+    "i": "you",
+    "i'm": "you're",
+    "im": "you're",
+    "me": "you",
+    "my": "your",
+    "mine": "yours",
+    "myself": "yourself",
+    "am": "are",
+    "was": "were",
+}
+_DANGLING = {
+    "and",
+    "but",
+    "or",
+    "so",
+    "because",
+    "the",
+    "a",
+    "an",
+    "to",
+    "of",
+    "with",
+    "that",
+    "you",
+    "your",
+    "is",
+    "are",
+    "were",
+    "just",
+    "really",
+    "very",
+    "in",
+    "on",
+    "at",
+}
 
 
 class RequestRecord(FrozenModel):
@@ -26,7 +58,8 @@ class RequestRecord(FrozenModel):
     received_ns: int
     """perf_counter_ns when the handler got the request, before reading its body."""
     first_token_sent_ns: int | None
-    """perf_counter_ns when the first content chunk (or the whole reply) was written; null if none."""
+    """perf_counter_ns when the first content chunk (or the whole reply) was written; null if
+    none."""
     done_ns: int
     """perf_counter_ns when the request ended (finished, failed or abandoned)."""
     model: str = Field(min_length=1)

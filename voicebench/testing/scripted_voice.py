@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import itertools
 import json
@@ -53,8 +54,8 @@ from voicebench.fixtures.audio import (
     speech_bounds,
     to_int16,
 )
-from voicebench.replay.wire import codec
 from voicebench.llm.helper import HOST, HelperServer
+from voicebench.replay.wire import codec
 
 Fault = Literal["refuse", "close", "silent", "error"]
 FAULTS: tuple[str, ...] = get_args(Fault)
@@ -65,7 +66,8 @@ _SPIN_NS = 1_500_000
 
 
 def reply_audio(text: str, rate: int) -> np.ndarray:
-    """The reply spoken by the packaged Piper voice, trimmed to start on its first audible sample."""
+    """The reply spoken by the packaged Piper voice, trimmed to start on its first audible
+    sample."""
     from voicebench.fixtures.synth import PiperSpeaker
 
     speaker = PiperSpeaker()
@@ -74,7 +76,7 @@ def reply_audio(text: str, rate: int) -> np.ndarray:
     bounds = speech_bounds(pcm)
     if bounds is None:
         raise RunError(f"the reply {text!r} was spoken as silence")
-    return pcm[bounds[0]:bounds[1]]
+    return pcm[bounds[0] : bounds[1]]
 
 
 async def _sleep_until(deadline_ns: int) -> None:
@@ -89,8 +91,17 @@ async def _sleep_until(deadline_ns: int) -> None:
 
 
 class Agent:
-    def __init__(self, *, protocol: str, rate: int, delay_ms: float, hangover_ms: float,
-                 reply: np.ndarray, faults: tuple[str, ...], log_path: Path | None) -> None:
+    def __init__(
+        self,
+        *,
+        protocol: str,
+        rate: int,
+        delay_ms: float,
+        hangover_ms: float,
+        reply: np.ndarray,
+        faults: tuple[str, ...],
+        log_path: Path | None,
+    ) -> None:
         self.protocol = protocol
         self.rate = rate
         self.delay_ns = int(delay_ms * 1_000_000)
@@ -110,9 +121,9 @@ class Agent:
             call = next(self.calls)
         fault = self.fault_for(call)
         wire = codec(self.protocol, self.rate)
-        received = 0                            # samples heard so far
-        utterance: list[np.ndarray] = []        # the caller's current utterance
-        frames: list[tuple[int, int]] = []      # its frames: (end sample, arrival ns)
+        received = 0  # samples heard so far
+        utterance: list[np.ndarray] = []  # the caller's current utterance
+        frames: list[tuple[int, int]] = []  # its frames: (end sample, arrival ns)
         start: int | None = None
         last_loud = 0
         peak = 0
@@ -174,15 +185,23 @@ class Agent:
                 await _sleep_until(deadline)
             else:
                 await asyncio.sleep(max(0, deadline - time.perf_counter_ns()) / NS_PER_S)
-            await ws.send(wire.audio(self.reply[pos: pos + n].tobytes()))
+            await ws.send(wire.audio(self.reply[pos : pos + n].tobytes()))
             if first_sent is None:
                 first_sent = time.perf_counter_ns()
         if self.protocol == "pcm":
             await ws.send(json.dumps({"type": "bot_stopped"}))
         if self.log is not None:
-            self.log.write(json.dumps({"call": call, "speech_end_ns": spoken_end_ns,
-                                       "first_audio_sent_ns": first_sent,
-                                       "delay_ms": self.delay_ns / 1e6}) + "\n")
+            self.log.write(
+                json.dumps(
+                    {
+                        "call": call,
+                        "speech_end_ns": spoken_end_ns,
+                        "first_audio_sent_ns": first_sent,
+                        "delay_ms": self.delay_ns / 1e6,
+                    }
+                )
+                + "\n"
+            )
             self.log.flush()
 
 
@@ -200,36 +219,56 @@ async def serve(agent: Agent, *, port: int = 0) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    async with websockets.serve(agent.handle, HOST, port, process_request=process_request,
-                                max_size=2**24, ping_interval=None) as server:
+    async with websockets.serve(
+        agent.handle,
+        HOST,
+        port,
+        process_request=process_request,
+        max_size=2**24,
+        ping_interval=None,
+    ) as server:
         bound = next(iter(server.sockets)).getsockname()[1]
         gc.freeze()  # startup objects (the voice, numpy) need no scanning: shorter pauses
         print(f"READY ws://{HOST}:{bound}", flush=True)
         parent = os.getppid()
         while not stop.is_set() and os.getppid() == parent:
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=1.0)
-            except TimeoutError:
-                pass
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m voicebench.testing.scripted_voice",
-                                     description="Scripted WebSocket voice agent.")
+    parser = argparse.ArgumentParser(
+        prog="python -m voicebench.testing.scripted_voice",
+        description="Scripted WebSocket voice agent.",
+    )
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--protocol", choices=["pcm", "pipecat"], default="pcm")
     parser.add_argument("--sample-rate", type=int, default=16_000)
-    parser.add_argument("--delay-ms", type=float, default=800.0,
-                        help="end of the caller's speech to the reply's first audible sample")
-    parser.add_argument("--hangover-ms", type=float, default=600.0,
-                        help="silence after speech that ends the caller's turn")
+    parser.add_argument(
+        "--delay-ms",
+        type=float,
+        default=800.0,
+        help="end of the caller's speech to the reply's first audible sample",
+    )
+    parser.add_argument(
+        "--hangover-ms",
+        type=float,
+        default=600.0,
+        help="silence after speech that ends the caller's turn",
+    )
     parser.add_argument("--reply", default=DEFAULT_REPLY)
     parser.add_argument("--log", type=Path, default=None)
     parser.add_argument("--fault", action="append", default=[], choices=FAULTS)
     args = parser.parse_args(argv)
-    agent = Agent(protocol=args.protocol, rate=args.sample_rate, delay_ms=args.delay_ms,
-                  hangover_ms=args.hangover_ms, reply=reply_audio(args.reply, args.sample_rate),
-                  faults=tuple(args.fault), log_path=args.log)
+    agent = Agent(
+        protocol=args.protocol,
+        rate=args.sample_rate,
+        delay_ms=args.delay_ms,
+        hangover_ms=args.hangover_ms,
+        reply=reply_audio(args.reply, args.sample_rate),
+        faults=tuple(args.fault),
+        log_path=args.log,
+    )
     asyncio.run(serve(agent, port=args.port))
 
 
@@ -239,20 +278,41 @@ class ScriptedVoiceAgent(HelperServer):
 
     what = "scripted voice agent"
 
-    def __init__(self, *, delay_ms: float = 800.0, hangover_ms: float = 600.0,
-                 protocol: str = "pcm", sample_rate: int = 16_000,
-                 faults: tuple[Fault, ...] | list[Fault] = (), reply: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        delay_ms: float = 800.0,
+        hangover_ms: float = 600.0,
+        protocol: str = "pcm",
+        sample_rate: int = 16_000,
+        faults: tuple[Fault, ...] | list[Fault] = (),
+        reply: str | None = None,
+    ) -> None:
         bad = [f for f in faults if f not in FAULTS]
         if bad:
             raise ValueError(f"unknown faults {bad}; choose from {FAULTS}")
         self._tmp = tempfile.TemporaryDirectory(prefix="scripted-voice-")
-        args = ["--port", "0", "--log", str(self.log_path), "--delay-ms", str(delay_ms),
-                "--hangover-ms", str(hangover_ms), "--protocol", protocol,
-                "--sample-rate", str(sample_rate), *(a for f in faults for a in ("--fault", f))]
+        args = [
+            "--port",
+            "0",
+            "--log",
+            str(self.log_path),
+            "--delay-ms",
+            str(delay_ms),
+            "--hangover-ms",
+            str(hangover_ms),
+            "--protocol",
+            protocol,
+            "--sample-rate",
+            str(sample_rate),
+            *(a for f in faults for a in ("--fault", f)),
+        ]
         if reply is not None:
             args += ["--reply", reply]
-        super().__init__(self.python_module("voicebench.testing.scripted_voice", *args),
-                         ready_pattern=rf"READY (ws://{HOST}:\d+)")
+        super().__init__(
+            self.python_module("voicebench.testing.scripted_voice", *args),
+            ready_pattern=rf"READY (ws://{HOST}:\d+)",
+        )
 
     @property
     def url(self) -> str | None:

@@ -34,8 +34,12 @@ STAGES: tuple[tuple[str, str, str], ...] = (
 )
 STAGE_NAMES: tuple[str, ...] = tuple(s[0] for s in STAGES)
 STAGE_LABELS = {
-    "endpointing": "endpointing", "asr": "ASR", "turn_end": "turn end", "llm_ttft": "LLM TTFT",
-    "text_aggregation": "text aggregation", "tts_first_audio": "TTS first audio",
+    "endpointing": "endpointing",
+    "asr": "ASR",
+    "turn_end": "turn end",
+    "llm_ttft": "LLM TTFT",
+    "text_aggregation": "text aggregation",
+    "tts_first_audio": "TTS first audio",
     "output": "output",
 }
 """Stage names as people read them (tables and figures)."""
@@ -97,7 +101,9 @@ class TurnTiming(FrozenModel):
     def stages_ms(self) -> dict[str, float | None]:
         """The waterfall: stage name to ms; the non-null stages sum to ``ttfa_ms`` (none are
         non-null for a black box)."""
-        return {name: (None if ns is None else ns_to_ms(ns)) for name, ns in self.stages_ns().items()}
+        return {
+            name: (None if ns is None else ns_to_ms(ns)) for name, ns in self.stages_ns().items()
+        }
 
     def stages_ns(self) -> dict[str, int | None]:
         """The waterfall in ns (exact integers)."""

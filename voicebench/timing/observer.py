@@ -79,7 +79,8 @@ class TimingObserver(BaseObserver):
         self.events: list[TurnEvent] = []
 
     def record(self, kind: EventKind, ns: int, text: str = "", source: str = "") -> None:
-        """Record an event seen outside a frame push (the output transport's first audible sample)."""
+        """Record an event seen outside a frame push (the output transport's first audible
+        sample)."""
         self.events.append(TurnEvent(kind, ns, text, source))
 
     async def on_push_frame(self, data: FramePushed) -> None:
