@@ -75,3 +75,64 @@ def test_run_with_a_missing_spec_fails_cleanly(tmp_path: Path):
     )
     assert result.exit_code == 2
     assert "nope.toml: agent spec not found" in result.output
+
+
+BAD_INPUT = [
+    (["synth", "--dialogues", "{tmp}/none.jsonl"], "none.jsonl: file not found"),
+    (["summary", "{tmp}"], "not a run directory (no run.json)"),
+    (["judge", "{tmp}", "--judge", "{tmp}/none.toml"], "none.toml: file not found"),
+    (["rate", "{tmp}"], "not a judging folder"),
+    (["strategies", "{tmp}"], "not a judging folder"),
+    (["report", "{tmp}"], "neither a run directory"),
+    (["serve", "--protocol", "sip"], "--protocol: must be pcm or pipecat"),
+    (["load", "--agent", "ws://127.0.0.1:1", "--arrivals", "burst"], "--arrivals"),
+    (["demo", "--agent", "{tmp}/none.toml"], "none.toml: agent spec not found"),
+    (
+        ["dialogues", "adversarial", "{tmp}/x.jsonl", "--profile", "x", "--llm", "{tmp}/a.toml"],
+        "--profile: must be one of",
+    ),
+]
+
+
+def test_every_command_turns_bad_input_into_one_line_and_exit_2(tmp_path: Path):
+    for args, message in BAD_INPUT:
+        result = runner.invoke(app, [a.format(tmp=tmp_path) for a in args])
+        assert result.exit_code == 2, (args, result.output)
+        errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+        assert len(errors) == 1 and message in " ".join(result.output.split()), (args, errors)
+        assert "Traceback" not in result.output
+
+
+def test_progress_is_a_bar_with_lines_above_it_on_a_terminal(monkeypatch):
+    import io
+
+    from rich.console import Console
+
+    from voicebench.cli import common
+
+    screen = io.StringIO()
+    monkeypatch.setattr(common, "err", Console(file=screen, force_terminal=True, width=100))
+    with common.Steps("turns") as steps:
+        assert steps._bar is not None
+        steps.advance(1, 2, "[1/2] first turn  TTFA 812 ms")
+        steps.advance(2, 2, None)
+        steps.line("all done")
+    shown = screen.getvalue()
+    assert "[1/2] first turn  TTFA 812 ms" in shown and "all done" in shown
+    assert "2/2" in shown  # the bar's count
+
+
+def test_progress_off_a_terminal_is_plain_lines(monkeypatch):
+    import io
+
+    from rich.console import Console
+
+    from voicebench.cli import common
+
+    log = io.StringIO()
+    monkeypatch.setattr(common, "err", Console(file=log, force_terminal=False, width=100))
+    with common.Steps("turns") as steps:
+        assert steps._bar is None
+        steps.advance(1, 2, "[1/2] first turn")
+        steps.advance(2, 2, None)
+    assert log.getvalue() == "[1/2] first turn\n"

@@ -52,7 +52,7 @@ apply)::
 
     [remote]
     url = "ws://127.0.0.1:8765"       # ws:// or wss://
-    protocol = "pcm"                  # "pcm" (voicebench's protocol, voicebench/remote/protocol.py)
+    protocol = "pcm"                  # "pcm" (voicebench's protocol, voicebench/replay/wire.py)
                                       # or "pipecat" (pipecat's protobuf frame serializer)
     sample_rate = 16000               # of the PCM both ways
     quiet_secs = 1.5                  # after the agent's audio, this much quiet ends its turn

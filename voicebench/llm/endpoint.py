@@ -45,7 +45,8 @@ class Endpoint(FrozenModel):
     """Sampling temperature."""
     max_tokens: int = Field(default=120, ge=1, le=4096)
     """Upper bound on an answer's length."""
-    timeout_s: float | None = Field(default=None, gt=0.0, le=900.0)
+    # Left out of a dump when unset, so run logs keep the fields they always had.
+    timeout_s: float | None = Field(default=None, gt=0.0, le=900.0, exclude_if=lambda v: v is None)
     """Per request; None leaves the SDK's default."""
     n_ctx: int = Field(default=2048, ge=256, le=131072)
     """Local provider only: context window of the llama.cpp server."""

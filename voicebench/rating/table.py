@@ -353,41 +353,41 @@ def inputs_sha256(
     return h.hexdigest()
 
 
+RATING_DEFAULTS: dict[str, float] = {
+    "rounds": 1000,
+    "seed": 0,
+    "prior": DEFAULT_PRIOR,
+    "budget_ttfa_ms": 1000.0,
+    "budget_ttft_ms": 500.0,
+}
+"""``rate_judging``'s settings and their defaults."""
+
+
 def current_ratings(
-    judging_dir: Path,
-    *,
-    rounds: int = 1000,
-    seed: int = 0,
-    prior: float = DEFAULT_PRIOR,
-    budget_ttfa_ms: float = 1000.0,
-    budget_ttft_ms: float = 500.0,
-    human_judgments: Path | None = None,
+    judging_dir: Path, *, human_judgments: Path | None = None, **settings: float
 ) -> RatingTable:
-    """The folder's ``ratings.json`` when it was fitted from exactly these inputs and settings;
-    otherwise a fresh fit (not written)."""
-    settings: dict[str, float] = {
-        "rounds": rounds,
-        "seed": seed,
-        "prior": prior,
-        "budget_ttfa_ms": budget_ttfa_ms,
-        "budget_ttft_ms": budget_ttft_ms,
-    }
+    """The folder's ``ratings.json`` when it was fitted from exactly these inputs and settings
+    (``rate_judging``'s, see ``RATING_DEFAULTS``); otherwise a fresh fit (not written)."""
+    unknown = set(settings) - set(RATING_DEFAULTS)
+    if unknown:
+        raise TypeError(f"unknown rating settings: {sorted(unknown)}")
+    full = {**RATING_DEFAULTS, **settings}
     path = judging_dir / RATINGS_FILE
     if path.is_file():
         try:
             stored = RatingTable.model_validate_json(path.read_bytes())
         except ValueError:
             stored = None
-        expected = inputs_sha256(judging_dir, human_judgments=human_judgments, **settings)
+        expected = inputs_sha256(judging_dir, human_judgments=human_judgments, **full)
         if stored is not None and stored.inputs_sha256 == expected:
             return stored
     return rate_judging(
         judging_dir,
-        rounds=rounds,
-        seed=seed,
-        prior=prior,
-        budget_ttfa_ms=budget_ttfa_ms,
-        budget_ttft_ms=budget_ttft_ms,
+        rounds=int(full["rounds"]),
+        seed=int(full["seed"]),
+        prior=full["prior"],
+        budget_ttfa_ms=full["budget_ttfa_ms"],
+        budget_ttft_ms=full["budget_ttft_ms"],
         human_judgments=human_judgments,
         write=False,
     )

@@ -50,6 +50,22 @@ def _env() -> jinja2.Environment:
     return env
 
 
+def _render(template: str, report: Report, **extra: object) -> str:
+    """One template over the report's sections."""
+    j = report.judging
+    return (
+        _env()
+        .get_template(template)
+        .render(
+            report=report,
+            sections=sections(report),
+            smoke=j is not None and j.smoke,
+            smoke_warning=SMOKE_WARNING,
+            **extra,
+        )
+    )
+
+
 def _figure_uri(folder: Path, name: str) -> str:
     svg = (folder / f"{name}.svg").read_bytes()
     return "data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii")
@@ -62,34 +78,17 @@ def render_html(report: Report, figure_dir: Path) -> str:
         f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
         f"script-src 'sha256-{script_hash}'"
     )
-    j = report.judging
-    return (
-        _env()
-        .get_template("report.html.j2")
-        .render(
-            report=report,
-            sections=sections(report),
-            smoke=j is not None and j.smoke,
-            smoke_warning=SMOKE_WARNING,
-            csp=Markup(csp),
-            # Built here or read from this package's own files, never from run data: as they are.
-            style=Markup(_asset("report.css")),
-            script=Markup(script),
-            figure_uris={n: _figure_uri(figure_dir, n) for n in report.figures},
-        )
+    return _render(
+        "report.html.j2",
+        report,
+        csp=Markup(csp),
+        # Built here or read from this package's own files, never from run data: as they are.
+        style=Markup(_asset("report.css")),
+        script=Markup(script),
+        figure_uris={n: _figure_uri(figure_dir, n) for n in report.figures},
     )
 
 
 def render_markdown(report: Report) -> str:
-    j = report.judging
-    text = (
-        _env()
-        .get_template("report.md.j2")
-        .render(
-            report=report,
-            sections=sections(report),
-            smoke=j is not None and j.smoke,
-            smoke_warning=SMOKE_WARNING,
-        )
-    )
+    text = _render("report.md.j2", report)
     return re.sub(r"\n{3,}", "\n\n", text)  # blocks are separated by one blank line
