@@ -26,6 +26,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode="markdown",  # docstrings are reflowed paragraphs in --help
 )
 for group in (run, judge, report, live):
     group.register(app)

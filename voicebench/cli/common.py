@@ -130,6 +130,9 @@ class Steps:
                 TimeElapsedColumn(),
                 console=err,
                 transient=True,
+                # stdout stays stdout: results printed meanwhile must not move to stderr
+                redirect_stdout=False,
+                redirect_stderr=False,
             )
             self._bar.start()
             self._task = self._bar.add_task(self.what, total=None)
@@ -138,6 +141,18 @@ class Steps:
     def __exit__(self, *exc: object) -> None:
         if self._bar is not None:
             self._bar.stop()
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Take the bar off the screen while results are printed, then put it back."""
+        if self._bar is None:
+            yield
+            return
+        self._bar.stop()
+        try:
+            yield
+        finally:
+            self._bar.start()
 
     def line(self, message: str) -> None:
         """A line for the log (above the bar on a terminal)."""

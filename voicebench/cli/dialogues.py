@@ -23,11 +23,15 @@ if TYPE_CHECKING:
 
 app = typer.Typer(
     cls=VoicebenchGroup,
+    rich_markup_mode="markdown",
     no_args_is_help=True,
     help="Dialogue sets: import, make adversarial items, check.",
 )
 import_app = typer.Typer(
-    cls=VoicebenchGroup, no_args_is_help=True, help="Import dialogue items from a corpus."
+    cls=VoicebenchGroup,
+    rich_markup_mode="markdown",
+    no_args_is_help=True,
+    help="Import dialogue items from a corpus.",
 )
 app.add_typer(import_app, name="import")
 

@@ -19,6 +19,7 @@ from voicebench.cli.common import (
     VerboseOpt,
     default_run_dir,
     on_interrupt,
+    out,
     quiet_libraries,
     say,
     show,
@@ -77,8 +78,6 @@ def show_replay(spec: AgentSpec, out_dir: Path, records: list[TurnRecord]) -> No
 
 
 def show_table(table: object) -> None:
-    from voicebench.cli.common import out
-
     out.print(table)
 
 
@@ -168,7 +167,8 @@ class _ShownDemo:
         self.steps.advance(progress.done, progress.total, turn_line(progress))
 
     def replayed(self, spec: AgentSpec, out_dir: Path, records: list[TurnRecord]) -> None:
-        show_replay(spec, out_dir, records)
+        with self.steps.paused():
+            show_replay(spec, out_dir, records)
 
     def verdict(self, verdict: Verdict, done: int, total: int) -> None:
         from voicebench.cli.judge import verdict_line
@@ -177,13 +177,15 @@ class _ShownDemo:
         self.steps.advance(done, total, line)
 
     def judged(self, result: JudgingResult) -> None:
-        show_judging(result)
+        with self.steps.paused():
+            show_judging(result)
 
     def rated(self, table: RatingTable | None, why_not: str | None) -> None:
-        if table is None:
-            show(f"no leaderboard: {why_not}")
-        else:
-            show_rating(table)
+        with self.steps.paused():
+            if table is None:
+                show(f"no leaderboard: {why_not}")
+            else:
+                show_rating(table)
 
 
 def demo(
