@@ -100,9 +100,10 @@ class LLMSpec(Endpoint):
     """The language model behind the agent: an endpoint (``voicebench.llm.Endpoint``) with the
     agent-only settings below."""
 
-    provider: Literal["local", "openai-compatible", "openai", "anthropic", "scripted"]
-    """Which client talks to it; ``local`` starts a llama.cpp server on 127.0.0.1, ``scripted``
-    a scripted server with a known time to first token (a test double)."""
+    provider: str = Field(min_length=1)
+    """Which client talks to it (a registered provider): ``local`` starts a llama.cpp server
+    on 127.0.0.1, ``scripted`` a scripted server with a known time to first token (a test
+    double); ``openai``, ``anthropic``, ``openai-compatible``, or a plug-in's."""
     warmup: bool = True
     """Local provider only: evaluate the system prompt once before the first turn, as a
     deployed agent's server would have it cached."""

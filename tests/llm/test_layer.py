@@ -115,3 +115,16 @@ def test_a_helper_that_never_gets_ready_fails_with_its_log_and_is_stopped():
     with pytest.raises(RunError, match=r"did not become ready within 1 s[\s\S]*starting"):
         server.start()
     assert server.process is not None and server.process.poll() is not None
+
+
+def test_a_registered_provider_can_be_named_by_agent_and_judge_specs(monkeypatch):
+    from voicebench.llm import Provider, registry
+
+    with pytest.raises(ValueError, match="Input should be a registered LLM provider: anthropic"):
+        LLMSpec(provider="acme", model="m")
+    monkeypatch.setitem(
+        registry._PROVIDERS, "acme", Provider("acme", api="openai", structured="prompt")
+    )
+    assert LLMSpec(provider="acme", model="m").id == "acme/m"
+    assert JudgeModelSpec(provider="acme", model="m", family="a").id == "acme/m"
+    assert "acme" in providers()

@@ -34,14 +34,11 @@ from voicebench._model import FrozenModel, read_utf8, validate_record
 from voicebench.errors import InputError, MissingSecretError
 from voicebench.llm import Endpoint, RetryPolicy
 
-JudgeProvider = Literal["openai", "anthropic", "openai-compatible", "local"]
-
 
 class JudgeModelSpec(Endpoint):
     """One judge model: an endpoint (``voicebench.llm.Endpoint``) with the judge-only settings
     below."""
 
-    provider: JudgeProvider
     family: str = Field(min_length=1, pattern=r"^[a-z0-9][a-z0-9._-]*$")
     """Model family, compared with the contestants' families."""
     smoke: bool = False

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import os
 
-from pydantic import Field, HttpUrl, model_validator
+from pydantic import Field, HttpUrl, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from voicebench._model import FrozenModel
 
@@ -52,6 +53,20 @@ class Endpoint(FrozenModel):
     """Local provider only: context window of the llama.cpp server."""
     n_threads: int | None = Field(default=None, ge=1, le=256)
     """Local provider only: llama.cpp threads (default: llama.cpp's choice)."""
+
+    @field_validator("provider")
+    @classmethod
+    def _registered(cls, name: str) -> str:
+        from voicebench.llm.registry import providers
+
+        known = providers()
+        if name not in known:
+            raise PydanticCustomError(
+                "unknown_provider",
+                "Input should be a registered LLM provider: {known}",
+                {"known": ", ".join(known)},
+            )
+        return name
 
     @model_validator(mode="after")
     def _endpoint_fields(self) -> Endpoint:

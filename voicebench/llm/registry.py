@@ -15,6 +15,7 @@ with the install command.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.metadata
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -98,10 +99,15 @@ def get_provider(name: str) -> Provider:
     return _PROVIDERS[name]
 
 
+@functools.cache
+def _offered() -> frozenset[str]:
+    """Provider names that installed packages offer through the entry-point group."""
+    return frozenset(ep.name for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
+
+
 def providers() -> tuple[str, ...]:
     """Every provider name: registered ones and those plugins offer."""
-    offered = {ep.name for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
-    return tuple(sorted(set(_PROVIDERS) | offered))
+    return tuple(sorted(set(_PROVIDERS) | _offered()))
 
 
 @dataclass(frozen=True)
