@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Protocol
 
 from voicebench.agentspec import AgentSpec, load_agent_spec
-from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
+from voicebench.dialogues import BUILTIN_DIALOGUES, Dialogue, load_dialogues
 from voicebench.fixtures import BUILTIN_FIXTURES
 from voicebench.judging import JudgingResult, Verdict, run_judging
 from voicebench.rating import NothingToRateError, RatingTable, rate_judging
 from voicebench.replay import RunProgress, demo_items, run_replay
 from voicebench.report import BuiltReport, build_report
-from voicebench.runlog import TurnRecord
+from voicebench.runlog import TurnRecord, default_run_dir
 
 
 class DemoHooks(Protocol):
@@ -41,7 +41,7 @@ class DemoHooks(Protocol):
 class DemoPlan:
     spec: AgentSpec
     spec_path: Path
-    items: list
+    items: list[Dialogue]
     out_dir: Path
     judge_spec: Path | None
 
@@ -50,15 +50,9 @@ def plan_demo(
     agent: Path, *, limit: int, out_dir: Path | None, judge_spec: Path | None
 ) -> DemoPlan:
     """Check the inputs before anything starts; the default folder is ``reports/runs/``."""
-    from datetime import UTC, datetime
-
     spec = load_agent_spec(agent)
     items = demo_items(load_dialogues(BUILTIN_DIALOGUES), limit)
-    if out_dir is None:
-        slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in spec.name)
-        stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-        out_dir = Path("reports") / "runs" / f"demo-{slug}-{stamp}"
-    return DemoPlan(spec, agent, items, out_dir, judge_spec)
+    return DemoPlan(spec, agent, items, out_dir or default_run_dir(spec.name, "demo-"), judge_spec)
 
 
 def run_demo(plan: DemoPlan, hooks: DemoHooks) -> BuiltReport:

@@ -82,11 +82,6 @@ def stamp() -> str:
     return datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
 
 
-def default_run_dir(name: str, prefix: str = "") -> Path:
-    slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in name)
-    return Path("reports") / "runs" / f"{prefix}{slug}-{stamp()}"
-
-
 _interrupt_notes: list[str] = []
 
 

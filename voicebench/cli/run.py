@@ -17,7 +17,6 @@ from voicebench.cli.common import (
     FixturesOpt,
     Steps,
     VerboseOpt,
-    default_run_dir,
     on_interrupt,
     out,
     quiet_libraries,
@@ -127,7 +126,7 @@ def run(
     from voicebench.agentspec import load_agent_spec
     from voicebench.dialogues import load_dialogues
     from voicebench.replay import run_replay, select_dialogues
-    from voicebench.runlog import ReplayMode
+    from voicebench.runlog import ReplayMode, default_run_dir
 
     try:
         replay_mode = ReplayMode(mode)

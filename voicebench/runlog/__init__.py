@@ -7,7 +7,14 @@ from voicebench.runlog.models import (
     TurnError,
     TurnRecord,
 )
-from voicebench.runlog.store import HEADER_FILE, TURNS_FILE, RunStore, read_header, read_turns
+from voicebench.runlog.store import (
+    HEADER_FILE,
+    TURNS_FILE,
+    RunStore,
+    default_run_dir,
+    read_header,
+    read_turns,
+)
 from voicebench.runlog.summary import (
     StageSummary,
     count_kinds,
@@ -27,6 +34,7 @@ __all__ = [
     "TurnError",
     "TurnRecord",
     "count_kinds",
+    "default_run_dir",
     "kinds_text",
     "read_header",
     "read_turns",

@@ -8,6 +8,7 @@ opening the run again drops it, so the turn is simply redone.
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 from voicebench._jsonl import (
@@ -22,6 +23,13 @@ from voicebench.runlog.models import RUNLOG_SCHEMA_VERSION, RunHeader, TurnRecor
 
 HEADER_FILE = "run.json"
 TURNS_FILE = "turns.jsonl"
+
+
+def default_run_dir(name: str, prefix: str = "") -> Path:
+    """``reports/runs/PREFIXNAME-TIMESTAMP``, the name made safe for a folder."""
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in name)
+    return Path("reports") / "runs" / f"{prefix}{slug}-{stamp}"
 
 
 def read_header(run_dir: str | Path) -> RunHeader:
