@@ -6,7 +6,7 @@
     rubric = "rubric-v1.md"        # relative to the spec file
 
     [[judges]]
-    provider = "openai"            # openai | anthropic | openai-compatible | local
+    provider = "openai"            # openai | anthropic | openai-compatible | local | a plug-in
     model = "gpt-4o-mini"
     family = "openai"              # a judge never rates a contestant of its own family
     api_key_env = "OPENAI_API_KEY" # the variable's name, never the key
