@@ -7,7 +7,6 @@ import sys
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -77,9 +76,10 @@ def quiet_libraries(verbose: bool) -> None:
         warnings.filterwarnings("ignore", category=RuntimeWarning, module="pipecat")
 
 
-def stamp() -> str:
-    """Now, as a folder-name suffix."""
-    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+def notable(done: int, total: int, failed: bool) -> bool:
+    """Whether a step of a long job gets its own line: every twentieth, the last, every
+    failure."""
+    return failed or done == total or done % max(1, total // 20) == 0
 
 
 _interrupt_notes: list[str] = []
@@ -159,9 +159,3 @@ class Steps:
             self._bar.update(self._task, completed=done, total=total)
         if message is not None:
             self.line(message)
-
-
-@contextmanager
-def steps(what: str) -> Iterator[Steps]:
-    with Steps(what) as s:
-        yield s

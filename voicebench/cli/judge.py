@@ -13,6 +13,7 @@ from voicebench.cli.common import (
     JudgeOpt,
     Steps,
     VerboseOpt,
+    notable,
     on_interrupt,
     out,
     quiet_libraries,
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 def verdict_line(v: Verdict, n: int, total: int) -> str | None:
     """A line for every twentieth verdict, the last one and every failure."""
-    if n == total or n % max(1, total // 20) == 0 or v.answer is None:
+    if notable(n, total, v.answer is None):
         what = f"[red]failed: {v.failure}[/]" if v.answer is None else "ok"
         return f"[{n}/{total}] {v.item_id} {v.contestant_a} vs {v.contestant_b} ({v.judge}) {what}"
     return None
@@ -153,7 +154,7 @@ def rate(
 
 
 def _label_line(r: ReplyStrategies, n: int, total: int) -> str | None:
-    if n == total or n % max(1, total // 20) == 0 or r.marks is None:
+    if notable(n, total, r.marks is None):
         what = (
             f"[red]failed: {r.failure}[/]"
             if r.marks is None

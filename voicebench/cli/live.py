@@ -21,7 +21,6 @@ from voicebench.cli.common import (
     quiet_libraries,
     say,
     show,
-    stamp,
 )
 from voicebench.errors import InputError
 
@@ -125,11 +124,12 @@ def load(
     quiet_libraries(False)
     from voicebench.live import load_target, load_test
     from voicebench.live.display import load_table
+    from voicebench.runlog import folder_stamp
 
     if arrivals not in ("fixed", "poisson"):
         raise InputError("must be fixed or poisson", field="--arrivals")
     spec = load_target(agent, protocol)
-    target = out_dir or Path("reports") / "load" / stamp()
+    target = out_dir or Path("reports") / "load" / folder_stamp()
     say(
         f"load: {callers} callers over {ramp:g} s ({arrivals}), calls start for {duration:g} s "
         f"-> {target}"

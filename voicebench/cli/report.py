@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from voicebench.cli.common import say, show, stamp
+from voicebench.cli.common import say, show
 
 if TYPE_CHECKING:
     from voicebench.report import BuiltReport
@@ -47,11 +47,12 @@ def report(
     """Write the latency-budget report and the quality-latency frontier: index.html (one
     self-contained page), report.md, report.json and figures/ (PNG and SVG)."""
     from voicebench.report import build_report
+    from voicebench.runlog import folder_stamp
 
     show_report(
         build_report(
             paths,
-            out_dir or Path("reports") / f"report-{stamp()}",
+            out_dir or Path("reports") / f"report-{folder_stamp()}",
             title=title,
             budget_ttft_ms=budget_ttft_ms,
             budget_ttfa_ms=budget_ttfa_ms,

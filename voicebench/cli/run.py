@@ -23,7 +23,7 @@ from voicebench.cli.common import (
     say,
     show,
 )
-from voicebench.cli.judge import show_judging, show_rating
+from voicebench.cli.judge import show_judging, show_rating, verdict_line
 from voicebench.cli.report import show_report
 from voicebench.errors import InputError
 
@@ -72,12 +72,8 @@ def turn_line(p: RunProgress) -> str:
 def show_replay(spec: AgentSpec, out_dir: Path, records: list[TurnRecord]) -> None:
     from voicebench.runlog import summarize, summary_table
 
-    show_table(summary_table(summarize(records), f"{spec.name} ({spec.id}) - {out_dir}"))
+    out.print(summary_table(summarize(records), f"{spec.name} ({spec.id}) - {out_dir}"))
     show(f"run log: {out_dir}/turns.jsonl")
-
-
-def show_table(table: object) -> None:
-    out.print(table)
 
 
 def _resume_note(out_dir: Path) -> str:
@@ -170,10 +166,7 @@ class _ShownDemo:
             show_replay(spec, out_dir, records)
 
     def verdict(self, verdict: Verdict, done: int, total: int) -> None:
-        from voicebench.cli.judge import verdict_line
-
-        line = verdict_line(verdict, done, total)
-        self.steps.advance(done, total, line)
+        self.steps.advance(done, total, verdict_line(verdict, done, total))
 
     def judged(self, result: JudgingResult) -> None:
         with self.steps.paused():
@@ -244,7 +237,7 @@ def summary(run_dir: Annotated[list[Path], typer.Argument(help="Run directories.
 
     for d in run_dir:
         header = read_header(d)
-        show_table(
+        out.print(
             summary_table(
                 summarize(read_turns(d)), f"{header.agent.name} ({header.agent.id}) - {d}"
             )

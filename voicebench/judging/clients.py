@@ -104,8 +104,9 @@ async def open_judge(
 ) -> ChatClient:
     """A ready client for ``spec`` asking for ``answer`` (default: a HEART verdict); what it
     needs (a local server) is released by ``stack``."""
-    answer = answer or verdict_format()
-    if spec.method == "calibrated-letter" and answer.name == verdict_format().name:
+    verdict = verdict_format()
+    answer = answer or verdict
+    if spec.method == "calibrated-letter" and answer.name == verdict.name:
         conn = await connect(spec, stack)
         letters = CalibratedLetterJudge(spec, base_url=conn.base_url)
         stack.push_async_callback(letters.aclose)

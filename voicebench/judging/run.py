@@ -45,6 +45,7 @@ from voicebench.judging.replies import (
 )
 from voicebench.judging.spec import JudgeModelSpec, Rubric, load_judge_spec
 from voicebench.judging.store import (
+    VERDICTS_FILE,
     JudgingStore,
     judged_items,
     read_replies,
@@ -159,7 +160,7 @@ async def run_comparisons(
     return await decide_each(
         comparisons,
         lambda c: decide(clients[c.judge.id], c, rubric),
-        JudgingStore(out_dir).verdicts_path,
+        out_dir / VERDICTS_FILE,
         concurrency=concurrency,
         progress=progress,
     )

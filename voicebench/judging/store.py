@@ -112,9 +112,5 @@ class JudgingStore:
     def append_reply(self, reply: Reply) -> None:
         append_record(self.dir / REPLIES_FILE, reply)
 
-    @property
-    def verdicts_path(self) -> Path:
-        return self.dir / VERDICTS_FILE
-
     def write_pairs(self, pairs: Iterable[PairResult]) -> None:
         write_atomic(self.dir / PAIRS_FILE, "".join(p.model_dump_json() + "\n" for p in pairs))

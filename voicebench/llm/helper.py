@@ -72,14 +72,12 @@ class HelperServer:
         health_url: str | None = None,
         start_timeout_s: float = 20.0,
         stop_timeout_s: float = 5.0,
-        env: dict[str, str] | None = None,
     ) -> None:
         if (ready_pattern is None) == (health_url is None):
             raise ValueError("give exactly one of ready_pattern and health_url")
         self.args = args
         self.ready_pattern, self.health_url = ready_pattern, health_url
         self.start_timeout_s, self.stop_timeout_s = start_timeout_s, stop_timeout_s
-        self.env = env
         self.process: subprocess.Popen[str] | None = None
         self.ready_match: re.Match[str] | None = None
         self._log_path: Path | None = None
@@ -92,16 +90,15 @@ class HelperServer:
 
     def spawn(self) -> None:
         """Start the process (fast: it does not wait for readiness)."""
-        env = dict(os.environ if self.env is None else self.env)
+        env = dict(os.environ)
         # voicebench need not be installed for a helper module to be found
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [PROJECT_ROOT, env.get("PYTHONPATH")]))
         # The process's log, a file kept until stop() (an error at start-up quotes its tail);
         # the child holds its own descriptor, so ours is closed at once.
         fd, name = tempfile.mkstemp(prefix="voicebench-helper-", suffix=".log")
-        os.close(fd)
         self._log_path = Path(name)
         lines = self.ready_pattern is not None
-        with open(self._log_path, "wb") as log:
+        with os.fdopen(fd, "wb") as log:
             self.process = subprocess.Popen(
                 self.args,
                 stdin=subprocess.DEVNULL,

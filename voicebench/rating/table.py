@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import inspect
 import json
 from collections import defaultdict
 from pathlib import Path
@@ -354,13 +355,10 @@ def inputs_sha256(
 
 
 RATING_DEFAULTS: dict[str, float] = {
-    "rounds": 1000,
-    "seed": 0,
-    "prior": DEFAULT_PRIOR,
-    "budget_ttfa_ms": 1000.0,
-    "budget_ttft_ms": 500.0,
+    name: inspect.signature(rate_judging).parameters[name].default
+    for name in ("rounds", "seed", "prior", "budget_ttfa_ms", "budget_ttft_ms")
 }
-"""``rate_judging``'s settings and their defaults."""
+"""``rate_judging``'s settings, with the defaults its signature gives them."""
 
 
 def current_ratings(

@@ -84,7 +84,7 @@ class Section:
     blocks: list[Block] = field(default_factory=list)
 
 
-def _figure(report: Report, name: str) -> list[Block]:
+def _figure(report: Report, name: str) -> list[Figure]:
     return [Figure(name, FIGURE_CAPTIONS.get(name, name))] if name in report.figures else []
 
 
@@ -157,8 +157,9 @@ def _quality(report: Report) -> Section:
     j = report.judging
     blocks: list[Block] = [Text(n) for n in quality_notes(report)]
     if j is not None and j.ratings is not None:
-        pair = [f for n in ("frontier_ttft", "frontier_ttfa") for f in _figure(report, n)]
-        blocks.append(Figures(tuple(f for f in pair if isinstance(f, Figure))))
+        blocks.append(
+            Figures(tuple(_figure(report, "frontier_ttft") + _figure(report, "frontier_ttfa")))
+        )
         blocks.append(TableBlock(tb.leaderboard_table(j)))
         blocks += _figure(report, "radar")
     return Section("quality", "Quality and latency", blocks)

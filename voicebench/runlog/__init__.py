@@ -12,6 +12,7 @@ from voicebench.runlog.store import (
     TURNS_FILE,
     RunStore,
     default_run_dir,
+    folder_stamp,
     read_header,
     read_turns,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "TurnRecord",
     "count_kinds",
     "default_run_dir",
+    "folder_stamp",
     "kinds_text",
     "read_header",
     "read_turns",

@@ -25,11 +25,15 @@ HEADER_FILE = "run.json"
 TURNS_FILE = "turns.jsonl"
 
 
+def folder_stamp() -> str:
+    """Now (UTC), as the suffix of a default output folder: ``20261124-093000``."""
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+
+
 def default_run_dir(name: str, prefix: str = "") -> Path:
     """``reports/runs/PREFIXNAME-TIMESTAMP``, the name made safe for a folder."""
-    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     slug = "".join(c if c.isalnum() or c in "-_." else "-" for c in name)
-    return Path("reports") / "runs" / f"{prefix}{slug}-{stamp}"
+    return Path("reports") / "runs" / f"{prefix}{slug}-{folder_stamp()}"
 
 
 def read_header(run_dir: str | Path) -> RunHeader:
