@@ -87,6 +87,9 @@ BAD_INPUT = [
     (["serve", "--protocol", "sip"], "--protocol: must be pcm or pipecat"),
     (["load", "--agent", "ws://127.0.0.1:1", "--arrivals", "burst"], "--arrivals"),
     (["demo", "--agent", "{tmp}/none.toml"], "none.toml: agent spec not found"),
+    (["judge-check", "--judge", "{tmp}/none.toml"], "none.toml: file not found"),
+    (["judge-check", "--gold", "{tmp}/none.jsonl"], "none.jsonl: file not found"),
+    (["judge-check", "--split", "test"], "--split"),
     (
         ["dialogues", "adversarial", "{tmp}/x.jsonl", "--profile", "x", "--llm", "{tmp}/a.toml"],
         "--profile: must be one of",

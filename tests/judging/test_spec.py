@@ -29,16 +29,18 @@ def test_a_missing_key_names_the_variable(monkeypatch):
 @pytest.mark.parametrize(
     "extra, field",
     [
-        ("rates_own_family = true", "rates_own_family is allowed only for a smoke judge"),
         ('method = "calibrated-letter"', "for local smoke judges only"),
         ("temperature = 0.7", "judges.0.temperature"),
+        ("phrasings = 2", "settings of method 'letter-margin'"),
+        ('method = "letter-margin"\nprovider = "anthropic"\napi_key_env = "K"', "does not return"),
     ],
 )
-def test_exemptions_are_for_smoke_judges_only(tmp_path, extra, field):
+def test_methods_and_their_settings_are_checked(tmp_path, extra, field):
     (tmp_path / "r.md").write_text("Judge.\n")
     spec = tmp_path / "j.toml"
+    provider = "" if "provider" in extra else 'provider = "local"\n'
     spec.write_text(
-        f'name = "x"\nrubric = "r.md"\n[[judges]]\nprovider = "local"\n'
+        f'name = "x"\nrubric = "r.md"\n[[judges]]\n{provider}'
         f'model = "smollm2-135m"\nfamily = "smollm"\n{extra}\n'
     )
     with pytest.raises(InputError, match=field):

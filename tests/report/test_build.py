@@ -100,7 +100,7 @@ def test_no_secret_reaches_any_report_file(judged: Path, tmp_path: Path):
     assert "401 Incorrect API key provided: ***" in (out / "index.html").read_text()
 
 
-def test_smoke_judging_is_labelled_and_undecided_judging_still_reports(
+def test_an_unmeasured_judge_gets_a_banner_and_undecided_judging_still_reports(
     judged: Path, tmp_path: Path
 ):
     header = json.loads((judged / "judging.json").read_text())
@@ -120,9 +120,10 @@ def test_smoke_judging_is_labelled_and_undecided_judging_still_reports(
     assert j.health[0].flip_rate == 1.0
     assert built.report.figures == ("latency_ecdf", "waterfall")
     page = (built.out_dir / "index.html").read_text()
-    assert 'id="smoke-banner"' in page and "not meaningful" in page
+    assert j.card is None and "unmeasured judge" in j.trust_warning
+    assert 'id="trust-banner"' in page and "unmeasured judge" in page
     assert "No ratings: no decided pairs" in page
-    assert "not meaningful" in (built.out_dir / "report.md").read_text()
+    assert "unmeasured judge" in (built.out_dir / "report.md").read_text()
 
 
 def test_runs_alone_give_a_latency_report(judged: Path, tmp_path: Path):
@@ -197,3 +198,40 @@ def test_report_reads_the_ratings_rate_wrote_and_refits_when_the_verdicts_change
         )
     refit = build_report([judged], tmp_path / "changed").report.judging.ratings
     assert refit.created_at != "as rate wrote it" and refit.inputs_sha256 != written.inputs_sha256
+
+
+def test_a_measured_judge_has_its_card_beside_the_leaderboard(judged: Path, tmp_path: Path):
+    from voicebench.judging.cards import CARD_FILE, JudgeCard, Tally
+
+    card = JudgeCard(
+        spec_name="measured",
+        spec_path="judge.toml",
+        spec_sha256="0" * 64,
+        judges=("j/1",),
+        methods=("structured",),
+        gold_path="gold.jsonl",
+        gold_sha256="1" * 64,
+        split="holdout",
+        created_at="2026-11-24T00:00:00+00:00",
+        pairs=40,
+        decided=40,
+        correct=36,
+        accuracy=0.9,
+        accuracy_low=0.77,
+        accuracy_high=0.96,
+        decided_rate=1.0,
+        flips=3,
+        flip_rate=0.075,
+        first_slot_rate=0.5,
+        verdicts=80,
+        failed_verdicts=0,
+        seconds_per_verdict=1.5,
+        longer_worse=Tally(pairs=20, correct=18),
+    )
+    (judged / CARD_FILE).write_text(card.model_dump_json())
+    built = build_report([judged], tmp_path / "report")
+    j = built.report.judging
+    assert j.card == card and j.trust_warning is None
+    page = (built.out_dir / "index.html").read_text()
+    assert "judge measured: 90% right on 40 gold pairs (holdout; 95% CI 77%-96%)" in page
+    assert 'id="trust-banner"' not in page

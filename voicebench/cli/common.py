@@ -26,6 +26,11 @@ DEFAULT_DIALOGUES = ROOT / "audio_fixtures" / "dialogues.jsonl"
 DEFAULT_FIXTURES = DEFAULT_DIALOGUES.parent
 DEFAULT_AGENT = ROOT / "agents" / "local.toml"
 DEFAULT_JUDGE = ROOT / "judges" / "local-smoke.toml"
+SECOND_AGENT = ROOT / "agents" / "local-qwen.toml"
+"""The demo's second offline agent (the offline-judge extra's 0.5B model)."""
+OFFLINE_JUDGE = ROOT / "judges" / "local.toml"
+"""The offline judge the demo uses when the offline-judge extra is installed."""
+DEFAULT_GOLD = ROOT / "judges" / "pairs-gold.jsonl"
 
 DialoguesOpt = Annotated[
     Path,

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from voicebench.cli.common import (
+    DEFAULT_GOLD,
     DEFAULT_JUDGE,
     ConcurrencyOpt,
     JudgeOpt,
@@ -23,6 +25,7 @@ from voicebench.cli.common import (
 
 if TYPE_CHECKING:
     from voicebench.judging import JudgingResult, Verdict
+    from voicebench.judging.cards import JudgeCard
     from voicebench.rating import RatingTable
     from voicebench.strategies import ReplyStrategies
 
@@ -35,20 +38,32 @@ def verdict_line(v: Verdict, n: int, total: int) -> str | None:
     return None
 
 
+def show_trust(card: JudgeCard | None, spec: str) -> None:
+    """The judge's measured accuracy, and the warning when it is unmeasured or below the bar."""
+    from voicebench.judging.cards import card_line, trust_warning
+
+    show(card_line(card, spec))
+    warning = trust_warning(card)
+    if warning:
+        show(f"[yellow]{warning}[/]")
+
+
 def show_judging(result: JudgingResult) -> None:
-    from voicebench.judging import SMOKE_WARNING, health_table, record_table
+    from voicebench.judging import health_table, record_table
 
     out.print(health_table(result))
     out.print(record_table(result))
     if result.skipped_pairs:
         show(f"{result.skipped_pairs} pairs skipped: every judge shares a family with a contestant")
-    if result.smoke:
-        show(f"[yellow]{SMOKE_WARNING}[/]")
+    for line in result.own_family:
+        show(f"[yellow]{line}[/]")
+    show_trust(result.card, result.spec_path)
     show(f"verdicts: {result.out_dir}/verdicts.jsonl")
 
 
 def show_rating(table: RatingTable) -> None:
-    from voicebench.judging import SMOKE_WARNING
+    from voicebench.judging import read_judging_header
+    from voicebench.judging.cards import card_of_judging
     from voicebench.rating import (
         RATINGS_FILE,
         agreement_lines,
@@ -57,13 +72,13 @@ def show_rating(table: RatingTable) -> None:
         leaderboard,
     )
 
-    out.print(leaderboard(table))
+    card = card_of_judging(Path(table.judging_dir))
+    out.print(leaderboard(table, card))
     out.print(latency_board(table))
     for line in [latency_line(table)] + (agreement_lines(table) if table.agreement else []):
         if line is not None:
             show(line)
-    if table.smoke:
-        show(f"[yellow]{SMOKE_WARNING}[/]")
+    show_trust(card, read_judging_header(Path(table.judging_dir)).judge_spec_path)
     show(f"ratings: {Path(table.judging_dir) / RATINGS_FILE}")
 
 
@@ -98,13 +113,13 @@ def judge(
     """Pairwise HEART judging of what the listener heard: every contestant's final-turn reply
     (and the human reference) on each item, both orders, verdicts cached and resumable."""
     quiet_libraries(verbose)
-    from voicebench.judging import SMOKE_WARNING, default_out_dir, load_judge_spec, run_judging
+    from voicebench.judging import default_out_dir, load_judge_spec, run_judging
+    from voicebench.judging.cards import card_line, find_card
 
     spec, _ = load_judge_spec(judge_spec)
     target = out_dir or default_out_dir(spec.name, run_dirs)
     on_interrupt(f"decided verdicts are kept in {target}: run the same command again to resume")
-    if spec.smoke:
-        say(f"[yellow]{SMOKE_WARNING}[/]")
+    say(card_line(find_card(judge_spec), str(judge_spec)))
     with Steps("verdicts") as s:
         result = run_judging(
             run_dirs,
@@ -206,6 +221,76 @@ def strategies(
     show(f"labels: {judging_dir / LABELS_FILE}")
 
 
+def show_card(card: JudgeCard, path: Path | None = None) -> None:
+    from voicebench.judging.cards import trust_warning
+    from voicebench.judging.display import card_tables
+
+    for table in card_tables(card):
+        out.print(table)
+    warning = trust_warning(card)
+    if warning:
+        show(f"[yellow]{warning}[/]")
+    if path is not None:
+        show(f"judge card: {path}")
+
+
+def judge_check(
+    judge_spec: JudgeOpt = DEFAULT_JUDGE,
+    gold: Annotated[
+        Path, typer.Option("--gold", "-g", help="Gold pairs (JSONL; default the shipped set).")
+    ] = DEFAULT_GOLD,
+    split: Annotated[
+        str,
+        typer.Option(
+            help="Which gold pairs: all, dev (for tuning a judge) or holdout (never tuned on)."
+        ),
+    ] = "all",
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Folder for the verdicts (default reports/judge-check/SPEC-HASHES); "
+            "an existing one is resumed.",
+        ),
+    ] = None,
+    concurrency: ConcurrencyOpt = 1,
+    refresh: Annotated[
+        bool, typer.Option(help="Measure again even when a card for these hashes exists.")
+    ] = False,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Measure a judge on a gold set: every pair in both orders through the judging code, then
+    its card (accuracy with a Wilson 95% interval, decided and flip rates, accuracy per
+    category and dimension, seconds per verdict), written beside the spec as
+    cards/SPEC-SPECHASH-GOLDHASH-SPLIT.json and reused while neither file changes."""
+    quiet_libraries(verbose)
+    from voicebench.errors import InputError
+    from voicebench.judging.check import check_judge
+    from voicebench.judging.gold import SPLITS
+
+    if split not in SPLITS:
+        raise InputError(f"must be one of {', '.join(SPLITS)}", field="--split")
+    on_interrupt("decided verdicts are kept: run the same command again to resume")
+    with Steps("verdicts") as s:
+        result = asyncio.run(
+            check_judge(
+                judge_spec,
+                gold,
+                split=split,  # type: ignore[arg-type]
+                out_dir=out_dir,
+                concurrency=concurrency,
+                refresh=refresh,
+                on_status=s.line,
+                progress=lambda v, n, t: s.advance(n, t, verdict_line(v, n, t)),
+            )
+        )
+    if result.reused:
+        show(f"card reused (same spec and gold file; --refresh measures again): {result.path}")
+    show_card(result.card, result.path)
+
+
 def register(app: typer.Typer) -> None:
     for command in (judge, rate, strategies):
         app.command()(command)
+    app.command("judge-check")(judge_check)

@@ -15,10 +15,12 @@ if TYPE_CHECKING:
 
 def show_report(built: BuiltReport) -> None:
     j = built.report.judging
-    if j is not None and j.smoke:
-        from voicebench.judging import SMOKE_WARNING
+    if j is not None:
+        from voicebench.judging.cards import card_line
 
-        show(f"[yellow]{SMOKE_WARNING}[/]")
+        show(card_line(j.card))
+        if j.trust_warning:
+            show(f"[yellow]{j.trust_warning}[/]")
     show(
         f"report: {built.out_dir / 'index.html'} (also report.md, report.json, "
         f"{len(built.report.figures)} figures as PNG and SVG)"

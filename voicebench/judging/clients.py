@@ -1,7 +1,9 @@
 """Judge clients: a judge model asked through the LLM layer (``voicebench.llm``).
 
 A judge is asked for a HEART verdict in the structured form its provider takes (see
-``voicebench.llm.chat``); a local smoke judge may instead use ``CalibratedLetterJudge``.
+``voicebench.llm.chat``), or, by ``method``, for answers whose log-probabilities decide
+(``voicebench.judging.logprob``: letter margins, pointwise yes/no scores) or, for the smoke
+judge, one calibrated letter (``CalibratedLetterJudge``).
 """
 
 from __future__ import annotations
@@ -106,6 +108,14 @@ async def open_judge(
     needs (a local server) is released by ``stack``."""
     verdict = verdict_format()
     answer = answer or verdict
+    if spec.method in ("letter-margin", "pointwise") and answer.name == verdict.name:
+        from voicebench.judging.logprob import LetterMarginJudge, PointwiseJudge
+
+        conn = await connect(spec, stack)
+        kind = LetterMarginJudge if spec.method == "letter-margin" else PointwiseJudge
+        margins = kind(spec, base_url=conn.base_url, key=conn.key)
+        stack.push_async_callback(margins.aclose)
+        return margins
     if spec.method == "calibrated-letter" and answer.name == verdict.name:
         conn = await connect(spec, stack)
         letters = CalibratedLetterJudge(spec, base_url=conn.base_url)

@@ -6,11 +6,19 @@ Orders (one judge, one pair). Every pair is judged twice, once in each order.
 - They name different winners: a position flip. The judge preferred whatever sat in one
   slot, not either reply. The pair is recorded as inconsistent and has no winner.
 - Either order failed: there is no decision (the failure is counted; a re-run asks again).
+- Letter judges (``method = "letter-margin"``) record a margin, log P(A) - log P(B), per
+  order. The pair goes to the contestant whose margins, summed over both orders, are
+  positive: a preference for a slot adds to one order and subtracts from the other, so it
+  cancels, and every pair with both orders answered is decided. When the two orders' own
+  signs differ it is still counted as a position flip (``consistent`` false). Strength is
+  1 + the mean margin in whole nats (at most 5); a dimension goes to the contestant whose
+  summed dimension margin is at least 1 nat.
 
-Judges (an ensemble). The winner is the one named by a strict majority of the judges that
-reached a decision. The strength is the mean over that majority. A dimension goes to the
-contestant a strict majority of deciding judges gave it to. Without a majority there is no
-winner.
+Judges (an ensemble). Letter judges add up: when every judge that answered both orders is
+one, the winner is the sign of the sum of their summed margins. Otherwise the winner is the
+one named by a strict majority of the judges that reached a decision. The strength is the
+mean over that majority. A dimension goes to the contestant a strict majority of deciding
+judges gave it to. Without a majority there is no winner.
 """
 
 from __future__ import annotations
@@ -35,6 +43,9 @@ class JudgeDecision:
     failed: int
     complete: bool = True
     """Both orders were answered, so position bias was checked."""
+    score: float | None = None
+    """Letter judges: both orders' margins summed, for the pair's first contestant in sorted
+    order (positive: it is better)."""
 
 
 def pair_of(v: Verdict) -> tuple[str, str, str]:
@@ -51,6 +62,8 @@ def combine_orders(verdicts: Sequence[Verdict]) -> JudgeDecision:
     if failed or len(orders) < 2:
         return JudgeDecision(judge, None, 0.0, dict.fromkeys(DIMENSIONS), True, failed, False)
     winners = {v.winner for v in answered}
+    if all(v.answer is not None and v.answer.margin is not None for v in answered):
+        return _margin_decision(judge, answered, consistent=len(winners) == 1)
     if len(winners) != 1:
         return JudgeDecision(judge, None, 0.0, dict.fromkeys(DIMENSIONS), False, 0, True)
     dims: dict[str, str | None] = {}
@@ -61,6 +74,25 @@ def combine_orders(verdicts: Sequence[Verdict]) -> JudgeDecision:
     return JudgeDecision(judge, winners.pop(), strength, dims, True, 0, True)
 
 
+def _toward(v: Verdict, first: str, margin: float) -> float:
+    """A margin of reply A over reply B, turned toward contestant ``first``."""
+    return margin if v.contestant_a == first else -margin
+
+
+def _margin_decision(judge: str, answered: Sequence[Verdict], *, consistent: bool) -> JudgeDecision:
+    first, second = sorted((answered[0].contestant_a, answered[0].contestant_b))
+    score = sum(_toward(v, first, v.answer.margin or 0.0) for v in answered if v.answer)
+    winner = first if score > 0 else second if score < 0 else None
+    dims: dict[str, str | None] = dict.fromkeys(DIMENSIONS)
+    for d in DIMENSIONS:
+        marks = [(v.answer.dimension_margins or {}).get(d) for v in answered if v.answer]
+        if all(m is not None for m in marks):
+            total = sum(_toward(v, first, m or 0.0) for v, m in zip(answered, marks, strict=True))
+            dims[d] = first if total >= 1.0 else second if total <= -1.0 else None
+    strength = 0.0 if winner is None else min(5.0, 1.0 + int(abs(score) / len(answered)))
+    return JudgeDecision(judge, winner, strength, dims, consistent, 0, True, score)
+
+
 def combine_judges(
     item_id: str, first: str, second: str, decisions: Sequence[JudgeDecision]
 ) -> PairResult:
@@ -68,7 +100,13 @@ def combine_judges(
     deciding = [d for d in decisions if d.winner is not None]
     winner, strength = None, 0.0
     votes = Counter(d.winner for d in deciding)
-    if votes:
+    complete = [d for d in decisions if d.complete]
+    if len(complete) > 1 and all(d.score is not None for d in complete):
+        total = sum(d.score or 0.0 for d in complete)
+        winner = first if total > 0 else second if total < 0 else None
+        agreeing = [d for d in deciding if d.winner == winner]
+        strength = sum(d.strength for d in agreeing) / len(agreeing) if agreeing else 1.0
+    elif votes:
         top, n = votes.most_common(1)[0]
         if n * 2 > len(deciding):
             winner = top

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 from rich.table import Table
 
+from voicebench.judging.cards import JudgeCard, Tally
+from voicebench.judging.models import DIMENSION_NAMES
 from voicebench.judging.run import JudgingResult
 
 SMOKE_WARNING = (
@@ -58,3 +61,45 @@ def record_table(result: JudgingResult) -> Table:
         rate = wins[c] / played[c] if played[c] else None
         t.add_row(c, str(wins[c]), str(played[c] - wins[c]), _pct(rate), str(undecided[c]))
     return t
+
+
+def _tally(t: Tally) -> str:
+    return "-" if t.accuracy is None else f"{t.correct}/{t.pairs} ({_pct(t.accuracy)})"
+
+
+def card_tables(card: JudgeCard) -> list[Table]:
+    """A judge card as a person reads it: the headline figures, then the breakdowns."""
+    gold = Path(card.gold_path).name
+    head = Table(title=f"judge card: {card.spec_name} on {gold} ({card.split} pairs)")
+    head.add_column("figure")
+    head.add_column("value", justify="right")
+    rows = [
+        ("judges", ", ".join(f"{j} [{m}]" for j, m in zip(card.judges, card.methods, strict=True))),
+        (
+            "accuracy (decided and right / all pairs)",
+            f"{card.correct}/{card.pairs} = {_pct(card.accuracy)} "
+            f"(95% CI {_pct(card.accuracy_low)}-{_pct(card.accuracy_high)})",
+        ),
+        ("decided", f"{card.decided}/{card.pairs} ({_pct(card.decided_rate)})"),
+        ("position flips", f"{card.flips} ({_pct(card.flip_rate)})"),
+        ("reply A won", _pct(card.first_slot_rate)),
+        ("longer reply is the worse one", _tally(card.longer_worse)),
+        ("failed verdicts", f"{card.failed_verdicts}/{card.verdicts}"),
+        (
+            "seconds per verdict",
+            "-" if card.seconds_per_verdict is None else f"{card.seconds_per_verdict:.2f}",
+        ),
+    ]
+    for row in rows:
+        head.add_row(*row)
+    cats = Table(title="accuracy per category")
+    cats.add_column("category")
+    cats.add_column("right", justify="right")
+    for cat, t in card.by_category.items():
+        cats.add_row(cat, _tally(t))
+    dims = Table(title="accuracy per HEART dimension the pair is about")
+    dims.add_column("dimension")
+    dims.add_column("right", justify="right")
+    for d, t in card.by_dimension.items():
+        dims.add_row(f"{d} {DIMENSION_NAMES[d]}", _tally(t))
+    return [head] + [t for t in (cats, dims) if t.row_count]

@@ -17,7 +17,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from voicebench._model import FrozenModel
 
@@ -90,6 +90,18 @@ class JudgeAnswer(FrozenModel):
     dimensions: DimensionMarks
     rationale: str = Field(min_length=1, max_length=2000)
     """A short reason."""
+    margin: float | None = None
+    """Letter judges only: log P("A") - log P("B") of the first answer token, in nats (the
+    mean over the questions asked). Orders are combined by summing it (see ``combine``)."""
+    dimension_margins: dict[str, float] | None = None
+    """Letter judges that ask each dimension: that question's margin, by letter."""
+
+    @field_validator("dimension_margins")
+    @classmethod
+    def _letters(cls, margins: dict[str, float] | None) -> dict[str, float] | None:
+        if margins is not None and not set(margins) <= set(DIMENSIONS):
+            raise ValueError(f"keys must be among {', '.join(DIMENSIONS)}")
+        return margins
 
 
 class Verdict(FrozenModel):

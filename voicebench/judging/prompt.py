@@ -34,6 +34,7 @@ def dialogue_context(dialogue: Dialogue) -> str:
 JSON_INSTRUCTION = "Which reply is better for this seeker? Answer with the JSON object only."
 _CONTEXT_HEADING = "Conversation so far:\n"
 _REPLY_A_HEADING = "\n\nReply A (as heard):\n"
+_REPLY_B_HEADING = "\n\nReply B (as heard):\n"
 
 
 def user_message(
@@ -41,14 +42,22 @@ def user_message(
 ) -> str:
     """The question put to a judge: the conversation, the two replies, what to answer."""
     return (
-        f"{_CONTEXT_HEADING}{context}{_REPLY_A_HEADING}{reply_a.strip()}\n\n"
-        f"Reply B (as heard):\n{reply_b.strip()}\n\n{instruction}"
+        f"{_CONTEXT_HEADING}{context}{_REPLY_A_HEADING}{reply_a.strip()}"
+        f"{_REPLY_B_HEADING}{reply_b.strip()}\n\n{instruction}"
     )
 
 
 def context_of(message: str) -> str:
     """The conversation part of a ``user_message``."""
     return message.split(_REPLY_A_HEADING)[0].removeprefix(_CONTEXT_HEADING)
+
+
+def parts_of(message: str) -> tuple[str, str, str]:
+    """(context, reply A, reply B) of a ``user_message`` asked with ``JSON_INSTRUCTION``."""
+    head, _, rest = message.partition(_REPLY_A_HEADING)
+    reply_a, _, rest = rest.partition(_REPLY_B_HEADING)
+    reply_b = rest.removesuffix(JSON_INSTRUCTION).removesuffix("\n\n")
+    return head.removeprefix(_CONTEXT_HEADING), reply_a, reply_b
 
 
 def judge_messages(rubric: str, context: str, reply_a: str, reply_b: str) -> list[dict[str, str]]:

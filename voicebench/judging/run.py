@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 
-from voicebench._jsonl import decide_each
+from voicebench._jsonl import decide_each, write_atomic
 from voicebench.dialogues import Dialogue
 from voicebench.errors import InputError
+from voicebench.judging.cards import CARD_FILE, JudgeCard, find_card
 from voicebench.judging.clients import open_judge
 from voicebench.judging.combine import JudgeHealth, judge_health, pair_results
 from voicebench.judging.models import JudgingHeader, PairResult, Reply, Verdict
@@ -79,6 +80,11 @@ class JudgingResult:
     smoke: bool
     asked: int
     """Requests decided in this invocation (the rest came from the cache)."""
+    spec_path: str = ""
+    card: JudgeCard | None = None
+    """The judge's card (``voicebench judge-check``), copied into the folder; None if unmeasured."""
+    own_family: tuple[str, ...] = ()
+    """A line per judge that rated contestants of its own family (``rates_own_family``)."""
 
 
 def schedule(
@@ -116,7 +122,7 @@ def schedule(
                 for a, b, order in ((x, y, "AB"), (y, x, "BA")):
                     key = verdict_key(
                         rubric_sha256=rubric.sha256,
-                        judge=judge.id,
+                        judge=judge.cache_id,
                         context=context,
                         reply_a=a.heard,
                         reply_b=b.heard,
@@ -264,7 +270,23 @@ async def judge_runs(
     verdicts = [v for v in read_verdicts(out_dir) if v.key in keys]
     pairs = pair_results(verdicts)
     store.write_pairs(pairs)
+    card = find_card(judge_spec)
+    if card is not None:
+        write_atomic(out_dir / CARD_FILE, card.model_dump_json(indent=2) + "\n")
+    own = {
+        (c.judge.id, r.contestant)
+        for c in comparisons
+        for r in (c.a, c.b)
+        if r.family == c.judge.family
+    }
     return JudgingResult(
+        spec_path=str(judge_spec),
+        card=card,
+        own_family=tuple(
+            f"{judge} shares a family with {who} and rated it anyway (rates_own_family): "
+            "it may favour its own family's style"
+            for judge, who in sorted(own)
+        ),
         out_dir=out_dir,
         replies=replies,
         verdicts=verdicts,

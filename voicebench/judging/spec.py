@@ -14,6 +14,9 @@
     # smoke = true                 # an offline smoke judge: quality figures mean nothing
     # rates_own_family = true      # smoke judges only: exempt from the family rule
     # method = "calibrated-letter" # local smoke judges: debiased one-letter answers
+    # method = "letter-margin"     # one letter's log-probabilities, both orders summed
+    # history_turns = 4, phrasings = 3, ask_dimensions = true   # letter-margin settings
+    # method = "pointwise"         # each reply alone, Yes/No margins; questions = ["overall"]
     # max_tokens = 400, timeout_s = 120, max_attempts = 5, parse_retries = 2, n_ctx = 2048
 
 Several ``[[judges]]`` make an ensemble: each pair is judged by every judge of a family other
@@ -32,7 +35,7 @@ from pydantic import Field, model_validator
 
 from voicebench._model import FrozenModel, read_utf8, validate_record
 from voicebench.errors import InputError, MissingSecretError
-from voicebench.llm import Endpoint, RetryPolicy
+from voicebench.llm import Endpoint, RetryPolicy, get_provider
 
 
 class JudgeModelSpec(Endpoint):
@@ -43,14 +46,32 @@ class JudgeModelSpec(Endpoint):
     """Model family, compared with the contestants' families."""
     smoke: bool = False
     """An offline smoke judge: it exercises the path, its quality figures mean nothing."""
-    method: Literal["structured", "calibrated-letter"] = "structured"
+    method: Literal["structured", "calibrated-letter", "letter-margin", "pointwise"] = "structured"
     """``structured``: the judge writes the JSON answer. ``calibrated-letter`` (smoke judges
     on ``local`` only): one token, A or B, whose log-probabilities are compared with those the
-    same prompt gets when both replies are blanked out, which cancels a small model's
-    preference for a slot; only the overall winner and a strength come out of it."""
+    same prompt gets when both replies are blanked out; each order is decided alone.
+    ``letter-margin`` (providers that return log-probabilities: ``local``, ``openai``,
+    ``openai-compatible`` servers such as llama.cpp or vLLM): one token, A or B; each order
+    records the margin log P(A) - log P(B), and a pair is decided by the sum of its two orders'
+    margins for the same contestant, which cancels a preference for a slot and decides every
+    pair the judge answered (see ``voicebench.judging.combine``). ``pointwise`` (the same
+    providers): each reply is asked about alone, Yes or No, and the pair goes to the reply
+    whose mean Yes-over-No margin is higher (``voicebench.judging.logprob``)."""
+    history_turns: int | None = Field(default=None, ge=1, le=100)
+    """letter-margin and pointwise: show only the last N turns of the conversation (all when
+    unset)."""
+    questions: tuple[str, ...] = ("overall",)
+    """pointwise: which questions each reply is asked (names in
+    ``voicebench.judging.logprob.QUESTIONS``); its score is their mean."""
+    phrasings: int = Field(default=1, ge=1, le=3)
+    """letter-margin: ask the question in this many phrasings and average the margins."""
+    ask_dimensions: bool = False
+    """letter-margin: also ask about each HEART dimension; the overall margin is the mean of
+    every question's, and each dimension is marked from its own margin."""
     rates_own_family: bool = False
-    """Smoke judges only: exempt from the family rule (the one offline model is also the
-    default agent's). Never allowed for a judge whose verdicts are meant to count."""
+    """Exempt from the family rule: the judge also rates contestants of its own family (the
+    offline judges share a family with the offline agents). Outputs say when it happened,
+    since a judge may favour its own family's style."""
     temperature: float = Field(default=0.0, ge=0.0, le=0.0)
     """Always 0: judging must be as repeatable as the provider allows."""
     max_tokens: int = Field(default=400, ge=32, le=4000)
@@ -67,9 +88,36 @@ class JudgeModelSpec(Endpoint):
     def _judge_fields(self) -> JudgeModelSpec:
         if self.method == "calibrated-letter" and not (self.smoke and self.provider == "local"):
             raise ValueError("method 'calibrated-letter' is for local smoke judges only")
-        if self.rates_own_family and not self.smoke:
-            raise ValueError("rates_own_family is allowed only for a smoke judge (smoke = true)")
+        if self.method == "letter-margin" and get_provider(self.provider).api != "openai":
+            raise ValueError(
+                f"method 'letter-margin' needs log-probabilities, which provider "
+                f"{self.provider!r} does not return"
+            )
+        tuned = self.history_turns is not None or self.phrasings != 1 or self.ask_dimensions
+        if tuned and self.method != "letter-margin":
+            raise ValueError(
+                "history_turns, phrasings and ask_dimensions are settings of method 'letter-margin'"
+            )
         return self
+
+    @property
+    def cache_id(self) -> str:
+        """The judge as its verdicts' cache keys know it: its id and method variant."""
+        return f"{self.id}#{self.variant}" if self.variant else self.id
+
+    @property
+    def variant(self) -> str:
+        """The method's settings where they change what the judge is asked ("" for the
+        default structured judge), part of every verdict's cache key."""
+        turns = f"turns={self.history_turns or 'all'}"
+        if self.method == "letter-margin":
+            return (
+                f"letter-margin;{turns};phrasings={self.phrasings}"
+                f";dimensions={int(self.ask_dimensions)}"
+            )
+        if self.method == "pointwise":
+            return f"pointwise;{turns};questions={','.join(self.questions)}"
+        return ""
 
     @property
     def retry(self) -> RetryPolicy:

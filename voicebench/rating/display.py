@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from voicebench.judging import DIMENSIONS
+from voicebench.judging.cards import JudgeCard, card_line, trust_warning
 from voicebench.rating.table import RatingTable
 
 
@@ -16,16 +17,18 @@ def _num(x: float | None) -> str:
     return "-" if x is None else f"{x:,.0f}"
 
 
-def leaderboard(table: RatingTable) -> Table:
-    """Quality: Elo with both intervals, win rates overall and per dimension."""
+def leaderboard(table: RatingTable, card: JudgeCard | None = None) -> Table:
+    """Quality: Elo with both intervals, win rates overall and per dimension; the caption
+    carries the judge's measured gold accuracy (its card)."""
     title = "HEART leaderboard"
-    if table.smoke:
-        title += " (SMOKE JUDGE: not meaningful)"
+    if trust_warning(card) is not None:
+        title += " (judge unmeasured)" if card is None else " (judge below the trust bar)"
     t = Table(
         title=title,
         caption=(
             f"{table.decided} decided pairs on {table.items} items ({table.undecided} undecided); "
-            f"95% CI by bootstrap over items ({table.bootstrap_rounds} rounds) and asymptotic"
+            f"95% CI by bootstrap over items ({table.bootstrap_rounds} rounds) and asymptotic\n"
+            + card_line(card)
         ),
     )
     cols = [

@@ -31,6 +31,7 @@ from voicebench.judging import (
     read_replies,
     read_verdicts,
 )
+from voicebench.judging.cards import card_of_judging, trust_warning
 from voicebench.rating import NothingToRateError, current_ratings
 from voicebench.report import figures
 from voicebench.report.latency import agent_latency, cold_flags
@@ -123,10 +124,13 @@ def _judging_summary(
         )
     except NothingToRateError as exc:
         why = exc.message
+    card = card_of_judging(folder)
     return JudgingSummary(
         judging_dir=str(folder),
         judges=header.judges,
         smoke=header.smoke,
+        card=card,
+        trust_warning=trust_warning(card),
         rubric_sha256=header.rubric_sha256,
         contestants=tuple(sorted({r.contestant for r in replies})),
         verdicts=len(verdicts),
@@ -208,7 +212,7 @@ def _draw(runs: Sequence[RunData], report: Report, folder: Path) -> list[str]:
                     budget_ms=budget,
                     name=f"frontier_{field}",
                     folder=folder,
-                    smoke=j.smoke,
+                    untrusted=j.trust_warning is not None,
                 )
             )
         names.append(figures.radar(j.ratings, folder))

@@ -18,6 +18,7 @@ from pydantic import Field
 
 from voicebench._model import FrozenModel
 from voicebench.judging import JudgeHealth
+from voicebench.judging.cards import JudgeCard
 from voicebench.rating import RatingTable
 from voicebench.strategies.diversity import StrategySummary
 
@@ -118,7 +119,11 @@ class JudgingSummary(FrozenModel):
     judging_dir: str
     judges: tuple[str, ...]
     smoke: bool
-    """An offline smoke judge was used: the quality figures are not meaningful."""
+    """An offline smoke judge was used."""
+    card: JudgeCard | None = None
+    """The judge's measured gold accuracy (``voicebench judge-check``); None when unmeasured."""
+    trust_warning: str | None = None
+    """The banner for an unmeasured judge or one below the trust bar; None for a trusted one."""
     rubric_sha256: str
     contestants: tuple[str, ...]
     verdicts: int

@@ -20,7 +20,6 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-from voicebench.judging import SMOKE_WARNING
 from voicebench.report.models import Report
 from voicebench.report.sections import sections
 
@@ -59,8 +58,7 @@ def _render(template: str, report: Report, **extra: object) -> str:
         .render(
             report=report,
             sections=sections(report),
-            smoke=j is not None and j.smoke,
-            smoke_warning=SMOKE_WARNING,
+            trust_warning=None if j is None else j.trust_warning,
             **extra,
         )
     )

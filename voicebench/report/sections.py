@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from voicebench.judging import SMOKE_WARNING
+from voicebench.judging.cards import card_line
 from voicebench.rating import agreement_lines
 from voicebench.report import tables as tb
 from voicebench.report.models import Report, StrategySummary
@@ -178,11 +179,9 @@ def _judging(report: Report) -> Section:
     j = report.judging
     if j is None:
         return Section("judging", "Judging health", [Text("No judging in this report.", "note")])
-    blocks: list[Block] = [
-        Text(f"Judges: {', '.join(j.judges)}" + (" (offline smoke judge)" if j.smoke else ""))
-    ]
-    if j.smoke:
-        blocks.append(Text(f"{SMOKE_WARNING}.", "banner"))
+    blocks: list[Block] = [Text(f"Judges: {', '.join(j.judges)}"), Text(card_line(j.card))]
+    if j.trust_warning:
+        blocks.append(Text(f"{j.trust_warning}.", "banner"))
     blocks.append(TableBlock(tb.health_table(j)))
     if j.ratings is not None:
         blocks += [Text(line) for line in agreement_lines(j.ratings)]

@@ -36,6 +36,8 @@ Script (for scripted judges and other callers that need a given answer per reque
 /script`` with ``{"content": TEXT or null, "fault": FAULT or null}`` queues one answer; each
 chat-completions request takes the oldest queued answer first (its content replaces the
 reply, its fault applies), and falls back to ``faults``/``reply`` when the queue is empty.
+An answer may also carry ``"top_logprobs": {TOKEN: LOGPROB, ...}``: a non-streamed reply then
+reports them as its first token's ``logprobs`` (what letter judges read).
 ``GET /history`` returns the JSON bodies of every chat-completions request received, in
 order. ``ScriptedLLMServer.enqueue()`` and ``.history()`` wrap both.
 
@@ -81,6 +83,8 @@ from voicebench.testing.scripted_records import (
     FAULTS,
     Fault,
     RequestRecord,
+    error_body,
+    first_token_logprobs,
     supportive_reply,
     tokenize,
 )
@@ -97,10 +101,6 @@ async def _sleep_until(deadline_ns: int) -> None:
         await asyncio.sleep(remaining / 1e9)
     while time.perf_counter_ns() < deadline_ns:
         pass
-
-
-def _error_body(message: str, kind: str, code: str | None) -> dict[str, Any]:
-    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
 class _Completions:
@@ -127,8 +127,10 @@ class _Completions:
     async def handle(self, request: web.Request) -> web.StreamResponse:
         received_ns = time.perf_counter_ns()
         scripted = self.script.popleft() if self.script else None
+        tops: dict[str, float] | None = None
         if scripted is not None:
             fault, content = scripted.get("fault"), scripted.get("content")
+            tops = scripted.get("top_logprobs")
         else:
             fault = self.faults[self.count] if self.count < len(self.faults) else None
             content = None
@@ -140,15 +142,13 @@ class _Completions:
             self.history.append(body)
             if fault == "429":
                 return web.json_response(
-                    _error_body(
-                        "Rate limit reached (scripted).", "requests", "rate_limit_exceeded"
-                    ),
+                    error_body("Rate limit reached (scripted).", "requests", "rate_limit_exceeded"),
                     status=429,
                     headers={"Retry-After": "1"},
                 )
             if fault == "500":
                 return web.json_response(
-                    _error_body("The server had an error (scripted).", "server_error", None),
+                    error_body("The server had an error (scripted).", "server_error", None),
                     status=500,
                 )
             if fault == "hang":
@@ -176,7 +176,7 @@ class _Completions:
                     sent=sent,
                 )
             return await self._whole(
-                request, received_ns, tokens, usage, sent, truncate=fault == "truncate"
+                request, received_ns, tokens, usage, sent, truncate=fault == "truncate", tops=tops
             )
         finally:
             self._record(
@@ -249,7 +249,9 @@ class _Completions:
         sent: list[int],
         *,
         truncate: bool,
+        tops: dict[str, float] | None = None,
     ) -> web.StreamResponse:
+        logprobs = first_token_logprobs(tokens, tops)
         body = json.dumps(
             {
                 "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
@@ -261,7 +263,7 @@ class _Completions:
                     {
                         "index": 0,
                         "finish_reason": "stop",
-                        "logprobs": None,
+                        "logprobs": logprobs,
                         "message": {"role": "assistant", "content": "".join(tokens)},
                     }
                 ],
@@ -316,7 +318,7 @@ def build_app(completions: _Completions) -> web.Application:
         item = await request.json()
         if item.get("fault") not in (None, *FAULTS):
             return web.json_response({"error": f"unknown fault {item.get('fault')!r}"}, status=400)
-        completions.script.append({"content": item.get("content"), "fault": item.get("fault")})
+        completions.script.append({k: item.get(k) for k in ("content", "fault", "top_logprobs")})
         return web.json_response({"queued": len(completions.script)})
 
     async def history(_: web.Request) -> web.Response:

@@ -100,3 +100,16 @@ def supportive_reply(messages: list[dict[str, Any]]) -> str:
         words.pop()
     topic = f"how {' '.join(words)}" if words else "how you are feeling"
     return f"That sounds really hard. Can you tell me more about {topic}?"
+
+
+def error_body(message: str, kind: str, code: str | None) -> dict[str, Any]:
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+def first_token_logprobs(tokens: list[str], tops: dict[str, float] | None) -> dict | None:
+    """An OpenAI ``logprobs`` object giving the first token the scripted top log-probabilities."""
+    if tops is None or not tokens:
+        return None
+    top = [{"token": t, "logprob": lp, "bytes": None} for t, lp in tops.items()]
+    first = tops.get(tokens[0].strip(), min(tops.values(), default=0.0))
+    return {"content": [{"token": tokens[0], "logprob": first, "bytes": None, "top_logprobs": top}]}

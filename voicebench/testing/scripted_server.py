@@ -81,9 +81,19 @@ class ScriptedLLMServer(HelperServer):
         """The request log so far, in order of completion."""
         return read_models(self.log_path, RequestRecord)
 
-    def enqueue(self, content: str | None = None, *, fault: Fault | None = None) -> None:
-        """Queue the answer (or fault) for the next request that finds the queue non-empty."""
-        self._call("POST", "/script", {"content": content, "fault": fault})
+    def enqueue(
+        self,
+        content: str | None = None,
+        *,
+        fault: Fault | None = None,
+        top_logprobs: dict[str, float] | None = None,
+    ) -> None:
+        """Queue the answer (or fault) for the next request that finds the queue non-empty;
+        ``top_logprobs`` become the first token's log-probabilities in a non-streamed reply."""
+        payload: dict[str, Any] = {"content": content, "fault": fault}
+        if top_logprobs is not None:
+            payload["top_logprobs"] = top_logprobs
+        self._call("POST", "/script", payload)
 
     def history(self) -> list[dict[str, Any]]:
         """The JSON bodies of the chat-completions requests received so far."""

@@ -1,0 +1,87 @@
+"""Judges on the gold set: one table of every given judge spec's card figures.
+
+Each spec is measured with ``voicebench judge-check`` (the real judging path: its provider,
+prompt, parsing, retries and verdict cache), once per split asked for; a card already made
+for the same spec and gold file is reused, so a second run prints at once. Accuracy is pairs
+decided and right over all pairs, with its Wilson 95% interval.
+
+    python benchmarks/judge_gold.py judges/local-smoke.toml judges/local.toml
+    python benchmarks/judge_gold.py judges/local.toml --split dev holdout
+    python benchmarks/judge_gold.py my-judge.toml --gold my-pairs.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from voicebench.judging.check import check_judge  # noqa: E402
+from voicebench.judging.gold import SPLITS  # noqa: E402
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.0f}%"
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("specs", nargs="+", type=Path, help="Judge specs (TOML).")
+    parser.add_argument("--gold", type=Path, default=ROOT / "judges" / "pairs-gold.jsonl")
+    parser.add_argument("--split", nargs="+", default=["all"], choices=SPLITS)
+    parser.add_argument("--concurrency", type=int, default=1)
+    args = parser.parse_args()
+
+    table = Table(title=f"judges on {args.gold.name}")
+    for col in (
+        "judge spec",
+        "split",
+        "pairs",
+        "accuracy (95% CI)",
+        "decided",
+        "flips",
+        "reply A won",
+        "longer worse",
+        "close",
+        "failed",
+        "s/verdict",
+    ):
+        table.add_column(col, justify="left" if col in ("judge spec", "split") else "right")
+    console = Console(stderr=True)
+    for spec in args.specs:
+        for split in args.split:
+            console.print(f"measuring {spec} on {split} pairs")
+            result = await check_judge(
+                spec,
+                args.gold,
+                split=split,
+                concurrency=args.concurrency,
+                on_status=lambda line: console.print(f"  {line}"),
+            )
+            c = result.card
+            close = c.by_category.get("close")
+            table.add_row(
+                c.spec_name,
+                split,
+                str(c.pairs),
+                f"{_pct(c.accuracy)} ({_pct(c.accuracy_low)}-{_pct(c.accuracy_high)})",
+                _pct(c.decided_rate),
+                _pct(c.flip_rate),
+                _pct(c.first_slot_rate),
+                _pct(c.longer_worse.accuracy),
+                "-" if close is None else _pct(close.accuracy),
+                f"{c.failed_verdicts}/{c.verdicts}",
+                "-" if c.seconds_per_verdict is None else f"{c.seconds_per_verdict:.2f}",
+            )
+    Console().print(table)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

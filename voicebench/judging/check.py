@@ -1,0 +1,236 @@
+"""``voicebench judge-check``: a judge asked about every gold pair, and its card.
+
+Every gold pair is put to every judge of the spec in both orders through the judging code
+that rates agents (same prompt, parsing, retries, verdict cache and concurrency: see
+``voicebench.judging.run``), its two replies standing as contestants ``a`` and ``b``. The
+pair's result is combined as any pair's is (``combine``) and compared with ``better``.
+Verdicts are cached in the check folder, so a killed check resumes and a re-run with the
+same spec and gold file asks nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from scipy.stats import binomtest
+
+from voicebench._jsonl import write_atomic
+from voicebench.dialogues import Role
+from voicebench.judging.cards import JudgeCard, Tally, card_path, read_card, spec_sha256
+from voicebench.judging.clients import open_judge
+from voicebench.judging.combine import decisions_by_pair, judge_health, pair_results
+from voicebench.judging.gold import GoldPair, GoldSet, Split, load_gold
+from voicebench.judging.models import HUMAN_FAMILY, ContestantKind, PairResult, Reply, Verdict
+from voicebench.judging.prompt import SPEAKERS, verdict_key
+from voicebench.judging.run import Comparison, run_comparisons
+from voicebench.judging.spec import load_judge_spec
+from voicebench.judging.store import read_verdicts
+from voicebench.llm import ChatClient
+
+DEFAULT_GOLD = Path("judges/pairs-gold.jsonl")
+SIDES = ("a", "b")
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    card: JudgeCard
+    path: Path
+    """Where the card is."""
+    reused: bool
+    """The card was already there for this spec and gold file: nothing was asked."""
+    pairs: list[PairResult]
+    gold: list[GoldPair]
+
+
+def gold_context(pair: GoldPair) -> str:
+    """A gold conversation as judges are shown any conversation (``dialogue_context``)."""
+    return "\n".join(f"{SPEAKERS[Role(t.role)]}: {t.text.strip()}" for t in pair.turns)
+
+
+def comparisons(gold: list[GoldPair], spec, rubric) -> list[Comparison]:
+    """Both orders of every pair, for every judge of the spec."""
+    out = []
+    for pair in gold:
+        context = gold_context(pair)
+        replies = {
+            side: Reply(
+                item_id=pair.id,
+                contestant=side,
+                kind=ContestantKind.HUMAN,
+                family=HUMAN_FAMILY,
+                heard=text,
+                text=text,
+            )
+            for side, text in zip(SIDES, (pair.reply_a, pair.reply_b), strict=True)
+        }
+        for judge in spec.judges:
+            for x, y, order in (("a", "b", "AB"), ("b", "a", "BA")):
+                a, b = replies[x], replies[y]
+                key = verdict_key(
+                    rubric_sha256=rubric.sha256,
+                    judge=judge.cache_id,
+                    context=context,
+                    reply_a=a.heard,
+                    reply_b=b.heard,
+                    order=order,
+                )
+                out.append(Comparison(pair.id, context, judge, a, b, key))
+    return out
+
+
+def _wilson(correct: int, n: int) -> tuple[float, float]:
+    if n == 0:
+        return 0.0, 0.0
+    ci = binomtest(correct, n).proportion_ci(confidence_level=0.95, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
+def make_card(
+    gold: list[GoldPair],
+    verdicts: list[Verdict],
+    *,
+    spec,
+    spec_path: Path,
+    spec_hash: str,
+    gold_set: GoldSet,
+    split: str,
+) -> tuple[JudgeCard, list[PairResult]]:
+    """The card's figures from the verdicts (one per judge, pair and order)."""
+    results = {p.item_id: p for p in pair_results(verdicts)}
+    pairs = [results[g.id] for g in gold if g.id in results]
+    right = {g.id for g in gold if g.id in results and results[g.id].winner == g.better}
+    decided = sum(p.winner is not None for p in pairs)
+
+    def tally(members: list[GoldPair]) -> Tally:
+        return Tally(pairs=len(members), correct=sum(g.id in right for g in members))
+
+    by_cat: dict[str, list[GoldPair]] = defaultdict(list)
+    by_dim: dict[str, list[GoldPair]] = defaultdict(list)
+    for g in gold:
+        if g.category:
+            by_cat[g.category].append(g)
+        for d in g.dimension_letters:
+            by_dim[d].append(g)
+    complete = flips = 0
+    for decisions in decisions_by_pair(verdicts).values():
+        for decision in decisions.values():
+            complete += decision.complete
+            flips += decision.complete and not decision.consistent
+    health = judge_health(verdicts)
+    answered = [v for v in verdicts if v.answer is not None]
+    first_slot = sum(h.first_slot_wins for h in health)
+    times = [v.latency_ms for v in answered if v.latency_ms is not None]
+    n = len(gold)
+    low, high = _wilson(len(right), n)
+    card = JudgeCard(
+        spec_name=spec.name,
+        spec_path=str(spec_path),
+        spec_sha256=spec_hash,
+        judges=tuple(j.id for j in spec.judges),
+        methods=tuple(j.variant or j.method for j in spec.judges),
+        gold_path=gold_set.path,
+        gold_sha256=gold_set.sha256,
+        split=split,
+        created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        pairs=n,
+        decided=decided,
+        correct=len(right),
+        accuracy=round(len(right) / n, 4) if n else 0.0,
+        accuracy_low=round(low, 4),
+        accuracy_high=round(high, 4),
+        decided_rate=round(decided / n, 4) if n else 0.0,
+        flips=flips,
+        flip_rate=round(flips / complete, 4) if complete else None,
+        first_slot_rate=round(first_slot / len(answered), 4) if answered else None,
+        verdicts=len(verdicts),
+        failed_verdicts=len(verdicts) - len(answered),
+        seconds_per_verdict=round(sum(times) / len(times) / 1000, 3) if times else None,
+        by_category={c: tally(m) for c, m in sorted(by_cat.items())},
+        by_dimension={d: tally(by_dim[d]) for d in "HEART" if by_dim.get(d)},
+        longer_worse=tally([g for g in gold if g.longer_is_worse]),
+    )
+    return card, pairs
+
+
+def default_check_dir(spec_name: str, spec_hash: str, gold_hash: str) -> Path:
+    return Path("reports/judge-check") / f"{spec_name}-{spec_hash[:12]}-{gold_hash[:12]}"
+
+
+async def check_judge(
+    spec_path: Path,
+    gold_path: Path = DEFAULT_GOLD,
+    *,
+    split: Split = "all",
+    out_dir: Path | None = None,
+    concurrency: int = 1,
+    refresh: bool = False,
+    on_status: Callable[[str], None] | None = None,
+    progress: Callable[[Verdict, int, int], None] | None = None,
+    client_factory: Callable | None = None,
+) -> CheckResult:
+    """Measure the judge of ``spec_path`` on ``gold_path`` (nothing is asked until the gold
+    file is valid) and write its card; an existing card for the same hashes is reused."""
+    say = on_status or (lambda _msg: None)
+    spec, rubric = load_judge_spec(spec_path)
+    gold_set = load_gold(gold_path)
+    gold = gold_set.select(split)
+    spec_hash = spec_sha256(spec, rubric)
+    path = card_path(spec_path, spec, spec_hash, gold_set.sha256, split)
+    out_dir = out_dir or default_check_dir(spec.name, spec_hash, gold_set.sha256)
+    wanted = comparisons(gold, spec, rubric)
+    if path.exists() and not refresh:
+        card = read_card(path)
+        verdicts = _cached(out_dir, wanted)
+        pairs = make_card(
+            gold,
+            verdicts,
+            spec=spec,
+            spec_path=spec_path,
+            spec_hash=spec_hash,
+            gold_set=gold_set,
+            split=split,
+        )[1]
+        return CheckResult(card, path, True, pairs, gold)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    cached = {v.key for v in _cached(out_dir, wanted) if v.answer is not None}
+    pending = [c for c in wanted if c.key not in cached]
+    say(
+        f"{len(gold)} gold pairs ({split}) x {len(spec.judges)} judge(s) x 2 orders: "
+        f"{len(wanted)} verdicts, {len(wanted) - len(pending)} already decided -> {out_dir}"
+    )
+    if pending:
+        async with contextlib.AsyncExitStack() as stack:
+            clients: dict[str, ChatClient] = {}
+            for judge in {c.judge.id: c.judge for c in pending}.values():
+                say(f"starting judge {judge.id} ({judge.variant or judge.method})")
+                clients[judge.id] = await (client_factory or open_judge)(judge, stack)
+            await run_comparisons(
+                pending,
+                rubric,
+                out_dir,
+                concurrency=concurrency,
+                clients=clients,
+                progress=progress,
+            )
+    card, pairs = make_card(
+        gold,
+        _cached(out_dir, wanted),
+        spec=spec,
+        spec_path=spec_path,
+        spec_hash=spec_hash,
+        gold_set=gold_set,
+        split=split,
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, card.model_dump_json(indent=2) + "\n")
+    return CheckResult(card, path, False, pairs, gold)
+
+
+def _cached(out_dir: Path, wanted: list[Comparison]) -> list[Verdict]:
+    keys = {c.key for c in wanted}
+    return [v for v in read_verdicts(out_dir) if v.key in keys] if out_dir.exists() else []

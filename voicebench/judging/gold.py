@@ -1,0 +1,124 @@
+"""A gold set: pairs of replies where a careful person knows which is better.
+
+One JSON object per line (``judges/pairs-gold.jsonl`` is the shipped one)::
+
+    {"id": "gold-001",
+     "turns": [{"role": "seeker", "text": "..."}, {"role": "supporter", "text": "..."}, ...],
+     "reply_a": "...", "reply_b": "...", "better": "a",
+     "category": "longer-worse", "dimensions": "HEA", "why": "..."}
+
+``id``, ``turns`` (ending on a seeker turn), ``reply_a``, ``reply_b`` and ``better`` are
+required; ``category``, ``dimensions`` (letters from H E A R T) and ``why`` are optional.
+A bad line stops the whole file with one error naming the file, the line and the field.
+
+Each pair belongs to a split by a hash of its id: ``dev`` (about half) is for tuning a
+judge's method, ``holdout`` for reporting on pairs the tuning never saw.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from voicebench._jsonl import read_models
+from voicebench._model import FrozenModel, read_utf8
+from voicebench.errors import InputError
+from voicebench.judging.models import DIMENSIONS
+
+SPLITS = ("all", "dev", "holdout")
+Split = Literal["all", "dev", "holdout"]
+
+
+class GoldTurn(FrozenModel):
+    role: Literal["seeker", "supporter"]
+    text: str = Field(min_length=1)
+
+
+class GoldPair(FrozenModel):
+    """Two candidate replies to one conversation, and which one is better."""
+
+    id: str = Field(min_length=1, max_length=200)
+    turns: tuple[GoldTurn, ...] = Field(min_length=1)
+    reply_a: str = Field(min_length=1)
+    reply_b: str = Field(min_length=1)
+    better: Literal["a", "b"]
+    category: str | None = Field(default=None, min_length=1, max_length=80)
+    dimensions: str | None = Field(default=None, pattern=r"^[HEART]{1,5}$")
+    """The HEART dimensions the pair is about."""
+    why: str | None = None
+
+    @field_validator("turns")
+    @classmethod
+    def _ends_on_seeker(cls, turns: tuple[GoldTurn, ...]) -> tuple[GoldTurn, ...]:
+        if turns[-1].role != "seeker":
+            raise ValueError("the conversation must end on a seeker turn")
+        return turns
+
+    @property
+    def longer_is_worse(self) -> bool:
+        worse, better = (
+            (self.reply_b, self.reply_a) if self.better == "a" else (self.reply_a, self.reply_b)
+        )
+        return len(worse.split()) > len(better.split())
+
+    @property
+    def dimension_letters(self) -> tuple[str, ...]:
+        return tuple(d for d in DIMENSIONS if d in (self.dimensions or ""))
+
+    @property
+    def split(self) -> Literal["dev", "holdout"]:
+        return split_of(self.id)
+
+
+def split_of(pair_id: str) -> Literal["dev", "holdout"]:
+    """``holdout`` for about half of all ids, fixed by the id alone."""
+    digest = hashlib.sha256(pair_id.encode("utf-8")).hexdigest()
+    return "holdout" if int(digest[:8], 16) % 2 else "dev"
+
+
+class GoldSet(FrozenModel):
+    path: str
+    sha256: str
+    """Of the file's bytes: a card made on another version of the file is not reused."""
+    pairs: tuple[GoldPair, ...]
+
+    def select(self, split: Split) -> list[GoldPair]:
+        return [p for p in self.pairs if split == "all" or p.split == split]
+
+
+def load_gold(path: str | Path) -> GoldSet:
+    """Every pair of a gold file; nothing is returned unless every line is valid."""
+    path = Path(path)
+    text = read_utf8(path)
+    pairs = read_models(path, GoldPair) if text.endswith("\n") else _read_unterminated(path)
+    if not pairs:
+        raise InputError("no gold pairs in the file", file=path)
+    seen: dict[str, int] = {}
+    for n, pair in enumerate(pairs, start=1):
+        if pair.id in seen:
+            raise InputError(
+                f"id {pair.id!r} is also pair {seen[pair.id]}",
+                file=path,
+                record=f"pair {n}",
+                field="id",
+            )
+        seen[pair.id] = n
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return GoldSet(path=str(path), sha256=digest, pairs=tuple(pairs))
+
+
+def _read_unterminated(path: Path) -> list[GoldPair]:
+    """A hand-written file whose last line has no newline is still read whole (the append-only
+    readers skip such a line as cut short)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / path.name
+        copy.write_bytes(path.read_bytes() + b"\n")
+        try:
+            return read_models(copy, GoldPair)
+        except InputError as exc:
+            raise InputError(exc.message, file=path, record=exc.record, field=exc.field) from None
