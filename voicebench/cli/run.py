@@ -12,6 +12,8 @@ from voicebench.cli.common import (
     DEFAULT_DIALOGUES,
     DEFAULT_FIXTURES,
     DEFAULT_JUDGE,
+    OFFLINE_JUDGE,
+    SECOND_AGENT,
     AgentOpt,
     DialoguesOpt,
     FixturesOpt,
@@ -181,15 +183,15 @@ class _ShownDemo:
 
 
 def demo(
-    agent: Annotated[
-        Path,
+    agents: Annotated[
+        list[Path] | None,
         typer.Option(
             "--agent",
             "-a",
-            envvar="VOICEBENCH_AGENT",
-            help="Agent spec (default: the local agent).",
+            help="Agent spec, repeatable (default: the two local agents, SmolLM2-135M and "
+            "Qwen2.5-Coder-0.5B; the second only when the offline-judge extra is installed).",
         ),
-    ] = DEFAULT_AGENT,
+    ] = None,
     limit: Annotated[
         int, typer.Option("--limit", "-n", min=1, help="How many items of the built-in set.")
     ] = 6,
@@ -198,8 +200,8 @@ def demo(
         typer.Option(
             "--out",
             "-o",
-            help="Run directory (default reports/runs/demo-AGENT-TIMESTAMP); "
-            "an existing one is resumed.",
+            help="Demo folder (default reports/runs/demo-...-TIMESTAMP): a run per agent in "
+            "OUT/AGENT, OUT/judging, OUT/report; an existing one is resumed.",
         ),
     ] = None,
     judge_spec: Annotated[
@@ -207,23 +209,43 @@ def demo(
         typer.Option(
             "--judge",
             "-j",
-            help="Judge spec for the final replies (default: the offline smoke judge).",
+            help="Judge spec for the final replies (default: the offline judge, "
+            "judges/local.toml; the smoke judge when the offline-judge extra is missing).",
         ),
-    ] = DEFAULT_JUDGE,
+    ] = None,
     no_judge: Annotated[
-        bool, typer.Option("--no-judge", help="Stop after the latency table.")
+        bool, typer.Option("--no-judge", help="Stop after the latency tables.")
     ] = False,
     verbose: VerboseOpt = False,
 ) -> None:
     """The whole job offline on the embedded default: replay a slice of the built-in set through
-    the local agent (Whisper tiny.en, SmolLM2 on llama.cpp, Piper) and print the latencies, then
-    judge its final replies against the human reference replies (offline smoke judge), print
-    the leaderboard and write the report (RUN_DIR/report/index.html)."""
+    the local agents (Whisper tiny.en, an LLM on llama.cpp, Piper) and print the latencies,
+    then judge their final replies against each other and the human reference replies with the
+    offline judge (its card printed), print the leaderboard and write the report
+    (OUT/report/index.html)."""
     quiet_libraries(verbose)
-    from voicebench.demo import plan_demo, run_demo
+    from voicebench.demo import missing_models, plan_demo, run_demo
 
+    if agents is None:
+        agents = [DEFAULT_AGENT]
+        missing = missing_models(SECOND_AGENT)
+        if missing:
+            say(
+                f"second agent skipped: {', '.join(missing)} is not installed "
+                "(pip install 'voicebench[offline-judge]')"
+            )
+        else:
+            agents.append(SECOND_AGENT)
+    if judge_spec is None:
+        missing = missing_models(OFFLINE_JUDGE)
+        judge_spec = DEFAULT_JUDGE if missing else OFFLINE_JUDGE
+        if missing:
+            say(
+                f"[yellow]offline judge unavailable ({', '.join(missing)} is not installed: "
+                "pip install 'voicebench[offline-judge]'); judging with the smoke judge[/]"
+            )
     plan = plan_demo(
-        agent, limit=limit, out_dir=out_dir, judge_spec=None if no_judge else judge_spec
+        agents, limit=limit, out_dir=out_dir, judge_spec=None if no_judge else judge_spec
     )
     on_interrupt(_resume_note(plan.out_dir))
     with Steps("demo") as s:

@@ -83,6 +83,16 @@ def comparisons(gold: list[GoldPair], spec, rubric) -> list[Comparison]:
     return out
 
 
+def _shown(path: str | Path) -> str:
+    """A path as a card records it: relative to the working folder when inside it, so a card
+    made in a clone reads the same in any other."""
+    resolved = Path(path).resolve()
+    try:
+        return str(resolved.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(resolved)
+
+
 def _wilson(correct: int, n: int) -> tuple[float, float]:
     if n == 0:
         return 0.0, 0.0
@@ -129,11 +139,11 @@ def make_card(
     low, high = _wilson(len(right), n)
     card = JudgeCard(
         spec_name=spec.name,
-        spec_path=str(spec_path),
+        spec_path=_shown(spec_path),
         spec_sha256=spec_hash,
         judges=tuple(j.id for j in spec.judges),
         methods=tuple(j.variant or j.method for j in spec.judges),
-        gold_path=gold_set.path,
+        gold_path=_shown(gold_set.path),
         gold_sha256=gold_set.sha256,
         split=split,
         created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
