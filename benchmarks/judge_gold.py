@@ -80,7 +80,10 @@ async def main() -> None:
                 f"{c.failed_verdicts}/{c.verdicts}",
                 "-" if c.seconds_per_verdict is None else f"{c.seconds_per_verdict:.2f}",
             )
-    Console().print(table)
+    shown = Console()
+    if not shown.is_terminal:
+        shown = Console(width=200)  # a log or a pipe: one row per line
+    shown.print(table)
 
 
 if __name__ == "__main__":
