@@ -234,4 +234,5 @@ def test_a_measured_judge_has_its_card_beside_the_leaderboard(judged: Path, tmp_
     assert j.card == card and j.trust_warning is None
     page = (built.out_dir / "index.html").read_text()
     assert "judge measured: 90% right on 40 gold pairs (holdout; 95% CI 77%-96%)" in page
+    assert page.count("judge measured: 90% right") == 2  # judging health and the leaderboard
     assert 'id="trust-banner"' not in page

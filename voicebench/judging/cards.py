@@ -179,3 +179,12 @@ def trust_warning(card: JudgeCard | None) -> str | None:
             f"{_pct(TRUSTED_ACCURACY)}): read the quality figures as indicative only"
         )
     return None
+
+
+def figure_warning(card: JudgeCard | None) -> str | None:
+    """The banner in a quality figure's title; None for a trusted judge."""
+    if card is None:
+        return "UNMEASURED JUDGE: quality figures are unverified"
+    if not card.trusted:
+        return f"JUDGE RIGHT ON {_pct(card.accuracy)} OF GOLD PAIRS: quality figures are indicative"
+    return None

@@ -31,7 +31,7 @@ from voicebench.judging import (
     read_replies,
     read_verdicts,
 )
-from voicebench.judging.cards import card_of_judging, trust_warning
+from voicebench.judging.cards import card_of_judging, figure_warning, trust_warning
 from voicebench.rating import NothingToRateError, current_ratings
 from voicebench.report import figures
 from voicebench.report.latency import agent_latency, cold_flags
@@ -212,7 +212,7 @@ def _draw(runs: Sequence[RunData], report: Report, folder: Path) -> list[str]:
                     budget_ms=budget,
                     name=f"frontier_{field}",
                     folder=folder,
-                    untrusted=j.trust_warning is not None,
+                    warning=figure_warning(j.card),
                 )
             )
         names.append(figures.radar(j.ratings, folder))

@@ -189,7 +189,7 @@ def frontier(
     budget_ms: float,
     name: str,
     folder: Path,
-    untrusted: bool,
+    warning: str | None,
 ) -> str:
     """HEART Elo against median latency on a log axis: Elo CIs vertical, latency CIs horizontal,
     the Pareto frontier as a step line, human replies (no latency) as horizontal lines."""
@@ -250,9 +250,9 @@ def frontier(
         ax.set_xlabel(f"median {axis_label} (ms, log scale)")
         ax.set_ylabel("HEART Elo (95% CI)")
         title = f"quality against {axis_label}"
-        if untrusted:
-            title += "\nJUDGE UNMEASURED OR BELOW THE TRUST BAR: quality figures are indicative"
-        ax.set_title(title, fontsize=10, color="#b03a2e" if untrusted else "black")
+        if warning:
+            title += f"\n{warning}"
+        ax.set_title(title, fontsize=10, color="#b03a2e" if warning else "black")
         ax.legend(fontsize=8, loc="best")
         fig.tight_layout()
         return _save(fig, name, folder)

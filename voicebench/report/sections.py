@@ -162,6 +162,7 @@ def _quality(report: Report) -> Section:
             Figures(tuple(_figure(report, "frontier_ttft") + _figure(report, "frontier_ttfa")))
         )
         blocks.append(TableBlock(tb.leaderboard_table(j)))
+        blocks.append(Text(card_line(j.card), "note"))
         blocks += _figure(report, "radar")
     return Section("quality", "Quality and latency", blocks)
 
