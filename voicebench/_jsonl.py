@@ -33,12 +33,13 @@ def drop_partial_line(path: Path) -> None:
             fh.truncate(keep)
 
 
-def complete_lines(path: Path) -> list[tuple[int, str]]:
-    """(line number, text) of every complete, non-blank line; a trailing partial line is ignored."""
+def complete_lines(path: Path, *, hand_written: bool = False) -> list[tuple[int, str]]:
+    """(line number, text) of every complete, non-blank line; a trailing partial line is ignored,
+    except in a ``hand_written`` file, whose last line often has no newline."""
     if not path.exists():
         return []
     raw = path.read_bytes()
-    complete = raw[: raw.rfind(b"\n") + 1]
+    complete = raw if hand_written else raw[: raw.rfind(b"\n") + 1]
     return [
         (n, line)
         for n, line in enumerate(complete.decode("utf-8").splitlines(), start=1)
@@ -84,12 +85,17 @@ def latest_per_key(records: Sequence[K], decided: Callable[[K], bool]) -> list[K
 
 
 def read_models(
-    path: Path, model: type[M], check: Callable[[object, str], None] | None = None
+    path: Path,
+    model: type[M],
+    check: Callable[[object, str], None] | None = None,
+    *,
+    hand_written: bool = False,
 ) -> list[M]:
     """Every complete line validated as ``model``; errors name the file, line and field.
-    ``check(data, record)`` runs first on each parsed line (e.g. a schema-version check)."""
+    ``check(data, record)`` runs first on each parsed line (e.g. a schema-version check).
+    ``hand_written``: see ``complete_lines``."""
     out: list[M] = []
-    for n, line in complete_lines(path):
+    for n, line in complete_lines(path, hand_written=hand_written):
         try:
             data = json.loads(line)
         except json.JSONDecodeError as exc:

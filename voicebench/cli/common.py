@@ -8,7 +8,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -16,6 +16,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from typer.core import TyperGroup
 
 from voicebench.errors import VoicebenchError
+
+if TYPE_CHECKING:
+    from voicebench.judging.cards import JudgeCard
 
 # Off a terminal rich would fall back to 80 columns and wrap the tables; logs are wide enough.
 out = Console(width=None if sys.stdout.isatty() else 110)
@@ -164,3 +167,13 @@ class Steps:
             self._bar.update(self._task, completed=done, total=total)
         if message is not None:
             self.line(message)
+
+
+def show_trust(card: JudgeCard | None, spec: str = "SPEC") -> None:
+    """The judge's measured accuracy, and the warning when it is unmeasured or below the bar."""
+    from voicebench.judging.cards import card_line, trust_warning
+
+    show(card_line(card, spec))
+    warning = trust_warning(card)
+    if warning:
+        show(f"[yellow]{warning}[/]")

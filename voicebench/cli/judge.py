@@ -21,6 +21,7 @@ from voicebench.cli.common import (
     quiet_libraries,
     say,
     show,
+    show_trust,
 )
 
 if TYPE_CHECKING:
@@ -36,16 +37,6 @@ def verdict_line(v: Verdict, n: int, total: int) -> str | None:
         what = f"[red]failed: {v.failure}[/]" if v.answer is None else "ok"
         return f"[{n}/{total}] {v.item_id} {v.contestant_a} vs {v.contestant_b} ({v.judge}) {what}"
     return None
-
-
-def show_trust(card: JudgeCard | None, spec: str) -> None:
-    """The judge's measured accuracy, and the warning when it is unmeasured or below the bar."""
-    from voicebench.judging.cards import card_line, trust_warning
-
-    show(card_line(card, spec))
-    warning = trust_warning(card)
-    if warning:
-        show(f"[yellow]{warning}[/]")
 
 
 def show_judging(result: JudgingResult) -> None:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from voicebench.cli.common import say, show
+from voicebench.cli.common import say, show, show_trust
 
 if TYPE_CHECKING:
     from voicebench.report import BuiltReport
@@ -16,11 +16,7 @@ if TYPE_CHECKING:
 def show_report(built: BuiltReport) -> None:
     j = built.report.judging
     if j is not None:
-        from voicebench.judging.cards import card_line
-
-        show(card_line(j.card))
-        if j.trust_warning:
-            show(f"[yellow]{j.trust_warning}[/]")
+        show_trust(j.card)
     show(
         f"report: {built.out_dir / 'index.html'} (also report.md, report.json, "
         f"{len(built.report.figures)} figures as PNG and SVG)"

@@ -10,7 +10,6 @@ same spec and gold file asks nothing.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 from collections import defaultdict
 from collections.abc import Callable
@@ -20,17 +19,14 @@ from pathlib import Path
 from scipy.stats import binomtest
 
 from voicebench._jsonl import write_atomic
-from voicebench.dialogues import Role
 from voicebench.judging.cards import JudgeCard, Tally, card_path, read_card, spec_sha256
-from voicebench.judging.clients import open_judge
 from voicebench.judging.combine import decisions_by_pair, judge_health, pair_results
 from voicebench.judging.gold import GoldPair, GoldSet, Split, load_gold
 from voicebench.judging.models import HUMAN_FAMILY, ContestantKind, PairResult, Reply, Verdict
-from voicebench.judging.prompt import SPEAKERS, verdict_key
-from voicebench.judging.run import Comparison, run_comparisons
+from voicebench.judging.prompt import turns_context
+from voicebench.judging.run import Comparison, both_orders, decide_pending
 from voicebench.judging.spec import load_judge_spec
 from voicebench.judging.store import read_verdicts
-from voicebench.llm import ChatClient
 
 DEFAULT_GOLD = Path("judges/pairs-gold.jsonl")
 SIDES = ("a", "b")
@@ -47,18 +43,13 @@ class CheckResult:
     gold: list[GoldPair]
 
 
-def gold_context(pair: GoldPair) -> str:
-    """A gold conversation as judges are shown any conversation (``dialogue_context``)."""
-    return "\n".join(f"{SPEAKERS[Role(t.role)]}: {t.text.strip()}" for t in pair.turns)
-
-
 def comparisons(gold: list[GoldPair], spec, rubric) -> list[Comparison]:
     """Both orders of every pair, for every judge of the spec."""
     out = []
     for pair in gold:
-        context = gold_context(pair)
-        replies = {
-            side: Reply(
+        context = turns_context(pair.turns)
+        a, b = (
+            Reply(
                 item_id=pair.id,
                 contestant=side,
                 kind=ContestantKind.HUMAN,
@@ -67,19 +58,9 @@ def comparisons(gold: list[GoldPair], spec, rubric) -> list[Comparison]:
                 text=text,
             )
             for side, text in zip(SIDES, (pair.reply_a, pair.reply_b), strict=True)
-        }
+        )
         for judge in spec.judges:
-            for x, y, order in (("a", "b", "AB"), ("b", "a", "BA")):
-                a, b = replies[x], replies[y]
-                key = verdict_key(
-                    rubric_sha256=rubric.sha256,
-                    judge=judge.cache_id,
-                    context=context,
-                    reply_a=a.heard,
-                    reply_b=b.heard,
-                    order=order,
-                )
-                out.append(Comparison(pair.id, context, judge, a, b, key))
+            out += both_orders(pair.id, context, judge, a, b, rubric)
     return out
 
 
@@ -100,6 +81,16 @@ def _wilson(correct: int, n: int) -> tuple[float, float]:
     return float(ci.low), float(ci.high)
 
 
+def gold_results(gold: list[GoldPair], verdicts: list[Verdict]) -> list[PairResult]:
+    """Each gold pair's combined result, in the gold file's order (a pair with no verdict yet
+    is undecided)."""
+    results = {p.item_id: p for p in pair_results(verdicts)}
+    return [
+        results.get(g.id) or PairResult(item_id=g.id, first="a", second="b", winner=None)
+        for g in gold
+    ]
+
+
 def make_card(
     gold: list[GoldPair],
     verdicts: list[Verdict],
@@ -111,9 +102,8 @@ def make_card(
     split: str,
 ) -> tuple[JudgeCard, list[PairResult]]:
     """The card's figures from the verdicts (one per judge, pair and order)."""
-    results = {p.item_id: p for p in pair_results(verdicts)}
-    pairs = [results[g.id] for g in gold if g.id in results]
-    right = {g.id for g in gold if g.id in results and results[g.id].winner == g.better}
+    pairs = gold_results(gold, verdicts)
+    right = {p.item_id for p, g in zip(pairs, gold, strict=True) if p.winner == g.better}
     decided = sum(p.winner is not None for p in pairs)
 
     def tally(members: list[GoldPair]) -> Tally:
@@ -194,18 +184,9 @@ async def check_judge(
     out_dir = out_dir or default_check_dir(spec.name, spec_hash, gold_set.sha256)
     wanted = comparisons(gold, spec, rubric)
     if path.exists() and not refresh:
-        card = read_card(path)
-        verdicts = _cached(out_dir, wanted)
-        pairs = make_card(
-            gold,
-            verdicts,
-            spec=spec,
-            spec_path=spec_path,
-            spec_hash=spec_hash,
-            gold_set=gold_set,
-            split=split,
-        )[1]
-        return CheckResult(card, path, True, pairs, gold)
+        return CheckResult(
+            read_card(path), path, True, gold_results(gold, _cached(out_dir, wanted)), gold
+        )
     out_dir.mkdir(parents=True, exist_ok=True)
     cached = {v.key for v in _cached(out_dir, wanted) if v.answer is not None}
     pending = [c for c in wanted if c.key not in cached]
@@ -213,20 +194,15 @@ async def check_judge(
         f"{len(gold)} gold pairs ({split}) x {len(spec.judges)} judge(s) x 2 orders: "
         f"{len(wanted)} verdicts, {len(wanted) - len(pending)} already decided -> {out_dir}"
     )
-    if pending:
-        async with contextlib.AsyncExitStack() as stack:
-            clients: dict[str, ChatClient] = {}
-            for judge in {c.judge.id: c.judge for c in pending}.values():
-                say(f"starting judge {judge.id} ({judge.variant or judge.method})")
-                clients[judge.id] = await (client_factory or open_judge)(judge, stack)
-            await run_comparisons(
-                pending,
-                rubric,
-                out_dir,
-                concurrency=concurrency,
-                clients=clients,
-                progress=progress,
-            )
+    await decide_pending(
+        pending,
+        rubric,
+        out_dir,
+        concurrency=concurrency,
+        say=say,
+        progress=progress,
+        client_factory=client_factory,
+    )
     card, pairs = make_card(
         gold,
         _cached(out_dir, wanted),

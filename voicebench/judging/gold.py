@@ -93,7 +93,7 @@ def load_gold(path: str | Path) -> GoldSet:
     """Every pair of a gold file; nothing is returned unless every line is valid."""
     path = Path(path)
     text = read_utf8(path)
-    pairs = read_models(path, GoldPair) if text.endswith("\n") else _read_unterminated(path)
+    pairs = read_models(path, GoldPair, hand_written=True)
     if not pairs:
         raise InputError("no gold pairs in the file", file=path)
     seen: dict[str, int] = {}
@@ -108,17 +108,3 @@ def load_gold(path: str | Path) -> GoldSet:
         seen[pair.id] = n
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     return GoldSet(path=str(path), sha256=digest, pairs=tuple(pairs))
-
-
-def _read_unterminated(path: Path) -> list[GoldPair]:
-    """A hand-written file whose last line has no newline is still read whole (the append-only
-    readers skip such a line as cut short)."""
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as tmp:
-        copy = Path(tmp) / path.name
-        copy.write_bytes(path.read_bytes() + b"\n")
-        try:
-            return read_models(copy, GoldPair)
-        except InputError as exc:
-            raise InputError(exc.message, file=path, record=exc.record, field=exc.field) from None

@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterable
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -28,7 +30,13 @@ class AnswerError(ValueError):
 
 def dialogue_context(dialogue: Dialogue) -> str:
     """The conversation up to and including the final seeker turn, one line per turn."""
-    return "\n".join(f"{SPEAKERS[t.role]}: {t.text.strip()}" for t in dialogue.turns)
+    return turns_context(dialogue.turns)
+
+
+def turns_context(turns: Iterable[Any]) -> str:
+    """Turns (anything with a ``role``, seeker or supporter, and a ``text``) as a judge is
+    shown them: one ``Speaker: text`` line per turn."""
+    return "\n".join(f"{SPEAKERS[Role(t.role)]}: {t.text.strip()}" for t in turns)
 
 
 JSON_INSTRUCTION = "Which reply is better for this seeker? Answer with the JSON object only."

@@ -119,17 +119,32 @@ def schedule(
             if not eligible:
                 skipped += 1
             for judge in eligible:
-                for a, b, order in ((x, y, "AB"), (y, x, "BA")):
-                    key = verdict_key(
-                        rubric_sha256=rubric.sha256,
-                        judge=judge.cache_id,
-                        context=context,
-                        reply_a=a.heard,
-                        reply_b=b.heard,
-                        order=order,
-                    )
-                    out.append(Comparison(item_id, context, judge, a, b, key))
+                out += both_orders(item_id, context, judge, x, y, rubric)
     return out, skipped
+
+
+def both_orders(
+    item_id: str, context: str, judge: JudgeModelSpec, x: Reply, y: Reply, rubric: Rubric
+) -> list[Comparison]:
+    """One pair shown to one judge: ``x`` as reply A, then ``y`` as reply A."""
+    return [
+        Comparison(
+            item_id,
+            context,
+            judge,
+            a,
+            b,
+            verdict_key(
+                rubric_sha256=rubric.sha256,
+                judge=judge.cache_id,
+                context=context,
+                reply_a=a.heard,
+                reply_b=b.heard,
+                order=order,
+            ),
+        )
+        for a, b, order in ((x, y, "AB"), (y, x, "BA"))
+    ]
 
 
 async def decide(client: ChatClient, c: Comparison, rubric: Rubric) -> Verdict:
@@ -170,6 +185,37 @@ async def run_comparisons(
         concurrency=concurrency,
         progress=progress,
     )
+
+
+async def decide_pending(
+    pending: Sequence[Comparison],
+    rubric: Rubric,
+    out_dir: Path,
+    *,
+    concurrency: int,
+    say: Callable[[str], None],
+    progress: Callable[[Verdict, int, int], None] | None = None,
+    client_factory: Callable | None = None,
+) -> list[Verdict]:
+    """Start a client for every judge ``pending`` needs (released at the end) and decide the
+    comparisons into ``out_dir``'s verdict file."""
+    if not pending:
+        return []
+    async with contextlib.AsyncExitStack() as stack:
+        clients: dict[str, ChatClient] = {}
+        for judge in {c.judge.id: c.judge for c in pending}.values():
+            what = judge.variant or judge.method
+            smoke = ", offline smoke judge" if judge.smoke else ""
+            say(f"starting judge {judge.id} ({what}{smoke})")
+            clients[judge.id] = await (client_factory or open_judge)(judge, stack)
+        return await run_comparisons(
+            pending,
+            rubric,
+            out_dir,
+            concurrency=concurrency,
+            clients=clients,
+            progress=progress,
+        )
 
 
 async def judge_runs(
@@ -248,24 +294,15 @@ async def judge_runs(
         f"{len(comparisons)} comparisons ({len(comparisons) - len(pending)} already decided), "
         f"{len({c.judge.id for c in comparisons})} judge(s), concurrency {concurrency}"
     )
-    new: list[Verdict] = []
-    if pending:
-        async with contextlib.AsyncExitStack() as stack:
-            clients: dict[str, ChatClient] = {}
-            opener = client_factory or open_judge
-            for judge in {c.judge.id: c.judge for c in pending}.values():
-                say(
-                    f"starting judge {judge.id}" + (" (offline smoke judge)" if judge.smoke else "")
-                )
-                clients[judge.id] = await opener(judge, stack)
-            new = await run_comparisons(
-                pending,
-                rubric,
-                out_dir,
-                concurrency=concurrency,
-                clients=clients,
-                progress=progress,
-            )
+    new = await decide_pending(
+        pending,
+        rubric,
+        out_dir,
+        concurrency=concurrency,
+        say=say,
+        progress=progress,
+        client_factory=client_factory,
+    )
     keys = {c.key for c in comparisons}
     verdicts = [v for v in read_verdicts(out_dir) if v.key in keys]
     pairs = pair_results(verdicts)
