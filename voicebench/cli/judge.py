@@ -58,9 +58,12 @@ def show_rating(table: RatingTable) -> None:
     from voicebench.rating import (
         RATINGS_FILE,
         agreement_lines,
+        disagreement_table,
+        human_ladder_table,
         latency_board,
         latency_line,
         leaderboard,
+        people_lines,
     )
 
     card = card_of_judging(Path(table.judging_dir))
@@ -69,6 +72,12 @@ def show_rating(table: RatingTable) -> None:
     for line in [latency_line(table)] + (agreement_lines(table) if table.agreement else []):
         if line is not None:
             show(line)
+    if table.people is not None:
+        out.print(human_ladder_table(table.people))
+        for line in people_lines(table.people):
+            show(line)
+        if table.people.disagreements:
+            out.print(disagreement_table(table.people))
     show_trust(card, read_judging_header(Path(table.judging_dir)).judge_spec_path)
     show(f"ratings: {Path(table.judging_dir) / RATINGS_FILE}")
 
@@ -137,7 +146,8 @@ def rate(
     human_judgments: Annotated[
         Path | None,
         typer.Option(
-            help="Human judgments (CSV or JSONL, 5-point scale) to measure agreement with."
+            help="More human judgments (CSV or JSONL, 5-point scale) besides the judging "
+            "folder's human/ files (from voicebench annotate)."
         ),
     ] = None,
 ) -> None:

@@ -22,6 +22,13 @@ Human-judgment files, CSV with a header row or JSONL, one judgment per row::
 ``B much better`` (HEART's 5-point scale), or the integers 2, 1, 0, -1, -2 (positive favours
 A). ``rater`` is optional. The human majority on a pair is the side most raters preferred
 ("same" votes for neither); a tie leaves the pair without a human majority.
+
+The rating page (``voicebench annotate``) writes JSONL with further, optional fields: ``task``
+(its opaque task id), ``repeat`` (true for a pair shown to the rater a second time, to
+measure consistency: repeats count only there), ``dimensions`` (the HEART letters the rater
+marked, each ``"A"`` or ``"B"`` as shown), ``comment``, ``played`` (the clips the rater
+started: ``seeker``, ``a``, ``b``), ``seconds`` (time on the task) and ``answered_at``.
+A judging folder's ``human/*.jsonl`` files are read by ``rate`` and ``report`` by themselves.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from itertools import combinations
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 from pydantic import Field, field_validator
@@ -61,6 +69,25 @@ class HumanJudgment(FrozenModel):
     rating: int = Field(ge=-2, le=2)
     """+2 A much better ... -2 B much better."""
     rater: str = ""
+    task: str = ""
+    """The rating page's task id; empty for judgments made elsewhere."""
+    repeat: bool = False
+    """A second showing of a pair to the same rater: used for consistency only."""
+    dimensions: dict[str, Literal["A", "B"]] = Field(default_factory=dict)
+    """HEART letters the rater marked, with the side (as shown) that was clearly better."""
+    comment: str = Field(default="", max_length=2000)
+    played: tuple[Literal["seeker", "a", "b"], ...] = ()
+    """The clips the rater started before answering."""
+    seconds: float | None = Field(default=None, ge=0)
+    """Time on the task, from opening it to answering."""
+    answered_at: str = ""
+
+    @field_validator("dimensions")
+    @classmethod
+    def _letters(cls, marks: dict[str, str]) -> dict[str, str]:
+        if not set(marks) <= set(DIMENSIONS):
+            raise ValueError(f"keys must be among {', '.join(DIMENSIONS)}")
+        return marks
 
     @field_validator("rating", mode="before")
     @classmethod
@@ -125,14 +152,15 @@ def load_human_judgments(path: Path) -> list[HumanJudgment]:
 
 
 def fleiss_kappa(counts: np.ndarray) -> float | None:
-    """Fleiss' kappa from a (subjects, categories) count matrix, equal raters per subject."""
+    """Fleiss' kappa from a (subjects, categories) count matrix. Subjects may have different
+    numbers of ratings (each at least 2): a subject's agreement uses its own count, and the
+    category shares pool every rating."""
     counts = np.asarray(counts, dtype=float)
     if counts.shape[0] == 0:
         return None
     n = counts.sum(axis=1)
-    if np.any(n != n[0]) or n[0] < 2:
-        raise ValueError("every subject needs the same number (>= 2) of ratings")
-    n = n[0]
+    if np.any(n < 2):
+        raise ValueError("every subject needs at least 2 ratings")
     p_j = counts.sum(axis=0) / counts.sum()
     P_i = (np.sum(counts * counts, axis=1) - n) / (n * (n - 1))
     P_bar, P_e = P_i.mean(), np.sum(p_j * p_j)
@@ -182,7 +210,7 @@ class Agreement(FrozenModel):
     human_judgments: int = 0
 
 
-def _share_with_ci(rows: list[tuple[str, bool]], rounds: int, seed: int):
+def share_with_ci(rows: list[tuple[str, bool]], rounds: int, seed: int):
     """Share of True with a bootstrap CI over items; rows are (item_id, agreed)."""
     if not rows:
         return (None, None, None, 0)
@@ -214,7 +242,7 @@ def agreement_report(
             for p, d in decisions.items()
             if j1 in d and j2 in d and d[j1].winner and d[j2].winner
         ]
-        pairwise[f"{j1} | {j2}"] = _share_with_ci(rows, rounds, seed)
+        pairwise[f"{j1} | {j2}"] = share_with_ci(rows, rounds, seed)
     three = None
     if len(judges) >= 3:
         rows = []
@@ -222,7 +250,7 @@ def agreement_report(
             ws = [d[j].winner for j in judges if j in d]
             if len(ws) == len(judges) and all(ws):
                 rows.append((p[0], len(set(ws)) == 1))
-        three = _share_with_ci(rows, rounds, seed)
+        three = share_with_ci(rows, rounds, seed)
     kappa, kappa_dims, alpha = None, {}, None
     if len(judges) >= 2:
         full = [
@@ -263,7 +291,7 @@ def agreement_report(
         votes: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
         for h in humans:
             a, b = sorted((h.contestant_a, h.contestant_b))
-            if h.preferred:
+            if h.preferred and not h.repeat:
                 votes[(h.item_id, a, b)][h.preferred] += 1
         result = {(p.item_id, p.first, p.second): p.winner for p in pairs}
         rows = []
@@ -273,7 +301,7 @@ def agreement_report(
                 continue
             if result.get(key):
                 rows.append((key[0], result[key] == top[0][0]))
-        human = _share_with_ci(rows, rounds, seed)
+        human = share_with_ci(rows, rounds, seed)
     return Agreement(
         judges=judges,
         pairwise=pairwise,

@@ -1,4 +1,4 @@
-"""The leaderboard as a table."""
+"""The leaderboard, the people's ladder and the agreement figures, for the terminal."""
 
 from __future__ import annotations
 
@@ -6,6 +6,12 @@ from rich.table import Table
 
 from voicebench.judging import DIMENSIONS
 from voicebench.judging.cards import JudgeCard, card_line, trust_warning
+from voicebench.rating.people import (
+    HEART_HUMAN_KAPPA,
+    HEART_INTER_HUMAN,
+    HEART_JUDGE_HUMAN,
+    PeopleSummary,
+)
 from voicebench.rating.table import RatingTable
 
 
@@ -108,7 +114,7 @@ def agreement_lines(table: RatingTable) -> list[str]:
     if a is None:
         return [
             "No agreement figures: one judge and no human judgments (use an ensemble judge "
-            "spec, or pass --human-judgments)."
+            "spec, rate replies with voicebench annotate, or pass --human-judgments)."
         ]
     lines = [
         f"Agreement {name}: {_share(v, lo, hi)} over {n} pairs"
@@ -119,7 +125,7 @@ def agreement_lines(table: RatingTable) -> list[str]:
     if a.fleiss_kappa is not None:
         alpha = "-" if a.krippendorff_alpha is None else f"{a.krippendorff_alpha:.3f}"
         lines.append(f"Fleiss' kappa {a.fleiss_kappa:.3f}; Krippendorff's alpha {alpha}")
-    if a.human_agreement:
+    if a.human_agreement and table.people is None:  # else people_lines says it, per judge
         lines.append(
             f"Judges vs human majority: {_share(*a.human_agreement[:3])} over "
             f"{a.human_agreement[3]} pairs"
@@ -136,3 +142,74 @@ def latency_line(table: RatingTable) -> str | None:
         f"latency coefficient (log-odds per ln TTFA): {table.latency_beta:.2f}{se} over "
         f"{table.latency_comparisons} agent-agent pairs"
     )
+
+
+def human_ladder_table(people: PeopleSummary) -> Table:
+    """The people's Bradley-Terry ladder."""
+    t = Table(
+        title="people's ladder",
+        caption=(
+            f"{people.judgments} answers by {len(people.raters)} rater(s) on {people.pairs} "
+            f"pairs ({people.repeats} repeats, used for consistency only); 95% CI by bootstrap "
+            "over items"
+        ),
+    )
+    for c in ("contestant", "Elo", "95% CI boot", "votes", "win %"):
+        t.add_column(c, justify="left" if c == "contestant" else "right")
+    for r in people.ladder:
+        ci = r.elo_ci_bootstrap
+        t.add_row(
+            r.contestant,
+            f"{r.elo:,.0f}",
+            "-" if ci is None else f"{ci[0]:,.0f}-{ci[1]:,.0f}",
+            str(r.votes),
+            _pct(r.win_rate),
+        )
+    return t
+
+
+def people_lines(people: PeopleSummary) -> list[str]:
+    """Judge-human agreement per judge, agreement between people, each rater's consistency."""
+    lines = [
+        f"People vs {judge}: {_share(v, lo, hi)} over {n} pairs "
+        f"(HEART: {100 * HEART_JUDGE_HUMAN:.1f}%)"
+        for judge, (v, lo, hi, n) in people.judge_agreement.items()
+    ]
+    if people.inter_rater is not None:
+        v, lo, hi, n = people.inter_rater
+        kappa = "-" if people.fleiss_kappa is None else f"{people.fleiss_kappa:.3f}"
+        alpha = "-" if people.krippendorff_alpha is None else f"{people.krippendorff_alpha:.3f}"
+        lines.append(
+            f"Between people: {_share(v, lo, hi)} over {n} rater pairs "
+            f"(HEART: {100 * HEART_INTER_HUMAN:.1f}%); Fleiss' kappa {kappa} "
+            f"(HEART: {HEART_HUMAN_KAPPA:.3f}); Krippendorff's alpha {alpha}"
+        )
+    else:
+        lines.append("Between people: no pair has two raters yet")
+    for c in people.consistency:
+        lines.append(
+            f"Rater {c.rater}: {c.judgments} answers; "
+            + (
+                "no repeated pair answered yet"
+                if c.consistent is None
+                else f"same answer on {100 * c.consistent:.0f}% of {c.repeats} repeated pairs"
+            )
+        )
+    return lines
+
+
+def disagreement_table(people: PeopleSummary) -> Table:
+    """The pairs where people and the judges disagree most, with both replies."""
+    t = Table(title="where people and judges disagree most", show_lines=True)
+    for c in ("item", "first reply", "second reply", "people", "judges"):
+        t.add_column(c, overflow="fold")
+    for d in people.disagreements:
+        t.add_row(
+            d.item_id,
+            f"{d.first}: {d.first_reply}",
+            f"{d.second}: {d.second_reply}",
+            f"{d.people_winner} (votes {d.people['first']}/{d.people['same']}/"
+            f"{d.people['second']}, mean {d.people_score:+.1f})",
+            f"{d.judge_winner} (strength {d.judge_strength:.1f}): {d.rationale}",
+        )
+    return t

@@ -15,6 +15,8 @@ judging rules) and the run logs they came from (latency per turn). Written as
 - Elo within budget: Bradley-Terry refitted on the decided pairs whose two replies (final
   turns) were both within budget; human replies count as within budget.
 - Latency-adjusted Elo: the contextual fit in ``contextual.py``.
+- People: the judging folder's ``human/`` files and ``--human-judgments``, as in
+  ``people.py``.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from voicebench.judging import (
     read_replies,
     read_verdicts,
 )
-from voicebench.rating.agreement import Agreement, agreement_report, load_human_judgments
+from voicebench.rating.agreement import Agreement, agreement_report
 from voicebench.rating.bt import (
     DEFAULT_PRIOR,
     asymptotic_half_width,
@@ -53,6 +55,7 @@ from voicebench.rating.bt import (
     win_matrices,
 )
 from voicebench.rating.contextual import fit_contextual
+from voicebench.rating.people import PeopleSummary, folder_judgments, human_files, people_summary
 from voicebench.runlog import TURNS_FILE, read_header, read_turns
 
 RATINGS_FILE = "ratings.json"
@@ -114,6 +117,9 @@ class RatingTable(FrozenModel):
     ratings: tuple[ContestantRating, ...] = Field(default=())
     agreement: Agreement | None = None
     """Judge-judge and judge-human agreement (None with one judge and no human file)."""
+    people: PeopleSummary | None = None
+    """The people's ladder, their agreement with the judges and with each other (None
+    without human judgments)."""
     inputs_sha256: str | None = None
     """Of everything the table was fitted from (settings, judging header, replies, verdicts,
     the runs' turns, the human judgments): a table whose inputs still hash the same is
@@ -303,10 +309,15 @@ def rate_judging(
         )
     ratings.sort(key=lambda r: -r.elo)
     agreement = None
-    humans = load_human_judgments(human_judgments) if human_judgments else []
+    humans = folder_judgments(judging_dir, human_judgments)
+    people = None
     if len(header.judges) > 1 or humans:
         agreement = agreement_report(
             verdicts, pairs, humans=humans, rounds=rounds or 1000, seed=seed
+        )
+    if humans:
+        people = people_summary(
+            humans, verdicts, pairs, replies, rounds=rounds, seed=seed, prior=prior
         )
     table = RatingTable(
         created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
@@ -327,6 +338,7 @@ def rate_judging(
         latency_comparisons=ctx.comparisons if ctx else 0,
         ratings=tuple(ratings),
         agreement=agreement,
+        people=people,
         inputs_sha256=inputs,
     )
     if write:
@@ -345,6 +357,7 @@ def inputs_sha256(
         judging_dir / REPLIES_FILE,
         judging_dir / VERDICTS_FILE,
         *(Path(d) / TURNS_FILE for d in header.run_dirs),
+        *human_files(judging_dir),
     ]
     if human_judgments is not None:
         files.append(Path(human_judgments))
