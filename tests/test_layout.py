@@ -18,6 +18,7 @@ STAGES = (
     "rating",
     "strategies",
     "report",
+    "annotate",
     "live",
     "cli",
     "demo",

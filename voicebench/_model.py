@@ -54,3 +54,17 @@ def validate_record(model: type[M], data: Any, *, file: str | Path, record: str 
     except ValidationError as exc:
         loc, msg = first_error(exc)
         raise InputError(msg, file=file, record=record, field=loc) from None
+
+
+def read_model(model: type[M], path: Path) -> M:
+    """One JSON file as ``model``; errors name the file (and the line or field)."""
+    import json
+
+    text = read_utf8(path)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"not valid JSON ({exc.msg})", file=path, record=f"line {exc.lineno}"
+        ) from None
+    return validate_record(model, data, file=path)

@@ -4,6 +4,7 @@
 - ``judge``: ``judge``, ``rate``, ``strategies`` (quality);
 - ``report``: ``report``;
 - ``live``: ``serve``, ``load`` (agents over WebSocket);
+- ``annotate``: ``annotate`` (people rating replies by ear);
 - ``dialogues``: the ``dialogues`` group (import, adversarial, check).
 
 Each command parses its options and calls one library function. Shared options, the consoles
@@ -17,7 +18,7 @@ import os
 
 import typer
 
-from voicebench.cli import dialogues, judge, live, report, run
+from voicebench.cli import annotate, dialogues, judge, live, report, run
 from voicebench.cli.common import VoicebenchGroup
 
 app = typer.Typer(
@@ -28,7 +29,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode="markdown",  # docstrings are reflowed paragraphs in --help
 )
-for group in (run, judge, report, live):
+for group in (run, judge, annotate, report, live):
     group.register(app)
 app.add_typer(dialogues.app, name="dialogues")
 

@@ -15,6 +15,7 @@ their docstrings; ratings are fitted on those.
 from __future__ import annotations
 
 from enum import StrEnum
+from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, field_validator
@@ -68,6 +69,16 @@ class Reply(FrozenModel):
     failed: str | None = None
     """Why there is no usable reply (the turn failed, nothing audible); such replies are not
     judged."""
+
+    @property
+    def audio_file(self) -> Path | None:
+        """Where the audio is: ``audio_path`` inside the run for an agent, as written for a
+        human reply."""
+        if self.audio_path is None:
+            return None
+        if self.run_dir is not None:
+            return Path(self.run_dir) / self.audio_path
+        return Path(self.audio_path)
 
 
 class DimensionMarks(FrozenModel):

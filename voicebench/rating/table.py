@@ -15,16 +15,13 @@ judging rules) and the run logs they came from (latency per turn). Written as
 - Elo within budget: Bradley-Terry refitted on the decided pairs whose two replies (final
   turns) were both within budget; human replies count as within budget.
 - Latency-adjusted Elo: the contextual fit in ``contextual.py``.
-- People: the judging folder's ``human/`` files and ``--human-judgments``, as in
-  ``people.py``.
+- People: the folder's ``human/`` files and ``--human-judgments`` (``people.py``).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import inspect
-import json
 from collections import defaultdict
 from pathlib import Path
 
@@ -36,9 +33,6 @@ from voicebench._model import FrozenModel
 from voicebench.errors import InputError
 from voicebench.judging import (
     DIMENSIONS,
-    HEADER_FILE,
-    REPLIES_FILE,
-    VERDICTS_FILE,
     judged_items,
     pair_results,
     read_judging_header,
@@ -55,8 +49,9 @@ from voicebench.rating.bt import (
     win_matrices,
 )
 from voicebench.rating.contextual import fit_contextual
-from voicebench.rating.people import PeopleSummary, folder_judgments, human_files, people_summary
-from voicebench.runlog import TURNS_FILE, read_header, read_turns
+from voicebench.rating.inputs import inputs_sha256
+from voicebench.rating.people import PeopleSummary, folder_judgments, people_summary
+from voicebench.runlog import read_header, read_turns
 
 RATINGS_FILE = "ratings.json"
 
@@ -310,15 +305,15 @@ def rate_judging(
     ratings.sort(key=lambda r: -r.elo)
     agreement = None
     humans = folder_judgments(judging_dir, human_judgments)
-    people = None
     if len(header.judges) > 1 or humans:
         agreement = agreement_report(
             verdicts, pairs, humans=humans, rounds=rounds or 1000, seed=seed
         )
-    if humans:
-        people = people_summary(
-            humans, verdicts, pairs, replies, rounds=rounds, seed=seed, prior=prior
-        )
+    people = (
+        people_summary(humans, verdicts, pairs, replies, rounds=rounds, seed=seed, prior=prior)
+        if humans
+        else None
+    )
     table = RatingTable(
         created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         judging_dir=str(judging_dir),
@@ -344,27 +339,6 @@ def rate_judging(
     if write:
         write_atomic(judging_dir / RATINGS_FILE, table.model_dump_json(indent=2) + "\n")
     return table
-
-
-def inputs_sha256(
-    judging_dir: Path, *, human_judgments: Path | None = None, **settings: float
-) -> str:
-    """A digest of the settings and of every file a rating table is fitted from."""
-    header = read_judging_header(judging_dir)
-    h = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
-    files = [
-        judging_dir / HEADER_FILE,
-        judging_dir / REPLIES_FILE,
-        judging_dir / VERDICTS_FILE,
-        *(Path(d) / TURNS_FILE for d in header.run_dirs),
-        *human_files(judging_dir),
-    ]
-    if human_judgments is not None:
-        files.append(Path(human_judgments))
-    for path in files:
-        h.update(f"\n{path.name}\n".encode())
-        h.update(path.read_bytes() if path.is_file() else b"(missing)")
-    return h.hexdigest()
 
 
 RATING_DEFAULTS: dict[str, float] = {

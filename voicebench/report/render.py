@@ -33,14 +33,17 @@ def md(value: object) -> str:
     return " ".join(str(value).split()).translate(_MD_SAFE)
 
 
-def _asset(name: str) -> str:
-    return resources.files("voicebench.report").joinpath("templates", name).read_text("utf-8")
+def asset(name: str, package: str = "voicebench.report") -> str:
+    """A file shipped in a package's ``templates/`` (a style sheet, a script)."""
+    return resources.files(package).joinpath("templates", name).read_text("utf-8")
 
 
 @cache
-def _env() -> jinja2.Environment:
+def environment(package: str = "voicebench.report") -> jinja2.Environment:
+    """The jinja2 environment of a package's ``templates/``: pages (``*.html.j2``) autoescaped,
+    undefined names an error. Every page voicebench writes or serves comes from one."""
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("voicebench.report", "templates"),
+        loader=jinja2.PackageLoader(package, "templates"),
         autoescape=lambda name: name is not None and name.endswith(".html.j2"),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
@@ -49,11 +52,17 @@ def _env() -> jinja2.Environment:
     return env
 
 
+def script_hash(script: str) -> str:
+    """The CSP source that allows exactly this inline script."""
+    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+    return f"'sha256-{digest}'"
+
+
 def _render(template: str, report: Report, **extra: object) -> str:
     """One template over the report's sections."""
     j = report.judging
     return (
-        _env()
+        environment()
         .get_template(template)
         .render(
             report=report,
@@ -70,18 +79,17 @@ def _figure_uri(folder: Path, name: str) -> str:
 
 
 def render_html(report: Report, figure_dir: Path) -> str:
-    script = _asset("sort.js").strip()
-    script_hash = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+    script = asset("sort.js").strip()
     csp = (
         f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
-        f"script-src 'sha256-{script_hash}'"
+        f"script-src {script_hash(script)}"
     )
     return _render(
         "report.html.j2",
         report,
         csp=Markup(csp),
         # Built here or read from this package's own files, never from run data: as they are.
-        style=Markup(_asset("report.css")),
+        style=Markup(asset("report.css")),
         script=Markup(script),
         figure_uris={n: _figure_uri(figure_dir, n) for n in report.figures},
     )

@@ -1,8 +1,9 @@
-"""Real headless Chromium, driven over the DevTools protocol on 127.0.0.1.
+"""Real headless Chromium, driven over the DevTools protocol on 127.0.0.1: every page test
+(the report, the rating page) uses it.
 
 The browser is started with a fresh profile and every background service off, opens only
-the files a test names, and is killed when the test ends. Events (script exceptions,
-console and network errors) are kept so a test can assert there were none.
+the files and loopback URLs a test names, and is killed when the test ends. Events (script
+exceptions, console and network errors) are kept so a test can assert there were none.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ FLAGS = (
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
+    "--autoplay-policy=no-user-gesture-required",
+    "--mute-audio",
 )
 
 
@@ -123,14 +126,55 @@ class Browser:
             raise RuntimeError(f"{method}: {reply['error']}")
         return reply.get("result", {})
 
-    async def open(self, path: Path) -> None:
+    async def open(self, target: Path | str) -> None:
+        """Open a file, or a URL (``http://127.0.0.1...``), and wait for it to load."""
+        url = target if isinstance(target, str) else target.resolve().as_uri()
         self._loaded.clear()
-        await self.send("Page.navigate", {"url": path.resolve().as_uri()})
+        await self.send("Page.navigate", {"url": url})
         await asyncio.wait_for(self._loaded.wait(), 30)
+
+    async def press(self, key: str, *, then_load: bool = False) -> None:
+        """Type one key (``"1"``, ``" "``, ``"ArrowRight"``) as a user would; with
+        ``then_load``, wait for the page it leads to."""
+        if then_load:
+            self._loaded.clear()
+        named = {
+            " ": ("Space", 32),
+            "ArrowLeft": ("ArrowLeft", 37),
+            "ArrowRight": ("ArrowRight", 39),
+        }
+        code, vk = named.get(key, (f"Digit{key}" if key.isdigit() else f"Key{key.upper()}", 0))
+        vk = vk or ord(key.upper())
+        text = key if len(key) == 1 else ""
+        for kind in ("keyDown", "keyUp"):
+            await self.send(
+                "Input.dispatchKeyEvent",
+                {
+                    "type": kind,
+                    "key": key,
+                    "code": code,
+                    "windowsVirtualKeyCode": vk,
+                    **({"text": text} if kind == "keyDown" and text else {}),
+                },
+            )
+        if then_load:
+            await asyncio.wait_for(self._loaded.wait(), 30)
+
+    async def wait_for(self, expression: str, timeout: float = 15.0) -> Any:
+        """Poll a script expression until it is truthy; its value."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            value = await self.evaluate(expression)
+            if value:
+                return value
+            if asyncio.get_running_loop().time() > deadline:
+                raise TimeoutError(f"still false after {timeout} s: {expression}")
+            await asyncio.sleep(0.1)
 
     async def evaluate(self, expression: str) -> Any:
         result = await self.send(
-            "Runtime.evaluate", {"expression": expression, "returnByValue": True}
+            "Runtime.evaluate",
+            {"expression": expression, "returnByValue": True, "awaitPromise": True},
         )
         if "exceptionDetails" in result:
             raise RuntimeError(f"script failed: {result['exceptionDetails']}")

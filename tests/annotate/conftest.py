@@ -1,0 +1,1 @@
+from page_fixtures import judged, served  # noqa: F401  (fixtures)

@@ -1,0 +1,74 @@
+"""A rater at the page in real headless Chromium: audio plays, three tasks are answered with the
+keyboard alone, and the rater's file names the contestants that were really behind A and B
+(told apart here by the length of the audio the page played)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from chromium import Browser, find_chromium
+from page_fixtures import RATE, SECONDS
+
+CHROMIUM = find_chromium()
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="Chromium is not installed, so the rating page was not opened in a browser "
+    "(`make test` installs it with apt-get; or: apt-get install chromium)",
+)
+
+CLIP_BYTES = """Promise.all(['a', 'b'].map(side =>
+  fetch(document.getElementById('clip-' + side).src)
+    .then(r => r.arrayBuffer()).then(b => b.byteLength)))"""
+
+
+def whose(size: int) -> str:
+    """The contestant whose reply audio has this many bytes (44-byte header, 16-bit mono)."""
+    return next(name for name, s in SECONDS.items() if 44 + 2 * int(s * RATE) == size)
+
+
+async def test_rating_three_tasks_with_the_keyboard(served, judged: Path):
+    state, base, token = served
+    heard_sides = []
+    async with Browser(CHROMIUM) as browser:
+        await browser.open(f"{base}/?token={token}")
+        for n, key in enumerate(("1", "4", "3")):
+            task = state.plan.tasks[n]
+            assert await browser.evaluate("document.body.dataset.task") == task.id
+            assert await browser.evaluate("document.getElementById('progress').value") == n
+            sizes = await browser.evaluate(CLIP_BYTES)
+            heard_sides.append(tuple(whose(s) for s in sizes))
+            # Space plays the seeker's turn, then A follows by itself; "b" plays B.
+            await browser.press(" ")
+            await browser.wait_for("document.getElementById('clip-seeker').currentTime > 0")
+            await browser.wait_for("document.getElementById('clip-a').currentTime > 0", 20)
+            await browser.press("b")
+            await browser.wait_for("document.getElementById('clip-b').currentTime > 0")
+            if n == 1:  # a dimension mark and a comment, then back to the keys
+                await browser.evaluate(
+                    "document.querySelector('input[name=dim-E][value=B]').click();"
+                    "document.getElementById('comment').value = 'B sounds <warmer>'"
+                )
+            await browser.press(key, then_load=True)
+        # Left goes back to an answered task, shown as answered; right comes forward again.
+        await browser.press("ArrowLeft", then_load=True)
+        back = await browser.evaluate(
+            "[document.body.dataset.task, document.getElementById('given').textContent,"
+            " document.querySelector('button.choice').disabled]"
+        )
+        await browser.press("ArrowRight", then_load=True)
+        now = await browser.evaluate("document.body.dataset.task")
+        errors = browser.errors()
+
+    assert errors == [], errors
+    assert back == [state.plan.tasks[2].id, "Answered: About the same.", True]
+    assert now == state.plan.tasks[3].id
+    lines = [json.loads(x) for x in (judged / "human" / "ann.jsonl").read_text().splitlines()]
+    assert [x["task"] for x in lines] == [t.id for t in state.plan.tasks[:3]]
+    assert [(x["contestant_a"], x["contestant_b"]) for x in lines] == heard_sides
+    assert [(t.shown_a, t.shown_b) for t in state.plan.tasks[:3]] == heard_sides
+    assert [x["rating"] for x in lines] == [2, -1, 0]
+    assert all(x["played"] == ["seeker", "a", "b"] for x in lines)
+    assert lines[1]["dimensions"] == {"E": "B"} and lines[1]["comment"] == "B sounds <warmer>"
+    assert all(x["rater"] == "ann" and x["seconds"] > 0 for x in lines)

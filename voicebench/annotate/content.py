@@ -1,0 +1,91 @@
+"""What the rating page may show, found once when it starts: each item's conversation, the
+seeker's last turn as audio, and every judged reply as heard, with its audio.
+
+Audio is named by opaque ids drawn at start (``secrets.token_urlsafe``): a request can only
+pick among the files listed here, never name a path. Contestant names stay on this side:
+the page gets a task's text and clip ids, nothing that says whose reply is which.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from voicebench.dialogues import Dialogue
+from voicebench.dialogues.models import Role
+from voicebench.errors import InputError
+from voicebench.fixtures.manifest import load_manifest
+from voicebench.fixtures.synth import lookup_fixture
+from voicebench.judging import Reply, judged_items, read_judging_header, read_replies
+from voicebench.runlog import read_header
+
+
+def seeker_audio(run_dirs: list[Path], dialogue: Dialogue) -> Path | None:
+    """The fixture that speaks the item's final seeker turn, from the runs' fixture folders."""
+    text = dialogue.turns[dialogue.final_turn_index].text
+    for run_dir in run_dirs:
+        folder = Path(read_header(run_dir).fixtures_dir)
+        if not (folder / "manifest.json").is_file():
+            continue
+        entry = lookup_fixture(load_manifest(folder), text)
+        if entry is not None and (folder / entry.path).is_file():
+            return folder / entry.path
+    return None
+
+
+@dataclass(frozen=True)
+class Line:
+    speaker: str
+    """``Seeker`` or ``Supporter``."""
+    text: str
+
+
+@dataclass
+class Library:
+    """A judging folder's items, replies and audio, ready to serve."""
+
+    dialogues: dict[str, Dialogue]
+    replies: dict[tuple[str, str], Reply]
+    clips: dict[str, Path] = field(default_factory=dict)
+    """Opaque id -> audio file."""
+    reply_clip: dict[tuple[str, str], str] = field(default_factory=dict)
+    seeker_clip: dict[str, str] = field(default_factory=dict)
+
+    def _clip(self, path: Path | None) -> str | None:
+        if path is None or not path.is_file():
+            return None
+        clip = secrets.token_urlsafe(12)
+        self.clips[clip] = path.resolve()
+        return clip
+
+    def conversation(self, item_id: str) -> list[Line]:
+        return [
+            Line("Seeker" if t.role is Role.SEEKER else "Supporter", t.text)
+            for t in self.dialogues[item_id].turns
+        ]
+
+    @property
+    def missing_audio(self) -> list[str]:
+        """Replies whose audio file is not there (they are rated from their text)."""
+        return sorted(f"{i} {c}" for (i, c) in self.replies if (i, c) not in self.reply_clip)
+
+
+def load_library(judging_dir: Path) -> Library:
+    header = read_judging_header(judging_dir)
+    run_dirs = [Path(d) for d in header.run_dirs]
+    replies = {(r.item_id, r.contestant): r for r in read_replies(judging_dir) if r.failed is None}
+    if not replies:
+        raise InputError("no judged replies to rate", file=judging_dir / "replies.jsonl")
+    dialogues = judged_items(run_dirs)
+    rated = {item for item, _ in replies}
+    lib = Library(dialogues={i: d for i, d in dialogues.items() if i in rated}, replies=replies)
+    for key, reply in sorted(replies.items()):
+        clip = lib._clip(reply.audio_file)
+        if clip is not None:
+            lib.reply_clip[key] = clip
+    for item_id, dialogue in sorted(lib.dialogues.items()):
+        clip = lib._clip(seeker_audio(run_dirs, dialogue))
+        if clip is not None:
+            lib.seeker_clip[item_id] = clip
+    return lib
