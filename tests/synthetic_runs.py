@@ -9,8 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
 from voicebench.agentspec import AgentSpec, LLMSpec
 from voicebench.dialogues import BUILTIN_DIALOGUES
+from voicebench.fixtures.audio import write_wav
 from voicebench.judging import JudgeAnswer, JudgingHeader, Reply, Verdict
 from voicebench.runlog import RunHeader, RunStore, TurnError, TurnRecord
 from voicebench.timing import TurnTiming
@@ -124,8 +127,11 @@ def make_judging(
     *,
     smoke: bool = False,
     heard: str = "hi",
+    heard_by: dict[str, str] | None = None,
+    audio_dir: Path | None = None,
 ) -> Path:
-    """A judging folder over ``runs`` holding these replies and verdicts."""
+    """A judging folder over ``runs`` holding these replies and verdicts; ``heard_by`` gives
+    some contestants their own text, and with ``audio_dir`` every reply gets a WAV there."""
     out.mkdir(parents=True)
     (out / "judging.json").write_text(
         JudgingHeader(
@@ -138,18 +144,26 @@ def make_judging(
             rubric_sha256="h",
         ).model_dump_json()
     )
-    replies = [
-        Reply(
-            item_id=d.id,
-            contestant=c,
-            kind="human" if c.startswith("human") else "agent",
-            family="f",
-            heard=heard,
-            text=heard,
-        )
-        for d in items
-        for c in contestants
-    ]
+    replies = []
+    for d in items:
+        for k, c in enumerate(contestants):
+            audio = None
+            if audio_dir is not None:
+                audio = audio_dir / f"{d.id}-{k}.wav"
+                pcm = 8000 * np.sin(np.arange(8000) * (0.05 + 0.01 * k))
+                write_wav(audio, pcm.astype(np.int16), 16_000)
+            said = (heard_by or {}).get(c, heard)
+            replies.append(
+                Reply(
+                    item_id=d.id,
+                    contestant=c,
+                    kind="human" if c.startswith("human") else "agent",
+                    family="f",
+                    heard=said,
+                    text=said,
+                    audio_path=None if audio is None else str(audio),
+                )
+            )
     (out / "replies.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in replies))
     (out / "verdicts.jsonl").write_text("".join(v.model_dump_json() + "\n" for v in verdicts))
     return out

@@ -3,6 +3,7 @@ environment."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,11 @@ from voicebench.runlog import TurnError
 HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2"> | *bold*'
 SECRET = "sk-test-9f8e7d6c5b4a3928171615141312"
 KEY_VARIABLE = "VOICEBENCH_TEST_REPORT_KEY"
+SAID = {
+    "fast": "that sounds exhausting, tell me more",
+    "slow": "you have every reason to feel this way",
+    "human/reference": "it makes sense that this weighs on you",
+}
 
 
 @pytest.fixture
@@ -55,11 +61,27 @@ def judged(tmp_path: Path, secret: str) -> Path:
                 verdict(d.id, "human/reference", c, "A"),
                 verdict(d.id, c, "human/reference", "B"),
             ]
-    return make_judging(
+    judged = make_judging(
         tmp_path / "judged",
         runs,
         items,
         ("fast", "slow", "human/reference"),
         verdicts,
         heard=HOSTILE,
+        heard_by={c: f"{HOSTILE} {c} says: {SAID[c]}" for c in SAID},
+        audio_dir=tmp_path / "reply-audio",
     )
+    (judged / "human").mkdir()
+    with (judged / "human" / "ann.jsonl").open("w") as fh:
+        for n, d in enumerate(items):
+            for a, b, rating in (("fast", "slow", 1), ("human/reference", "fast", 2)):
+                line = {
+                    "item_id": d.id,
+                    "contestant_a": a,
+                    "contestant_b": b,
+                    "rating": rating if n else -rating,
+                    "rater": "ann",
+                    "comment": f"{HOSTILE} comment {n}",
+                }
+                fh.write(json.dumps(line) + "\n")
+    return judged

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from chromium import Browser, find_chromium
 from PIL import Image
+from report_fixtures import SAID
 
 from voicebench.report import build_report
 from voicebench.strategies import LABELS, ReplyStrategies
@@ -20,6 +21,21 @@ pytestmark = pytest.mark.skipif(
     reason="Chromium is not installed, so the report page was not opened in a browser "
     "(`make test` installs it with apt-get; or: apt-get install chromium)",
 )
+
+REPLY_FACTS = """JSON.stringify(Array.from(document.querySelectorAll('#replies details.item'))
+  .map(d => ({
+    item: d.querySelector('summary b').textContent,
+    rows: Array.from(d.querySelectorAll('tr.reply')).map(r => ({
+      contestant: r.cells[0].textContent,
+      heard: r.cells[1].textContent,
+      audio: r.querySelector('audio') ? r.querySelector('audio').getAttribute('src') : null,
+      link: r.querySelector('a.audio-link') ? r.querySelector('a.audio-link').getAttribute('href')
+                                            : null})),
+    verdicts: d.querySelectorAll('ul.verdicts li').length,
+    people: Array.from(d.querySelectorAll('ul.people li')).map(li => li.textContent)})))"""
+PLAY_FIRST_REPLY = """(() => { const a = document.querySelector('#replies audio');
+  return a.play()
+    .then(() => new Promise(done => setTimeout(() => done(a.currentTime), 400))); })()"""
 
 PAGE_FACTS = """JSON.stringify({
   images: Array.from(document.images).map(i => ({id: i.closest('figure').id,
@@ -64,6 +80,8 @@ async def test_report_page_in_headless_chromium(judged: Path, tmp_path: Path):
         first = await browser.evaluate(
             "document.querySelector('#leaderboard tbody tr').cells[1].textContent"
         )
+        replies = json.loads(await browser.evaluate(REPLY_FACTS))
+        played_s = await browser.evaluate(PLAY_FIRST_REPLY)
         shot = tmp_path / "page.png"
         await browser.screenshot(shot)
         errors = browser.errors()
@@ -79,6 +97,7 @@ async def test_report_page_in_headless_chromium(judged: Path, tmp_path: Path):
             "frontier_ttfa",
             "radar",
             "strategy_heatmap",
+            "human_agreement",
         )
     }
     assert {"budget", "distributions", "waterfall", "leaderboard", "judges", "strategies"} <= set(
@@ -90,6 +109,20 @@ async def test_report_page_in_headless_chromium(judged: Path, tmp_path: Path):
     assert facts["scripts"] == 1 and facts["pwned"] is None
     assert "<script>window.__pwned = 1</script>" in facts["text"]
     assert first == "fast"  # lowest Elo
+    # Replies: every item, every contestant's reply as heard, with audio that plays.
+    assert len(replies) == 4 and played_s > 0
+    for item in replies:
+        assert {r["contestant"] for r in item["rows"]} == set(SAID)
+        for r in item["rows"]:
+            assert r["heard"].endswith(f"{r['contestant']} says: {SAID[r['contestant']]}")
+            assert r["audio"] == r["link"] and r["audio"].startswith("audio/")
+            wav = out / r["audio"]
+            assert wav.is_file() and wav.read_bytes()[:4] == b"RIFF"
+        assert item["verdicts"] == 6
+        assert len(item["people"]) == 2 and "comment" in item["people"][0]
+    # People: their ladder and agreement tables, and the pairs where they and the judge differ.
+    assert {"human-ladder", "human-agreement", "rater-consistency"} <= set(facts["tables"])
+    assert "People as judges" in facts["text"]
     image = Image.open(shot)
     assert image.width >= 1200 and image.height >= facts["height"] - 1 > 2000
     pixels = np.asarray(image.convert("RGB"))[::7, ::7].reshape(-1, 3)

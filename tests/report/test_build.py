@@ -15,7 +15,14 @@ from voicebench.errors import InputError
 from voicebench.judging.models import Verdict
 from voicebench.report import build_report, resolve_inputs
 
-FIGURES = ("latency_ecdf", "waterfall", "frontier_ttft", "frontier_ttfa", "radar")
+FIGURES = (
+    "latency_ecdf",
+    "waterfall",
+    "frontier_ttft",
+    "frontier_ttfa",
+    "radar",
+    "human_agreement",
+)
 
 
 def test_report_from_a_judging_folder_has_every_part(judged: Path, tmp_path: Path):

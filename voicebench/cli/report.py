@@ -17,9 +17,12 @@ def show_report(built: BuiltReport) -> None:
     j = built.report.judging
     if j is not None:
         show_trust(j.card)
+    clips = sum(1 for item in built.report.replies for r in item.replies if r.audio)
     show(
         f"report: {built.out_dir / 'index.html'} (also report.md, report.json, "
-        f"{len(built.report.figures)} figures as PNG and SVG)"
+        f"{len(built.report.figures)} figures as PNG and SVG"
+        + (f", {clips} replies' audio in audio/" if clips else "")
+        + ")"
     )
 
 

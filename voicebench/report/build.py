@@ -34,6 +34,7 @@ from voicebench.judging import (
 from voicebench.judging.cards import card_of_judging, figure_warning, trust_warning
 from voicebench.rating import NothingToRateError, current_ratings
 from voicebench.report import figures
+from voicebench.report.humans import agreement_figure
 from voicebench.report.latency import agent_latency, cold_flags
 from voicebench.report.models import (
     AgentLatency,
@@ -41,6 +42,7 @@ from voicebench.report.models import (
     Report,
     StrategySummary,
 )
+from voicebench.report.replies import item_replies
 from voicebench.runlog import HEADER_FILE as RUN_HEADER
 from voicebench.runlog import (
     RunHeader,
@@ -216,6 +218,8 @@ def _draw(runs: Sequence[RunData], report: Report, folder: Path) -> list[str]:
                 )
             )
         names.append(figures.radar(j.ratings, folder))
+        if j.ratings.people is not None and j.ratings.people.judge_agreement:
+            names.append(agreement_figure(j.ratings.people, folder))
     s = report.strategies
     if s is not None and any(r.subset == "all" for r in s.rows):
         names.append(figures.strategy_heatmap(s.rows, folder, smoke=s.smoke))
@@ -294,6 +298,10 @@ def build_report(
         strategies=strategies,
     )
     out_dir.mkdir(parents=True, exist_ok=True)
+    if judging_dir is not None:
+        say("collecting the replies and their audio")
+        replies = item_replies(judging_dir, out_dir, human_judgments=human_judgments)
+        report = report.model_copy(update={"replies": replies})
     say("drawing figures")
     report = report.model_copy(update={"figures": tuple(_draw(runs, report, out_dir / "figures"))})
     secrets = _secrets(runs, judging_dir)
@@ -306,9 +314,8 @@ def build_report(
     write_atomic(files[1], scrub(render_markdown(report)))
     # Last, so a page that exists belongs to a complete report.
     write_atomic(files[2], scrub(render_html(report, out_dir / "figures")))
-    return BuiltReport(
-        out_dir,
-        report,
-        files
-        + [out_dir / "figures" / f"{n}.{ext}" for n in report.figures for ext in ("png", "svg")],
-    )
+    audio = [out_dir / r.audio for item in report.replies for r in item.replies if r.audio]
+    figure_files = [
+        out_dir / "figures" / f"{n}.{ext}" for n in report.figures for ext in ("png", "svg")
+    ]
+    return BuiltReport(out_dir, report, files + figure_files + audio)

@@ -57,7 +57,7 @@ class Series:
     cold_ttfa_ms: Sequence[float]
 
 
-def _save(fig, name: str, folder: Path) -> str:
+def save_figure(fig, name: str, folder: Path) -> str:
     folder.mkdir(parents=True, exist_ok=True)
     for fmt, kwargs in (("png", {"dpi": 144}), ("svg", {"metadata": {"Date": None}})):
         buf = io.BytesIO()
@@ -67,7 +67,7 @@ def _save(fig, name: str, folder: Path) -> str:
     return name
 
 
-def _color(k: int) -> tuple:
+def series_color(k: int) -> tuple:
     return PALETTE[k % len(PALETTE)]
 
 
@@ -91,13 +91,13 @@ def latency_ecdf(
             for k, s in enumerate(series):
                 values = getattr(s, field)
                 if len(values):
-                    _ecdf(ax, values, color=_color(k), label=f"{s.name} (n={len(values)})")
+                    _ecdf(ax, values, color=series_color(k), label=f"{s.name} (n={len(values)})")
                 if field == "ttfa_ms" and len(s.cold_ttfa_ms):
                     ax.plot(
                         s.cold_ttfa_ms,
                         np.full(len(s.cold_ttfa_ms), 0.02),
                         "v",
-                        color=_color(k),
+                        color=series_color(k),
                         markersize=7,
                         alpha=0.8,
                         label=f"{s.name}: cold turns",
@@ -119,7 +119,7 @@ def latency_ecdf(
         axes[0].set_ylabel("share of turns at or under")
         axes[1].legend(loc="upper left", fontsize=8)
         fig.tight_layout()
-        return _save(fig, "latency_ecdf", folder)
+        return save_figure(fig, "latency_ecdf", folder)
 
 
 def waterfall(agents: Sequence[AgentLatency], budget_ttfa_ms: float, folder: Path) -> str:
@@ -160,7 +160,7 @@ def waterfall(agents: Sequence[AgentLatency], budget_ttfa_ms: float, folder: Pat
         ax.grid(axis="y", visible=False)
         ax.legend(ncol=7, fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
         fig.tight_layout()
-        return _save(fig, "waterfall", folder)
+        return save_figure(fig, "waterfall", folder)
 
 
 @dataclass(frozen=True)
@@ -202,7 +202,7 @@ def frontier(
                 yerr=[[p.elo - p.elo_ci[0]], [p.elo_ci[1] - p.elo]],
                 xerr=[[p.latency_ms - p.latency_ci[0]], [p.latency_ci[1] - p.latency_ms]],
                 fmt="o",
-                color=_color(k),
+                color=series_color(k),
                 capsize=3,
                 markersize=7,
                 label=p.name,
@@ -255,7 +255,7 @@ def frontier(
         ax.set_title(title, fontsize=10, color="#b03a2e" if warning else "black")
         ax.legend(fontsize=8, loc="best")
         fig.tight_layout()
-        return _save(fig, name, folder)
+        return save_figure(fig, name, folder)
 
 
 def radar(table: RatingTable, folder: Path) -> str:
@@ -274,11 +274,11 @@ def radar(table: RatingTable, folder: Path) -> str:
             ax.plot(
                 closed,
                 np.concatenate([v, v[:1]]),
-                color=_color(k),
+                color=series_color(k),
                 linewidth=1.8,
                 label=r.contestant,
             )
-            ax.fill(closed, np.concatenate([v, v[:1]]), color=_color(k), alpha=0.12)
+            ax.fill(closed, np.concatenate([v, v[:1]]), color=series_color(k), alpha=0.12)
             drawn += 1
         ax.plot(closed, np.full(closed.size, 50.0), color="#999999", linestyle=":", linewidth=1)
         ax.set_xticks(angles, [f"{d}\n{DIMENSION_NAMES[d]}" for d in DIMENSIONS], fontsize=8)
@@ -313,7 +313,7 @@ def radar(table: RatingTable, folder: Path) -> str:
             )
         ax.set_title("per-dimension win rate (dotted: 50%)", fontsize=10, pad=18)
         fig.tight_layout()
-        return _save(fig, "radar", folder)
+        return save_figure(fig, "radar", folder)
 
 
 def strategy_heatmap(rows: Sequence[Diversity], folder: Path, *, smoke: bool = False) -> str:
@@ -352,4 +352,4 @@ def strategy_heatmap(rows: Sequence[Diversity], folder: Path, *, smoke: bool = F
             color="#b30000" if smoke else "black",
         )
         fig.tight_layout()
-        return _save(fig, "strategy_heatmap", folder)
+        return save_figure(fig, "strategy_heatmap", folder)

@@ -6,6 +6,7 @@ A report folder (``voicebench report PATH... --out DIR``) holds::
     report.md        the same tables in Markdown, figures linked from figures/
     report.json      Report, below: every figure the page shows, as numbers
     figures/         each figure as NAME.png and NAME.svg
+    audio/           each judged reply's audio, linked from the page's Replies section
 
 Latencies are in ms. Percentile intervals are 95% percentile-bootstrap intervals over the
 turns of one run (1,000 resamples, seeded), so they say how well the run pins the figure
@@ -138,6 +139,57 @@ class JudgingSummary(FrozenModel):
     """Why there are no ratings (every pair undecided), when there are none."""
 
 
+class ReplyView(FrozenModel):
+    """One contestant's final reply to an item, as the listener heard it."""
+
+    contestant: str
+    kind: str
+    heard: str
+    """The transcript of its audio: what the judges read."""
+    text: str
+    """What was meant to be said."""
+    audio: str | None = None
+    """The audio, relative to the report folder (``audio/...wav``); None when there is none."""
+    failed: str | None = None
+
+
+class VerdictView(FrozenModel):
+    """One judge's verdict on one ordered pair."""
+
+    judge: str
+    contestant_a: str
+    contestant_b: str
+    winner: str | None
+    strength: int | None = None
+    rationale: str = ""
+    failure: str | None = None
+
+
+class PersonView(FrozenModel):
+    """One person's answer on one pair."""
+
+    rater: str
+    contestant_a: str
+    contestant_b: str
+    rating: int
+    """+2 A much better ... -2 B much better."""
+    label: str
+    comment: str = ""
+    repeat: bool = False
+
+
+class ItemReplies(FrozenModel):
+    """One item: the conversation, every reply, and what judges and people said of them."""
+
+    item_id: str
+    adversarial: bool
+    conversation: tuple[tuple[str, str], ...]
+    """(speaker, text), ending with the seeker's final turn."""
+    replies: tuple[ReplyView, ...]
+    verdicts: tuple[VerdictView, ...] = ()
+    people: tuple[PersonView, ...] = ()
+
+
 class Report(FrozenModel):
     schema_version: int = REPORT_SCHEMA_VERSION
     created_at: str
@@ -148,5 +200,7 @@ class Report(FrozenModel):
     agents: tuple[AgentLatency, ...]
     judging: JudgingSummary | None = None
     strategies: StrategySummary | None = None
+    replies: tuple[ItemReplies, ...] = ()
+    """Per judged item, what each contestant said (with judging)."""
     figures: tuple[str, ...] = Field(default=())
     """Figure names; each is ``figures/NAME.png`` and ``figures/NAME.svg``."""

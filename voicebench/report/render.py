@@ -2,8 +2,9 @@
 (``sections.py``) by jinja2 templates shipped in ``templates/``.
 
 The page inlines its figures (SVG data URIs), its style and one small script (click a column
-heading to sort a table). Its Content-Security-Policy allows images from data URIs, inline
-style, and that one script by hash, nothing else: no request leaves the page. Autoescape is
+heading to sort a table); the replies' audio files lie beside it in ``audio/``. Its
+Content-Security-Policy allows images from data URIs, inline style, audio from its own folder
+and that one script by hash, nothing else: no request leaves the page. Autoescape is
 on for the page, so every piece of text from a run (replies, dialogue text, error reasons,
 names) is escaped; the Markdown escapes the same text with its own filter.
 """
@@ -81,7 +82,7 @@ def _figure_uri(folder: Path, name: str) -> str:
 def render_html(report: Report, figure_dir: Path) -> str:
     script = asset("sort.js").strip()
     csp = (
-        f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
+        f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; media-src 'self'; "
         f"script-src {script_hash(script)}"
     )
     return _render(

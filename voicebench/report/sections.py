@@ -12,8 +12,9 @@ from typing import Literal
 from voicebench.judging import SMOKE_WARNING
 from voicebench.judging.cards import card_line
 from voicebench.rating import agreement_lines
+from voicebench.report import humans
 from voicebench.report import tables as tb
-from voicebench.report.models import Report, StrategySummary
+from voicebench.report.models import ItemReplies, Report, StrategySummary
 from voicebench.runlog import kinds_text
 from voicebench.timing import STAGE_LABELS, STAGES
 
@@ -29,6 +30,9 @@ FIGURE_CAPTIONS = {
     "A attunement, R resonance, T task-following.",
     "strategy_heatmap": "How often each contestant uses each of the 15 support strategies: "
     "the share of its replies in which the classifier marked it present.",
+    "human_agreement": "How often each judge, and the ensemble, names the people's majority "
+    "winner, with 95% bootstrap intervals; dashed: HEART's 78.7% (judges vs people), dotted: "
+    "its 79.5% between people.",
 }
 
 
@@ -75,7 +79,16 @@ class Cards:
     kind: str = "cards"
 
 
-Block = Text | Figure | Figures | TableBlock | Cards
+@dataclass(frozen=True)
+class Replies:
+    """Per item, the conversation and every contestant's reply, with the verdicts and the
+    people's answers."""
+
+    items: tuple[ItemReplies, ...]
+    kind: str = "replies"
+
+
+Block = Text | Figure | Figures | TableBlock | Cards | Replies
 
 
 @dataclass(frozen=True)
@@ -191,6 +204,40 @@ def _judging(report: Report) -> Section:
     return Section("judging", "Judging health", blocks)
 
 
+def _people(report: Report) -> Section | None:
+    j = report.judging
+    p = None if j is None or j.ratings is None else j.ratings.people
+    if p is None:
+        return None
+    blocks: list[Block] = [
+        Text(
+            "People rated pairs of replies by ear on the rating page (voicebench annotate), "
+            "blind to who said what. Their ladder is fitted like the judges', on their votes."
+        ),
+        TableBlock(humans.ladder_table(p)),
+        *_figure(report, "human_agreement"),
+        TableBlock(humans.agreement_table(p)),
+        TableBlock(humans.consistency_table(p)),
+        TableBlock(humans.disagreement_table(p)),
+    ]
+    return Section("people", "People as judges", blocks)
+
+
+def _replies(report: Report) -> Section:
+    return Section(
+        "replies",
+        "Replies",
+        [
+            Text(
+                "What each contestant said on each judged item, as the listener heard it (the "
+                "transcript of its audio, which is what the judges read), with the audio to "
+                "play, the judges' verdicts and reasons, and what people said."
+            ),
+            Replies(report.replies),
+        ],
+    )
+
+
 def _method(report: Report) -> Section:
     stages = tb.Table(
         "stages",
@@ -226,5 +273,11 @@ def sections(report: Report) -> list[Section]:
     out = [Section("summary", "", [_cards(report)]), _latency(report), _quality(report)]
     if report.strategies is not None:
         out.append(_strategies(report.strategies, report))
-    out += [_judging(report), _method(report)]
+    out.append(_judging(report))
+    people = _people(report)
+    if people is not None:
+        out.append(people)
+    if report.replies:
+        out.append(_replies(report))
+    out.append(_method(report))
     return out
