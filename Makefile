@@ -34,16 +34,17 @@ offline-judge: setup
 main: offline-judge
 	$(VENV)/bin/voicebench demo
 
-# The report's browser test opens the page in headless Chromium (Debian's package). Installed
-# here when missing and apt-get can run; otherwise that one test is skipped with a message.
+# The browser tests open the report and the rating page in headless Chromium (Debian's
+# package). Installed here when missing and apt-get can run; otherwise those tests are skipped
+# with a message.
 browser:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "installing chromium for the report's browser test (apt-get)"; \
+	    echo "installing chromium for the browser tests (apt-get)"; \
 	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 	      chromium fonts-dejavu-core >/dev/null; } \
-	      || echo "could not install chromium: the browser test will be skipped"; \
-	  else echo "chromium not found and apt-get not usable here: the browser test will be skipped"; fi; }
+	      || echo "could not install chromium: the browser tests will be skipped"; \
+	  else echo "chromium not found and apt-get not usable here: the browser tests will be skipped"; fi; }
 
 # Lint, format and type checks (settings in pyproject.toml), then the tests.
 lint: setup

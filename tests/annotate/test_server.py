@@ -269,6 +269,9 @@ async def test_a_killed_server_resumes_at_the_next_unanswered_task(judged: Path)
         code = proc.wait(15)
     assert code == 0 and "stopped: 2 of 6 answered" in proc.stderr.read()
     assert len(lines_of(judged, "kim")) == 2
+    proc, _ = _start(judged)  # Ctrl-C stops it as cleanly
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(15) == 0 and "stopped: 2 of 6 answered" in proc.stderr.read()
 
 
 def test_a_bad_rater_name_is_one_clear_error(judged: Path):

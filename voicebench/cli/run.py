@@ -251,6 +251,11 @@ def demo(
     with Steps("demo") as s:
         built = run_demo(plan, _ShownDemo(s))
     show_report(built)
+    if built.report.judging is not None:
+        show(
+            f"rate the replies by ear yourself: voicebench annotate "
+            f"{built.report.judging.judging_dir} --rater YOUR_NAME"
+        )
 
 
 def summary(run_dir: Annotated[list[Path], typer.Argument(help="Run directories.")]) -> None:
