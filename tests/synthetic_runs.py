@@ -118,6 +118,12 @@ def verdict(item: str, a: str, b: str, side: str, strength: int = 3, judge: str 
     )
 
 
+def reply_samples(k: int) -> int:
+    """The length of the k-th contestant's reply audio: one length each, so a test can tell
+    from the audio alone whose reply it got."""
+    return 8000 + 4800 * k
+
+
 def make_judging(
     out: Path,
     runs: Sequence[Path],
@@ -131,7 +137,8 @@ def make_judging(
     audio_dir: Path | None = None,
 ) -> Path:
     """A judging folder over ``runs`` holding these replies and verdicts; ``heard_by`` gives
-    some contestants their own text, and with ``audio_dir`` every reply gets a WAV there."""
+    some contestants their own text, and with ``audio_dir`` every reply gets a WAV there, a
+    tone of ``reply_samples(k)`` samples for the k-th contestant."""
     out.mkdir(parents=True)
     (out / "judging.json").write_text(
         JudgingHeader(
@@ -150,7 +157,7 @@ def make_judging(
             audio = None
             if audio_dir is not None:
                 audio = audio_dir / f"{d.id}-{k}.wav"
-                pcm = 8000 * np.sin(np.arange(8000) * (0.05 + 0.01 * k))
+                pcm = 8000 * np.sin(np.arange(reply_samples(k)) * (0.05 + 0.01 * k))
                 write_wav(audio, pcm.astype(np.int16), 16_000)
             said = (heard_by or {}).get(c, heard)
             replies.append(

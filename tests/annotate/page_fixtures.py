@@ -8,23 +8,18 @@ import asyncio
 import contextlib
 from pathlib import Path
 
-import numpy as np
 import pytest
-from synthetic_runs import make_judging, make_run, verdict
+from synthetic_runs import make_judging, make_run, reply_samples, verdict
 
 from voicebench.annotate import open_rating, serve_rating
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
-from voicebench.fixtures.audio import write_wav
-from voicebench.judging import Reply
 
 CONTESTANTS = ("quokka-agent", "zephyr-agent", "human/reference")
-SECONDS = {"quokka-agent": 0.6, "zephyr-agent": 0.9, "human/reference": 1.2}
-RATE = 16_000
 
 
-def tone(seconds: float, hz: float) -> np.ndarray:
-    t = np.arange(int(seconds * RATE)) / RATE
-    return (0.3 * 32767 * np.sin(2 * np.pi * hz * t)).astype(np.int16)
+def whose(wav_bytes: int) -> str:
+    """The contestant whose reply audio has this many bytes (44-byte header, 16-bit mono)."""
+    return next(c for k, c in enumerate(CONTESTANTS) if 44 + 2 * reply_samples(k) == wav_bytes)
 
 
 @pytest.fixture
@@ -32,25 +27,15 @@ def judged(tmp_path: Path) -> Path:
     items = [d for d in load_dialogues(BUILTIN_DIALOGUES) if not d.adversarial][:5]
     runs = [make_run(tmp_path, name, items, 900) for name in CONTESTANTS[:2]]
     verdicts = [verdict(d.id, "quokka-agent", "zephyr-agent", "A") for d in items]
-    out = make_judging(tmp_path / "judged", runs, items, CONTESTANTS, verdicts)
-    replies = []
-    for d in items:
-        for k, name in enumerate(CONTESTANTS):
-            wav = tmp_path / "audio" / f"{k}-{d.id}.wav"
-            write_wav(wav, tone(SECONDS[name], 300 + 100 * k), RATE)
-            replies.append(
-                Reply(
-                    item_id=d.id,
-                    contestant=name,
-                    kind="human" if name.startswith("human") else "agent",
-                    family="f",
-                    heard=f"reply {k} to {d.id}: <b>it sounds hard</b>",
-                    text="x",
-                    audio_path=str(wav),
-                )
-            )
-    (out / "replies.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in replies))
-    return out
+    return make_judging(
+        tmp_path / "judged",
+        runs,
+        items,
+        CONTESTANTS,
+        verdicts,
+        heard_by={c: f"reply {k}: <b>it sounds hard</b>" for k, c in enumerate(CONTESTANTS)},
+        audio_dir=tmp_path / "audio",
+    )
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from chromium import Browser, find_chromium
-from page_fixtures import RATE, SECONDS
+from page_fixtures import whose
 
 CHROMIUM = find_chromium()
 pytestmark = pytest.mark.skipif(
@@ -21,11 +21,6 @@ pytestmark = pytest.mark.skipif(
 CLIP_BYTES = """Promise.all(['a', 'b'].map(side =>
   fetch(document.getElementById('clip-' + side).src)
     .then(r => r.arrayBuffer()).then(b => b.byteLength)))"""
-
-
-def whose(size: int) -> str:
-    """The contestant whose reply audio has this many bytes (44-byte header, 16-bit mono)."""
-    return next(name for name, s in SECONDS.items() if 44 + 2 * int(s * RATE) == size)
 
 
 async def test_rating_three_tasks_with_the_keyboard(served, judged: Path):

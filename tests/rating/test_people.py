@@ -109,6 +109,7 @@ def test_people_figures_from_the_human_folder(rated: Path):
         ("fast", "slow", "fast", "slow"),
     ]
     assert d[0].people == {"first": 0, "same": 0, "second": 2} and d[0].people_score == -1.5
+    assert d[0].rationale == "r" and d[0].judge_strength == 3
     assert d[1].people_score == pytest.approx(0.667) and d[1].first_reply == "hi"
 
 

@@ -38,7 +38,7 @@ from pydantic import Field
 
 from voicebench._model import FrozenModel
 from voicebench.judging import PairResult, Reply, Verdict
-from voicebench.judging.combine import decisions_by_pair
+from voicebench.judging.combine import decisions_by_pair, pair_of
 from voicebench.rating.agreement import (
     HumanJudgment,
     fleiss_kappa,
@@ -258,10 +258,10 @@ def _disagreements(
 ) -> tuple[Disagreement, ...]:
     heard = {(r.item_id, r.contestant): r.heard for r in replies}
     result = {(p.item_id, p.first, p.second): p for p in pairs}
-    reason: dict[tuple[str, str], str] = {}
+    reason: dict[tuple[str, str, str, str], str] = {}
     for v in verdicts:
         if v.answer is not None and v.winner:
-            reason.setdefault((v.item_id, v.winner), v.answer.rationale)
+            reason.setdefault((*pair_of(v), v.winner), v.answer.rationale)
     out = []
     for key, by_rater in votes.items():
         people, p = majority(by_rater), result.get(key)
@@ -282,7 +282,7 @@ def _disagreements(
                 people_winner=people,
                 judge_winner=p.winner,
                 judge_strength=round(p.strength, 2),
-                rationale=reason.get((item, p.winner), ""),
+                rationale=reason.get((*key, p.winner), ""),
             )
         )
     out.sort(key=lambda d: (-(abs(d.people_score) / 2 + d.judge_strength / 5), d.item_id))
