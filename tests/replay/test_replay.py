@@ -197,6 +197,9 @@ async def test_a_speculative_reply_to_half_a_sentence_is_withdrawn_unheard():
     # The heard reply was asked for before the turn ended and held until it did.
     released = next(e.ns for e in heard.events if e.kind is EventKind.LLM_REQUEST)
     assert timing.llm_request_ns < released
+    # Its first token was timed when it arrived, and the wait for the turn is the hold.
+    assert timing.llm_first_token_ns < released <= timing.llm_release_ns
+    assert timing.stages_ms["turn_hold"] > 0
     assert timing.audio_out_ns - timing.vad_stop_ns >= 1.3e9
     assert timing.vad_stop_ns <= timing.transcript_ns <= timing.llm_request_ns
     assert sum(timing.stages_ns().values()) == timing.audio_out_ns - timing.speech_end_ns

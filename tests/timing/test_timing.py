@@ -60,6 +60,7 @@ def test_ttft_ttfa_and_waterfall_are_exact():
         transcript_ns=2050 * MS,
         llm_request_ns=2051 * MS,
         llm_first_token_ns=2351 * MS,
+        llm_release_ns=2371 * MS,
         tts_request_ns=2411 * MS,
         tts_first_audio_ns=2466 * MS,
         audio_out_ns=2519 * MS,
@@ -71,7 +72,8 @@ def test_ttft_ttfa_and_waterfall_are_exact():
         "asr": 450.0,
         "turn_end": 1.0,
         "llm_ttft": 300.0,
-        "text_aggregation": 60.0,
+        "turn_hold": 20.0,
+        "text_aggregation": 40.0,
         "tts_first_audio": 55.0,
         "output": 53.0,
     }
@@ -86,6 +88,7 @@ def test_waterfall_is_monotone_and_still_sums_to_ttfa_when_milestones_overlap():
         transcript_ns=400 * MS,
         llm_request_ns=600 * MS,
         llm_first_token_ns=900 * MS,
+        llm_release_ns=900 * MS,
         tts_request_ns=950 * MS,
         tts_first_audio_ns=1000 * MS,
         audio_out_ns=1100 * MS,
@@ -198,8 +201,52 @@ def test_request_time_is_when_the_http_request_left_when_the_client_reports_it()
     ]
     t = derive_timing(events, speech_end_ns=0)
     assert t.llm_request_ns == int(1003.5 * MS)
+
     assert t.ttft_ms == 300.0
     assert t.stages_ms["turn_end"] == 3.5
     # Without the wire stamp, the pipeline's request frame is the request time.
     t2 = derive_timing([e for e in events if e.kind is not EventKind.LLM_SENT], speech_end_ns=0)
     assert t2.llm_request_ns == 1001 * MS and t2.ttft_ms == 302.5
+
+
+def test_a_held_first_token_is_timed_when_it_arrived_and_the_hold_is_its_own_stage():
+    # Speculation: the LLM is asked at the early VAD stop, its first token arrives 250 ms
+    # later and is held until the turn is confirmed at 2,000 ms; a withdrawn earlier guess
+    # left its own events behind.
+    events = [
+        ev(EventKind.VAD_STOP, 900),
+        ev(EventKind.TRANSCRIPT, 1200, "I feel lost"),
+        ev(EventKind.LLM_SENT, 1201),
+        ev(EventKind.LLM_TOKEN_RECEIVED, 1451),
+        ev(EventKind.LLM_REQUEST, 2000),
+        ev(EventKind.LLM_TOKEN, 2000, "That "),
+        ev(EventKind.LLM_TOKEN, 2000, "hurts."),
+        ev(EventKind.LLM_END, 2000),
+        ev(EventKind.TTS_REQUEST, 2010),
+        ev(EventKind.TTS_AUDIO, 2200),
+        ev(EventKind.AUDIO_OUT, 2220),
+    ]
+    t = derive_timing(events, speech_end_ns=700 * MS)
+    assert t.llm_request_ns == 1201 * MS and t.ttft_ms == 250.0
+    assert t.stages_ms["llm_ttft"] == 250.0 and t.stages_ms["turn_hold"] == 549.0
+    assert t.stages_ms["text_aggregation"] == 10.0
+    assert sum(t.stages_ns().values()) == t.audio_out_ns - t.speech_end_ns
+    # Without the arrival event (a service that reports no metrics) nothing is held apart.
+    plain = derive_timing(
+        [e for e in events if e.kind is not EventKind.LLM_TOKEN_RECEIVED], speech_end_ns=700 * MS
+    )
+    assert plain.ttft_ms == 799.0 and plain.stages_ms["turn_hold"] == 0.0
+
+
+def test_a_run_log_of_schema_1_still_loads_with_no_hold_stage():
+    t = TurnTiming.model_validate(
+        {
+            "speech_end_ns": 0,
+            "llm_request_ns": 100 * MS,
+            "llm_first_token_ns": 400 * MS,
+            "tts_request_ns": 450 * MS,
+            "audio_out_ns": 600 * MS,
+        }
+    )
+    assert t.ttft_ms == 300.0 and t.stages_ms["turn_hold"] is None
+    assert sum(v for v in t.stages_ms.values() if v is not None) == t.ttfa_ms

@@ -205,7 +205,11 @@ class VoiceAgent:
         self.worker = PipelineWorker(
             pipeline,
             params=PipelineParams(
-                audio_in_sample_rate=SAMPLE_RATE, audio_out_sample_rate=SAMPLE_RATE
+                audio_in_sample_rate=SAMPLE_RATE,
+                audio_out_sample_rate=SAMPLE_RATE,
+                # The LLM's first-answer-token metrics frame marks when its first token
+                # arrived, even while a speculative reply is held (timing.events).
+                enable_metrics=True,
             ),
             observers=[self.observer],
             clock=self.clock,

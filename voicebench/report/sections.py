@@ -253,7 +253,8 @@ def _method(report: Report) -> Section:
             Text(
                 "Every seeker turn is replayed as speech in real time; each latency is measured "
                 "from the true end of the seeker's speech (known from the audio) on one monotonic "
-                "clock. TTFT runs from the LLM request to its first token; TTFA from the end of "
+                "clock. TTFT runs from the LLM request to its first token received (a speculative "
+                "reply's wait for the turn to end is the turn hold); TTFA from the end of "
                 "speech to the first audible sample of the reply. The stages cut TTFA at these "
                 "milestones:"
             ),

@@ -9,6 +9,16 @@ A run directory holds::
 ``schema_version`` is bumped on any incompatible change; readers refuse versions they do
 not know. Specs are stored as loaded: they name the environment variable holding an API
 key, never the key.
+
+Versions:
+
+- 2: the timing has ``llm_release_ns``. ``llm_first_token_ns`` is when the provider's first
+  token arrived, so TTFT is the model's own; a speculative reply's wait for the turn to be
+  confirmed is the ``turn_hold`` stage.
+- 1 (read as it is): ``llm_first_token_ns`` was the first token *released*, so in a
+  speculating agent's turns TTFT included the hold. Such records load unchanged: their
+  ``turn_hold`` is empty (unknown) and their TTFT keeps its old meaning; the waterfall still
+  sums to TTFA.
 """
 
 from __future__ import annotations
@@ -21,7 +31,8 @@ from voicebench._model import FrozenModel
 from voicebench.agentspec import AgentSpec
 from voicebench.timing import TurnTiming
 
-RUNLOG_SCHEMA_VERSION = 1
+RUNLOG_SCHEMA_VERSION = 2
+READABLE_SCHEMA_VERSIONS = (1, 2)
 
 
 class ReplayMode(StrEnum):

@@ -19,7 +19,7 @@ from voicebench._jsonl import (
 )
 from voicebench._model import validate_record
 from voicebench.errors import InputError, RunError
-from voicebench.runlog.models import RUNLOG_SCHEMA_VERSION, RunHeader, TurnRecord
+from voicebench.runlog.models import READABLE_SCHEMA_VERSIONS, RunHeader, TurnRecord
 
 HEADER_FILE = "run.json"
 TURNS_FILE = "turns.jsonl"
@@ -50,10 +50,10 @@ def read_header(run_dir: str | Path) -> RunHeader:
 
 def _check_version(data: object, path: Path, record: str) -> None:
     version = data.get("schema_version") if isinstance(data, dict) else None
-    if version != RUNLOG_SCHEMA_VERSION:
+    if version not in READABLE_SCHEMA_VERSIONS:
         raise InputError(
-            f"schema_version {version!r} is not supported "
-            f"(this voicebench reads {RUNLOG_SCHEMA_VERSION})",
+            f"schema_version {version!r} is not supported (this voicebench reads "
+            f"{', '.join(map(str, READABLE_SCHEMA_VERSIONS))})",
             file=path,
             record=record,
             field="schema_version",

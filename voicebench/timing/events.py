@@ -10,9 +10,13 @@ extra events behind; the rule is to time the LLM request whose reply was actuall
   when nothing was heard); its time is when the HTTP request left (``llm_sent``, stamped by
   the client's request hook) when the provider reports it, else when the pipeline asked. A
   speculative reply (``[turn] speculate``) is held until the turn end confirms it, so its
-  send precedes the reply's start: then it is the last send before the first token, and the
-  first token is the first one released to the speaker (TTFT includes any hold).
-- ``llm_first_token``: the first token after that request.
+  send precedes the reply's start: then it is the last send before the first released token.
+- ``llm_release``: the first token released to the speaker after that request.
+- ``llm_first_token``: the first token *received* from the provider for that request
+  (``llm_token_received``: the LLM service's time-to-first-answer-token metrics frame, which
+  is pushed as the token arrives and passes the speculation gate at once), at or before the
+  release; the release itself when the service reports no such frame. The difference is the
+  ``turn_hold``.
 - ``vad_stop`` / ``transcript``: the last VAD stop / transcript before that request.
 - ``tts_request`` / ``tts_first_audio``: the first TTS start / audio frame after the first token.
 """
@@ -33,6 +37,9 @@ class EventKind(StrEnum):
     LLM_REQUEST = "llm_request"
     LLM_SENT = "llm_sent"
     LLM_TOKEN = "llm_token"
+    """A token released downstream (held ones are pushed when the turn is confirmed)."""
+    LLM_TOKEN_RECEIVED = "llm_token_received"
+    """The first answer token arrived from the provider, held or not."""
     LLM_END = "llm_end"
     TTS_REQUEST = "tts_request"
     TTS_AUDIO = "tts_audio"
@@ -82,6 +89,10 @@ def derive_timing(events: Sequence[TurnEvent], speech_end_ns: int) -> TurnTiming
             sent = _last(events, EventKind.LLM_SENT, token.ns)
     if sent is not None and (token is None or sent.ns <= token.ns):
         request = sent
+    received = _first(events, EventKind.LLM_TOKEN_RECEIVED, request.ns) if request else None
+    if received is not None and token is not None and received.ns > token.ns:
+        received = None  # a later inference's token, not this reply's
+    first_token = received if received is not None else token
     limit = request.ns if request else None
     vad = _last(events, EventKind.VAD_STOP, limit)
     transcript = _last(events, EventKind.TRANSCRIPT, limit)
@@ -92,7 +103,8 @@ def derive_timing(events: Sequence[TurnEvent], speech_end_ns: int) -> TurnTiming
         vad_stop_ns=vad.ns if vad else None,
         transcript_ns=transcript.ns if transcript else None,
         llm_request_ns=request.ns if request else None,
-        llm_first_token_ns=token.ns if token else None,
+        llm_first_token_ns=first_token.ns if first_token else None,
+        llm_release_ns=token.ns if token else None,
         tts_request_ns=tts_req.ns if tts_req else None,
         tts_first_audio_ns=tts_audio.ns if tts_audio else None,
         audio_out_ns=audio.ns if audio else None,

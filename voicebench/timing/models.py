@@ -4,7 +4,11 @@ Every milestone is a ``perf_counter_ns`` reading (or an injected clock's) on the
 The anchor is ``speech_end_ns``: the true end of the user's speech, taken from the fixture
 manifest's sample offset and the moment the replay played that sample, not the VAD's guess.
 
-TTFT is ``llm_first_token_ns - llm_request_ns``. TTFA is ``audio_out_ns - speech_end_ns``.
+TTFT is ``llm_first_token_ns - llm_request_ns``: the model's own time, from the request leaving
+to its first token arriving, whether or not that token is then held. An agent that asks the
+LLM before the turn is confirmed (``[turn] speculate``) holds the reply until the turn ends;
+that wait is its own stage, ``turn_hold``, up to ``llm_release_ns``. TTFA is
+``audio_out_ns - speech_end_ns``.
 The waterfall cuts TTFA into consecutive stages at the milestones, in pipeline order. Stage
 boundaries are made monotone (a boundary earlier than the one before it is moved up to it),
 so no stage is negative and the stages always add up to TTFA exactly. A missing milestone
@@ -27,8 +31,13 @@ STAGES: tuple[tuple[str, str, str], ...] = (
     ("endpointing", "vad_stop_ns", "true end of speech to the VAD's stop"),
     ("asr", "transcript_ns", "VAD stop to the final transcript"),
     ("turn_end", "llm_request_ns", "final transcript to the LLM request"),
-    ("llm_ttft", "llm_first_token_ns", "LLM request to its first token"),
-    ("text_aggregation", "tts_request_ns", "first token to the first sentence sent to TTS"),
+    ("llm_ttft", "llm_first_token_ns", "LLM request to its first token received"),
+    ("turn_hold", "llm_release_ns", "first token received to its release (turn confirmed)"),
+    (
+        "text_aggregation",
+        "tts_request_ns",
+        "first token released to the first sentence sent to TTS",
+    ),
     ("tts_first_audio", "tts_first_audio_ns", "TTS request to its first audio frame"),
     ("output", "audio_out_ns", "first TTS audio to the first audible sample played"),
 )
@@ -38,6 +47,7 @@ STAGE_LABELS = {
     "asr": "ASR",
     "turn_end": "turn end",
     "llm_ttft": "LLM TTFT",
+    "turn_hold": "turn hold",
     "text_aggregation": "text aggregation",
     "tts_first_audio": "TTS first audio",
     "output": "output",
@@ -64,7 +74,11 @@ class TurnTiming(FrozenModel):
     llm_request_ns: int | None = None
     """The LLM request was sent."""
     llm_first_token_ns: int | None = None
-    """The first token of the reply arrived."""
+    """The first token of the reply arrived from the provider."""
+    llm_release_ns: int | None = None
+    """The first token went on to the speaker: when it arrived, unless a speculative reply
+    was held until the turn was confirmed. None in run logs of schema 1, whose
+    ``llm_first_token_ns`` was this release (see ``runlog.models``)."""
     tts_request_ns: int | None = None
     """The first sentence of the reply went to TTS."""
     tts_first_audio_ns: int | None = None
@@ -83,7 +97,7 @@ class TurnTiming(FrozenModel):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def ttft_ms(self) -> float | None:
-        """LLM time to first token."""
+        """LLM time to first token: request sent to first token received."""
         if self.llm_request_ns is None or self.llm_first_token_ns is None:
             return None
         return ns_to_ms(self.llm_first_token_ns - self.llm_request_ns)

@@ -1,9 +1,11 @@
 """The timing observer: watches frames go by and records turn events on the run's clock.
 
-It never patches a service. Every frame push carries the pipeline clock's reading at the
-moment of the push (``FramePushed.timestamp``), so the observer's own queueing delay does not
-enter the figures. The pipeline clock is a ``RunClock``: ``perf_counter_ns`` in a run, a fake
-in tests.
+It never patches a service. The first token's arrival, which a speculating LLM service holds
+back with the token itself, is read from the service's time-to-first-answer-token metrics
+frame: a system frame, pushed as the token arrives and never held. Every frame push carries
+the pipeline clock's reading at the moment of the push (``FramePushed.timestamp``), so the
+observer's own queueing delay does not enter the figures. The pipeline clock is a
+``RunClock``: ``perf_counter_ns`` in a run, a fake in tests.
 """
 
 from __future__ import annotations
@@ -18,12 +20,14 @@ from pipecat.frames.frames import (
     LLMFullResponseEndFrame,
     LLMFullResponseStartFrame,
     LLMTextFrame,
+    MetricsFrame,
     TranscriptionFrame,
     TTSAudioRawFrame,
     TTSStartedFrame,
     VADUserStartedSpeakingFrame,
     VADUserStoppedSpeakingFrame,
 )
+from pipecat.metrics.metrics import TTFATMetricsData
 from pipecat.observers.base_observer import BaseObserver, FramePushed
 from pipecat.services.llm_service import LLMService
 from pipecat.services.stt_service import STTService
@@ -85,6 +89,12 @@ class TimingObserver(BaseObserver):
 
     async def on_push_frame(self, data: FramePushed) -> None:
         frame = data.frame
+        if isinstance(frame, MetricsFrame):
+            if isinstance(data.source, LLMService) and any(
+                isinstance(m, TTFATMetricsData) for m in frame.data
+            ):
+                self.record(EventKind.LLM_TOKEN_RECEIVED, data.timestamp)
+            return
         for cls, kind in _FRAME_EVENTS:
             if isinstance(frame, cls):
                 text = source = ""

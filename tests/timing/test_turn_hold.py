@@ -1,0 +1,114 @@
+"""A speculating LLM through pipecat's own LLM service and speculation gate, on a fake clock:
+its first token arrives a known time after the request and is held a known time until the
+turn is confirmed. The timing gives the model's TTFT and the hold apart, to the nanosecond."""
+
+from __future__ import annotations
+
+import asyncio
+
+from pipecat.frames.frames import (
+    Frame,
+    LLMContextFrame,
+    LLMFullResponseEndFrame,
+    LLMFullResponseStartFrame,
+    UserStoppedSpeakingFrame,
+)
+from pipecat.pipeline.pipeline import Pipeline
+from pipecat.pipeline.worker import PipelineParams, PipelineWorker
+from pipecat.processors.aggregators.llm_context import LLMContext
+from pipecat.processors.frame_processor import FrameDirection
+from pipecat.services.llm_service import LLMService
+from pipecat.services.settings import LLMSettings
+from pipecat.workers.runner import WorkerRunner
+
+from voicebench.timing import EventKind, RunClock, TimingObserver, derive_timing
+
+MS = 1_000_000
+TTFT_MS = 237
+HOLD_MS = 412
+
+
+class FakeNow:
+    def __init__(self) -> None:
+        self.ns = 1_000 * MS
+
+    def __call__(self) -> int:
+        return self.ns
+
+
+class ScriptedSpeculatingLLM(LLMService):
+    """Answers every context after ``ttft_ns`` of fake time; the request leaving is recorded as
+    the HTTP hook records it in a real run."""
+
+    def __init__(self, now: FakeNow, observer: TimingObserver, ttft_ns: int) -> None:
+        fields = (
+            "system_instruction temperature max_tokens top_p top_k frequency_penalty "
+            "presence_penalty seed filter_incomplete_user_turns user_turn_completion_config"
+        )
+        super().__init__(settings=LLMSettings(model="scripted", **dict.fromkeys(fields.split())))
+        self._now, self._observer, self._ttft_ns = now, observer, ttft_ns
+
+    def can_generate_metrics(self) -> bool:
+        return True  # as every streaming LLM service of pipecat's does
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        await super().process_frame(frame, direction)
+        if not isinstance(frame, LLMContextFrame):
+            await self.push_frame(frame, direction)
+            return
+        self._observer.record(EventKind.LLM_SENT, self._now())
+        await self.start_ttfb_metrics()
+        self._now.ns += self._ttft_ns
+        await self.stop_ttfb_metrics()  # the first chunk, as pipecat's OpenAI service does
+        await self.push_frame(LLMFullResponseStartFrame())
+        await self._push_llm_text("That sounds ")
+        await self._push_llm_text("hard.")
+        await self.push_frame(LLMFullResponseEndFrame())
+
+
+async def _until(predicate, timeout_s: float = 10.0) -> None:
+    async with asyncio.timeout(timeout_s):
+        while not predicate():
+            await asyncio.sleep(0.005)
+
+
+async def test_a_held_reply_gives_exact_llm_ttft_and_turn_hold():
+    now, observer = FakeNow(), TimingObserver()
+    worker = PipelineWorker(
+        Pipeline([ScriptedSpeculatingLLM(now, observer, TTFT_MS * MS)]),
+        params=PipelineParams(enable_metrics=True),
+        observers=[observer],
+        clock=RunClock(now),
+        idle_timeout_secs=None,
+        enable_rtvi=False,
+        enable_turn_tracking=False,
+    )
+    runner = WorkerRunner(handle_sigint=False)
+    await runner.add_workers(worker)
+    run = asyncio.create_task(runner.run())
+    try:
+        speech_end_ns = now.ns
+        now.ns += 300 * MS  # the early VAD stop: the LLM is asked before the turn is confirmed
+        await worker.queue_frame(LLMContextFrame(context=LLMContext(), speculation=True))
+
+        def kinds() -> list[EventKind]:
+            return [e.kind for e in observer.events]
+
+        await _until(lambda: EventKind.LLM_TOKEN_RECEIVED in kinds())
+        await asyncio.sleep(0.1)  # whatever the gate lets through has been pushed by now
+        assert EventKind.LLM_TOKEN not in kinds(), "a speculative reply must be held"
+        now.ns += HOLD_MS * MS  # the turn is confirmed: the gate releases the reply
+        await worker.queue_frame(UserStoppedSpeakingFrame())
+        await _until(lambda: EventKind.LLM_TOKEN in kinds())
+        now.ns += 50 * MS
+        observer.record(EventKind.AUDIO_OUT, now.ns)
+    finally:
+        await worker.cancel(reason="test finished")
+        await asyncio.wait_for(run, 15)
+
+    t = derive_timing(observer.since(0), speech_end_ns)
+    assert t.ttft_ms == TTFT_MS
+    assert t.stages_ms["llm_ttft"] == TTFT_MS
+    assert t.stages_ms["turn_hold"] == HOLD_MS
+    assert t.llm_release_ns - t.llm_first_token_ns == HOLD_MS * MS
+    assert sum(v for v in t.stages_ns().values() if v is not None) == t.audio_out_ns - speech_end_ns
