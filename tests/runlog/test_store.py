@@ -113,3 +113,21 @@ def test_summary_counts_failures_and_the_ttft_budget_share():
     assert (ttft.n, ttft.p50) == (3, 450.0)
     ttfa = next(r for r in s.rows if r.name == "TTFA")
     assert ttfa.p50 == 1500.0
+
+
+def test_a_run_of_schema_1_still_loads_and_reports(tmp_path: Path):
+    # Written before turn_hold: version 1 on every line, no llm_release_ns in the timing.
+    store = RunStore(tmp_path)
+    store.open(header())
+    store.append(record(1, 300))
+    head = json.loads((tmp_path / "run.json").read_text())
+    (tmp_path / "run.json").write_text(json.dumps({**head, "schema_version": 1}))
+    [line] = [json.loads(x) for x in (tmp_path / "turns.jsonl").read_text().splitlines()]
+    line["timing"].pop("llm_release_ns")
+    (tmp_path / "turns.jsonl").write_text(json.dumps({**line, "schema_version": 1}) + "\n")
+    assert read_header(tmp_path).schema_version == 1
+    [turn] = read_turns(tmp_path)
+    assert turn.schema_version == 1 and turn.timing.ttft_ms == 300.0
+    assert turn.timing.stages_ms["turn_hold"] is None
+    assert sum(v for v in turn.timing.stages_ms.values() if v is not None) == turn.timing.ttfa_ms
+    assert summarize([turn]).turns == 1

@@ -1,0 +1,157 @@
+"""Turn-taking settings against latency and correctness: a sweep over the built-in items.
+
+Each setting (VAD stop, speech timeout after it, speculation on or off) replays the same items
+through the agent spec (default ``agents/local.toml``) and prints TTFA p50/p90, the median
+``turn_hold``, the turns cut short and the ASR word error rate. A turn is cut short when the
+agent answered before the seeker had finished (its first token was released before the true
+end of speech) or asked the LLM more than once (the turn ended on part of the speech and was
+asked again). The Pareto-best settings (no other setting is at least as good on TTFA p50, cut
+short turns and WER, and better on one) are marked ``*``.
+
+    python benchmarks/turn_taking.py                      # the preset grid, all 30 items
+    python benchmarks/turn_taking.py --limit 6 --grid full
+    python benchmarks/turn_taking.py --only shipped --only default
+
+Replay runs in real time: the preset grid over the 30 items takes about 10 minutes a setting
+on 2 cores. The agent spec's pipeline has no learned turn detector, so none is swept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from local_agent import ROOT, load_with_overrides, report
+
+from voicebench.cli.common import quiet_libraries
+from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
+from voicebench.fixtures import BUILTIN_FIXTURES
+from voicebench.replay import demo_items, replay
+
+PRESETS: dict[str, list[str]] = {
+    "shipped": [],
+    "default": ["vad.stop_secs=0.5", "turn.user_speech_timeout=0.15", "turn.speculate=false"],
+    "stop0.2-wait0.40-spec": ["vad.stop_secs=0.2", "turn.user_speech_timeout=0.40"],
+    "stop0.2-wait0.25-spec": ["vad.stop_secs=0.2", "turn.user_speech_timeout=0.25"],
+    "stop0.3-wait0.15": [
+        "vad.stop_secs=0.3",
+        "turn.user_speech_timeout=0.15",
+        "turn.speculate=false",
+    ],
+    "stop0.2-wait0.65": ["vad.stop_secs=0.2", "turn.speculate=false"],
+}
+
+
+def full_grid() -> dict[str, list[str]]:
+    grid = {"shipped": []}
+    for stop, wait, spec in itertools.product((0.2, 0.3, 0.5), (0.15, 0.4, 0.65), (True, False)):
+        grid[f"stop{stop}-wait{wait:.2f}{'-spec' if spec else ''}"] = [
+            f"vad.stop_secs={stop}",
+            f"turn.user_speech_timeout={wait}",
+            f"turn.speculate={'true' if spec else 'false'}",
+        ]
+    return grid
+
+
+def cut_short(records) -> int:
+    n = 0
+    for r in records:
+        t = r.timing
+        released = t and (t.llm_release_ns or t.llm_first_token_ns)
+        early = released is not None and released < t.speech_end_ns
+        n += bool(early or r.llm_requests > 1)
+    return n
+
+
+def pareto(rows: list[dict]) -> set[str]:
+    keys = ("ttfa_p50_ms", "cut_short", "asr_wer")
+    best = set()
+    for a in rows:
+        dominated = any(
+            all(b[k] <= a[k] for k in keys) and any(b[k] < a[k] for k in keys)
+            for b in rows
+            if b is not a
+        )
+        if not dominated:
+            best.add(a["setting"])
+    return best
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--agent", type=Path, default=ROOT / "agents" / "local.toml")
+    ap.add_argument("--limit", type=int, default=None, help="items, spread over the set")
+    ap.add_argument("--grid", choices=("presets", "full"), default="presets")
+    ap.add_argument("--only", action="append", default=[], help="run only these settings")
+    ap.add_argument("--json", type=Path, help="also write the rows here")
+    args = ap.parse_args()
+    quiet_libraries(False)
+    grid = PRESETS if args.grid == "presets" else full_grid()
+    if args.only:
+        unknown = set(args.only) - set(grid)
+        if unknown:
+            sys.exit(f"unknown settings: {', '.join(sorted(unknown))} (known: {', '.join(grid)})")
+        grid = {k: v for k, v in grid.items() if k in args.only}
+    items = load_dialogues(BUILTIN_DIALOGUES)
+    if args.limit:
+        items = demo_items(items, args.limit)
+    rows = []
+    for name, overrides in grid.items():
+        spec = load_with_overrides(args.agent, overrides)
+        print(f"{name}: {len(items)} items ...", file=sys.stderr, flush=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            records = asyncio.run(
+                replay(
+                    spec,
+                    spec_path=args.agent,
+                    dialogues=items,
+                    dialogues_path=BUILTIN_DIALOGUES,
+                    fixtures_dir=BUILTIN_FIXTURES,
+                    out_dir=Path(tmp) / "run",
+                )
+            )
+        summary = report(records)
+        holds = [
+            r.timing.stages_ms["turn_hold"]
+            for r in records
+            if r.timing and r.timing.stages_ms["turn_hold"] is not None
+        ]
+        rows.append(
+            {
+                "setting": name,
+                "overrides": overrides,
+                "turns": summary["turns"],
+                "failed": summary["failed"],
+                "ttfa_p50_ms": summary["ttfa_p50_ms"],
+                "ttfa_p90_ms": summary["ttfa_p90_ms"],
+                "ttft_p50_ms": summary["ttft_p50_ms"],
+                "turn_hold_p50_ms": round(float(np.median(holds)), 1) if holds else None,
+                "cut_short": cut_short(records),
+                "asr_wer": summary["asr_wer"],
+            }
+        )
+    best = pareto(rows)
+    print(
+        f"{'':1} {'setting':24} {'turns':>5} {'TTFA p50':>9} {'TTFA p90':>9} {'TTFT p50':>9} "
+        f"{'hold p50':>9} {'cut short':>9} {'WER':>6}"
+    )
+    for r in rows:
+        hold = "-" if r["turn_hold_p50_ms"] is None else f"{r['turn_hold_p50_ms']:,.0f}"
+        print(
+            f"{'*' if r['setting'] in best else ' '} {r['setting']:24} {r['turns']:>5} "
+            f"{r['ttfa_p50_ms']:>9,.0f} {r['ttfa_p90_ms']:>9,.0f} {r['ttft_p50_ms']:>9,.0f} "
+            f"{hold:>9} {r['cut_short']:>9} {r['asr_wer']:>6.3f}"
+        )
+    print("* Pareto-best on TTFA p50, turns cut short and WER")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
