@@ -13,32 +13,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from voicebench.dialogues import Dialogue
-from voicebench.dialogues.models import Role
+from voicebench.dialogues.models import Turn
 from voicebench.errors import InputError
-from voicebench.fixtures.manifest import load_manifest
+from voicebench.fixtures.manifest import Manifest, load_manifest
 from voicebench.fixtures.synth import lookup_fixture
 from voicebench.judging import Reply, judged_items, read_judging_header, read_replies
 from voicebench.runlog import read_header
 
 
-def seeker_audio(run_dirs: list[Path], dialogue: Dialogue) -> Path | None:
-    """The fixture that speaks the item's final seeker turn, from the runs' fixture folders."""
+def fixture_folders(run_dirs: list[Path]) -> list[tuple[Path, Manifest]]:
+    """The runs' fixture folders that have a manifest, each read once."""
+    folders = dict.fromkeys(Path(read_header(d).fixtures_dir) for d in run_dirs)
+    return [(f, load_manifest(f)) for f in folders if (f / "manifest.json").is_file()]
+
+
+def seeker_audio(folders: list[tuple[Path, Manifest]], dialogue: Dialogue) -> Path | None:
+    """The fixture that speaks the item's final seeker turn."""
     text = dialogue.turns[dialogue.final_turn_index].text
-    for run_dir in run_dirs:
-        folder = Path(read_header(run_dir).fixtures_dir)
-        if not (folder / "manifest.json").is_file():
-            continue
-        entry = lookup_fixture(load_manifest(folder), text)
+    for folder, manifest in folders:
+        entry = lookup_fixture(manifest, text)
         if entry is not None and (folder / entry.path).is_file():
             return folder / entry.path
     return None
-
-
-@dataclass(frozen=True)
-class Line:
-    speaker: str
-    """``Seeker`` or ``Supporter``."""
-    text: str
 
 
 @dataclass
@@ -59,11 +55,8 @@ class Library:
         self.clips[clip] = path.resolve()
         return clip
 
-    def conversation(self, item_id: str) -> list[Line]:
-        return [
-            Line("Seeker" if t.role is Role.SEEKER else "Supporter", t.text)
-            for t in self.dialogues[item_id].turns
-        ]
+    def conversation(self, item_id: str) -> tuple[Turn, ...]:
+        return self.dialogues[item_id].turns
 
     @property
     def missing_audio(self) -> list[str]:
@@ -84,8 +77,9 @@ def load_library(judging_dir: Path) -> Library:
         clip = lib._clip(reply.audio_file)
         if clip is not None:
             lib.reply_clip[key] = clip
+    folders = fixture_folders(run_dirs)
     for item_id, dialogue in sorted(lib.dialogues.items()):
-        clip = lib._clip(seeker_audio(run_dirs, dialogue))
+        clip = lib._clip(seeker_audio(folders, dialogue))
         if clip is not None:
             lib.seeker_clip[item_id] = clip
     return lib

@@ -32,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import hmac
-import json
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,8 +42,8 @@ from aiohttp import web
 from markupsafe import Markup
 from pydantic import Field, ValidationError
 
-from voicebench._jsonl import append_record, complete_lines, drop_partial_line
-from voicebench._model import FrozenModel, first_error, validate_record
+from voicebench._jsonl import append_record, drop_partial_line, read_models
+from voicebench._model import FrozenModel, first_error
 from voicebench.annotate.content import Library, load_library
 from voicebench.annotate.tasks import (
     DEFAULT_PER_RATER,
@@ -56,21 +55,17 @@ from voicebench.annotate.tasks import (
 from voicebench.errors import InputError, RunError
 from voicebench.judging import DIMENSION_NAMES, DIMENSIONS
 from voicebench.rating import HUMAN_DIR
-from voicebench.rating.agreement import HumanJudgment
+from voicebench.rating.agreement import RATING_LABELS, HumanJudgment
 from voicebench.report.render import asset, environment, script_hash
 
 PACKAGE = "voicebench.annotate"
 LOOPBACK = "127.0.0.1"
 SESSION_HEADER = "X-Session-Token"
 MAX_BODY = 64 * 1024
-SCALE = (
-    (1, 2, "A much better"),
-    (2, 1, "A slightly better"),
-    (3, 0, "About the same"),
-    (4, -1, "B slightly better"),
-    (5, -2, "B much better"),
+SCALE = tuple(
+    (key, rating, RATING_LABELS[rating]) for key, rating in enumerate((2, 1, 0, -1, -2), start=1)
 )
-"""(key, rating toward A, label): HEART's five-point human scale."""
+"""(key, rating toward A, label): HEART's five-point human scale, key 1 "A much better"."""
 RATING_OF = {key: rating for key, rating, _ in SCALE}
 
 
@@ -106,14 +101,7 @@ class Rating:
     def load_answers(self) -> None:
         """The rater's earlier answers; a line cut short by a kill is dropped."""
         drop_partial_line(self.path)
-        for n, line in complete_lines(self.path):
-            try:
-                data = json.loads(line)
-            except ValueError:
-                raise InputError("not valid JSON", file=self.path, record=f"line {n}") from None
-            h = validate_record(HumanJudgment, data, file=self.path, record=f"line {n}")
-            if h.task:
-                self.answered[h.task] = h
+        self.answered = {h.task: h for h in read_models(self.path, HumanJudgment) if h.task}
 
     def next_task(self) -> AnnotationTask | None:
         return next((t for t in self.plan.tasks if t.id not in self.answered), None)
@@ -250,9 +238,7 @@ def build_app(state: Rating) -> web.Application:
                 (side, lib.reply_clip.get((task.item_id, name)), lib.replies[(task.item_id, name)])
                 for side, name in (("A", task.shown_a), ("B", task.shown_b))
             ],
-            given=None
-            if done is None
-            else next(label for _, r, label in SCALE if r == done.rating),
+            given=None if done is None else RATING_LABELS[done.rating],
         )
 
     async def done_page(request: web.Request) -> web.StreamResponse:
@@ -316,8 +302,11 @@ def open_rating(
     plan, new = rater_plan(
         judging_dir, rater, list(library.replies.values()), per_rater=per_rater, seed=seed
     )
-    missing = [t for t in plan.tasks if (t.item_id, t.first) not in library.replies]
-    missing += [t for t in plan.tasks if (t.item_id, t.second) not in library.replies]
+    missing = [
+        t
+        for t in plan.tasks
+        if {(t.item_id, t.first), (t.item_id, t.second)} - library.replies.keys()
+    ]
     if missing:
         raise InputError(
             f"the plan names a reply the judging folder no longer has ({missing[0].item_id})",

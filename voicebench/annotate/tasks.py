@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import re
 import secrets
 from collections import Counter
 from collections.abc import Sequence
@@ -108,8 +109,6 @@ def judged_pairs(replies: Sequence[Reply]) -> list[Pair]:
 
 
 def check_rater(name: str) -> str:
-    import re
-
     if not re.fullmatch(RATER_PATTERN, name):
         raise InputError(
             "a rater name is 1-41 letters, digits, '.', '_' or '-', starting with a letter "

@@ -57,6 +57,11 @@ class Turn(FrozenModel):
             raise ValueError("turn text is empty")
         return value
 
+    @property
+    def speaker(self) -> str:
+        """Who speaks it, as a page shows it: ``Seeker`` or ``Supporter``."""
+        return self.role.value.capitalize()
+
 
 class Dialogue(FrozenModel):
     """One item: the history so far, ending on a seeker turn, and the human reply that followed."""

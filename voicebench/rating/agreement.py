@@ -20,8 +20,9 @@ Human-judgment files, CSV with a header row or JSONL, one judgment per row::
 
 ``rating`` is one of ``A much better``, ``A slightly better``, ``same``, ``B slightly better``,
 ``B much better`` (HEART's 5-point scale), or the integers 2, 1, 0, -1, -2 (positive favours
-A). ``rater`` is optional. The human majority on a pair is the side most raters preferred
-("same" votes for neither); a tie leaves the pair without a human majority.
+A). ``rater`` is optional. The human majority on a pair is the side most raters preferred (each
+rater's first answer to it; "same" votes for neither); a tie leaves the pair without a human
+majority.
 
 The rating page (``voicebench annotate``) writes JSONL with further, optional fields: ``task``
 (its opaque task id), ``repeat`` (true for a pair shown to the rater a second time, to
@@ -112,6 +113,43 @@ class HumanJudgment(FrozenModel):
         if self.rating < 0:
             return self.contestant_b
         return None
+
+
+RATING_LABELS = {
+    2: "A much better",
+    1: "A slightly better",
+    0: "About the same",
+    -1: "B slightly better",
+    -2: "B much better",
+}
+"""HEART's five-point scale as people read it, by rating toward A."""
+
+
+def pair_key(h: HumanJudgment) -> tuple[str, str, str]:
+    """The pair a judgment is about: (item, first, second), the contestants sorted."""
+    a, b = sorted((h.contestant_a, h.contestant_b))
+    return (h.item_id, a, b)
+
+
+def votes_by_pair(
+    humans: Sequence[HumanJudgment],
+) -> dict[tuple[str, str, str], dict[str, HumanJudgment]]:
+    """Per pair, each rater's vote: its first non-repeat answer (a row without a rater is a
+    rater of its own)."""
+    out: dict[tuple[str, str, str], dict[str, HumanJudgment]] = defaultdict(dict)
+    for n, h in enumerate(humans):
+        if not h.repeat:
+            out[pair_key(h)].setdefault(h.rater or f"#{n}", h)
+    return dict(out)
+
+
+def majority(votes: dict[str, HumanJudgment]) -> str | None:
+    """The contestant more raters preferred; None on a tie or with only "same" votes."""
+    c = Counter(h.preferred for h in votes.values() if h.preferred)
+    top = c.most_common(2)
+    if not top or (len(top) == 2 and top[0][1] == top[1][1]):
+        return None
+    return top[0][0]
 
 
 def load_human_judgments(path: Path) -> list[HumanJudgment]:
@@ -288,19 +326,12 @@ def agreement_report(
         )
     human = None
     if humans:
-        votes: dict[tuple[str, str, str], Counter] = defaultdict(Counter)
-        for h in humans:
-            a, b = sorted((h.contestant_a, h.contestant_b))
-            if h.preferred and not h.repeat:
-                votes[(h.item_id, a, b)][h.preferred] += 1
         result = {(p.item_id, p.first, p.second): p.winner for p in pairs}
-        rows = []
-        for key, c in votes.items():
-            top = c.most_common(2)
-            if len(top) == 2 and top[0][1] == top[1][1]:
-                continue
-            if result.get(key):
-                rows.append((key[0], result[key] == top[0][0]))
+        rows = [
+            (key[0], result[key] == winner)
+            for key, votes in votes_by_pair(humans).items()
+            if (winner := majority(votes)) is not None and result.get(key)
+        ]
         human = share_with_ci(rows, rounds, seed)
     return Agreement(
         judges=judges,

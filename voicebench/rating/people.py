@@ -44,7 +44,10 @@ from voicebench.rating.agreement import (
     fleiss_kappa,
     krippendorff_alpha_nominal,
     load_human_judgments,
+    majority,
+    pair_key,
     share_with_ci,
+    votes_by_pair,
 )
 from voicebench.rating.bt import DEFAULT_PRIOR, bootstrap_elo, fit, to_elo, win_matrices
 
@@ -139,11 +142,6 @@ class PeopleSummary(FrozenModel):
     disagreements: tuple[Disagreement, ...] = ()
 
 
-def _key(h: HumanJudgment) -> tuple[str, str, str]:
-    a, b = sorted((h.contestant_a, h.contestant_b))
-    return (h.item_id, a, b)
-
-
 def _category(h: HumanJudgment, first: str) -> str:
     pref = h.preferred
     return "same" if pref is None else ("first" if pref == first else "second")
@@ -151,25 +149,6 @@ def _category(h: HumanJudgment, first: str) -> str:
 
 def _toward_first(h: HumanJudgment, first: str) -> int:
     return h.rating if h.contestant_a == first else -h.rating
-
-
-def votes_by_pair(
-    humans: Sequence[HumanJudgment],
-) -> dict[tuple[str, str, str], dict[str, HumanJudgment]]:
-    """Per pair, each rater's vote: its first non-repeat answer."""
-    out: dict[tuple[str, str, str], dict[str, HumanJudgment]] = defaultdict(dict)
-    for n, h in enumerate(humans):
-        if not h.repeat:
-            out[_key(h)].setdefault(h.rater or f"#{n}", h)
-    return dict(out)
-
-
-def majority(votes: dict[str, HumanJudgment]) -> str | None:
-    c = Counter(h.preferred for h in votes.values() if h.preferred)
-    top = c.most_common(2)
-    if not top or (len(top) == 2 and top[0][1] == top[1][1]):
-        return None
-    return top[0][0]
 
 
 def human_ladder(
@@ -234,10 +213,10 @@ def _consistency(humans: Sequence[HumanJudgment]) -> tuple[RaterConsistency, ...
         pairs = []
         for h in hs:
             if not h.repeat:
-                first.setdefault(_key(h), h)
+                first.setdefault(pair_key(h), h)
         for h in hs:
-            if h.repeat and _key(h) in first:
-                k = _key(h)
+            if h.repeat and pair_key(h) in first:
+                k = pair_key(h)
                 pairs.append(_category(h, k[1]) == _category(first[k], k[1]))
         out.append(
             RaterConsistency(

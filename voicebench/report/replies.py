@@ -10,14 +10,12 @@ import shutil
 from collections import defaultdict
 from pathlib import Path
 
-from voicebench.dialogues.models import Role
 from voicebench.judging import judged_items, read_judging_header, read_replies, read_verdicts
 from voicebench.rating import folder_judgments
+from voicebench.rating.agreement import RATING_LABELS
 from voicebench.report.models import ItemReplies, PersonView, ReplyView, VerdictView
 
 AUDIO_DIR = "audio"
-LABELS = {2: "A much better", 1: "A slightly better", 0: "about the same"}
-LABELS |= {-1: "B slightly better", -2: "B much better"}
 
 
 def _audio_name(item_id: str, contestant: str) -> str:
@@ -68,8 +66,7 @@ def item_replies(
                 item_id=item_id,
                 adversarial=bool(dialogue and dialogue.adversarial),
                 conversation=tuple(
-                    ("Seeker" if t.role is Role.SEEKER else "Supporter", t.text)
-                    for t in (dialogue.turns if dialogue else ())
+                    (t.speaker, t.text) for t in (dialogue.turns if dialogue else ())
                 ),
                 replies=tuple(views),
                 verdicts=tuple(
@@ -92,7 +89,7 @@ def item_replies(
                         contestant_a=h.contestant_a,
                         contestant_b=h.contestant_b,
                         rating=h.rating,
-                        label=LABELS[h.rating],
+                        label=RATING_LABELS[h.rating],
                         comment=h.comment,
                         repeat=h.repeat,
                     )
