@@ -78,6 +78,22 @@ def report(records) -> dict:
     }
 
 
+def replay_builtin(spec: AgentSpec, spec_path: Path, items, keep: Path | None = None) -> list:
+    """Replay built-in ``items`` through ``spec``; the run directory is discarded unless
+    ``keep`` names where to put it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        return asyncio.run(
+            replay(
+                spec,
+                spec_path=spec_path,
+                dialogues=items,
+                dialogues_path=BUILTIN_DIALOGUES,
+                fixtures_dir=BUILTIN_FIXTURES,
+                out_dir=keep or Path(tmp) / "run",
+            )
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--agent", type=Path, default=ROOT / "agents" / "local.toml")
@@ -97,17 +113,7 @@ def main() -> None:
     items = load_dialogues(BUILTIN_DIALOGUES)
     if args.limit:
         items = demo_items(items, args.limit)
-    with tempfile.TemporaryDirectory() as tmp:
-        records = asyncio.run(
-            replay(
-                spec,
-                spec_path=args.agent,
-                dialogues=items,
-                dialogues_path=BUILTIN_DIALOGUES,
-                fixtures_dir=BUILTIN_FIXTURES,
-                out_dir=args.keep or Path(tmp) / "run",
-            )
-        )
+    records = replay_builtin(spec, args.agent, items, keep=args.keep)
     result = {"agent": str(args.agent), "overrides": args.overrides, **report(records)}
     print(json.dumps(result, indent=1))
     if args.json:

@@ -19,20 +19,17 @@ on 2 cores. The agent spec's pipeline has no learned turn detector, so none is s
 from __future__ import annotations
 
 import argparse
-import asyncio
 import itertools
 import json
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
-from local_agent import ROOT, load_with_overrides, report
+from local_agent import ROOT, load_with_overrides, replay_builtin, report
 
 from voicebench.cli.common import quiet_libraries
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
-from voicebench.fixtures import BUILTIN_FIXTURES
-from voicebench.replay import demo_items, replay
+from voicebench.replay import demo_items
 
 PRESETS: dict[str, list[str]] = {
     "shipped": [],
@@ -105,17 +102,7 @@ def main() -> None:
     for name, overrides in grid.items():
         spec = load_with_overrides(args.agent, overrides)
         print(f"{name}: {len(items)} items ...", file=sys.stderr, flush=True)
-        with tempfile.TemporaryDirectory() as tmp:
-            records = asyncio.run(
-                replay(
-                    spec,
-                    spec_path=args.agent,
-                    dialogues=items,
-                    dialogues_path=BUILTIN_DIALOGUES,
-                    fixtures_dir=BUILTIN_FIXTURES,
-                    out_dir=Path(tmp) / "run",
-                )
-            )
+        records = replay_builtin(spec, args.agent, items)
         summary = report(records)
         holds = [
             r.timing.stages_ms["turn_hold"]
