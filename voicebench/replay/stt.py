@@ -118,14 +118,16 @@ def _transcribe_fitted(model, audio: np.ndarray, *, beam_size: int) -> str | Non
         encoded,
         [prompt],
         beam_size=beam_size,
-        max_length=len(prompt) + room,
+        # Generous, so that a decode that overruns its room is seen doing so (CTranslate2
+        # stops well short of max_length here: about half of it).
+        max_length=2 * (len(prompt) + room) + 8,
         return_no_speech_prob=True,
         suppress_blank=True,
         suppress_tokens=[-1],
     )[0]
     tokens = result.sequences_ids[0]
-    if len(tokens) >= room:
-        return None  # no end token within the room the audio allows
+    if len(tokens) > room:
+        return None  # more text than the audio can hold
     if result.no_speech_prob >= NO_SPEECH_PROB:
         return ""
     text = tokenizer.decode([t for t in tokens if t < tokenizer.eot]).strip()
