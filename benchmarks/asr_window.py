@@ -4,10 +4,10 @@ Every seeker utterance of the fixtures is transcribed whole and as the segments 
 would cut it into (at every pause of 200 ms or more, the shipped ``vad.stop_secs``), each with
 the 0.5 s of trailing silence pipecat's segmented ASR appends. The fitted window (``[stt]
 window = "speech"``: the audio plus ``PAD_S`` of silence, at least ``MIN_WINDOW_S`` long) is
-swept against the 30 s window. The setting is chosen on the dev half of the fixtures (by key:
-the lowest word error rate, ties within 0.002 to the shortest p90 time, since a decode that
-runs away is redone on the full window and the tail is what a turn's p90 feels) and reported
-on the held-out half.
+swept against the 30 s window. The setting is chosen on the dev half of the fixtures (split by
+key as the judges' gold set is: ``judging.gold.split_of``) by the lowest word error rate, ties
+within 0.002 going to the shortest p90 time (a decode that runs away is redone on the full
+window, and the tail is what a turn's p90 feels), and reported on the held-out half.
 
     python benchmarks/asr_window.py
     python benchmarks/asr_window.py --pads 1 2 --mins 8 12 15 20
@@ -16,7 +16,6 @@ on the held-out half.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import itertools
 import sys
 import time
@@ -31,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 from voicebench.agentspec import STTSpec  # noqa: E402
 from voicebench.fixtures import BUILTIN_FIXTURES  # noqa: E402
 from voicebench.fixtures.manifest import load_manifest  # noqa: E402
+from voicebench.judging.gold import split_of  # noqa: E402
 from voicebench.replay import stt  # noqa: E402
 from voicebench.text import word_errors  # noqa: E402
 
@@ -38,10 +38,6 @@ TRAILING_S = 0.5
 PAUSE_S = 0.2
 QUIET_RMS = 150
 MIN_SEGMENT_S = 0.2
-
-
-def held_out(key: str) -> bool:
-    return hashlib.sha256(key.encode()).digest()[0] % 2 == 1
 
 
 def segments(pcm: np.ndarray) -> list[np.ndarray]:
@@ -109,7 +105,7 @@ def main() -> None:
     for e in load_manifest(BUILTIN_FIXTURES).entries:
         pcm, _ = sf.read(BUILTIN_FIXTURES / e.path, dtype="int16")
         speech = pcm[e.speech_start_sample : e.speech_end_sample]
-        split["holdout" if held_out(e.key) else "dev"].append((e.text, speech))
+        split[split_of(e.key)].append((e.text, speech))
     stt.transcribe_pcm(model, split["dev"][0][1])  # warm up
     print(f"{len(split['dev'])} dev and {len(split['holdout'])} held-out utterances, {args.model}")
     print(f"{'':8} {'window':16} {'WER':>6} {'whole':>6} {'segs':>6} {'p50 ms':>7} {'p90 ms':>7}")

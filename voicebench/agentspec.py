@@ -11,7 +11,7 @@
     model = "tiny.en"                 # "tiny.en" is packaged; or a path to a CTranslate2 model dir
     beam_size = 1
     cpu_threads = 2
-    window = "speech"                 # the utterance plus 2 s of silence (>= 15 s); "full": 30 s
+    window = "speech"                 # the utterance plus 1 s of silence (>= 12 s); "full": 30 s
 
     [llm]                             # an endpoint: see voicebench/llm/endpoint.py
     provider = "openai-compatible"    # local | openai-compatible | openai | anthropic | scripted
@@ -96,7 +96,7 @@ class STTSpec(FrozenModel):
     compute_type: str = "int8"
     """CTranslate2 compute type."""
     window: Literal["speech", "full"] = "speech"
-    """What the encoder sees: the utterance plus 2 s of silence and at least 15 s in all
+    """What the encoder sees: the utterance plus 1 s of silence and at least 12 s in all
     (``speech``: under half the time at a word error rate of 3.1% against 2.6% on held-out
     fixtures, ``benchmarks/asr_window.py``), or Whisper's 30 s window (``full``)."""
 

