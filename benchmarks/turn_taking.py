@@ -1,19 +1,23 @@
 """Turn-taking settings against latency and correctness: a sweep over the built-in items.
 
-Each setting (VAD stop, speech timeout after it, speculation on or off) replays the same items
-through the agent spec (default ``agents/local.toml``) and prints TTFA p50/p90, the median
-``turn_hold``, the turns cut short and the ASR word error rate. A turn is cut short when the
-agent answered before the seeker had finished (its first token was released before the true
-end of speech) or asked the LLM more than once (the turn ended on part of the speech and was
-asked again). The Pareto-best settings (no other setting is at least as good on TTFA p50, cut
-short turns and WER, and better on one) are marked ``*``.
+Each setting (VAD stop and start, speech timeout after the stop, speculation on or off and
+what it holds, the first TTS chunk) replays the same items through the agent spec (default
+``agents/local.toml``) and prints TTFA p50/p90, the median hold (``turn_hold`` or
+``audio_hold``), the turns cut short and the ASR word error rate. A turn is cut short when
+the agent answered before the seeker had finished (its reply was released to the speaker
+before the true end of speech) or answered more than once (the turn ended on part of the
+speech and was asked again). The Pareto-best settings (no other setting is at least as good
+on TTFA p50, cut short turns and WER, and better on one) are marked ``*``. The presets are the
+shipped agent, each of its levers undone on its own, the agent as it shipped before, and the
+spec defaults.
 
-    python benchmarks/turn_taking.py                      # the preset grid, all 30 items
+    python benchmarks/turn_taking.py                      # the presets, all 30 items
     python benchmarks/turn_taking.py --limit 6 --grid full
     python benchmarks/turn_taking.py --only shipped --only default
 
-Replay runs in real time: the preset grid over the 30 items takes about 10 minutes a setting
-on 2 cores. The agent spec's pipeline has no learned turn detector, so none is swept.
+Replay runs in real time: a setting takes about 30 minutes over the 30 items on 2 cores, 6
+minutes over 6. The agent spec's pipeline has no learned turn detector, so none is swept;
+``benchmarks/turn_window.py`` chooses the silence window from the fixtures' pauses.
 """
 
 from __future__ import annotations
@@ -31,32 +35,47 @@ from voicebench.cli.common import quiet_libraries
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.replay import demo_items
 
+DEFAULTS = [
+    "vad.stop_secs=0.5",
+    "vad.start_secs=0.2",
+    "turn.user_speech_timeout=0.35",
+    "turn.speculate=false",
+    "turn.hold=text",
+    "tts.first_chunk=sentence",
+]
+"""The spec defaults, for settings that start from them rather than from the agent's."""
+
 PRESETS: dict[str, list[str]] = {
+    # The agent as shipped, and each of its levers undone on its own.
     "shipped": [],
-    "default": ["vad.stop_secs=0.5", "turn.user_speech_timeout=0.35", "turn.speculate=false"],
-    "stop0.5-wait0.15": [
-        "vad.stop_secs=0.5",
-        "turn.user_speech_timeout=0.15",
-        "turn.speculate=false",
+    "hold-text": ["turn.hold=text"],
+    "start0.2": ["vad.start_secs=0.2"],
+    "first-sentence": ["tts.first_chunk=sentence"],
+    "stop0.2-wait0.45": ["vad.stop_secs=0.2", "turn.user_speech_timeout=0.45"],
+    # The agent as it shipped before (text held, 0.2 + 0.65 s), and the spec defaults.
+    "previous": [
+        "vad.stop_secs=0.2",
+        "vad.start_secs=0.2",
+        "turn.user_speech_timeout=0.65",
+        "turn.hold=text",
+        "tts.first_chunk=sentence",
     ],
-    "stop0.2-wait0.40-spec": ["vad.stop_secs=0.2", "turn.user_speech_timeout=0.40"],
-    "stop0.2-wait0.25-spec": ["vad.stop_secs=0.2", "turn.user_speech_timeout=0.25"],
-    "stop0.3-wait0.15": [
-        "vad.stop_secs=0.3",
-        "turn.user_speech_timeout=0.15",
-        "turn.speculate=false",
-    ],
-    "stop0.2-wait0.65": ["vad.stop_secs=0.2", "turn.speculate=false"],
+    "default": DEFAULTS,
+    "default-wait0.15": [*DEFAULTS, "turn.user_speech_timeout=0.15"],
 }
 
 
 def full_grid() -> dict[str, list[str]]:
     grid = {"shipped": []}
-    for stop, wait, spec in itertools.product((0.2, 0.3, 0.5), (0.15, 0.4, 0.65), (True, False)):
-        grid[f"stop{stop}-wait{wait:.2f}{'-spec' if spec else ''}"] = [
+    for stop, wait, start, hold in itertools.product(
+        (0.1, 0.2, 0.5), (0.15, 0.45, 0.65), (0.03, 0.2), ("audio", "text", "none")
+    ):
+        grid[f"stop{stop}-wait{wait:.2f}-start{start}-{hold}"] = [
             f"vad.stop_secs={stop}",
             f"turn.user_speech_timeout={wait}",
-            f"turn.speculate={'true' if spec else 'false'}",
+            f"vad.start_secs={start}",
+            f"turn.speculate={'false' if hold == 'none' else 'true'}",
+            f"turn.hold={'text' if hold == 'none' else hold}",
         ]
     return grid
 
@@ -65,10 +84,17 @@ def cut_short(records) -> int:
     n = 0
     for r in records:
         t = r.timing
-        released = t and (t.llm_release_ns or t.llm_first_token_ns)
+        released = t and (t.audio_release_ns or t.llm_release_ns or t.llm_first_token_ns)
         early = released is not None and released < t.speech_end_ns
         n += bool(early or r.llm_requests > 1)
     return n
+
+
+def hold_ms(timing) -> float | None:
+    """The time the reply waited for the turn end, whichever part of it was held."""
+    stages = timing.stages_ms
+    held = [stages[s] for s in ("turn_hold", "audio_hold") if stages[s] is not None]
+    return sum(held) if held else None
 
 
 def pareto(rows: list[dict]) -> set[str]:
@@ -109,11 +135,7 @@ def main() -> None:
         print(f"{name}: {len(items)} items ...", file=sys.stderr, flush=True)
         records = replay_builtin(spec, args.agent, items)
         summary = report(records)
-        holds = [
-            r.timing.stages_ms["turn_hold"]
-            for r in records
-            if r.timing and r.timing.stages_ms["turn_hold"] is not None
-        ]
+        holds = [hold_ms(r.timing) for r in records if r.timing and hold_ms(r.timing) is not None]
         rows.append(
             {
                 "setting": name,

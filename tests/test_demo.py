@@ -43,6 +43,11 @@ def test_demo_replays_judges_three_contestants_and_leaves_nothing_running(tmp_pa
             assert r["error"] is None, r["error"]
             assert r["reply_text"].strip()
             assert r["timing"]["ttft_ms"] > 0 and r["timing"]["ttfa_ms"] > r["timing"]["ttft_ms"]
+            # Both local agents speculate and hold the audio: each hold is a stage of its own
+            # (the text's is about zero), and the stages add up to TTFA.
+            stages = r["timing"]["stages_ms"]
+            assert stages["turn_hold"] is not None and stages["audio_hold"] is not None
+            assert sum(stages.values()) == pytest.approx(r["timing"]["ttfa_ms"], abs=1e-6)
         assert f"run log: {out / agent}/turns.jsonl" in result.stdout
     assert "TTFA" in result.stdout and "llm_ttft" in result.stdout
     # The final replies are judged against each other and the human reference.

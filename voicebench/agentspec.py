@@ -29,6 +29,7 @@
     provider = "piper"
     voice = "en_US-joe-medium"        # packaged voice
     first_chunk = "sentence"          # or "clause": speak the reply's first clause early
+    trim_lead = true                  # cut a reply's silent lead-in (keep 10 ms before speech)
 
     [vad]
     stop_secs = 0.5                   # silence that ends a VAD speech segment
@@ -40,6 +41,7 @@
     wait_for_all_segments = true      # end the turn only once every speech segment is transcribed
     stop_timeout = 5.0                # give up waiting for a transcript after this long
     speculate = false                 # ask the LLM early, speak only once the turn has ended
+    hold = "text"                     # what waits for the turn end: the reply's "text" or "audio"
 
 The ``scripted`` LLM provider starts a local scripted server with the given delays: it is a
 measuring instrument (known TTFT), not a model.
@@ -129,6 +131,9 @@ class TTSSpec(FrozenModel):
     """A packaged Piper voice."""
     first_chunk: Literal["sentence", "clause"] = "sentence"
     """Send a reply's first sentence to TTS whole, or its first clause as soon as it ends."""
+    trim_lead: bool = True
+    """Cut the silence Piper puts before a reply's first word (about 40-50 ms), keeping
+    ``LEAD_KEEP_MS`` of it: dead air the listener would otherwise wait through."""
 
 
 class VADSpec(FrozenModel):
@@ -158,6 +163,11 @@ class TurnSpec(FrozenModel):
     """Ask the LLM as soon as the VAD stop's transcripts are in, and hold its reply until the
     turn end (VAD stop + ``user_speech_timeout``) confirms it; pair with a short VAD stop.
     Needs ``wait_for_all_segments``."""
+    hold: Literal["text", "audio"] = "text"
+    """What of a speculative reply waits for the turn end: its ``text`` (pipecat's own hold in
+    the LLM service: TTS starts once the turn is confirmed) or its ``audio`` (TTS speaks it
+    during the silence and the audio waits: ``voicebench/replay/hold.py``). ``audio`` answers
+    sooner and costs TTS work on withdrawn replies; it matters only with ``speculate``."""
 
     @model_validator(mode="after")
     def _speculation_needs_segments(self) -> TurnSpec:

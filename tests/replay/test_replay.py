@@ -62,7 +62,10 @@ async def test_replay_times_every_turn_and_resumes_without_redoing_any(tmp_path:
         # The server waits 200 ms before its first token: nothing can be measured below that.
         assert 200.0 <= t.ttft_ms < 1200.0
         assert t.stages_ms["llm_ttft"] == t.ttft_ms
-        assert sum(t.stages_ns().values()) == t.audio_out_ns - t.speech_end_ns
+        assert (
+            sum(v for v in t.stages_ns().values() if v is not None)
+            == t.audio_out_ns - t.speech_end_ns
+        )
         assert t.speech_end_ns <= t.vad_stop_ns <= t.transcript_ns <= t.llm_request_ns
         assert r.reply_text == REPLY
         assert r.asr_wer is not None and r.asr_wer <= 0.2, (r.user_text, r.user_transcript)
@@ -202,4 +205,44 @@ async def test_a_speculative_reply_to_half_a_sentence_is_withdrawn_unheard():
     assert timing.stages_ms["turn_hold"] > 0
     assert timing.audio_out_ns - timing.vad_stop_ns >= 1.3e9
     assert timing.vad_stop_ns <= timing.transcript_ns <= timing.llm_request_ns
+    assert (
+        sum(v for v in timing.stages_ns().values() if v is not None)
+        == timing.audio_out_ns - timing.speech_end_ns
+    )
+
+
+async def test_with_the_audio_held_piper_speaks_during_the_silence_and_waits():
+    # As above, but the held thing is the audio (``[turn] hold = "audio"``): the withdrawn
+    # reply to half a sentence is synthesized, dropped unheard and leaves no reply events; the
+    # confirmed one is spoken during the silence and its audio waits for the turn end.
+    pcm, speech_end = _long_pause_utterance(0.6)
+    spec = scripted(
+        ttft_ms=100,
+        vad=VADSpec(stop_secs=0.2),
+        turn=TurnSpec(user_speech_timeout=1.3, speculate=True, hold="audio"),
+    )
+    async with VoiceAgent(spec) as agent:
+        heard = await agent.speak(
+            [{"role": "assistant", "content": "Hi, how are you?"}], pcm, speech_end
+        )
+    assert not heard.timed_out
+    kinds = [e.kind for e in heard.events]
+    assert kinds.count(EventKind.LLM_SENT) >= 2, "the first half should have been speculated on"
+    assert kinds.count(EventKind.LLM_REQUEST) == 1, "the withdrawn reply leaves no events"
+    assert kinds.count(EventKind.AUDIO_RELEASE) == 1
+    timing = derive_timing(heard.events, heard.speech_end_ns)
+    # The text was not held; the audio was made before the turn ended and held until it did.
+    assert timing.stages_ms["turn_hold"] < 20
+    assert timing.tts_first_audio_ns < timing.audio_release_ns
+    assert timing.audio_release_ns - timing.vad_stop_ns >= 1.3e9
+    assert timing.stages_ms["audio_hold"] > 0
+    assert timing.audio_out_ns - timing.audio_release_ns < 50e6
     assert sum(timing.stages_ns().values()) == timing.audio_out_ns - timing.speech_end_ns
+    # The withdrawn reply had been answered (its tokens came long before the turn ended, so
+    # Piper spoke it) but it is gone: every TTS event left is the confirmed reply's, and the
+    # speaker fell silent only after the release.
+    assert any(e.kind is EventKind.LLM_TOKEN and e.ns < timing.llm_request_ns for e in heard.events)
+    tts = (EventKind.TTS_REQUEST, EventKind.TTS_AUDIO)
+    assert all(e.ns > timing.llm_request_ns for e in heard.events if e.kind in tts)
+    stops = [e.ns for e in heard.events if e.kind is EventKind.BOT_STOPPED]
+    assert stops and min(stops) > timing.audio_release_ns

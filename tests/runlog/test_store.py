@@ -131,3 +131,23 @@ def test_a_run_of_schema_1_still_loads_and_reports(tmp_path: Path):
     assert turn.timing.stages_ms["turn_hold"] is None
     assert sum(v for v in turn.timing.stages_ms.values() if v is not None) == turn.timing.ttfa_ms
     assert summarize([turn]).turns == 1
+
+
+def test_a_run_of_schema_2_loads_with_no_audio_hold_and_no_lead_trim(tmp_path: Path):
+    # Written before audio holds: version 2, no audio_release_ns, no tts.trim_lead in the spec.
+    store = RunStore(tmp_path)
+    store.open(header())
+    store.append(record(1, 300))
+    head = json.loads((tmp_path / "run.json").read_text())
+    head["agent"]["tts"].pop("trim_lead")
+    head["agent"]["turn"].pop("hold")
+    (tmp_path / "run.json").write_text(json.dumps({**head, "schema_version": 2}))
+    [line] = [json.loads(x) for x in (tmp_path / "turns.jsonl").read_text().splitlines()]
+    line["timing"].pop("audio_release_ns")
+    (tmp_path / "turns.jsonl").write_text(json.dumps({**line, "schema_version": 2}) + "\n")
+    old = read_header(tmp_path)
+    assert old.schema_version == 2 and old.agent.tts.trim_lead is False
+    assert old.agent.turn.hold == "text"
+    [turn] = read_turns(tmp_path)
+    assert turn.timing.stages_ms["audio_hold"] is None and turn.timing.ttft_ms == 300.0
+    assert sum(v for v in turn.timing.stages_ms.values() if v is not None) == turn.timing.ttfa_ms

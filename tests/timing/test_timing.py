@@ -75,9 +75,17 @@ def test_ttft_ttfa_and_waterfall_are_exact():
         "turn_hold": 20.0,
         "text_aggregation": 40.0,
         "tts_first_audio": 55.0,
+        "audio_hold": None,  # the text was what was held
         "output": 53.0,
     }
-    assert sum(t.stages_ns().values()) == t.audio_out_ns - t.speech_end_ns
+    assert sum(v for v in t.stages_ns().values() if v) == t.audio_out_ns - t.speech_end_ns
+    # The same turn with the audio held instead: made at 2,466 ms, released at 2,500 ms.
+    held = t.model_copy(update={"llm_release_ns": 2351 * MS, "audio_release_ns": 2500 * MS})
+    assert held.ttfa_ms == 1519.0
+    assert held.stages_ms["turn_hold"] == 0.0
+    assert held.stages_ms["text_aggregation"] == 60.0
+    assert (held.stages_ms["audio_hold"], held.stages_ms["output"]) == (34.0, 19.0)
+    assert sum(held.stages_ns().values()) == held.audio_out_ns - held.speech_end_ns
 
 
 def test_waterfall_is_monotone_and_still_sums_to_ttfa_when_milestones_overlap():
@@ -95,6 +103,7 @@ def test_waterfall_is_monotone_and_still_sums_to_ttfa_when_milestones_overlap():
     )
     stages = t.stages_ns()
     assert stages["asr"] == 0
+    assert stages.pop("audio_hold") is None
     assert all(v is not None and v >= 0 for v in stages.values())
     assert sum(stages.values()) == 1100 * MS
 
@@ -230,7 +239,9 @@ def test_a_held_first_token_is_timed_when_it_arrived_and_the_hold_is_its_own_sta
     assert t.llm_request_ns == 1201 * MS and t.ttft_ms == 250.0
     assert t.stages_ms["llm_ttft"] == 250.0 and t.stages_ms["turn_hold"] == 549.0
     assert t.stages_ms["text_aggregation"] == 10.0
-    assert sum(t.stages_ns().values()) == t.audio_out_ns - t.speech_end_ns
+    assert (
+        sum(v for v in t.stages_ns().values() if v is not None) == t.audio_out_ns - t.speech_end_ns
+    )
     # Without the arrival event (a service that reports no metrics) nothing is held apart.
     plain = derive_timing(
         [e for e in events if e.kind is not EventKind.LLM_TOKEN_RECEIVED], speech_end_ns=700 * MS

@@ -6,70 +6,16 @@ from __future__ import annotations
 
 import asyncio
 
-from pipecat.frames.frames import (
-    Frame,
-    LLMContextFrame,
-    LLMFullResponseEndFrame,
-    LLMFullResponseStartFrame,
-    UserStoppedSpeakingFrame,
-)
+from pipecat.frames.frames import LLMContextFrame, UserStoppedSpeakingFrame
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.processors.aggregators.llm_context import LLMContext
-from pipecat.processors.frame_processor import FrameDirection
-from pipecat.services.llm_service import LLMService
-from pipecat.services.settings import LLMSettings
 from pipecat.workers.runner import WorkerRunner
+from speculating import MS, TTFT_MS, FakeNow, ScriptedSpeculatingLLM, until
 
 from voicebench.timing import EventKind, RunClock, TimingObserver, derive_timing
 
-MS = 1_000_000
-TTFT_MS = 237
 HOLD_MS = 412
-
-
-class FakeNow:
-    def __init__(self) -> None:
-        self.ns = 1_000 * MS
-
-    def __call__(self) -> int:
-        return self.ns
-
-
-class ScriptedSpeculatingLLM(LLMService):
-    """Answers every context after ``ttft_ns`` of fake time; the request leaving is recorded as
-    the HTTP hook records it in a real run."""
-
-    def __init__(self, now: FakeNow, observer: TimingObserver, ttft_ns: int) -> None:
-        fields = (
-            "system_instruction temperature max_tokens top_p top_k frequency_penalty "
-            "presence_penalty seed filter_incomplete_user_turns user_turn_completion_config"
-        )
-        super().__init__(settings=LLMSettings(model="scripted", **dict.fromkeys(fields.split())))
-        self._now, self._observer, self._ttft_ns = now, observer, ttft_ns
-
-    def can_generate_metrics(self) -> bool:
-        return True  # as every streaming LLM service of pipecat's does
-
-    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
-        await super().process_frame(frame, direction)
-        if not isinstance(frame, LLMContextFrame):
-            await self.push_frame(frame, direction)
-            return
-        self._observer.record(EventKind.LLM_SENT, self._now())
-        await self.start_ttfb_metrics()
-        self._now.ns += self._ttft_ns
-        await self.stop_ttfb_metrics()  # the first chunk, as pipecat's OpenAI service does
-        await self.push_frame(LLMFullResponseStartFrame())
-        await self._push_llm_text("That sounds ")
-        await self._push_llm_text("hard.")
-        await self.push_frame(LLMFullResponseEndFrame())
-
-
-async def _until(predicate, timeout_s: float = 10.0) -> None:
-    async with asyncio.timeout(timeout_s):
-        while not predicate():
-            await asyncio.sleep(0.005)
 
 
 async def test_a_held_reply_gives_exact_llm_ttft_and_turn_hold():
@@ -94,12 +40,12 @@ async def test_a_held_reply_gives_exact_llm_ttft_and_turn_hold():
         def kinds() -> list[EventKind]:
             return [e.kind for e in observer.events]
 
-        await _until(lambda: EventKind.LLM_TOKEN_RECEIVED in kinds())
+        await until(lambda: EventKind.LLM_TOKEN_RECEIVED in kinds())
         await asyncio.sleep(0.1)  # whatever the gate lets through has been pushed by now
         assert EventKind.LLM_TOKEN not in kinds(), "a speculative reply must be held"
         now.ns += HOLD_MS * MS  # the turn is confirmed: the gate releases the reply
         await worker.queue_frame(UserStoppedSpeakingFrame())
-        await _until(lambda: EventKind.LLM_TOKEN in kinds())
+        await until(lambda: EventKind.LLM_TOKEN in kinds())
         now.ns += 50 * MS
         observer.record(EventKind.AUDIO_OUT, now.ns)
     finally:

@@ -1,7 +1,10 @@
 """A voice agent built from a spec as a real pipecat pipeline, driven one spoken turn at a time.
 
     mic (ReplayInputTransport) -> Silero VAD -> Whisper ASR -> user turn aggregator
-      -> LLM -> Piper TTS -> loudspeaker (CaptureOutputTransport) -> assistant aggregator
+      -> LLM -> Piper TTS [-> AudioHold] -> loudspeaker (CaptureOutputTransport)
+      -> assistant aggregator
+
+(``AudioHold`` only with ``[turn] speculate`` and ``hold = "audio"``: voicebench/replay/hold.py.)
 
 Before each turn the driver sets the LLM context to the history it wants (the dialogue's
 own turns when teacher-forced, the agent's earlier turns when free-running), queues the
@@ -123,6 +126,7 @@ class VoiceAgent:
         from pipecat.turns.user_turn_strategies import UserTurnStrategies
         from pipecat.workers.runner import WorkerRunner
 
+        from voicebench.replay.hold import AudioHold, PassingGate
         from voicebench.replay.stt import LocalWhisperSTT
         from voicebench.replay.transports import ReplayTransport
         from voicebench.replay.tts import piper_tts
@@ -162,6 +166,11 @@ class VoiceAgent:
             lambda: self.observer.record(EventKind.LLM_SENT, self.clock.get_time()),
         )
         tts = piper_tts(spec.tts)
+        speaker_side: list[Any] = []
+        if spec.turn.speculate and spec.turn.hold == "audio":
+            # pipecat takes no gate argument; the LLM service's own is swapped before start.
+            llm._speculation_gate = PassingGate(name=f"{llm}::PassingGate")
+            speaker_side.append(AudioHold(self.observer))
         self.context = LLMContext()
         stop: Any
         if spec.turn.speculate:
@@ -198,6 +207,7 @@ class VoiceAgent:
                 aggregators.user(),
                 llm,
                 tts,
+                *speaker_side,
                 self.transport.output(),
                 aggregators.assistant(),
             ]

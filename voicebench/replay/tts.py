@@ -4,6 +4,10 @@ pipecat sends text to TTS a sentence at a time. With ``[tts] first_chunk = "clau
 first piece of each reply goes out at the first comma, semicolon or colon once it holds at
 least ``MIN_CLAUSE_WORDS`` words; the rest follows sentence by sentence. Piper phonemizes a
 whole chunk before it yields audio, so a shorter first chunk means earlier first audio.
+
+Piper starts every sentence with 40-50 ms of near silence. With ``[tts] trim_lead`` (the
+default) a reply's first audio is cut to ``LEAD_KEEP_MS`` before its first sample above the
+speech threshold (at most ``LEAD_MAX_MS`` is cut); pauses between sentences are left alone.
 """
 
 from __future__ import annotations
@@ -11,6 +15,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import numpy as np
+from pipecat.frames.frames import Frame, LLMFullResponseStartFrame, TTSAudioRawFrame
+from pipecat.processors.frame_processor import FrameDirection
 from pipecat.services.piper.tts import PiperTTSService
 from pipecat.utils.text.base_text_aggregator import Aggregation, TextType
 from pipecat.utils.text.simple_text_aggregator import (
@@ -19,10 +26,13 @@ from pipecat.utils.text.simple_text_aggregator import (
 )
 
 from voicebench.agentspec import TTSSpec
+from voicebench.fixtures.audio import first_speech_sample
 from voicebench.fixtures.synth import packaged_voice_path
 
 CLAUSE_PUNCTUATION = ",;:"
 MIN_CLAUSE_WORDS = 4
+LEAD_KEEP_MS = 10
+LEAD_MAX_MS = 200
 
 
 class FirstClauseAggregator(SimpleTextAggregator):
@@ -63,10 +73,46 @@ class FirstClauseAggregator(SimpleTextAggregator):
         await super().reset()
 
 
+class LeadTrimmedPiperTTSService(PiperTTSService):
+    """Piper with the silence before each reply's first word cut short."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._lead_left = 0
+        """Samples of lead-in that may still be cut from the current reply (0: none)."""
+
+    async def push_frame(
+        self, frame: Frame, direction: FrameDirection = FrameDirection.DOWNSTREAM
+    ) -> None:
+        if isinstance(frame, LLMFullResponseStartFrame):
+            self._lead_left = -1  # set from the first audio's sample rate
+        elif self._lead_left and isinstance(frame, TTSAudioRawFrame):
+            if self._lead_left < 0:
+                self._lead_left = frame.sample_rate * LEAD_MAX_MS // 1000
+            if not self._trim(frame):
+                return  # all lead-in: nothing to play yet
+        await super().push_frame(frame, direction)
+
+    def _trim(self, frame: TTSAudioRawFrame) -> bool:
+        """Cut ``frame``'s lead-in within what is left to cut; False when all of it is cut."""
+        pcm = np.frombuffer(frame.audio, dtype=np.int16)
+        speech = first_speech_sample(pcm)
+        keep = frame.sample_rate * LEAD_KEEP_MS // 1000
+        cut = min(pcm.size if speech is None else max(0, speech - keep), self._lead_left)
+        whole = cut == pcm.size
+        self._lead_left = self._lead_left - cut if whole else 0
+        if whole:
+            return False
+        if cut:
+            frame.audio = pcm[cut:].tobytes()
+            frame.num_frames = pcm.size - cut
+        return True
+
+
 def piper_tts(spec: TTSSpec) -> PiperTTSService:
     """pipecat's in-process Piper service on a packaged voice (never downloads)."""
     voice_file = packaged_voice_path(spec.voice)
-    tts = PiperTTSService(
+    tts = (LeadTrimmedPiperTTSService if spec.trim_lead else PiperTTSService)(
         settings=PiperTTSService.Settings(voice=voice_file.stem),
         download_dir=Path(voice_file).parent,
     )

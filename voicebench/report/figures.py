@@ -31,7 +31,18 @@ PALETTE = plt.get_cmap("tab10").colors  # type: ignore[attr-defined]  # a Listed
 STAGE_COLORS = dict(
     zip(
         STAGE_NAMES,
-        ("#8c6bb1", "#2b8cbe", "#bdbdbd", "#e6550d", "#fdd0a2", "#fdae6b", "#31a354", "#636363"),
+        # A hold is the pale shade of the stage it follows (the LLM's, or TTS's).
+        (
+            "#8c6bb1",
+            "#2b8cbe",
+            "#bdbdbd",
+            "#e6550d",
+            "#fdd0a2",
+            "#fdae6b",
+            "#31a354",
+            "#c7e9c0",
+            "#636363",
+        ),
         strict=True,
     )
 )

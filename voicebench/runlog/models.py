@@ -12,6 +12,10 @@ key, never the key.
 
 Versions:
 
+- 3: the timing may have ``audio_release_ns`` (the ``audio_hold`` stage of an agent that holds a
+  speculative reply's audio), and the agent spec has ``turn.hold`` and ``tts.trim_lead``.
+  Version 2 logs load as they are: no audio was held, and their agent's TTS did not trim its
+  lead-in (``read_header`` sets ``tts.trim_lead = false`` where the spec lacks it).
 - 2: the timing has ``llm_release_ns``. ``llm_first_token_ns`` is when the provider's first
   token arrived, so TTFT is the model's own; a speculative reply's wait for the turn to be
   confirmed is the ``turn_hold`` stage.
@@ -31,8 +35,8 @@ from voicebench._model import FrozenModel
 from voicebench.agentspec import AgentSpec
 from voicebench.timing import TurnTiming
 
-RUNLOG_SCHEMA_VERSION = 2
-READABLE_SCHEMA_VERSIONS = (1, 2)
+RUNLOG_SCHEMA_VERSION = 3
+READABLE_SCHEMA_VERSIONS = (1, 2, 3)
 
 
 class ReplayMode(StrEnum):

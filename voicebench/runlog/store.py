@@ -45,7 +45,15 @@ def read_header(run_dir: str | Path) -> RunHeader:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"not valid JSON ({exc})", file=path) from None
     _check_version(data, path, "run.json")
-    return validate_record(RunHeader, data, file=path)
+    return validate_record(RunHeader, _migrate_header(data), file=path)
+
+
+def _migrate_header(data: dict) -> dict:
+    """Before schema 3 Piper's lead-in was never trimmed; say so where the spec is silent."""
+    tts = data.get("agent", {}).get("tts") if isinstance(data.get("agent"), dict) else None
+    if data["schema_version"] < 3 and isinstance(tts, dict) and "trim_lead" not in tts:
+        data = {**data, "agent": {**data["agent"], "tts": {**tts, "trim_lead": False}}}
+    return data
 
 
 def _check_version(data: object, path: Path, record: str) -> None:

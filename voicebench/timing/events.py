@@ -19,12 +19,16 @@ extra events behind; the rule is to time the LLM request whose reply was actuall
   ``turn_hold``.
 - ``vad_stop`` / ``transcript``: the last VAD stop / transcript before that request.
 - ``tts_request`` / ``tts_first_audio``: the first TTS start / audio frame after the first token.
+- ``audio_release``: the first release of audio after that frame, no later than the audible
+  sample (only an agent that holds audio records releases).
+A reply dropped unheard (its audio held, then withdrawn) has had its events taken back
+(``TimingObserver.retract``), so it is never the one timed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from voicebench.timing.models import TurnTiming
@@ -43,6 +47,9 @@ class EventKind(StrEnum):
     LLM_END = "llm_end"
     TTS_REQUEST = "tts_request"
     TTS_AUDIO = "tts_audio"
+    AUDIO_RELEASE = "audio_release"
+    """A reply's first audio went on to the speaker (``[turn] hold = "audio"``): at once, or
+    when the turn end confirmed a speculative reply whose audio was held."""
     AUDIO_OUT = "audio_out"
     BOT_STOPPED = "bot_stopped"
     ERROR = "error"
@@ -57,6 +64,8 @@ class TurnEvent:
     text: str = ""
     source: str = ""
     """For an error: the stage that raised it (``asr``, ``llm``, ``tts``), empty if unknown."""
+    frame_id: int | None = field(default=None, compare=False)
+    """The pipecat frame that was seen, so a reply dropped later can be taken back."""
 
 
 def _last(events: Sequence[TurnEvent], kind: EventKind, before: int | None) -> TurnEvent | None:
@@ -98,6 +107,9 @@ def derive_timing(events: Sequence[TurnEvent], speech_end_ns: int) -> TurnTiming
     transcript = _last(events, EventKind.TRANSCRIPT, limit)
     tts_req = _first(events, EventKind.TTS_REQUEST, token.ns) if token else None
     tts_audio = _first(events, EventKind.TTS_AUDIO, token.ns) if token else None
+    release = _first(events, EventKind.AUDIO_RELEASE, tts_audio.ns) if tts_audio else None
+    if release is not None and audio is not None and release.ns > audio.ns:
+        release = None
     return TurnTiming(
         speech_end_ns=speech_end_ns,
         vad_stop_ns=vad.ns if vad else None,
@@ -107,6 +119,7 @@ def derive_timing(events: Sequence[TurnEvent], speech_end_ns: int) -> TurnTiming
         llm_release_ns=token.ns if token else None,
         tts_request_ns=tts_req.ns if tts_req else None,
         tts_first_audio_ns=tts_audio.ns if tts_audio else None,
+        audio_release_ns=release.ns if release else None,
         audio_out_ns=audio.ns if audio else None,
     )
 

@@ -7,7 +7,8 @@ manifest's sample offset and the moment the replay played that sample, not the V
 TTFT is ``llm_first_token_ns - llm_request_ns``: the model's own time, from the request leaving
 to its first token arriving, whether or not that token is then held. An agent that asks the
 LLM before the turn is confirmed (``[turn] speculate``) holds the reply until the turn ends;
-that wait is its own stage, ``turn_hold``, up to ``llm_release_ns``. TTFA is
+that wait is its own stage: ``turn_hold``, up to ``llm_release_ns``, when the reply's text is
+held, or ``audio_hold``, up to ``audio_release_ns``, when its synthesized audio is. TTFA is
 ``audio_out_ns - speech_end_ns``.
 The waterfall cuts TTFA into consecutive stages at the milestones, in pipeline order. Stage
 boundaries are made monotone (a boundary earlier than the one before it is moved up to it),
@@ -39,7 +40,12 @@ STAGES: tuple[tuple[str, str, str], ...] = (
         "first token released to the first sentence sent to TTS",
     ),
     ("tts_first_audio", "tts_first_audio_ns", "TTS request to its first audio frame"),
-    ("output", "audio_out_ns", "first TTS audio to the first audible sample played"),
+    (
+        "audio_hold",
+        "audio_release_ns",
+        "first audio frame to its release (turn confirmed), when the audio is what is held",
+    ),
+    ("output", "audio_out_ns", "first audio released to the first audible sample played"),
 )
 STAGE_NAMES: tuple[str, ...] = tuple(s[0] for s in STAGES)
 STAGE_LABELS = {
@@ -50,6 +56,7 @@ STAGE_LABELS = {
     "turn_hold": "turn hold",
     "text_aggregation": "text aggregation",
     "tts_first_audio": "TTS first audio",
+    "audio_hold": "audio hold",
     "output": "output",
 }
 """Stage names as people read them (tables and figures)."""
@@ -83,6 +90,10 @@ class TurnTiming(FrozenModel):
     """The first sentence of the reply went to TTS."""
     tts_first_audio_ns: int | None = None
     """TTS produced its first audio frame."""
+    audio_release_ns: int | None = None
+    """The reply's first audio frame went on to the speaker, for an agent that holds a
+    speculative reply's audio rather than its text (``[turn] hold = "audio"``): when TTS made
+    it, unless the turn had not been confirmed yet. None for every other agent."""
     audio_out_ns: int | None = None
     """The first audible sample of the bot's reply was played."""
 

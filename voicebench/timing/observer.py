@@ -11,12 +11,13 @@ observer's own queueing delay does not enter the figures. The pipeline clock is 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from pipecat.clocks.base_clock import BaseClock
 from pipecat.frames.frames import (
     BotStoppedSpeakingFrame,
     ErrorFrame,
+    Frame,
     LLMFullResponseEndFrame,
     LLMFullResponseStartFrame,
     LLMTextFrame,
@@ -82,10 +83,24 @@ class TimingObserver(BaseObserver):
         super().__init__(observe_every_push=False)
         self.events: list[TurnEvent] = []
 
-    def record(self, kind: EventKind, ns: int, text: str = "", source: str = "") -> None:
+    def record(
+        self,
+        kind: EventKind,
+        ns: int,
+        text: str = "",
+        source: str = "",
+        frame_id: int | None = None,
+    ) -> None:
         """Record an event seen outside a frame push (the output transport's first audible
         sample)."""
-        self.events.append(TurnEvent(kind, ns, text, source))
+        self.events.append(TurnEvent(kind, ns, text, source, frame_id))
+
+    def retract(self, frames: Iterable[Frame]) -> None:
+        """Forget the events of frames that were dropped unheard (a withdrawn speculative
+        reply whose audio was held): the turn is timed as if they had never been pushed."""
+        ids = {f.id for f in frames}
+        if ids:
+            self.events = [e for e in self.events if e.frame_id not in ids]
 
     async def on_push_frame(self, data: FramePushed) -> None:
         frame = data.frame
@@ -102,7 +117,7 @@ class TimingObserver(BaseObserver):
                     text = frame.text
                 elif isinstance(frame, ErrorFrame):
                     text, source = frame.error, error_source(frame)
-                self.record(kind, data.timestamp, text, source)
+                self.record(kind, data.timestamp, text, source, frame.id)
                 return
 
     def since(self, start_ns: int) -> list[TurnEvent]:
