@@ -16,7 +16,7 @@ from voicebench.fixtures.audio import resample, to_int16
 from voicebench.fixtures.synth import PiperSpeaker
 from voicebench.replay import replay
 from voicebench.replay import stt as stt_module
-from voicebench.replay.agent import VoiceAgent
+from voicebench.replay.agent import HeardTurn, VoiceAgent
 from voicebench.runlog import read_header, read_turns
 from voicebench.timing import EventKind, derive_timing, user_transcript
 
@@ -174,21 +174,27 @@ def _long_pause_utterance(pause_s: float) -> tuple[np.ndarray, int]:
     return pcm, speech_bounds(pcm)[1]
 
 
+async def _speculate_over_a_pause(hold: str) -> HeardTurn:
+    """A speculating agent (VAD stop 0.2 s, turn end 1.3 s later) hears one sentence said with
+    a 0.6 s pause after its comma."""
+    pcm, speech_end = _long_pause_utterance(0.6)
+    spec = scripted(
+        ttft_ms=100,
+        vad=VADSpec(stop_secs=0.2),
+        turn=TurnSpec(user_speech_timeout=1.3, speculate=True, hold=hold),
+    )
+    async with VoiceAgent(spec) as agent:
+        return await agent.speak(
+            [{"role": "assistant", "content": "Hi, how are you?"}], pcm, speech_end
+        )
+
+
 async def test_a_speculative_reply_to_half_a_sentence_is_withdrawn_unheard():
     # Piper ends "lately," with about 0.3 s of its own silence, so the pause is about 0.9 s.
     # The VAD stops 0.2 s into it and the first half is transcribed before the user goes on,
     # so the LLM is asked about half a sentence; the turn only ends after 0.2 + 1.3 s of
     # silence, so that reply must be withdrawn and never played.
-    pcm, speech_end = _long_pause_utterance(0.6)
-    spec = scripted(
-        ttft_ms=100,
-        vad=VADSpec(stop_secs=0.2),
-        turn=TurnSpec(user_speech_timeout=1.3, speculate=True),
-    )
-    async with VoiceAgent(spec) as agent:
-        heard = await agent.speak(
-            [{"role": "assistant", "content": "Hi, how are you?"}], pcm, speech_end
-        )
+    heard = await _speculate_over_a_pause(hold="text")
     assert not heard.timed_out
     kinds = [e.kind for e in heard.events]
     assert kinds.count(EventKind.LLM_SENT) >= 2, "the first half should have been speculated on"
@@ -215,16 +221,7 @@ async def test_with_the_audio_held_piper_speaks_during_the_silence_and_waits():
     # As above, but the held thing is the audio (``[turn] hold = "audio"``): the withdrawn
     # reply to half a sentence is synthesized, dropped unheard and leaves no reply events; the
     # confirmed one is spoken during the silence and its audio waits for the turn end.
-    pcm, speech_end = _long_pause_utterance(0.6)
-    spec = scripted(
-        ttft_ms=100,
-        vad=VADSpec(stop_secs=0.2),
-        turn=TurnSpec(user_speech_timeout=1.3, speculate=True, hold="audio"),
-    )
-    async with VoiceAgent(spec) as agent:
-        heard = await agent.speak(
-            [{"role": "assistant", "content": "Hi, how are you?"}], pcm, speech_end
-        )
+    heard = await _speculate_over_a_pause(hold="audio")
     assert not heard.timed_out
     kinds = [e.kind for e in heard.events]
     assert kinds.count(EventKind.LLM_SENT) >= 2, "the first half should have been speculated on"

@@ -79,18 +79,16 @@ class LeadTrimmedPiperTTSService(PiperTTSService):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._lead_left = 0
-        """Samples of lead-in that may still be cut from the current reply (0: none)."""
+        """Samples of lead-in that may still be cut from the current reply (0: none); reset
+        at each reply's start to ``LEAD_MAX_MS`` at the output sample rate."""
 
     async def push_frame(
         self, frame: Frame, direction: FrameDirection = FrameDirection.DOWNSTREAM
     ) -> None:
         if isinstance(frame, LLMFullResponseStartFrame):
-            self._lead_left = -1  # set from the first audio's sample rate
-        elif self._lead_left and isinstance(frame, TTSAudioRawFrame):
-            if self._lead_left < 0:
-                self._lead_left = frame.sample_rate * LEAD_MAX_MS // 1000
-            if not self._trim(frame):
-                return  # all lead-in: nothing to play yet
+            self._lead_left = self.sample_rate * LEAD_MAX_MS // 1000
+        elif self._lead_left and isinstance(frame, TTSAudioRawFrame) and not self._trim(frame):
+            return  # all lead-in: nothing to play yet
         await super().push_frame(frame, direction)
 
     def _trim(self, frame: TTSAudioRawFrame) -> bool:
