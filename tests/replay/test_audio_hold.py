@@ -80,7 +80,17 @@ class Line:
         self.llm._speculation_gate = PassingGate()
         self.speaker = Speaker()
         self.valve = Valve()
-        processors = [self.llm, piper_tts(TTSSpec()), AudioHold(self.observer), self.speaker]
+        self.tts = piper_tts(TTSSpec())
+        self.chunks_spoken: list[str] = []
+        """Every text chunk Piper was asked to synthesize and did, in order."""
+        synthesize = self.tts._voice.synthesize
+
+        def spy(text, *args, **kwargs):
+            yield from synthesize(text, *args, **kwargs)
+            self.chunks_spoken.append(text)
+
+        self.tts._voice.synthesize = spy
+        processors = [self.llm, self.tts, AudioHold(self.observer), self.speaker]
         if valve:
             processors.insert(2, self.valve)
         self.worker = PipelineWorker(
@@ -178,10 +188,27 @@ async def test_a_verdict_ahead_of_its_reply_is_kept_for_it():
         await line.send(LLMContextFrame(context=LLMContext(), speculation=True))
         await until(lambda: line.count(EventKind.LLM_END) == 2)
         await line.send(UserStoppedSpeakingFrame())
-        await until(lambda: len(line.valve.kept) > 0 and line.count(EventKind.TTS_AUDIO) >= 2, 30)
+        # Piper has spoken the reply in play (the withdrawn one too, if it was quicker).
+        await until(lambda: line.chunks_spoken[-1:] == ["In time."], 30)
         await asyncio.sleep(0.3)
         await line.valve.open()
         await until(lambda: line.speaker.spoken != [], 30)
         await asyncio.sleep(0.3)
     assert line.speaker.spoken == ["In time."]
     assert sum(e.kind is EventKind.LLM_REQUEST for e in line.observer.events) == 1
+
+
+async def test_piper_stops_speaking_a_withdrawn_reply():
+    sentences = [f"This is sentence number {n} of a long answer." for n in range(1, 9)]
+    async with Line([" ".join(sentences), "Right answer."]) as line:
+        await line.send(UserStartedSpeakingFrame())
+        await line.send(LLMContextFrame(context=LLMContext(), speculation=True))
+        await until(lambda: line.chunks_spoken != [], 30)
+        await line.send(EagerEndOfTurnCancelFrame())  # while Piper is still on the reply
+        await line.send(LLMContextFrame(context=LLMContext(), speculation=True))
+        await line.send(UserStoppedSpeakingFrame())
+        await until(lambda: line.speaker.spoken == ["Right answer."], 30)
+    # At most the chunk in hand when the verdict came was finished; the rest was never spoken.
+    assert line.chunks_spoken[-1] == "Right answer."
+    assert len(line.chunks_spoken) <= 3
+    assert line.count(EventKind.ERROR) == 0  # a silenced reply is not a TTS failure

@@ -11,7 +11,7 @@ from voicebench.replay.tts import (
     LEAD_KEEP_MS,
     LEAD_MAX_MS,
     FirstClauseAggregator,
-    LeadTrimmedPiperTTSService,
+    LocalPiperTTSService,
 )
 
 
@@ -70,8 +70,8 @@ def _audio(*parts: tuple[int, int]) -> TTSAudioRawFrame:
     return TTSAudioRawFrame(audio=pcm.tobytes(), sample_rate=16_000, num_channels=1)
 
 
-def _trimmer() -> LeadTrimmedPiperTTSService:
-    tts = LeadTrimmedPiperTTSService.__new__(LeadTrimmedPiperTTSService)
+def _trimmer() -> LocalPiperTTSService:
+    tts = LocalPiperTTSService.__new__(LocalPiperTTSService)
     tts._lead_left = 16 * LEAD_MAX_MS  # a reply has just started
     return tts
 

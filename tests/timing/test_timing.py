@@ -200,6 +200,21 @@ async def test_observer_stamps_events_with_the_push_time_not_its_own():
     ]
 
 
+async def test_a_retracted_frame_stays_retracted_even_when_its_push_is_seen_late():
+    # Observers run in their own tasks: a frame may be dropped (and retracted) before its push
+    # reaches the observer. Earlier turns are let go of at a turn's start.
+    obs = TimingObserver()
+    old, dropped, kept = LLMTextFrame("old"), LLMTextFrame("never heard"), LLMTextFrame("Oh.")
+    await obs.on_push_frame(_push(old, 100 * MS))
+    obs.retract([dropped])
+    await obs.on_push_frame(_push(dropped, 1200 * MS))
+    await obs.on_push_frame(_push(kept, 1300 * MS))
+    assert [e.text for e in obs.since(0)] == ["old", "Oh."]
+    obs.forget_before(1000 * MS)
+    assert [e.text for e in obs.events] == ["Oh."]
+    assert [e.text for e in obs.since(0)] == ["Oh."]
+
+
 def test_request_time_is_when_the_http_request_left_when_the_client_reports_it():
     events = [
         ev(EventKind.TRANSCRIPT, 1000, "I lost my job."),

@@ -271,6 +271,7 @@ class VoiceAgent:
         self.transport.output().begin_turn()
         utterance = self.transport.input().say(pcm)
         start_ns = await utterance.started
+        self.observer.forget_before(start_ns)  # earlier turns are taken; polling stays cheap
         speech_end_ns = start_ns + speech_end_sample * 1_000_000_000 // SAMPLE_RATE
         await utterance.finished
         finished_ns = self.clock.get_time()

@@ -8,11 +8,16 @@ whole chunk before it yields audio, so a shorter first chunk means earlier first
 Piper starts every sentence with 40-50 ms of near silence. With ``[tts] trim_lead`` (the
 default) a reply's first audio is cut to ``LEAD_KEEP_MS`` before its first sample above the
 speech threshold (at most ``LEAD_MAX_MS`` is cut); pauses between sentences are left alone.
+
+A speculative reply that is withdrawn (``[turn] hold = "audio"``, voicebench/replay/hold.py)
+would be dropped unheard after TTS anyway, so Piper stops speaking it: the verdict passes TTS
+at once, and no chunk of that reply is synthesized after it. On two cores the work saved is
+CPU the next answer needs.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +33,7 @@ from pipecat.utils.text.simple_text_aggregator import (
 from voicebench.agentspec import TTSSpec
 from voicebench.fixtures.audio import first_speech_sample
 from voicebench.fixtures.synth import packaged_voice_path
+from voicebench.replay.hold import KEPT_VERDICTS, SPECULATION_KEY, SpeculationVerdictFrame
 
 CLAUSE_PUNCTUATION = ",;:"
 MIN_CLAUSE_WORDS = 4
@@ -73,19 +79,61 @@ class FirstClauseAggregator(SimpleTextAggregator):
         await super().reset()
 
 
-class LeadTrimmedPiperTTSService(PiperTTSService):
-    """Piper with the silence before each reply's first word cut short."""
+class LocalPiperTTSService(PiperTTSService):
+    """Piper that stops speaking a withdrawn speculative reply, and (``trim_lead``) cuts the
+    silence before each reply's first word short."""
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, *, trim_lead: bool = True, **kwargs) -> None:
         super().__init__(**kwargs)
+        self._trim_lead = trim_lead
         self._lead_left = 0
         """Samples of lead-in that may still be cut from the current reply (0: none); reset
         at each reply's start to ``LEAD_MAX_MS`` at the output sample rate."""
+        self._speculation: int | None = None
+        """The speculation number of the reply whose text is being spoken (None: not one)."""
+        self._withdrawn: set[int] = set()
+        self._silenced: set[str] = set()
+        """Audio contexts cut short because their reply was withdrawn."""
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        if isinstance(frame, SpeculationVerdictFrame) and not frame.confirmed:
+            latest = frame.speculation
+            self._withdrawn = {n for n in self._withdrawn if n > latest - KEPT_VERDICTS} | {latest}
+        elif isinstance(frame, LLMFullResponseStartFrame):
+            # Text frames are taken in order: this names the reply of the text that follows.
+            self._speculation = frame.metadata.get(SPECULATION_KEY)
+        await super().process_frame(frame, direction)
+
+    def _speaking_withdrawn(self) -> bool:
+        return self._speculation is not None and self._speculation in self._withdrawn
+
+    async def run_tts(self, text: str, context_id: str) -> AsyncGenerator[Frame, None]:
+        if self._speaking_withdrawn():
+            self._silenced.add(context_id)
+            return
+        generator = super().run_tts(text, context_id)
+        try:
+            async for frame in generator:
+                if self._speaking_withdrawn():
+                    self._silenced.add(context_id)
+                    break  # no further sentence of this chunk is synthesized
+                yield frame
+        finally:
+            await generator.aclose()
+
+    async def _record_context_audio_outcome(self, context_id: str, received_audio: bool) -> None:
+        # pipecat reports a context that ends without audio as an error (and enough in a row
+        # as a service that will not speak again); one silenced on purpose is neither.
+        if context_id in self._silenced:
+            self._silenced.discard(context_id)
+            if not received_audio:
+                return
+        await super()._record_context_audio_outcome(context_id, received_audio)
 
     async def push_frame(
         self, frame: Frame, direction: FrameDirection = FrameDirection.DOWNSTREAM
     ) -> None:
-        if isinstance(frame, LLMFullResponseStartFrame):
+        if isinstance(frame, LLMFullResponseStartFrame) and self._trim_lead:
             self._lead_left = self.sample_rate * LEAD_MAX_MS // 1000
         elif self._lead_left and isinstance(frame, TTSAudioRawFrame) and not self._trim(frame):
             return  # all lead-in: nothing to play yet
@@ -107,10 +155,11 @@ class LeadTrimmedPiperTTSService(PiperTTSService):
         return True
 
 
-def piper_tts(spec: TTSSpec) -> PiperTTSService:
+def piper_tts(spec: TTSSpec) -> LocalPiperTTSService:
     """pipecat's in-process Piper service on a packaged voice (never downloads)."""
     voice_file = packaged_voice_path(spec.voice)
-    tts = (LeadTrimmedPiperTTSService if spec.trim_lead else PiperTTSService)(
+    tts = LocalPiperTTSService(
+        trim_lead=spec.trim_lead,
         settings=PiperTTSService.Settings(voice=voice_file.stem),
         download_dir=Path(voice_file).parent,
     )

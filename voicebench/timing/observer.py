@@ -81,7 +81,18 @@ class TimingObserver(BaseObserver):
 
     def __init__(self) -> None:
         super().__init__(observe_every_push=False)
-        self.events: list[TurnEvent] = []
+        self._events: list[TurnEvent] = []
+        self._retracted: set[int] = set()
+        """Ids of frames whose events are taken back; applied lazily, so that dropping a
+        withdrawn reply frame by frame costs nothing while the pipeline is busy."""
+
+    @property
+    def events(self) -> list[TurnEvent]:
+        """Every event kept (since the last ``forget_before``), in the order recorded."""
+        return [e for e in self._events if not self._taken_back(e)]
+
+    def _taken_back(self, event: TurnEvent) -> bool:
+        return event.frame_id is not None and event.frame_id in self._retracted
 
     def record(
         self,
@@ -93,14 +104,20 @@ class TimingObserver(BaseObserver):
     ) -> None:
         """Record an event seen outside a frame push (the output transport's first audible
         sample)."""
-        self.events.append(TurnEvent(kind, ns, text, source, frame_id))
+        self._events.append(TurnEvent(kind, ns, text, source, frame_id))
 
     def retract(self, frames: Iterable[Frame]) -> None:
         """Forget the events of frames that were dropped unheard (a withdrawn speculative
         reply whose audio was held): the turn is timed as if they had never been pushed."""
-        ids = {f.id for f in frames}
-        if ids:
-            self.events = [e for e in self.events if e.frame_id not in ids]
+        self._retracted.update(f.id for f in frames)
+
+    def forget_before(self, ns: int) -> None:
+        """Let go of the events stamped before ``ns`` (turns already taken), so that reading
+        a turn's events costs what that turn recorded, not what the whole run has."""
+        kept = [e for e in self._events if e.ns >= ns and not self._taken_back(e)]
+        # An id stays taken back until its events are gone: one may still be on its way.
+        self._retracted -= {e.frame_id for e in self._events if self._taken_back(e)}
+        self._events = kept
 
     async def on_push_frame(self, data: FramePushed) -> None:
         frame = data.frame
@@ -122,4 +139,7 @@ class TimingObserver(BaseObserver):
 
     def since(self, start_ns: int) -> list[TurnEvent]:
         """Events stamped at or after ``start_ns``, in clock order."""
-        return sorted((e for e in self.events if e.ns >= start_ns), key=lambda e: e.ns)
+        return sorted(
+            (e for e in self._events if e.ns >= start_ns and not self._taken_back(e)),
+            key=lambda e: e.ns,
+        )
