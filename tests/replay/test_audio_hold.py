@@ -201,6 +201,8 @@ async def test_a_verdict_ahead_of_its_reply_is_kept_for_it():
 async def test_piper_stops_speaking_a_withdrawn_reply():
     sentences = [f"This is sentence number {n} of a long answer." for n in range(1, 9)]
     async with Line([" ".join(sentences), "Right answer."]) as line:
+        # A reply's audio context left open would hold the next reply back this long.
+        line.tts._stop_frame_timeout_s = 600
         await line.send(UserStartedSpeakingFrame())
         await line.send(LLMContextFrame(context=LLMContext(), speculation=True))
         await until(lambda: line.chunks_spoken != [], 30)
