@@ -38,6 +38,8 @@ from voicebench.replay import demo_items
 DEFAULTS = [
     "vad.stop_secs=0.5",
     "vad.start_secs=0.2",
+    "vad.confidence=0.7",
+    "vad.min_volume=0.6",
     "turn.user_speech_timeout=0.35",
     "turn.speculate=false",
     "turn.hold=text",
@@ -51,11 +53,25 @@ PRESETS: dict[str, list[str]] = {
     "hold-text": ["turn.hold=text"],
     "start0.2": ["vad.start_secs=0.2"],
     "first-sentence": ["tts.first_chunk=sentence"],
-    "stop0.2-wait0.45": ["vad.stop_secs=0.2", "turn.user_speech_timeout=0.45"],
+    # pipecat's confidence and loudness floor, with the timeout turn_window.py chooses for them
+    "floor0.6-wait0.60": [
+        "vad.confidence=0.7",
+        "vad.min_volume=0.6",
+        "turn.user_speech_timeout=0.60",
+    ],
+    "stop0.2-wait0.42": ["vad.stop_secs=0.2", "turn.user_speech_timeout=0.42"],
+    # The 50 ms margin this agent first shipped with (pipecat's floor, 0.1 + 0.55 s).
+    "floor0.6-wait0.55": [
+        "vad.confidence=0.7",
+        "vad.min_volume=0.6",
+        "turn.user_speech_timeout=0.55",
+    ],
     # The agent as it shipped before (text held, 0.2 + 0.65 s), and the spec defaults.
     "previous": [
         "vad.stop_secs=0.2",
         "vad.start_secs=0.2",
+        "vad.confidence=0.7",
+        "vad.min_volume=0.6",
         "turn.user_speech_timeout=0.65",
         "turn.hold=text",
         "tts.first_chunk=sentence",

@@ -123,3 +123,14 @@ def test_hosted_agents_without_their_key_fail_in_one_line(monkeypatch, agent, va
     with pytest.raises(MissingSecretError) as info:
         load_agent_spec(AGENTS / f"{agent}.toml")
     assert str(info.value).count("\n") == 0 and variable in str(info.value)
+
+
+def test_the_vad_is_built_with_every_setting_of_the_spec():
+    from voicebench.agentspec import VADSpec
+    from voicebench.replay.agent import silero_vad
+
+    spec = VADSpec(stop_secs=0.1, start_secs=0.03, confidence=0.5, min_volume=0.3)
+    params = silero_vad(spec).params
+    assert (params.stop_secs, params.start_secs) == (0.1, 0.03)
+    assert (params.confidence, params.min_volume) == (0.5, 0.3)
+    assert VADSpec().min_volume == 0.6  # pipecat's own floor: older specs behave as before

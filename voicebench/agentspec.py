@@ -35,6 +35,7 @@
     stop_secs = 0.5                   # silence that ends a VAD speech segment
     start_secs = 0.2
     confidence = 0.7
+    min_volume = 0.6                  # loudness floor for speech (0-1)
 
     [turn]
     user_speech_timeout = 0.35        # extra wait after the VAD stop before ending the turn
@@ -145,6 +146,9 @@ class VADSpec(FrozenModel):
     """Speech that starts a segment."""
     confidence: float = Field(default=0.7, gt=0.0, lt=1.0)
     """Speech probability threshold."""
+    min_volume: float = Field(default=0.6, ge=0.0, lt=1.0)
+    """Loudness floor (pipecat's smoothed volume, 0-1) below which nothing counts as speech; a
+    lower floor notices a soft first syllable after a pause sooner."""
 
 
 class TurnSpec(FrozenModel):

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from voicebench.agentspec import AgentSpec
+from voicebench.agentspec import AgentSpec, VADSpec
 from voicebench.llm import connect, pipecat_llm
 from voicebench.runlog import TurnError
 from voicebench.timing import EventKind, TurnEvent
@@ -73,6 +73,20 @@ def _turn_done(events: list[TurnEvent], now_ns: int) -> bool:
     return now_ns - ends[-1] > 2_000_000_000
 
 
+def silero_vad(spec: VADSpec):
+    """pipecat's Silero VAD with the spec's settings."""
+    from pipecat.audio.vad.silero import SileroVADAnalyzer
+    from pipecat.audio.vad.vad_analyzer import VADParams
+
+    params = VADParams(
+        stop_secs=spec.stop_secs,
+        start_secs=spec.start_secs,
+        confidence=spec.confidence,
+        min_volume=spec.min_volume,
+    )
+    return SileroVADAnalyzer(sample_rate=SAMPLE_RATE, params=params)
+
+
 class VoiceAgent:
     """One pipeline for a whole run; use as ``async with VoiceAgent(spec) as agent``.
 
@@ -107,8 +121,6 @@ class VoiceAgent:
             await self._stack.__aexit__(*exc)
 
     async def _start(self) -> None:
-        from pipecat.audio.vad.silero import SileroVADAnalyzer
-        from pipecat.audio.vad.vad_analyzer import VADParams
         from pipecat.pipeline.pipeline import Pipeline
         from pipecat.pipeline.worker import PipelineParams, PipelineWorker
         from pipecat.processors.aggregators.llm_context import LLMContext
@@ -144,16 +156,7 @@ class VoiceAgent:
             audio_out_sample_rate=SAMPLE_RATE,
         )
         self.transport = (self._make_transport or ReplayTransport)(params, self.observer)
-        vad = VADProcessor(
-            vad_analyzer=SileroVADAnalyzer(
-                sample_rate=SAMPLE_RATE,
-                params=VADParams(
-                    stop_secs=spec.vad.stop_secs,
-                    start_secs=spec.vad.start_secs,
-                    confidence=spec.vad.confidence,
-                ),
-            )
-        )
+        vad = VADProcessor(vad_analyzer=silero_vad(spec.vad))
         self.gate = TranscriptGate()
         stt = LocalWhisperSTT(spec.stt, self.gate)
         assert spec.llm is not None, "a remote agent has no pipeline"
