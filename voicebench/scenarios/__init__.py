@@ -1,0 +1,26 @@
+"""Scenarios: what happens to a call besides a clean turn (noise, a phone line, a caller who
+talks over the agent, says "mm-hmm" or pauses mid-sentence)."""
+
+from voicebench.scenarios.signal import (
+    NOISE_KINDS,
+    LineResult,
+    PhoneLine,
+    band_limit,
+    mix_at_snr,
+    mulaw_decode,
+    mulaw_encode,
+    noise,
+    snr_db,
+)
+
+__all__ = [
+    "NOISE_KINDS",
+    "LineResult",
+    "PhoneLine",
+    "band_limit",
+    "mix_at_snr",
+    "mulaw_decode",
+    "mulaw_encode",
+    "noise",
+    "snr_db",
+]
