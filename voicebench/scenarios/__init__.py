@@ -12,15 +12,27 @@ from voicebench.scenarios.signal import (
     noise,
     snr_db,
 )
+from voicebench.scenarios.spec import (
+    SCENARIO_NAMES,
+    Scenario,
+    TurnScenario,
+    draw_turn,
+    parse_scenario,
+)
 
 __all__ = [
     "NOISE_KINDS",
+    "SCENARIO_NAMES",
     "LineResult",
     "PhoneLine",
+    "Scenario",
+    "TurnScenario",
     "band_limit",
+    "draw_turn",
     "mix_at_snr",
     "mulaw_decode",
     "mulaw_encode",
     "noise",
+    "parse_scenario",
     "snr_db",
 ]
