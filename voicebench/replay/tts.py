@@ -125,11 +125,12 @@ class LocalPiperTTSService(PiperTTSService):
         self, context_id: str, generator: AsyncGenerator[Frame | None, None]
     ) -> None:
         await super().tts_process_generator(context_id, generator)
-        # Piper yields its audio inline, so pipecat closes the reply's audio context when the
-        # reply ends; it judges that from the last chunk having yielded audio. A chunk not
-        # spoken yields none, and its context would then stay open until pipecat's idle
-        # timeout, holding the next reply's audio back behind it.
-        self._is_yielding_frames_synchronously = True
+        if context_id in self._silenced:
+            # Piper yields its audio inline, so pipecat closes the reply's audio context when
+            # the reply ends; it judges that from the last chunk having yielded audio. A chunk
+            # not spoken yields none, and its context would then stay open until pipecat's
+            # idle timeout, holding the next reply's audio back behind it.
+            self._is_yielding_frames_synchronously = True
 
     async def _record_context_audio_outcome(self, context_id: str, received_audio: bool) -> None:
         # pipecat reports a context that ends without audio as an error (and enough in a row
