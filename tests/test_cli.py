@@ -87,6 +87,10 @@ BAD_INPUT = [
     (["serve", "--protocol", "sip"], "--protocol: must be pcm or pipecat"),
     (["load", "--agent", "ws://127.0.0.1:1", "--arrivals", "burst"], "--arrivals"),
     (["demo", "--agent", "{tmp}/none.toml"], "none.toml: agent spec not found"),
+    (
+        ["run", "--agent", "agents/scripted.toml", "--out", "{tmp}/r", "--scenario", "noise:snr=3"],
+        "--scenario noise: 'snr=3' is not key=value with a key of kind, snr_db",
+    ),
     (["judge-check", "--judge", "{tmp}/none.toml"], "none.toml: file not found"),
     (["judge-check", "--gold", "{tmp}/none.jsonl"], "none.jsonl: file not found"),
     (["judge-check", "--split", "test"], "--split"),

@@ -11,6 +11,7 @@ MAX_LINES = 400
 STAGES = (
     "dialogues",
     "fixtures",
+    "scenarios",
     "replay",
     "runlog",
     "timing",

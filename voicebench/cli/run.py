@@ -117,6 +117,17 @@ def run(
             "(reports count failed turns as this long).",
         ),
     ] = 60.0,
+    scenario: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--scenario",
+            help="Play a scenario (repeatable; each turn plays one): noise[:kind=pink,snr_db=10] "
+            "or phone-line[:loss_pct=1-5,jitter_ms=20]. See docs/scenarios.md.",
+        ),
+    ] = None,
+    seed: Annotated[
+        int, typer.Option(help="Fixes what each turn draws from its scenario, and its noise.")
+    ] = 0,
     verbose: VerboseOpt = False,
 ) -> None:
     """Replay dialogues as speech through an agent and time every turn (TTFT, TTFA, stages)."""
@@ -147,6 +158,8 @@ def run(
             mode=replay_mode,
             turn_timeout_s=turn_timeout,
             progress=lambda p: s.advance(p.done, p.total, turn_line(p)),
+            scenarios=scenario or (),
+            seed=seed,
         )
     show_replay(spec, target, records)
 

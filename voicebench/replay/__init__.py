@@ -7,8 +7,8 @@ from voicebench.replay.run import (
     replay,
     run_replay,
     select_dialogues,
-    speak_turn,
 )
+from voicebench.replay.speak import speak_turn
 
 __all__ = [
     "RunProgress",

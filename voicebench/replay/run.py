@@ -17,21 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from voicebench import __version__
-from voicebench.agentspec import AgentSpec, api_key
+from voicebench.agentspec import AgentSpec
 from voicebench.dialogues import Dialogue, Role
-from voicebench.errors import InputError, RunError, redact
-from voicebench.fixtures import (
-    Manifest,
-    lookup_fixture,
-    read_wav,
-    synthesize_fixtures,
-    write_wav,
-)
-from voicebench.runlog import ReplayMode, RunHeader, RunStore, TurnError, TurnRecord
-from voicebench.text import wer
-from voicebench.timing import EventKind, derive_timing, reply_text, user_transcript
-
-TURN_TIMEOUT_S = 60.0
+from voicebench.errors import InputError
+from voicebench.fixtures import Manifest, synthesize_fixtures, write_wav
+from voicebench.replay.speak import TURN_TIMEOUT_S, speak_turn
+from voicebench.runlog import ReplayMode, RunHeader, RunStore, TurnRecord
+from voicebench.scenarios import TurnScenario, draw_turn, parse_scenario
+from voicebench.scenarios.apply import SEEKER_SIDE
 
 
 @dataclass(frozen=True)
@@ -75,89 +68,6 @@ def turn_history(
     return messages
 
 
-def _interpret(
-    heard, *, user_text: str, secret: str | None = None, timeout_s: float = TURN_TIMEOUT_S
-) -> tuple[dict, TurnError | None]:
-    timing = derive_timing(heard.events, heard.speech_end_ns)
-    transcript = user_transcript(heard.events, timing)
-    if heard.black_box:
-        # Only the audio is observed: what it said is whatever the agent reported.
-        reply = " ".join(
-            e.text.strip() for e in heard.events if e.kind is EventKind.LLM_TOKEN and e.text.strip()
-        )
-    else:
-        reply = reply_text(heard.events, timing)
-    llm_calls = sum(e.kind is EventKind.LLM_SENT for e in heard.events) or None
-    error = _turn_error(heard, timing, transcript, reply, llm_calls, timeout_s)
-    if error is not None:
-        error = error.model_copy(update={"reason": redact(error.reason, secret)})
-    fields = {
-        "llm_requests": sum(e.kind is EventKind.LLM_REQUEST for e in heard.events),
-        "llm_calls": llm_calls,
-        "user_transcript": transcript,
-        "asr_wer": wer(user_text, transcript) if transcript else None,
-        "reply_text": reply,
-        "timing": timing,
-    }
-    return fields, error
-
-
-def _turn_error(
-    heard, timing, transcript: str, reply: str, llm_calls: int | None, timeout_s: float
-) -> TurnError | None:
-    """Why the turn failed, by kind, with a reason naming the stage; None if it did not."""
-    events = heard.events
-    has = {e.kind for e in events}
-    errors = [e for e in events if e.kind is EventKind.ERROR]
-    if heard.failure is not None:
-        return heard.failure
-    if errors:
-        first = errors[0]
-        reason = first.text
-        if first.source == "llm":
-            tokens = sum(e.kind is EventKind.LLM_TOKEN and e.ns < first.ns for e in events)
-            if tokens:
-                reason = f"the reply stream broke off after {tokens} token(s): {reason}"
-            if llm_calls and llm_calls > 1:
-                reason += f" ({llm_calls} requests: the client retried)"
-        return TurnError(
-            kind=f"{first.source}_error" if first.source else "pipeline_error", reason=reason
-        )
-    if heard.black_box:
-        if heard.timed_out and timing.audio_out_ns is None:
-            return TurnError(kind="timeout", reason=f"nothing audible within {timeout_s:g} s")
-        if heard.timed_out:
-            return TurnError(kind="timeout", reason=f"no complete answer within {timeout_s:g} s")
-        if timing.audio_out_ns is None:
-            return TurnError(kind="no_audio", reason="no audible bot audio was played")
-        return None
-    if not transcript and EventKind.LLM_REQUEST not in has:
-        if EventKind.VAD_START not in has:
-            return TurnError(
-                kind="no_transcript", reason="the agent's VAD heard no speech in the seeker's audio"
-            )
-        return TurnError(kind="no_transcript", reason="the ASR produced no text for the turn")
-    if heard.timed_out:
-        if EventKind.LLM_REQUEST in has and EventKind.LLM_TOKEN not in has:
-            what = "the LLM sent no token"
-        elif EventKind.LLM_TOKEN in has and EventKind.LLM_END not in has:
-            what = "the LLM reply did not finish"
-        elif EventKind.LLM_REQUEST not in has:
-            what = "the agent did not take its turn (no LLM request)"
-        else:
-            what = "no complete answer"
-        return TurnError(kind="timeout", reason=f"{what} within {timeout_s:g} s")
-    if timing.llm_first_token_ns is None:
-        return TurnError(kind="no_reply", reason="the LLM returned no tokens")
-    if timing.audio_out_ns is None:
-        if EventKind.TTS_AUDIO not in has:
-            return TurnError(
-                kind="no_audio", reason=f"the TTS yielded no audio for the reply {reply[:80]!r}"
-            )
-        return TurnError(kind="no_audio", reason="no audible bot audio was played")
-    return None
-
-
 def plan_turns(dialogues: Sequence[Dialogue]) -> list[tuple[Dialogue, int]]:
     return [(d, k) for d in dialogues for k in d.seeker_turn_indices]
 
@@ -178,8 +88,18 @@ async def replay(
     turn_timeout_s: float = TURN_TIMEOUT_S,
     progress: Callable[[RunProgress], None] | None = None,
     agent_factory: Callable[[AgentSpec], Any] | None = None,
+    scenarios: Sequence[str] = (),
+    seed: int = 0,
 ) -> list[TurnRecord]:
-    """Replay ``dialogues`` through the agent; returns every record of the run, old and new."""
+    """Replay ``dialogues`` through the agent; returns every record of the run, old and new.
+    ``scenarios`` are ``--scenario`` options: each turn plays one, drawn with ``seed``."""
+    played = [parse_scenario(text) for text in scenarios]
+    for scenario in played:
+        if scenario.name not in SEEKER_SIDE:
+            raise InputError(
+                f"--scenario {scenario.name}: not available yet; "
+                f"these are: {', '.join(SEEKER_SIDE)}"
+            )
     manifest = synthesize_fixtures(dialogues, fixtures_dir).manifest
     header = RunHeader(
         run_id=out_dir.name,
@@ -193,6 +113,8 @@ async def replay(
         mode=mode,
         fixtures_dir=str(fixtures_dir),
         turn_timeout_s=turn_timeout_s,
+        scenarios=tuple(scenarios),
+        seed=seed,
     )
     store = RunStore(out_dir)
     records = store.open(header)
@@ -232,6 +154,7 @@ async def replay(
                 done,
                 mode,
                 cold=cold,
+                scenario=draw_turn(played, seed, dialogue.id, k),
             )
             store.append(record)
             done[(dialogue.id, k)] = record
@@ -247,31 +170,6 @@ async def replay(
     return records
 
 
-async def speak_turn(
-    agent,
-    spec: AgentSpec,
-    dialogue: Dialogue,
-    k: int,
-    manifest: Manifest,
-    fixtures_dir: Path,
-    history: list[dict[str, str]],
-    *,
-    timeout_s: float = TURN_TIMEOUT_S,
-) -> tuple:
-    """Speak seeker turn ``k`` to ``agent`` after ``history`` and interpret what came back:
-    ``(heard, TurnRecord fields, TurnError or None)``."""
-    turn = dialogue.turns[k]
-    entry = lookup_fixture(manifest, turn.text)
-    if entry is None:
-        raise RunError(f"no audio fixture for {dialogue.id} turn {k}; run `voicebench synth`")
-    pcm = read_wav(fixtures_dir / entry.path, expect_rate=16_000)
-    heard = await agent.speak(history, pcm, entry.speech_end_sample, timeout_s=timeout_s)
-    fields, error = _interpret(
-        heard, user_text=turn.text, secret=api_key(spec), timeout_s=timeout_s
-    )
-    return heard, fields, error
-
-
 async def _replay_turn(
     agent,
     spec: AgentSpec,
@@ -285,6 +183,7 @@ async def _replay_turn(
     mode: ReplayMode,
     *,
     cold: bool,
+    scenario: TurnScenario | None = None,
 ) -> TurnRecord:
     turn = dialogue.turns[k]
     earlier = {
@@ -302,6 +201,8 @@ async def _replay_turn(
         fixtures_dir,
         turn_history(dialogue, k, mode, earlier),
         timeout_s=header.turn_timeout_s,
+        scenario=scenario,
+        seed=header.seed,
     )
     audio_path = None
     if heard.audio.size:

@@ -4,6 +4,7 @@ from voicebench.runlog.models import (
     RUNLOG_SCHEMA_VERSION,
     ReplayMode,
     RunHeader,
+    ScenarioOutcome,
     TurnError,
     TurnRecord,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "ReplayMode",
     "RunHeader",
     "RunStore",
+    "ScenarioOutcome",
     "StageSummary",
     "TurnError",
     "TurnRecord",

@@ -12,6 +12,9 @@ key, never the key.
 
 Versions:
 
+- 4: a turn may carry the ``scenario`` it played (``--scenario``: its name, the values it drew
+  and what was measured), and the header the scenarios asked for and their ``seed``. Earlier
+  logs load as they are: no scenario was played.
 - 3: the timing may have ``audio_release_ns`` (the ``audio_hold`` stage of an agent that holds a
   speculative reply's audio), and the agent spec has ``turn.hold`` and ``tts.trim_lead``.
   Version 2 logs load as they are: no audio was held, and their agent's TTS did not trim its
@@ -35,8 +38,8 @@ from voicebench._model import FrozenModel
 from voicebench.agentspec import AgentSpec
 from voicebench.timing import TurnTiming
 
-RUNLOG_SCHEMA_VERSION = 3
-READABLE_SCHEMA_VERSIONS = (1, 2, 3)
+RUNLOG_SCHEMA_VERSION = 4
+READABLE_SCHEMA_VERSIONS = (1, 2, 3, 4)
 
 
 class ReplayMode(StrEnum):
@@ -56,6 +59,24 @@ class TurnError(FrozenModel):
     ``no_transcript``..."""
     reason: str
     """What happened, for a person."""
+
+
+class ScenarioOutcome(FrozenModel):
+    """The scenario a turn played (``voicebench.scenarios``): what it drew and what it did."""
+
+    name: str
+    """``noise``, ``phone-line``, ..."""
+    params: dict[str, float | str]
+    """The values this turn drew from the scenario's settings (fixed by the run's seed)."""
+    snr_db: float | None = None
+    """noise: the SNR of the speech the agent heard, measured on the mix."""
+    uplink_loss_pct: float | None = None
+    """phone-line: packets of the seeker's speech that never played at the agent."""
+    downlink_loss_pct: float | None = None
+    """phone-line: packets of the agent's reply that never played at the caller."""
+    line_delay_ms: float | None = None
+    """phone-line: the jitter buffers' delay, both ways. The samples keep their times, so TTFA
+    is the agent's own; the caller hears the answer this much later."""
 
 
 class TurnRecord(FrozenModel):
@@ -96,6 +117,8 @@ class TurnRecord(FrozenModel):
     """Milestones and derived latencies; absent when the turn failed before any."""
     error: TurnError | None = None
     """Set when the turn failed."""
+    scenario: ScenarioOutcome | None = None
+    """The scenario this turn played, if the run asked for any."""
     cold: bool | None = None
     """The first turn the agent answered after it was (re)started: its models were loaded and
     its connections opened just before. None in logs that did not record it."""
@@ -129,3 +152,7 @@ class RunHeader(FrozenModel):
     """The audio fixture folder used."""
     turn_timeout_s: float = 60.0
     """Seconds a turn may take before it is recorded as a timeout."""
+    scenarios: tuple[str, ...] = ()
+    """The ``--scenario`` options as given; each turn plays one of them."""
+    seed: int = 0
+    """Fixes what each turn draws from its scenario, and the noise and losses it gets."""

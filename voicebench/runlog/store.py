@@ -100,7 +100,8 @@ class RunStore:
 
 
 def _check_resumable(existing: RunHeader, new: RunHeader, path: Path) -> None:
-    for field in ("agent", "dialogues_sha256", "dialogue_ids", "mode", "turn_timeout_s"):
+    fields = ("agent", "dialogues_sha256", "dialogue_ids", "mode", "turn_timeout_s")
+    for field in (*fields, "scenarios", "seed"):
         if getattr(existing, field) != getattr(new, field):
             raise RunError(
                 f"{path}: {field} differs from the run being resumed; "

@@ -1,0 +1,155 @@
+"""Speaking one seeker turn to an agent and reading what came back: the turn record's fields,
+or the failure, by kind, with a reason naming the stage."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+
+from voicebench.agentspec import AgentSpec, api_key
+from voicebench.dialogues import Dialogue
+from voicebench.errors import RunError, redact
+from voicebench.fixtures import Manifest, lookup_fixture, read_wav
+from voicebench.runlog import ScenarioOutcome, TurnError
+from voicebench.scenarios import TurnScenario
+from voicebench.scenarios.apply import agent_audio, audio_rng, seeker_audio
+from voicebench.text import wer
+from voicebench.timing import EventKind, derive_timing, reply_text, user_transcript
+
+TURN_TIMEOUT_S = 60.0
+
+
+def _interpret(
+    heard, *, user_text: str, secret: str | None = None, timeout_s: float = TURN_TIMEOUT_S
+) -> tuple[dict, TurnError | None]:
+    timing = derive_timing(heard.events, heard.speech_end_ns)
+    transcript = user_transcript(heard.events, timing)
+    if heard.black_box:
+        # Only the audio is observed: what it said is whatever the agent reported.
+        reply = " ".join(
+            e.text.strip() for e in heard.events if e.kind is EventKind.LLM_TOKEN and e.text.strip()
+        )
+    else:
+        reply = reply_text(heard.events, timing)
+    llm_calls = sum(e.kind is EventKind.LLM_SENT for e in heard.events) or None
+    error = _turn_error(heard, timing, transcript, reply, llm_calls, timeout_s)
+    if error is not None:
+        error = error.model_copy(update={"reason": redact(error.reason, secret)})
+    fields = {
+        "llm_requests": sum(e.kind is EventKind.LLM_REQUEST for e in heard.events),
+        "llm_calls": llm_calls,
+        "user_transcript": transcript,
+        "asr_wer": wer(user_text, transcript) if transcript else None,
+        "reply_text": reply,
+        "timing": timing,
+    }
+    return fields, error
+
+
+def _turn_error(
+    heard, timing, transcript: str, reply: str, llm_calls: int | None, timeout_s: float
+) -> TurnError | None:
+    """Why the turn failed, by kind, with a reason naming the stage; None if it did not."""
+    events = heard.events
+    has = {e.kind for e in events}
+    errors = [e for e in events if e.kind is EventKind.ERROR]
+    if heard.failure is not None:
+        return heard.failure
+    if errors:
+        first = errors[0]
+        reason = first.text
+        if first.source == "llm":
+            tokens = sum(e.kind is EventKind.LLM_TOKEN and e.ns < first.ns for e in events)
+            if tokens:
+                reason = f"the reply stream broke off after {tokens} token(s): {reason}"
+            if llm_calls and llm_calls > 1:
+                reason += f" ({llm_calls} requests: the client retried)"
+        return TurnError(
+            kind=f"{first.source}_error" if first.source else "pipeline_error", reason=reason
+        )
+    if heard.black_box:
+        if heard.timed_out and timing.audio_out_ns is None:
+            return TurnError(kind="timeout", reason=f"nothing audible within {timeout_s:g} s")
+        if heard.timed_out:
+            return TurnError(kind="timeout", reason=f"no complete answer within {timeout_s:g} s")
+        if timing.audio_out_ns is None:
+            return TurnError(kind="no_audio", reason="no audible bot audio was played")
+        return None
+    if not transcript and EventKind.LLM_REQUEST not in has:
+        if EventKind.VAD_START not in has:
+            return TurnError(
+                kind="no_transcript", reason="the agent's VAD heard no speech in the seeker's audio"
+            )
+        return TurnError(kind="no_transcript", reason="the ASR produced no text for the turn")
+    if heard.timed_out:
+        if EventKind.LLM_REQUEST in has and EventKind.LLM_TOKEN not in has:
+            what = "the LLM sent no token"
+        elif EventKind.LLM_TOKEN in has and EventKind.LLM_END not in has:
+            what = "the LLM reply did not finish"
+        elif EventKind.LLM_REQUEST not in has:
+            what = "the agent did not take its turn (no LLM request)"
+        else:
+            what = "no complete answer"
+        return TurnError(kind="timeout", reason=f"{what} within {timeout_s:g} s")
+    if timing.llm_first_token_ns is None:
+        return TurnError(kind="no_reply", reason="the LLM returned no tokens")
+    if timing.audio_out_ns is None:
+        if EventKind.TTS_AUDIO not in has:
+            return TurnError(
+                kind="no_audio", reason=f"the TTS yielded no audio for the reply {reply[:80]!r}"
+            )
+        return TurnError(kind="no_audio", reason="no audible bot audio was played")
+    return None
+
+
+async def speak_turn(
+    agent,
+    spec: AgentSpec,
+    dialogue: Dialogue,
+    k: int,
+    manifest: Manifest,
+    fixtures_dir: Path,
+    history: list[dict[str, str]],
+    *,
+    timeout_s: float = TURN_TIMEOUT_S,
+    scenario: TurnScenario | None = None,
+    seed: int = 0,
+) -> tuple:
+    """Speak seeker turn ``k`` to ``agent`` after ``history`` and interpret what came back:
+    ``(heard, TurnRecord fields, TurnError or None)``. With a ``scenario``, the agent hears
+    the speech through it and the recorded reply is what the caller would hear."""
+    turn = dialogue.turns[k]
+    entry = lookup_fixture(manifest, turn.text)
+    if entry is None:
+        raise RunError(f"no audio fixture for {dialogue.id} turn {k}; run `voicebench synth`")
+    pcm = read_wav(fixtures_dir / entry.path, expect_rate=16_000)
+    measured: dict[str, float] = {}
+    if scenario is not None:
+        pcm, measured = seeker_audio(
+            scenario,
+            pcm,
+            audio_rng(seed, dialogue.id, k, 0),
+            lambda: _other_utterances(manifest, fixtures_dir, turn.text),
+        )
+    heard = await agent.speak(history, pcm, entry.speech_end_sample, timeout_s=timeout_s)
+    fields, error = _interpret(
+        heard, user_text=turn.text, secret=api_key(spec), timeout_s=timeout_s
+    )
+    if scenario is not None:
+        audio, down = agent_audio(scenario, heard.audio, audio_rng(seed, dialogue.id, k, 1))
+        heard = dataclasses.replace(heard, audio=audio)
+        fields["scenario"] = ScenarioOutcome(
+            name=scenario.name, params=scenario.params, **measured, **down
+        )
+    return heard, fields, error
+
+
+def _other_utterances(manifest: Manifest, fixtures_dir: Path, text: str) -> list[np.ndarray]:
+    """Every other seeker utterance of the fixtures (babble is made of them)."""
+    return [
+        read_wav(fixtures_dir / e.path, expect_rate=16_000)
+        for e in manifest.entries
+        if e.text != text
+    ]
