@@ -75,7 +75,16 @@ def show_replay(spec: AgentSpec, out_dir: Path, records: list[TurnRecord]) -> No
     from voicebench.runlog import summarize, summary_table
 
     out.print(summary_table(summarize(records), f"{spec.name} ({spec.id}) - {out_dir}"))
+    show_scenarios(records)
     show(f"run log: {out_dir}/turns.jsonl")
+
+
+def show_scenarios(records: list[TurnRecord]) -> None:
+    """Each scenario's figures, when the run played any."""
+    from voicebench.runlog.scenario_figures import scenario_figures, scenario_table
+
+    if any(r.scenario is not None for r in records):
+        out.print(scenario_table(scenario_figures(records), "by scenario"))
 
 
 def _resume_note(out_dir: Path) -> str:
@@ -277,11 +286,11 @@ def summary(run_dir: Annotated[list[Path], typer.Argument(help="Run directories.
 
     for d in run_dir:
         header = read_header(d)
+        records = read_turns(d)
         out.print(
-            summary_table(
-                summarize(read_turns(d)), f"{header.agent.name} ({header.agent.id}) - {d}"
-            )
+            summary_table(summarize(records), f"{header.agent.name} ({header.agent.id}) - {d}")
         )
+        show_scenarios(records)
 
 
 def register(app: typer.Typer) -> None:
