@@ -43,9 +43,11 @@ import soundfile as sf
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from voicebench.agentspec import VADSpec  # noqa: E402
 from voicebench.fixtures import BUILTIN_FIXTURES  # noqa: E402
 from voicebench.fixtures.manifest import load_manifest  # noqa: E402
 from voicebench.judging.gold import split_of  # noqa: E402
+from voicebench.replay.agent import silero_vad  # noqa: E402
 
 SAMPLE_RATE = 16_000
 FRAME = SAMPLE_RATE // 50
@@ -58,14 +60,11 @@ def vad_gaps(
 ) -> tuple[float, float]:
     """The longest VAD stop-to-start gap inside the speech, and the last stop's lag after
     ``end_s`` (the true end of speech)."""
-    from pipecat.audio.vad.silero import SileroVADAnalyzer
-    from pipecat.audio.vad.vad_analyzer import VADParams, VADState
+    from pipecat.audio.vad.vad_analyzer import VADState
 
-    vad = SileroVADAnalyzer(
-        sample_rate=SAMPLE_RATE,
-        params=VADParams(
-            stop_secs=stop, start_secs=start, confidence=confidence, min_volume=volume
-        ),
+    # The agent's own VAD, as its pipeline builds it.
+    vad = silero_vad(
+        VADSpec(stop_secs=stop, start_secs=start, confidence=confidence, min_volume=volume)
     )
     vad.set_sample_rate(SAMPLE_RATE)
     pcm = np.concatenate([pcm, np.zeros(int(TRAIL_S * SAMPLE_RATE), np.int16)])

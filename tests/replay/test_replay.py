@@ -8,10 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scripted_agent import REPLY, builtin_run, scripted
 
-from voicebench.agentspec import AgentSpec, LLMSpec, TurnSpec, VADSpec
+from voicebench.agentspec import TurnSpec, VADSpec
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
-from voicebench.fixtures import BUILTIN_FIXTURES, read_wav, speech_bounds
+from voicebench.fixtures import read_wav, speech_bounds
 from voicebench.fixtures.audio import resample, to_int16
 from voicebench.fixtures.synth import PiperSpeaker
 from voicebench.replay import replay
@@ -22,34 +23,11 @@ from voicebench.timing import EventKind, derive_timing, user_transcript
 
 pytestmark = pytest.mark.slow
 
-REPLY = "I hear how heavy this is. What feels hardest right now?"
-
-
-def scripted(ttft_ms: float = 200, **over) -> AgentSpec:
-    return AgentSpec(
-        name="scripted",
-        family="scripted",
-        llm=LLMSpec(
-            provider="scripted",
-            model="scripted-llm",
-            ttft_ms=ttft_ms,
-            token_delay_ms=5,
-            reply=REPLY,
-        ),
-        **over,
-    )
-
 
 async def test_replay_times_every_turn_and_resumes_without_redoing_any(tmp_path: Path):
     dialogue = load_dialogues(BUILTIN_DIALOGUES)[0]
     out = tmp_path / "run"
-    kwargs = dict(
-        spec_path=Path("agents/scripted.toml"),
-        dialogues=[dialogue],
-        dialogues_path=BUILTIN_DIALOGUES,
-        fixtures_dir=BUILTIN_FIXTURES,
-        out_dir=out,
-    )
+    kwargs = builtin_run([dialogue], out)
     records = await replay(scripted(), **kwargs)
 
     assert [r.turn_index for r in records] == list(dialogue.seeker_turn_indices)

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scripted_agent import builtin_run, scripted
 
-from voicebench.agentspec import AgentSpec, LLMSpec
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.errors import InputError, RunError
-from voicebench.fixtures import BUILTIN_FIXTURES, read_wav
+from voicebench.fixtures import read_wav
 from voicebench.replay import replay
 from voicebench.runlog import read_header
 from voicebench.scenarios import draw_turn, parse_scenario
@@ -20,20 +20,6 @@ pytestmark = pytest.mark.slow
 
 SCENARIOS = ["noise:kind=white,snr_db=10", "phone-line:loss_pct=3"]
 SEED = 3  # draws both scenarios on the dialogue used
-
-
-def scripted() -> AgentSpec:
-    return AgentSpec(
-        name="scripted",
-        family="scripted",
-        llm=LLMSpec(
-            provider="scripted",
-            model="scripted-llm",
-            ttft_ms=200,
-            token_delay_ms=5,
-            reply="I hear you. That sounds really hard.",
-        ),
-    )
 
 
 def high_band_fraction(pcm: np.ndarray, rate: int = 16_000) -> float:
@@ -46,13 +32,7 @@ async def test_each_turn_plays_its_drawn_scenario_and_records_it(tmp_path: Path)
     dialogues = load_dialogues(BUILTIN_DIALOGUES)
     dialogue = next(d for d in dialogues if len(d.seeker_turn_indices) >= 3)
     out = tmp_path / "run"
-    kwargs = dict(
-        spec_path=Path("agents/scripted.toml"),
-        dialogues=[dialogue],
-        dialogues_path=BUILTIN_DIALOGUES,
-        fixtures_dir=BUILTIN_FIXTURES,
-        out_dir=out,
-    )
+    kwargs = builtin_run([dialogue], out)
     records = await replay(scripted(), scenarios=SCENARIOS, seed=SEED, **kwargs)
 
     parsed = [parse_scenario(s) for s in SCENARIOS]
@@ -84,11 +64,7 @@ async def test_a_scenario_not_yet_available_is_refused_before_anything_runs(tmp_
     with pytest.raises(InputError, match=r"--scenario barge-in: not available yet"):
         await replay(
             scripted(),
-            spec_path=Path("agents/scripted.toml"),
-            dialogues=load_dialogues(BUILTIN_DIALOGUES)[:1],
-            dialogues_path=BUILTIN_DIALOGUES,
-            fixtures_dir=BUILTIN_FIXTURES,
-            out_dir=tmp_path / "run",
             scenarios=["barge-in"],
+            **builtin_run(load_dialogues(BUILTIN_DIALOGUES)[:1], tmp_path / "run"),
         )
     assert not (tmp_path / "run").exists()

@@ -4,6 +4,7 @@ or the failure, by kind, with a reason naming the stage."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -148,8 +149,14 @@ async def speak_turn(
 
 def _other_utterances(manifest: Manifest, fixtures_dir: Path, text: str) -> list[np.ndarray]:
     """Every other seeker utterance of the fixtures (babble is made of them)."""
-    return [
-        read_wav(fixtures_dir / e.path, expect_rate=16_000)
-        for e in manifest.entries
-        if e.text != text
-    ]
+    paths = [fixtures_dir / e.path for e in manifest.entries if e.text != text]
+    return [_fixture_pcm(p, p.stat().st_mtime_ns) for p in paths]
+
+
+@functools.lru_cache(maxsize=512)
+def _fixture_pcm(path: Path, mtime_ns: int) -> np.ndarray:
+    """A fixture WAV, read once however many babble turns use it (a rewritten file, with a new
+    ``mtime_ns``, is read again)."""
+    pcm = read_wav(path, expect_rate=16_000)
+    pcm.flags.writeable = False
+    return pcm
