@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -13,9 +15,18 @@ pytest.importorskip("llama_cpp", reason="the 'local' extra (make setup) is not i
 pytestmark = pytest.mark.slow
 
 
-def _servers() -> set[str]:
+def _servers(mark: str) -> set[str]:
+    """The LLM servers started by the command run with ``mark`` in its environment (servers of
+    anything else on the machine are not this test's business)."""
     out = subprocess.run(["pgrep", "-f", "llama_cpp.server"], capture_output=True, text=True)
-    return set(out.stdout.split())
+    ours = set()
+    for pid in out.stdout.split():
+        try:
+            if mark.encode() in Path(f"/proc/{pid}/environ").read_bytes():
+                ours.add(pid)
+        except OSError:
+            pass  # gone meanwhile
+    return ours
 
 
 def test_demo_replays_judges_three_contestants_and_leaves_nothing_running(tmp_path: Path):
@@ -25,13 +36,14 @@ def test_demo_replays_judges_three_contestants_and_leaves_nothing_running(tmp_pa
         "qwen2.5-coder-0.5b"
     )
     agents = ["local-smollm2", "local-qwen-0.5b"] if offline else ["local-smollm2"]
-    before = _servers()
+    mark = f"demo-test-{uuid.uuid4()}"
     out = tmp_path / "demo"
     result = subprocess.run(
         [sys.executable, "-m", "voicebench", "demo", "--limit", "1", "--out", str(out)],
         capture_output=True,
         text=True,
         timeout=900,
+        env={**os.environ, "VOICEBENCH_TEST_MARK": mark},
     )
     assert result.returncode == 0, result.stderr[-2000:]
     for agent in agents:
@@ -73,4 +85,4 @@ def test_demo_replays_judges_three_contestants_and_leaves_nothing_running(tmp_pa
     # It ends by writing the report and printing where it is.
     assert f"report: {out}/report/index.html" in result.stdout
     assert {"latency_ecdf", "waterfall"} <= set(report["figures"])
-    assert _servers() <= before
+    assert _servers(mark) == set()

@@ -33,7 +33,7 @@ class EchoingAgent:
     async def __aexit__(self, *exc):
         return None
 
-    async def speak(self, history, pcm, speech_end_sample, *, timeout_s):
+    async def speak(self, history, pcm, speech_end_sample, *, timeout_s, cue=None):
         EchoingAgent.turns += 1
         if EchoingAgent.turns == 2:
             events = (TurnEvent(EventKind.ERROR, 5 * MS, f"401 Incorrect API key provided: {KEY}"),)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from synthetic_runs import STAMP, timing
 
 from voicebench.runlog import ScenarioOutcome, TurnRecord
-from voicebench.runlog.scenario_figures import scenario_figures, scenario_table
+from voicebench.runlog.scenario_figures import overlap_table, scenario_figures, scenario_table
 
 TEXT = "I lost my job and I do not know what to tell my family"  # 14 words
 
@@ -59,3 +59,54 @@ def test_turns_are_grouped_by_what_they_played_with_intervals():
     assert rows["phone-line"].measured == "lost 2.0% up, 4.0% down, +120 ms line"
     table = scenario_table(list(rows.values()), "by scenario")
     assert table.row_count == 4
+
+
+def test_interruption_figures_count_only_turns_where_the_agent_was_talking():
+    def barge(stop_ms: float | None, yielded: bool | None) -> ScenarioOutcome:
+        return ScenarioOutcome(
+            name="barge-in",
+            params={"delay_ms": 800.0},
+            agent_speaking=stop_ms is not None,
+            stop_ms=stop_ms,
+            yielded=yielded,
+            talk_over_s=None if stop_ms is None else stop_ms / 1000,
+            answered=None if stop_ms is None else True,
+        )
+
+    def word(false_yield: bool, lost_s: float | None = None) -> ScenarioOutcome:
+        return ScenarioOutcome(
+            name="backchannel",
+            params={"words": "yeah", "delay_ms": 800.0},
+            agent_speaking=True,
+            false_yield=false_yield,
+            lost_s=lost_s,
+        )
+
+    pause = [
+        ScenarioOutcome(name="pause", params={"pause_ms": 900.0}, premature=p)
+        for p in (True, False, False, False)
+    ]
+    records = [
+        record(1, 800, TEXT, barge(100.0, True)),
+        record(2, 800, TEXT, barge(200.0, True)),
+        record(3, 800, TEXT, barge(3000.0, False)),
+        record(4, 800, TEXT, barge(None, None)),  # the reply had ended: not counted
+        record(5, 800, TEXT, word(True, 1.5)),
+        record(6, 800, TEXT, word(False)),
+        *(record(7 + i, 800, TEXT, p) for i, p in enumerate(pause)),
+    ]
+    rows = {r.group: r for r in scenario_figures(records)}
+    b = rows["barge-in"]
+    assert b.turns == 4 and b.overlapped == 3
+    assert b.stop_p50_ms is not None and b.stop_p50_ms[0] == 200.0
+    assert b.yielded is not None and b.yielded[0] == 2 / 3
+    assert 0.0 < b.yielded[1] < 2 / 3 < b.yielded[2] < 1.0  # Wilson: never a zero-width 0 or 1
+    assert b.talk_over_s == (0.1 + 0.2 + 3.0) / 3
+    bc = rows["backchannel"]
+    assert bc.false_yield is not None and bc.false_yield[0] == 0.5 and bc.lost_s == 1.5
+    assert rows["pause"].premature is not None and rows["pause"].premature[0] == 0.25
+    table = overlap_table(list(rows.values()), "overlap")
+    assert table is not None
+    cells = [str(c) for col in table.columns for c in col._cells]
+    assert "200 [100, 3,000] ms" in cells and "3 of 4 turns talking" in cells
+    assert overlap_table([rows["barge-in"]][:0], "none") is None

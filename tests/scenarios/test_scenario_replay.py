@@ -10,11 +10,18 @@ import pytest
 from scripted_agent import builtin_run, scripted
 
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
-from voicebench.errors import InputError, RunError
-from voicebench.fixtures import read_wav
+from voicebench.errors import RunError
+from voicebench.fixtures import (
+    BUILTIN_FIXTURES,
+    load_manifest,
+    lookup_fixture,
+    read_wav,
+    synthesize_fixtures,
+)
 from voicebench.replay import replay
 from voicebench.runlog import read_header
 from voicebench.scenarios import draw_turn, parse_scenario
+from voicebench.scenarios.apply import backchannel_texts
 
 pytestmark = pytest.mark.slow
 
@@ -60,11 +67,16 @@ async def test_each_turn_plays_its_drawn_scenario_and_records_it(tmp_path: Path)
         await replay(scripted(), scenarios=SCENARIOS, seed=SEED + 1, **kwargs)
 
 
-async def test_a_scenario_not_yet_available_is_refused_before_anything_runs(tmp_path: Path):
-    with pytest.raises(InputError, match=r"--scenario barge-in: not available yet"):
-        await replay(
-            scripted(),
-            scenarios=["barge-in"],
-            **builtin_run(load_dialogues(BUILTIN_DIALOGUES)[:1], tmp_path / "run"),
-        )
-    assert not (tmp_path / "run").exists()
+def test_backchannel_words_are_synthesized_once_and_kept_by_content_hash(tmp_path: Path):
+    words = backchannel_texts([parse_scenario("backchannel:words=uh-huh/okay")])
+    assert words == ["Uh huh.", "Okay."]
+    d = load_dialogues(BUILTIN_DIALOGUES)[:1]
+    first = synthesize_fixtures(d, tmp_path, extra=words)
+    for text in words:
+        entry = lookup_fixture(first.manifest, text)
+        assert entry is not None and entry.speech_end_sample > entry.speech_start_sample
+    again = synthesize_fixtures(d, tmp_path, extra=words)
+    assert again.synthesized == 0 and again.reused == first.synthesized
+    # The built-in fixtures already hold the default words: a run synthesizes nothing.
+    defaults = backchannel_texts([parse_scenario("backchannel")])
+    assert all(lookup_fixture(load_manifest(BUILTIN_FIXTURES), t) for t in defaults)

@@ -81,10 +81,14 @@ def show_replay(spec: AgentSpec, out_dir: Path, records: list[TurnRecord]) -> No
 
 def show_scenarios(records: list[TurnRecord]) -> None:
     """Each scenario's figures, when the run played any."""
-    from voicebench.runlog.scenario_figures import scenario_figures, scenario_table
+    from voicebench.runlog.scenario_figures import overlap_table, scenario_figures, scenario_table
 
     if any(r.scenario is not None for r in records):
-        out.print(scenario_table(scenario_figures(records), "by scenario"))
+        rows = scenario_figures(records)
+        out.print(scenario_table(rows, "by scenario"))
+        overlap = overlap_table(rows, "when the seeker spoke over the agent, or paused")
+        if overlap is not None:
+            out.print(overlap)
 
 
 def _resume_note(out_dir: Path) -> str:
@@ -130,8 +134,10 @@ def run(
         list[str] | None,
         typer.Option(
             "--scenario",
-            help="Play a scenario (repeatable; each turn plays one): noise[:kind=pink,snr_db=10] "
-            "or phone-line[:loss_pct=1-5,jitter_ms=20]. See docs/scenarios.md.",
+            help="Play a scenario (repeatable; each turn plays one): noise[:kind=pink,snr_db=10], "
+            "phone-line[:loss_pct=1-5,jitter_ms=20], barge-in[:delay_ms=300-1500], "
+            "backchannel[:words=uh-huh/yeah,delay_ms=300-1500] or pause[:pause_ms=600-1200]. "
+            "See docs/scenarios.md.",
         ),
     ] = None,
     seed: Annotated[

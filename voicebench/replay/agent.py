@@ -33,6 +33,30 @@ UNHEARD_S = 2.0
 before the turn ends as unheard (the VAD runs in real time, so this is slack, not a guess)."""
 
 
+AFTER_ASIDE_S = 2.0
+"""After a backchannel, how long an agent that went quiet is given to answer it before the turn
+ends (its turn-end wait, ASR and first audio fit well inside)."""
+
+
+@dataclass(frozen=True)
+class TurnCue:
+    """What the caller does besides saying the turn (``voicebench.scenarios``)."""
+
+    barge_in: bool = False
+    """The utterance is said over the reply still playing, so the agent keeps its own context
+    (its reply cut where it was interrupted) rather than being given the history."""
+    hand_over_ms: float | None = None
+    """Stop waiting this long after the reply's first audible sample and return with the
+    agent still speaking: the next turn barges in on it."""
+    aside: np.ndarray | None = None
+    """A backchannel ("mm-hmm"), said ``aside_ms`` after the reply's first audible sample."""
+    aside_ms: float = 0.0
+
+
+PLAIN = TurnCue()
+"""A turn said on its own."""
+
+
 @dataclass(frozen=True)
 class HeardTurn:
     """What happened in one spoken turn, before interpretation."""
@@ -45,12 +69,23 @@ class HeardTurn:
     """A failure the agent itself reported (a remote agent's connection, for one)."""
     black_box: bool = False
     """Only the audio is observed (a remote agent): no stage milestones, no LLM events."""
+    start_ns: int = 0
+    """When sample 0 of the utterance was said."""
+    played: tuple[tuple[int, int], ...] = ()
+    """The agent's audible spans (``realtime.Audible``) from the talk under way when the
+    utterance began to the end of the turn."""
+    aside_ns: int | None = None
+    """When sample 0 of the backchannel was said; None if the reply ended before it was due."""
+    ended_ns: int = 0
+    """When the turn stopped being watched."""
 
 
-def _turn_done(events: list[TurnEvent], now_ns: int) -> bool:
+def _turn_done(events: list[TurnEvent], now_ns: int, aside_ns: int | None = None) -> bool:
     """The agent has answered the user's last words: its latest request came after the user's
     last VAD stop, its reply ended, was played, and the speaker fell silent. A request that the
-    user talked over (a turn cut short) does not count."""
+    user talked over (a turn cut short) does not count. After a backchannel said at
+    ``aside_ns``, the agent is given ``AFTER_ASIDE_S`` to take it as a turn; its VAD stops count
+    only if it did."""
 
     def times(kind: EventKind, since: int = 0) -> list[int]:
         return [e.ns for e in events if e.kind is kind and e.ns >= since]
@@ -60,6 +95,11 @@ def _turn_done(events: list[TurnEvent], now_ns: int) -> bool:
         return False
     request = requests[-1]
     vad_stops = times(EventKind.VAD_STOP)
+    if aside_ns is not None:
+        if now_ns - aside_ns < AFTER_ASIDE_S * 1e9:
+            return False
+        if request < aside_ns:
+            vad_stops = [ns for ns in vad_stops if ns < aside_ns]
     if vad_stops and vad_stops[-1] > request:
         return False
     ends = times(EventKind.LLM_END, request)
@@ -267,22 +307,41 @@ class VoiceAgent:
         speech_end_sample: int,
         *,
         timeout_s: float = 60.0,
+        cue: TurnCue = PLAIN,
     ) -> HeardTurn:
         """Speak one seeker utterance after ``history`` and wait for the agent's answer."""
-        # The system prompt is the LLM service's system instruction; the context is the history.
-        self.context.set_messages(list(history))  # type: ignore[arg-type]
-        self.transport.output().begin_turn()
-        utterance = self.transport.input().say(pcm)
+        if not cue.barge_in:
+            # The system prompt is the LLM service's system instruction; the context is the
+            # history.
+            self.context.set_messages(list(history))  # type: ignore[arg-type]
+        speaker = self.transport.output()
+        mic = self.transport.input()
+        speaker.begin_turn()
+        utterance = mic.say(pcm)
         start_ns = await utterance.started
         self.observer.forget_before(start_ns)  # earlier turns are taken; polling stays cheap
+        speaker.audible.forget_before(start_ns)
         speech_end_ns = start_ns + speech_end_sample * 1_000_000_000 // SAMPLE_RATE
         await utterance.finished
         finished_ns = self.clock.get_time()
         deadline = finished_ns + int(timeout_s * 1e9)
         timed_out = True
+        aside_ns: int | None = None
         while (now := self.clock.get_time()) < deadline:
             events = self.observer.since(start_ns)
-            if _turn_done(events, now):
+            first = next(
+                (e.ns for e in events if e.kind is EventKind.AUDIO_OUT and e.ns >= speech_end_ns),
+                None,
+            )
+            if first is not None:
+                if cue.hand_over_ms is not None and now >= first + cue.hand_over_ms * 1e6:
+                    timed_out = False
+                    break
+                aside_due = first + cue.aside_ms * 1e6
+                if cue.aside is not None and aside_ns is None and now >= aside_due:
+                    aside_ns = await mic.say(cue.aside).started
+                    continue
+            if _turn_done(events, now, aside_ns):
                 timed_out = False
                 break
             if now - finished_ns > UNHEARD_S * 1e9 and not any(
@@ -293,10 +352,16 @@ class VoiceAgent:
             if self._runner_task is not None and self._runner_task.done():
                 break
             await asyncio.sleep(POLL_S)
-        await asyncio.sleep(SETTLE_S)
+        ended_ns = self.clock.get_time()
+        if cue.hand_over_ms is None:
+            await asyncio.sleep(SETTLE_S)
         return HeardTurn(
             speech_end_ns=speech_end_ns,
             events=tuple(self.observer.since(start_ns)),
-            audio=self.transport.output().take_recording(),
+            audio=speaker.take_recording(speech_end_ns if cue.barge_in else 0),
             timed_out=timed_out,
+            start_ns=start_ns,
+            played=speaker.audible.since(start_ns),
+            aside_ns=aside_ns,
+            ended_ns=ended_ns,
         )

@@ -8,6 +8,12 @@ have been recorded; sample i of an utterance whose first frame is window w happe
 
 ``Playout`` is a loudspeaker with a one-chunk device buffer: a chunk starts playing when it
 arrives or when the previous one has finished, whichever is later.
+
+``Audible`` is what a loudspeaker has played, as spans of audible audio on the clock. The
+agent's *talk* is audible audio with no silence of ``TALK_GAP_NS`` or more inside it: a reply
+begins (its onset, which times first audio) with the first audible sample after such a
+silence and ends (its stop, which an interruption measures) with the last audible sample
+before one. A sample is audible above ``SPEECH_THRESHOLD``, the fixtures' own rule.
 """
 
 from __future__ import annotations
@@ -17,9 +23,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from voicebench.fixtures.audio import SPEECH_THRESHOLD
+
 FRAME_MS = 20
 NS_PER_S = 1_000_000_000
 FRAME_NS = FRAME_MS * 1_000_000
+TALK_GAP_NS = 500_000_000
+"""Silence that ends the agent's talk: longer than a pause between its sentences, shorter
+than any caller's turn plus the agent's wait before answering it."""
+_JOIN_NS = 100_000_000
+"""Spans closer than this are kept as one (between words), which keeps the record small."""
 
 
 @dataclass
@@ -85,3 +98,45 @@ class Playout:
         if start > now_ns:
             await asyncio.sleep((start - now_ns) / NS_PER_S)
         return start
+
+
+class Audible:
+    """The audible spans a loudspeaker played, and the onsets of the agent's talk."""
+
+    def __init__(self) -> None:
+        self.spans: list[tuple[int, int]] = []
+        """``(first audible sample, one past the last)`` in ns, in order, joined across gaps
+        shorter than ``_JOIN_NS``."""
+        self._threshold = SPEECH_THRESHOLD * 32768.0
+
+    def add(self, play_start_ns: int, pcm: np.ndarray, rate: int) -> int | None:
+        """Note a chunk that started playing at ``play_start_ns``. Returns the time of its first
+        audible sample when that begins the agent's talk (after ``TALK_GAP_NS`` of silence, or
+        the first ever), else None."""
+        above = np.flatnonzero(np.abs(pcm.astype(np.int32)) > self._threshold)
+        if above.size == 0:
+            return None
+        first = play_start_ns + int(above[0]) * NS_PER_S // rate
+        last = play_start_ns + (int(above[-1]) + 1) * NS_PER_S // rate
+        onset = not self.spans or first - self.spans[-1][1] >= TALK_GAP_NS
+        if self.spans and first - self.spans[-1][1] < _JOIN_NS:
+            self.spans[-1] = (self.spans[-1][0], max(last, self.spans[-1][1]))
+        else:
+            self.spans.append((first, last))
+        return first if onset else None
+
+    def since(self, ns: int) -> tuple[tuple[int, int], ...]:
+        """Spans from ``ns`` on, with the whole of any talk under way at ``ns`` (one that had
+        fallen silent less than ``TALK_GAP_NS`` before it included)."""
+        i = len(self.spans)
+        while i > 0 and self.spans[i - 1][1] > ns - TALK_GAP_NS:
+            i -= 1
+        while 0 < i < len(self.spans) and self.spans[i][0] - self.spans[i - 1][1] < TALK_GAP_NS:
+            i -= 1
+        return tuple(self.spans[i:])
+
+    def forget_before(self, ns: int) -> None:
+        """Let go of spans from talks that ended before ``ns``."""
+        kept = self.since(ns)
+        if len(kept) < len(self.spans):
+            self.spans = list(kept)

@@ -7,8 +7,11 @@ loop starts a new one. The caller's side is a real-time microphone and loudspeak
   utterance that starts at t0 leaves at t0 + (j + 1) * 20 ms), silence between utterances.
   Sample i of an utterance happens at t0 + i / rate, which places the true end of speech.
 - Loudspeaker: the agent's audio plays from when it arrives, each chunk after the previous
-  one (a one-chunk device buffer). The first audible sample played after the end of speech
-  is the turn's first audio; TTFA runs from the end of speech to it.
+  one (a one-chunk device buffer). The first audible sample of a talk the agent begins after
+  the end of speech is the turn's first audio (``realtime.Audible``: after at least
+  ``TALK_GAP_NS`` of silence); TTFA runs from the end of speech to it. When the caller talks
+  over the agent, its stop is read the same way, from the audio: the last audible sample
+  before such a silence.
 
 A turn ends when the agent says ``bot_stopped`` after speaking, or when it has spoken and
 then ``quiet_secs`` pass after the last of its audio has played with nothing new. Failures
@@ -27,9 +30,9 @@ from typing import Any
 import numpy as np
 
 from voicebench.agentspec import AgentSpec
-from voicebench.fixtures.audio import first_speech_sample, resample, to_int16
-from voicebench.replay.agent import HeardTurn
-from voicebench.replay.realtime import FRAME_NS, NS_PER_S, Microphone, Playout
+from voicebench.fixtures.audio import resample, to_int16
+from voicebench.replay.agent import AFTER_ASIDE_S, PLAIN, HeardTurn, TurnCue
+from voicebench.replay.realtime import FRAME_NS, NS_PER_S, Audible, Microphone, Playout
 from voicebench.replay.wire import codec
 from voicebench.runlog import TurnError
 from voicebench.timing import EventKind, TurnEvent
@@ -52,6 +55,7 @@ class RemoteAgent:
         self._tasks: list[asyncio.Task] = []
         self._mic = Microphone(self.rate)
         self._playout = Playout()
+        self._audible = Audible()
         self._events: list[TurnEvent] = []
         self._recording: list[bytes] = []
         self._listening_since = 0
@@ -134,14 +138,13 @@ class RemoteAgent:
         if pcm.size == 0:
             return
         start = self._playout.place(now, pcm.size, self.rate)
-        idx = first_speech_sample(pcm)
+        onset = self._audible.add(start, pcm, self.rate)
+        if onset is not None:
+            self._events.append(TurnEvent(EventKind.AUDIO_OUT, onset))
         if now >= self._listening_since:
-            if idx is not None:
-                self._events.append(
-                    TurnEvent(EventKind.AUDIO_OUT, start + idx * NS_PER_S // self.rate)
-                )
             self._recording.append(pcm.tobytes())
-        if idx is not None:  # quiet is measured from the last audible audio
+        if self._audible.spans and self._audible.spans[-1][1] > start:
+            # this chunk was audible: quiet is measured from the last audible audio
             self._last_audio_end_ns = self._playout.next_free_ns
 
     # The microphone ------------------------------------------------------------------------
@@ -177,6 +180,7 @@ class RemoteAgent:
         speech_end_sample: int,
         *,
         timeout_s: float = 60.0,
+        cue: TurnCue = PLAIN,
     ) -> HeardTurn:
         """Say one utterance after ``history`` (16 kHz fixture PCM) and wait for the answer."""
         if self._failure is not None:
@@ -186,21 +190,24 @@ class RemoteAgent:
                 self.clock(),
                 TurnError(kind="closed_mid_turn", reason="the agent closed the connection"),
             )
-        for message in self.codec.context(list(history)):
-            await self._ws.send(message)
+        if not cue.barge_in:
+            for message in self.codec.context(list(history)):
+                await self._ws.send(message)
         if self.rate != FIXTURE_RATE:
-            pcm = to_int16(resample(pcm.astype(np.float32) / 32768.0, FIXTURE_RATE, self.rate))
+            pcm = self._to_line(pcm)
             speech_end_sample = speech_end_sample * self.rate // FIXTURE_RATE
-        self._events, self._recording = [], []
+        self._recording = []
         utterance = self._mic.say(pcm)
         start_ns = await utterance.started
         speech_end_ns = start_ns + speech_end_sample * NS_PER_S // self.rate
         self._listening_since = speech_end_ns
         self._events = [e for e in self._events if e.ns >= start_ns]
+        self._audible.forget_before(start_ns)
         await utterance.finished
         deadline = self.clock() + int(timeout_s * NS_PER_S)
         quiet_ns = int(self.remote.quiet_secs * NS_PER_S)
         timed_out = True
+        aside_ns: int | None = None
         while self.clock() < deadline:
             now = self.clock()
             heard = [
@@ -208,9 +215,21 @@ class RemoteAgent:
                 for e in self._events
                 if e.kind is EventKind.AUDIO_OUT and e.ns >= speech_end_ns
             ]
+            if heard and cue.hand_over_ms is not None and now >= heard[0] + cue.hand_over_ms * 1e6:
+                timed_out = False
+                break
+            due = heard[0] + cue.aside_ms * 1e6 if heard else None
+            if cue.aside is not None and aside_ns is None and due is not None and now >= due:
+                aside_ns = await self._mic.say(self._to_line(cue.aside)).started
+                continue
             stopped = [e.ns for e in self._events if e.kind is EventKind.BOT_STOPPED]
-            if heard and (
-                any(s > heard[0] for s in stopped) or now - self._last_audio_end_ns > quiet_ns
+            settled = aside_ns is None or now - aside_ns >= AFTER_ASIDE_S * NS_PER_S
+            if (
+                heard
+                and settled
+                and (
+                    any(s > heard[-1] for s in stopped) or now - self._last_audio_end_ns > quiet_ns
+                )
             ):
                 timed_out = False
                 break
@@ -225,6 +244,10 @@ class RemoteAgent:
                         reason="the agent closed the connection before its answer ended",
                     ),
                     black_box=True,
+                    start_ns=start_ns,
+                    played=self._audible.since(start_ns),
+                    aside_ns=aside_ns,
+                    ended_ns=self.clock(),
                 )
             await asyncio.sleep(0.01)
         errors = [e.text for e in self._events if e.kind is EventKind.ERROR]
@@ -236,7 +259,17 @@ class RemoteAgent:
             timed_out,
             failure=failure,
             black_box=True,
+            start_ns=start_ns,
+            played=self._audible.since(start_ns),
+            aside_ns=aside_ns,
+            ended_ns=self.clock(),
         )
+
+    def _to_line(self, pcm: np.ndarray) -> np.ndarray:
+        """16 kHz fixture PCM at the connection's sample rate."""
+        if self.rate == FIXTURE_RATE:
+            return pcm
+        return to_int16(resample(pcm.astype(np.float32) / 32768.0, FIXTURE_RATE, self.rate))
 
     def _take(self) -> np.ndarray:
         audio = np.frombuffer(b"".join(self._recording), dtype=np.int16).copy()

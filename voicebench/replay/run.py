@@ -20,11 +20,11 @@ from voicebench import __version__
 from voicebench.agentspec import AgentSpec
 from voicebench.dialogues import Dialogue, Role
 from voicebench.errors import InputError
-from voicebench.fixtures import Manifest, synthesize_fixtures, write_wav
+from voicebench.fixtures import Manifest, lookup_fixture, synthesize_fixtures, write_wav
 from voicebench.replay.speak import TURN_TIMEOUT_S, speak_turn
 from voicebench.runlog import ReplayMode, RunHeader, RunStore, TurnRecord
-from voicebench.scenarios import TurnScenario, draw_turn, parse_scenario
-from voicebench.scenarios.apply import SEEKER_SIDE
+from voicebench.scenarios import Scenario, TurnScenario, draw_turn, parse_scenario
+from voicebench.scenarios.apply import backchannel_texts
 
 
 @dataclass(frozen=True)
@@ -94,13 +94,9 @@ async def replay(
     """Replay ``dialogues`` through the agent; returns every record of the run, old and new.
     ``scenarios`` are ``--scenario`` options: each turn plays one, drawn with ``seed``."""
     played = [parse_scenario(text) for text in scenarios]
-    for scenario in played:
-        if scenario.name not in SEEKER_SIDE:
-            raise InputError(
-                f"--scenario {scenario.name}: not available yet; "
-                f"these are: {', '.join(SEEKER_SIDE)}"
-            )
-    manifest = synthesize_fixtures(dialogues, fixtures_dir).manifest
+    manifest = synthesize_fixtures(
+        dialogues, fixtures_dir, extra=backchannel_texts(played)
+    ).manifest
     header = RunHeader(
         run_id=out_dir.name,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -136,12 +132,16 @@ async def replay(
 
             factory = VoiceAgent
     agent: Any = None
+    handed_over = False  # the last turn returned with the agent still speaking
     try:
-        for dialogue, k in todo:
+        for i, (dialogue, k) in enumerate(todo):
             cold = agent is None
             if cold:
                 agent = factory(spec)
                 await agent.__aenter__()
+                handed_over = False
+            following = todo[i + 1] if i + 1 < len(todo) else None
+            hand_over = _hand_over_ms(played, seed, following, dialogue, k, manifest)
             record = await _replay_turn(
                 agent,
                 spec,
@@ -154,11 +154,14 @@ async def replay(
                 done,
                 mode,
                 cold=cold,
-                scenario=draw_turn(played, seed, dialogue.id, k),
+                scenario=_draw(played, seed, dialogue, k),
+                hand_over_ms=hand_over,
+                barge_in=handed_over,
             )
             store.append(record)
             done[(dialogue.id, k)] = record
             records.append(record)
+            handed_over = hand_over is not None
             if record.error is not None:
                 await agent.__aexit__(None, None, None)
                 agent = None
@@ -168,6 +171,39 @@ async def replay(
         if agent is not None:
             await agent.__aexit__(None, None, None)
     return records
+
+
+def _draw(played: list[Scenario], seed: int, dialogue: Dialogue, k: int) -> TurnScenario | None:
+    """What seeker turn ``k`` plays (which depends on what the turn before it played)."""
+    if not played:
+        return None
+    earlier = [j for j in dialogue.seeker_turn_indices if j < k]
+    before = _draw(played, seed, dialogue, earlier[-1]) if earlier else False
+    return draw_turn(played, seed, dialogue.id, k, before=before)
+
+
+def _hand_over_ms(
+    played: list[Scenario],
+    seed: int,
+    following: tuple[Dialogue, int] | None,
+    dialogue: Dialogue,
+    k: int,
+    manifest: Manifest,
+) -> float | None:
+    """When the turn after this one (next in the run, same dialogue) barges in: how long after
+    this reply's first audible sample to hand over, so that its first sound comes at its drawn
+    delay. None when it does not."""
+    if following is None or following[0].id != dialogue.id:
+        return None
+    after = [j for j in dialogue.seeker_turn_indices if j > k]
+    if not after or after[0] != following[1]:  # the turn in between is already done
+        return None
+    scenario = _draw(played, seed, *following)
+    if scenario is None or scenario.name != "barge-in":
+        return None
+    entry = lookup_fixture(manifest, following[0].turns[following[1]].text)
+    lead_ms = entry.speech_start_sample * 1000 / 16_000 if entry else 0.0
+    return max(0.0, float(scenario.params["delay_ms"]) - lead_ms)
 
 
 async def _replay_turn(
@@ -184,6 +220,8 @@ async def _replay_turn(
     *,
     cold: bool,
     scenario: TurnScenario | None = None,
+    hand_over_ms: float | None = None,
+    barge_in: bool = False,
 ) -> TurnRecord:
     turn = dialogue.turns[k]
     earlier = {
@@ -203,6 +241,8 @@ async def _replay_turn(
         timeout_s=header.turn_timeout_s,
         scenario=scenario,
         seed=header.seed,
+        hand_over_ms=hand_over_ms,
+        barge_in=barge_in,
     )
     audio_path = None
     if heard.audio.size:

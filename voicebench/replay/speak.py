@@ -15,11 +15,18 @@ from voicebench.errors import RunError, redact
 from voicebench.fixtures import Manifest, lookup_fixture, read_wav
 from voicebench.runlog import ScenarioOutcome, TurnError
 from voicebench.scenarios import TurnScenario
-from voicebench.scenarios.apply import agent_audio, audio_rng, seeker_audio
+from voicebench.scenarios.apply import agent_audio, audio_rng, seeker_audio, spoken_word
+from voicebench.scenarios.overlap import (
+    backchannel_outcome,
+    barge_in_outcome,
+    insert_pause,
+    pause_outcome,
+)
 from voicebench.text import wer
 from voicebench.timing import EventKind, derive_timing, reply_text, user_transcript
 
 TURN_TIMEOUT_S = 60.0
+RATE = 16_000
 
 
 def _interpret(
@@ -117,34 +124,79 @@ async def speak_turn(
     timeout_s: float = TURN_TIMEOUT_S,
     scenario: TurnScenario | None = None,
     seed: int = 0,
+    hand_over_ms: float | None = None,
+    barge_in: bool = False,
 ) -> tuple:
     """Speak seeker turn ``k`` to ``agent`` after ``history`` and interpret what came back:
     ``(heard, TurnRecord fields, TurnError or None)``. With a ``scenario``, the agent hears
-    the speech through it and the recorded reply is what the caller would hear."""
+    the speech through it and the recorded reply is what the caller would hear.
+
+    ``hand_over_ms``: the next turn barges in, its first sound this long after this reply's
+    first audible sample, so this turn returns with the agent still speaking. ``barge_in``:
+    the previous turn did that, so this utterance is said over the reply still playing."""
+    from voicebench.replay.agent import TurnCue
+
     turn = dialogue.turns[k]
-    entry = lookup_fixture(manifest, turn.text)
-    if entry is None:
-        raise RunError(f"no audio fixture for {dialogue.id} turn {k}; run `voicebench synth`")
-    pcm = read_wav(fixtures_dir / entry.path, expect_rate=16_000)
+    pcm, entry = _fixture(manifest, fixtures_dir, turn.text, f"{dialogue.id} turn {k}")
+    end_sample = entry.speech_end_sample
     measured: dict[str, float] = {}
-    if scenario is not None:
+    cue = TurnCue(barge_in=barge_in, hand_over_ms=hand_over_ms)
+    word_lead = 0
+    if scenario is not None and scenario.name == "pause":
+        pcm, _ = insert_pause(pcm, float(scenario.params["pause_ms"]))
+        end_sample += pcm.size - entry.num_samples
+    elif scenario is not None and scenario.name == "backchannel":
+        word = spoken_word(str(scenario.params["words"]))
+        aside, word_entry = _fixture(manifest, fixtures_dir, word, f"the backchannel {word!r}")
+        word_lead = word_entry.speech_start_sample
+        delay_ms = float(scenario.params["delay_ms"]) - word_lead * 1000 / RATE
+        cue = dataclasses.replace(cue, aside=aside, aside_ms=delay_ms)
+    elif scenario is not None:
         pcm, measured = seeker_audio(
             scenario,
             pcm,
             audio_rng(seed, dialogue.id, k, 0),
             lambda: _other_utterances(manifest, fixtures_dir, turn.text),
         )
-    heard = await agent.speak(history, pcm, entry.speech_end_sample, timeout_s=timeout_s)
+    heard = await agent.speak(history, pcm, end_sample, timeout_s=timeout_s, cue=cue)
     fields, error = _interpret(
         heard, user_text=turn.text, secret=api_key(spec), timeout_s=timeout_s
     )
     if scenario is not None:
         audio, down = agent_audio(scenario, heard.audio, audio_rng(seed, dialogue.id, k, 1))
         heard = dataclasses.replace(heard, audio=audio)
-        fields["scenario"] = ScenarioOutcome(
-            name=scenario.name, params=scenario.params, **measured, **down
-        )
+        measured.update(down)
+        measured.update(_overlap(scenario, heard, entry.speech_start_sample, word_lead))
+        if scenario.name == "barge-in" and measured.get("agent_speaking"):
+            measured["answered"] = error is None
+        fields["scenario"] = ScenarioOutcome(name=scenario.name, params=scenario.params, **measured)
     return heard, fields, error
+
+
+def _overlap(scenario: TurnScenario, heard, speech_start_sample: int, word_lead: int) -> dict:
+    """What a barge-in, backchannel or pause did, read off the agent's audible spans."""
+    cuts = (
+        None if heard.black_box else [e.ns for e in heard.events if e.kind is EventKind.AUDIO_CUT]
+    )
+    speech_start_ns = heard.start_ns + speech_start_sample * 1_000_000_000 // RATE
+    if scenario.name == "barge-in":
+        return barge_in_outcome(heard.played, cuts, speech_start_ns, heard.speech_end_ns)
+    if scenario.name == "backchannel":
+        if heard.aside_ns is None:  # the reply ended before the word was due
+            return {"agent_speaking": False}
+        word_ns = heard.aside_ns + word_lead * 1_000_000_000 // RATE
+        return backchannel_outcome(heard.played, cuts, word_ns, heard.ended_ns)
+    if scenario.name == "pause":
+        return pause_outcome(heard.played, speech_start_ns, heard.speech_end_ns)
+    return {}
+
+
+def _fixture(manifest: Manifest, fixtures_dir: Path, text: str, what: str):
+    """The fixture audio that says ``text``, and its manifest entry."""
+    entry = lookup_fixture(manifest, text)
+    if entry is None:
+        raise RunError(f"no audio fixture for {what}; run `voicebench synth`")
+    return read_wav(fixtures_dir / entry.path, expect_rate=RATE), entry
 
 
 def _other_utterances(manifest: Manifest, fixtures_dir: Path, text: str) -> list[np.ndarray]:

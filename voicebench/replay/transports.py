@@ -8,7 +8,11 @@ user's speech is placed on the run clock.
 
 ``CaptureOutputTransport`` is a loudspeaker: it plays each chunk in real time (the next write
 waits until the previous chunk has started playing, a one-chunk device buffer), keeps what
-was played for the current turn, and stamps the moment the first audible sample is played.
+was played for the current turn, and stamps the first audible sample of each talk the agent
+begins (``realtime.Audible``). When pipecat interrupts the agent (the caller talked over it),
+the moment the interruption reaches the loudspeaker is stamped too: the queued audio is
+dropped there, and the chunk already handed to the device plays out, so the agent's last
+audible sample is the end of what had been played by then.
 """
 
 from __future__ import annotations
@@ -16,15 +20,21 @@ from __future__ import annotations
 import asyncio
 
 import numpy as np
-from pipecat.frames.frames import InputAudioRawFrame, OutputAudioRawFrame, StartFrame
+from pipecat.frames.frames import (
+    InputAudioRawFrame,
+    InterruptionFrame,
+    OutputAudioRawFrame,
+    StartFrame,
+)
+from pipecat.processors.frame_processor import FrameDirection
 from pipecat.transports.base_input import BaseInputTransport
 from pipecat.transports.base_output import BaseOutputTransport
 from pipecat.transports.base_transport import BaseTransport, TransportParams
 
-from voicebench.fixtures.audio import first_speech_sample
 from voicebench.replay.realtime import (
     FRAME_NS,
     NS_PER_S,
+    Audible,
     Microphone,
     Playout,
     Utterance,
@@ -88,39 +98,43 @@ class ReplayInputTransport(BaseInputTransport):
 
 
 class CaptureOutputTransport(BaseOutputTransport):
-    """A real-time loudspeaker that records each turn and stamps its first audible sample."""
+    """A real-time loudspeaker that records each turn and stamps when the agent's talk begins
+    and when it was interrupted."""
 
     def __init__(self, params: TransportParams, observer: TimingObserver, **kwargs) -> None:
         super().__init__(params, **kwargs)
         self._observer = observer
         self._playout = Playout()
-        self._heard = False
-        self._recording: list[bytes] = []
+        self.audible = Audible()
+        self._recording: list[tuple[int, bytes]] = []
+        """``(when the chunk finished playing, its audio)``"""
 
     def begin_turn(self) -> None:
-        """Start a new recording; the next audible sample is this turn's first audio."""
-        self._heard = False
+        """Start a new recording."""
         self._recording = []
 
-    def take_recording(self) -> np.ndarray:
-        """Everything played since ``begin_turn``."""
-        return np.frombuffer(b"".join(self._recording), dtype=np.int16).copy()
+    def take_recording(self, since_ns: int = 0) -> np.ndarray:
+        """Everything played since ``begin_turn``, from the chunk playing at ``since_ns`` on."""
+        chunks = [audio for end, audio in self._recording if end > since_ns]
+        return np.frombuffer(b"".join(chunks), dtype=np.int16).copy()
 
     async def start(self, frame: StartFrame) -> None:
         await super().start(frame)
         await self.set_transport_ready(frame)
 
+    async def process_frame(self, frame, direction: FrameDirection) -> None:
+        if isinstance(frame, InterruptionFrame):
+            self._observer.record(EventKind.AUDIO_CUT, self.get_clock().get_time())
+        await super().process_frame(frame, direction)
+
     async def write_audio_frame(self, frame: OutputAudioRawFrame) -> bool:
         now = self.get_clock().get_time()
         pcm = np.frombuffer(frame.audio, dtype=np.int16)
-        rate = frame.sample_rate
-        play_start = await self._playout.play(now, pcm.size, rate)
-        if not self._heard:
-            idx = first_speech_sample(pcm)
-            if idx is not None:
-                self._heard = True
-                self._observer.record(EventKind.AUDIO_OUT, play_start + idx * NS_PER_S // rate)
-        self._recording.append(frame.audio)
+        play_start = await self._playout.play(now, pcm.size, frame.sample_rate)
+        onset = self.audible.add(play_start, pcm, frame.sample_rate)
+        if onset is not None:
+            self._observer.record(EventKind.AUDIO_OUT, onset)
+        self._recording.append((self._playout.next_free_ns, frame.audio))
         return True
 
 

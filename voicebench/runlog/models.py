@@ -77,6 +77,29 @@ class ScenarioOutcome(FrozenModel):
     line_delay_ms: float | None = None
     """phone-line: the jitter buffers' delay, both ways. The samples keep their times, so TTFA
     is the agent's own; the caller hears the answer this much later."""
+    agent_speaking: bool | None = None
+    """barge-in, backchannel: the agent was talking when the seeker's first sound came (if
+    not, its reply had already ended and nothing below was measured)."""
+    at_ms: float | None = None
+    """barge-in, backchannel: the seeker's first sound, after the start of the agent's talk."""
+    stop_ms: float | None = None
+    """barge-in: the seeker's first sound to the agent's last audible sample (the stop
+    latency); read on frames in-process, off the audio for a remote agent
+    (``voicebench.scenarios.overlap``)."""
+    yielded: bool | None = None
+    """barge-in: the agent stopped for the seeker within 2 s."""
+    talk_over_s: float | None = None
+    """barge-in: seconds both spoke at once."""
+    answered: bool | None = None
+    """barge-in: the agent answered the interruption (its reply is this turn's reply)."""
+    false_yield: bool | None = None
+    """backchannel: the agent stopped for a word that asked nothing of it."""
+    lost_s: float | None = None
+    """backchannel, after a false yield: its stop to when it spoke again (or the turn's end)."""
+    premature: bool | None = None
+    """pause: the agent spoke before the true end of the seeker's speech."""
+    early_ms: float | None = None
+    """pause, premature: how long before the true end of speech the agent began."""
 
 
 class TurnRecord(FrozenModel):

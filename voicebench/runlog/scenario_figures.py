@@ -2,8 +2,14 @@
 played with ``--scenario``.
 
 Turns are grouped by what they played: ``clean`` (no scenario), ``noise pink 10 dB``,
-``phone-line``. TTFA's median has a percentile-bootstrap interval over the group's turns; the
-ASR word error rate is all errors over all reference words, with turns resampled whole.
+``phone-line``, ``barge-in``... TTFA's median has a percentile-bootstrap interval over the
+group's turns; the ASR word error rate is all errors over all reference words, with turns
+resampled whole.
+
+The overlap scenarios (``voicebench.scenarios.overlap``) get a table of their own, over the
+turns where what they test happened (the agent was talking when the seeker barged in or said
+the word): the stop latency's median and 90th percentile with bootstrap intervals, and
+yields, false yields and premature replies as shares of turns with Wilson score intervals.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from rich.table import Table
+from scipy import stats
 
 from voicebench.bootstrap import clustered_share, percentiles
 from voicebench.runlog.models import TurnRecord
@@ -33,6 +40,25 @@ class ScenarioFigures:
     wer: Interval | None
     measured: str
     """What the scenario measured on these turns, for a person (mean SNR, packets lost)."""
+    overlapped: int = 0
+    """barge-in, backchannel: turns where the agent was talking when the seeker spoke."""
+    stop_p50_ms: Interval | None = None
+    """barge-in: the stop latency's median."""
+    stop_p90_ms: Interval | None = None
+    yielded: Interval | None = None
+    """barge-in: the share of turns where the agent stopped within 2 s."""
+    talk_over_s: float | None = None
+    """barge-in: mean seconds both spoke at once."""
+    answered: Interval | None = None
+    """barge-in: the share of turns where it answered the interruption."""
+    false_yield: Interval | None = None
+    """backchannel: the share of turns where it stopped for the word."""
+    lost_s: float | None = None
+    """backchannel: median seconds lost to a false yield."""
+    premature: Interval | None = None
+    """pause: the share of turns where it spoke before the seeker had finished."""
+    early_ms: float | None = None
+    """pause: median time by which a premature reply came too early."""
 
 
 def group_of(record: TurnRecord) -> str:
@@ -63,6 +89,42 @@ def _measured(records: Sequence[TurnRecord]) -> str:
     return ", ".join(parts)
 
 
+def wilson(successes: int, trials: int) -> Interval | None:
+    """A share of trials with its 95% Wilson score interval."""
+    if trials == 0:
+        return None
+    ci = stats.binomtest(successes, trials).proportion_ci(method="wilson")
+    return successes / trials, float(ci.low), float(ci.high)
+
+
+def _overlap(records: Sequence[TurnRecord]) -> dict:
+    outcomes = [r.scenario for r in records if r.scenario is not None]
+    hit = [o for o in outcomes if o.agent_speaking]
+
+    def share(field: str, among) -> Interval | None:
+        values = [getattr(o, field) for o in among if getattr(o, field) is not None]
+        return wilson(sum(map(bool, values)), len(values))
+
+    def median(field: str, among) -> float | None:
+        values = [v for o in among if (v := getattr(o, field)) is not None]
+        return float(np.median(values)) if values else None
+
+    out: dict = {"overlapped": len(hit)}
+    stops = [o.stop_ms for o in hit if o.stop_ms is not None]
+    if stops:
+        point, low, high = percentiles(stops, [50, 90])
+        out["stop_p50_ms"] = (float(point[0]), float(low[0]), float(high[0]))
+        out["stop_p90_ms"] = (float(point[1]), float(low[1]), float(high[1]))
+        out["talk_over_s"] = float(np.mean([o.talk_over_s or 0.0 for o in hit]))
+    out["yielded"] = share("yielded", hit)
+    out["answered"] = share("answered", hit)
+    out["false_yield"] = share("false_yield", hit)
+    out["lost_s"] = median("lost_s", hit)
+    out["premature"] = share("premature", outcomes)
+    out["early_ms"] = median("early_ms", outcomes)
+    return out
+
+
 def scenario_figures(records: Sequence[TurnRecord]) -> list[ScenarioFigures]:
     """One row per group of turns, clean first, then by name."""
     groups: dict[str, list[TurnRecord]] = defaultdict(list)
@@ -87,6 +149,7 @@ def scenario_figures(records: Sequence[TurnRecord]) -> list[ScenarioFigures]:
                 ttfa_p50_ms=p50,
                 wer=wer,
                 measured=_measured(turns),
+                **_overlap(turns),
             )
         )
     return rows
@@ -114,4 +177,50 @@ def scenario_table(rows: Sequence[ScenarioFigures], title: str) -> Table:
             _interval(r.wer, 100.0, ".1f"),
             r.measured,
         )
+    return table
+
+
+OVERLAP_GROUPS = ("barge-in", "backchannel", "pause")
+
+
+def _unit(text: str, unit: str) -> str:
+    return text if text == "-" else f"{text} {unit}"
+
+
+def overlap_table(rows: Sequence[ScenarioFigures], title: str) -> Table | None:
+    """The overlap scenarios' own figures, a measure a line; None when the run played none."""
+    rows = [r for r in rows if r.group in OVERLAP_GROUPS]
+    if not rows:
+        return None
+    table = Table(title=title, title_justify="left")
+    table.add_column("played")
+    table.add_column("measure")
+    table.add_column("value [95% CI]", justify="right")
+    table.add_column("over", justify="right")
+    for r in rows:
+        talking = f"{r.overlapped} of {r.turns} turns talking"
+        lines: list[tuple[str, str]] = []
+        if r.group == "barge-in":
+            lines = [
+                ("stop latency p50", _unit(_interval(r.stop_p50_ms), "ms")),
+                ("stop latency p90", _unit(_interval(r.stop_p90_ms), "ms")),
+                ("yielded within 2 s", _unit(_interval(r.yielded, 100.0), "%")),
+                ("talk-over, mean", "-" if r.talk_over_s is None else f"{r.talk_over_s:.2f} s"),
+                ("answered the interruption", _unit(_interval(r.answered, 100.0), "%")),
+            ]
+        elif r.group == "backchannel":
+            lost = "-" if r.lost_s is None else f"{r.lost_s:.2f} s"
+            lines = [
+                ("false yields", _unit(_interval(r.false_yield, 100.0), "%")),
+                ("lost per false yield, median", lost),
+            ]
+        elif r.group == "pause":
+            talking = f"{r.turns} turns"
+            early = "-" if r.early_ms is None else f"{r.early_ms:,.0f} ms"
+            lines = [
+                ("premature replies", _unit(_interval(r.premature, 100.0), "%")),
+                ("how early, median", early),
+            ]
+        for i, (measure, value) in enumerate(lines):
+            table.add_row(r.group if i == 0 else "", measure, value, talking if i == 0 else "")
     return table

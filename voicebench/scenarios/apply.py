@@ -20,6 +20,24 @@ from voicebench.scenarios.spec import TurnScenario
 RATE = 16_000
 SEEKER_SIDE = ("noise", "phone-line")
 """Scenarios that change what the agent hears."""
+OVERLAP = ("barge-in", "backchannel", "pause")
+"""Scenarios that change when the caller speaks (``scenarios.overlap``)."""
+
+
+def spoken_word(word: str) -> str:
+    """The text the seeker's voice says for a backchannel word: ``uh-huh`` -> ``Uh huh.``
+    (the hyphen spelled as a space, which the packaged voice says as one sound)."""
+    return word.replace("-", " ").strip().capitalize() + "."
+
+
+def backchannel_texts(scenarios: Sequence[Any]) -> list[str]:
+    """What the backchannel scenarios among ``scenarios`` (``Scenario``) may say."""
+    words: list[str] = []
+    for scenario in scenarios:
+        if scenario.name == "backchannel":
+            setting = scenario.settings["words"]
+            words += [str(w) for w in (setting if isinstance(setting, tuple) else (setting,))]
+    return [spoken_word(w) for w in dict.fromkeys(words)]
 
 
 def audio_rng(seed: int, dialogue_id: str, turn_index: int, leg: int) -> np.random.Generator:

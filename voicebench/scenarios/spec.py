@@ -6,7 +6,7 @@ default. A range is ``LOW-HIGH`` (drawn uniformly), a choice is ``A/B/C`` (drawn
 odds), anything else one value::
 
     --scenario barge-in                       delay_ms 300-1500 after the agent's first audio
-    --scenario backchannel:words=mm-hmm/yeah  one of the words, 300-1500 ms into the reply
+    --scenario backchannel:words=uh-huh/yeah  one of the words, 300-1500 ms into the reply
     --scenario pause:pause_ms=800-1000        a pause that long, mid-sentence
     --scenario noise:snr_db=10,kind=pink      pink noise at 10 dB SNR
     --scenario phone-line:loss_pct=1-5        mu-law at 8 kHz, 1-5 % packets lost
@@ -35,7 +35,7 @@ Setting = tuple[float, float] | tuple[Value, ...] | Value
 
 DEFAULTS: dict[str, dict[str, Setting]] = {
     "barge-in": {"delay_ms": (300.0, 1500.0)},
-    "backchannel": {"words": ("mm-hmm", "yeah", "right"), "delay_ms": (300.0, 1500.0)},
+    "backchannel": {"words": ("uh-huh", "yeah", "right"), "delay_ms": (300.0, 1500.0)},
     "pause": {"pause_ms": (600.0, 1200.0)},
     "noise": {"kind": ("white", "pink", "babble"), "snr_db": (20.0, 10.0, 5.0)},
     "phone-line": {
@@ -47,6 +47,10 @@ DEFAULTS: dict[str, dict[str, Setting]] = {
 }
 RANGES = {"delay_ms", "pause_ms", "loss_pct"}
 """Settings whose two values are a range to draw from, not a choice between two."""
+NEEDS_REPLY = ("barge-in",)
+"""Scenarios that talk over the reply to the turn before: a dialogue's first seeker turn
+cannot play them, nor can a turn after a backchannel (whose reply is left to run its course,
+so that whether the agent stopped for the word can be seen)."""
 
 
 @dataclass(frozen=True)
@@ -128,9 +132,18 @@ def turn_rng(seed: int, dialogue_id: str, turn_index: int) -> np.random.Generato
 
 
 def draw_turn(
-    scenarios: list[Scenario], seed: int, dialogue_id: str, turn_index: int
+    scenarios: list[Scenario],
+    seed: int,
+    dialogue_id: str,
+    turn_index: int,
+    *,
+    before: TurnScenario | bool | None = None,
 ) -> TurnScenario | None:
-    """The scenario turn ``turn_index`` of ``dialogue_id`` plays, and its values."""
+    """The scenario turn ``turn_index`` of ``dialogue_id`` plays, and its values. ``before``:
+    what the dialogue's previous seeker turn played (None if nothing), or False when there is
+    no previous turn; a turn draws only among the scenarios it can play (``NEEDS_REPLY``)."""
+    if before is False or (isinstance(before, TurnScenario) and before.name == "backchannel"):
+        scenarios = [s for s in scenarios if s.name not in NEEDS_REPLY]
     if not scenarios:
         return None
     rng = turn_rng(seed, dialogue_id, turn_index)

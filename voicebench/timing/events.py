@@ -51,6 +51,9 @@ class EventKind(StrEnum):
     """A reply's first audio went on to the speaker (``[turn] hold = "audio"``): at once, or
     when the turn end confirmed a speculative reply whose audio was held."""
     AUDIO_OUT = "audio_out"
+    """The first audible sample of a talk the agent began (``replay.realtime.Audible``)."""
+    AUDIO_CUT = "audio_cut"
+    """An interruption reached the loudspeaker: what was queued is dropped (in-process)."""
     BOT_STOPPED = "bot_stopped"
     ERROR = "error"
 

@@ -1,0 +1,123 @@
+"""Barge-in, backchannel and pause in real replays: against the scripted voice agent, whose
+stops are known from its log, and against the real in-process pipeline, whose interruptions
+are read on its frames."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from scripted_agent import REPLY, builtin_run, scripted
+
+from voicebench.agentspec import AgentSpec, RemoteSpec
+from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
+from voicebench.fixtures import BUILTIN_FIXTURES, load_manifest, lookup_fixture
+from voicebench.replay import replay
+from voicebench.testing.scripted_voice import ScriptedVoiceAgent
+
+pytestmark = pytest.mark.slow
+
+
+def three_turns():
+    """A built-in dialogue with three seeker turns: the first cannot barge in, two can."""
+    return next(d for d in load_dialogues(BUILTIN_DIALOGUES) if len(d.seeker_turn_indices) == 3)
+
+
+def remote(url: str) -> AgentSpec:
+    return AgentSpec(name="far-bot", family="acme", remote=RemoteSpec(url=url, quiet_secs=0.8))
+
+
+def seeker_start_ns(record) -> int:
+    """When the seeker's first sound was said (the fixture has no pause inserted)."""
+    entry = lookup_fixture(load_manifest(BUILTIN_FIXTURES), record.user_text)
+    assert entry is not None
+    speech = entry.speech_end_sample - entry.speech_start_sample
+    return record.timing.speech_end_ns - speech * 1_000_000_000 // 16_000
+
+
+async def test_a_remote_agents_stops_and_false_yields_match_what_it_did(tmp_path: Path):
+    barge = ["barge-in:delay_ms=900"]
+    word = ["backchannel:delay_ms=900,words=yeah"]
+    async with (
+        ScriptedVoiceAgent(delay_ms=300, stop_ms=150) as yielding,
+        ScriptedVoiceAgent(delay_ms=300, stop_ms=700, yield_after_ms=600) as holding,
+    ):
+        d = three_turns()
+        barged, held = await asyncio.gather(
+            replay(remote(yielding.url), scenarios=barge, **builtin_run([d], tmp_path / "a")),
+            replay(remote(holding.url), scenarios=word, **builtin_run([d], tmp_path / "b")),
+        )
+        said = await replay(
+            remote(yielding.url), scenarios=word, **builtin_run([d], tmp_path / "c")
+        )
+        stops = [s["last_audible_ns"] for s in yielding.stops()]
+
+    assert [r.scenario is None for r in barged] == [True, False, False]  # the first cannot
+    for r in barged[1:]:
+        s = r.scenario
+        assert r.error is None and s is not None and s.name == "barge-in"
+        assert s.agent_speaking and s.yielded and s.answered
+        assert 850 <= s.at_ms <= 1000  # the seeker's first sound, after the reply's first audio
+        # The measured stop is the last sample the agent played, as its own log has it.
+        stop_ns = seeker_start_ns(r) + int(s.stop_ms * 1e6)
+        assert min(abs(stop_ns - t) for t in stops) < 30_000_000, (s, stops)
+        assert 0 < s.talk_over_s <= 0.2
+    for r in held:
+        s = r.scenario
+        assert s is not None and s.name == "backchannel" and s.params["words"] == "yeah"
+        assert s.agent_speaking and s.false_yield is False and s.lost_s is None
+    for r in said:
+        s = r.scenario
+        assert s is not None and s.agent_speaking and s.false_yield is True
+        # It stopped, heard the word out, waited its 600 ms hangover and answered 300 ms later.
+        assert 0.8 < s.lost_s < 2.0
+
+
+async def test_a_pause_longer_than_the_agents_wait_draws_a_premature_reply(tmp_path: Path):
+    d = three_turns()
+    async with (
+        ScriptedVoiceAgent(delay_ms=300, hangover_ms=600) as hasty,
+        ScriptedVoiceAgent(delay_ms=300, hangover_ms=2500) as patient,
+    ):
+        early, waited = await asyncio.gather(
+            replay(
+                remote(hasty.url),
+                scenarios=["pause:pause_ms=1200"],
+                **builtin_run([d], tmp_path / "a"),
+            ),
+            replay(
+                remote(patient.url),
+                scenarios=["pause:pause_ms=1200"],
+                **builtin_run([d], tmp_path / "b"),
+            ),
+        )
+    for r in early:
+        assert r.scenario is not None and r.scenario.premature is True
+        assert r.scenario.early_ms > 300  # it began inside the pause, before the second half
+    for r in waited:
+        assert r.error is None and r.scenario is not None and r.scenario.premature is False
+        assert r.timing.ttfa_ms > 2500  # timed from the true end of speech, after the pause
+
+
+async def test_the_in_process_pipeline_yields_on_its_frames(tmp_path: Path):
+    d = three_turns()
+    barged = await replay(
+        scripted(), scenarios=["barge-in:delay_ms=600"], **builtin_run([d], tmp_path / "a")
+    )
+    for r in barged[1:]:
+        s = r.scenario
+        assert r.error is None and s is not None and s.agent_speaking
+        # pipecat interrupts the bot when the VAD hears the seeker: a yield within a second.
+        assert s.yielded and 0 < s.stop_ms < 1000 and s.answered
+        assert r.reply_text == REPLY  # its answer to the interruption
+    said = await replay(
+        scripted(),
+        scenarios=["backchannel:delay_ms=600,words=yeah"],
+        **builtin_run([d], tmp_path / "b"),
+    )
+    for r in said:
+        s = r.scenario
+        assert r.error is None and s is not None and s.agent_speaking
+        # The same rule stops it for a backchannel, and it answers the word as a turn.
+        assert s.false_yield is True and s.lost_s > 0

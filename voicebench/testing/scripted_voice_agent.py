@@ -1,0 +1,238 @@
+"""The scripted voice agent's side of a call (``voicebench.testing.scripted_voice`` runs it):
+it listens to the caller's frames, answers at a known delay, and stops at a known delay when
+talked over."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+from pathlib import Path
+from typing import Literal, get_args
+
+import numpy as np
+
+from voicebench.errors import RunError
+from voicebench.fixtures.audio import (
+    PEAK_FRACTION,
+    SPEECH_THRESHOLD,
+    resample,
+    speech_bounds,
+    to_int16,
+)
+from voicebench.replay.wire import codec
+
+Fault = Literal["refuse", "close", "silent", "error"]
+FAULTS: tuple[str, ...] = get_args(Fault)
+DEFAULT_REPLY = "I hear you. That sounds really hard, and I am glad you told me."
+CHUNK_MS = 20
+NS_PER_S = 1_000_000_000
+_SPIN_NS = 1_500_000
+
+
+def reply_audio(text: str, rate: int) -> np.ndarray:
+    """The reply spoken by the packaged Piper voice, trimmed to start on its first audible
+    sample."""
+    from voicebench.fixtures.synth import PiperSpeaker
+
+    speaker = PiperSpeaker()
+    audio = np.concatenate(speaker.sentences(text))
+    pcm = to_int16(resample(audio, speaker.sample_rate, rate))
+    bounds = speech_bounds(pcm)
+    if bounds is None:
+        raise RunError(f"the reply {text!r} was spoken as silence")
+    return pcm[bounds[0] : bounds[1]]
+
+
+async def _sleep_until(deadline_ns: int) -> None:
+    while True:
+        left = deadline_ns - time.perf_counter_ns()
+        if left <= 0:
+            return
+        if left > _SPIN_NS:
+            await asyncio.sleep((left - _SPIN_NS) / NS_PER_S)
+        else:
+            await asyncio.sleep(0)
+
+
+class Overheard:
+    """The caller's speech heard while a reply plays, on the spoken clock."""
+
+    def __init__(self) -> None:
+        self.first_ns: int | None = None
+        self.last_ns = 0
+
+    def clear(self) -> None:
+        self.first_ns, self.last_ns = None, 0
+
+
+class Agent:
+    def __init__(
+        self,
+        *,
+        protocol: str,
+        rate: int,
+        delay_ms: float,
+        hangover_ms: float,
+        reply: np.ndarray,
+        faults: tuple[str, ...],
+        log_path: Path | None,
+        stop_ms: float | None = None,
+        yield_after_ms: float = 0.0,
+    ) -> None:
+        self.protocol = protocol
+        self.rate = rate
+        self.delay_ns = int(delay_ms * 1_000_000)
+        self.hangover = int(hangover_ms * rate / 1000)
+        self.reply = reply
+        self.faults = faults
+        self.calls = itertools.count()
+        self.log = open(log_path, "a", encoding="utf-8") if log_path else None  # noqa: SIM115
+        self.threshold = SPEECH_THRESHOLD * 32768.0
+        self.stop_ns = None if stop_ms is None else int(stop_ms * 1_000_000)
+        self.yield_after_ns = int(yield_after_ms * 1_000_000)
+
+    def fault_for(self, call: int) -> str | None:
+        return self.faults[call] if call < len(self.faults) else None
+
+    async def handle(self, ws) -> None:
+        call = getattr(ws, "voicebench_call", None)
+        if call is None:
+            call = next(self.calls)
+        fault = self.fault_for(call)
+        wire = codec(self.protocol, self.rate)
+        received = 0  # samples heard so far
+        utterance: list[np.ndarray] = []  # the caller's current utterance
+        frames: list[tuple[int, int]] = []  # its frames: (end sample, arrival ns)
+        start: int | None = None
+        last_loud = 0
+        peak = 0
+        replying: asyncio.Task | None = None
+        over = Overheard()
+        try:
+            async for message in ws:
+                now = time.perf_counter_ns()
+                incoming = wire.decode(message)
+                if incoming is None or incoming.audio is None:
+                    continue
+                pcm = np.frombuffer(incoming.audio, dtype=np.int16)
+                mag = np.abs(pcm.astype(np.int32))
+                if start is not None:
+                    peak = max(peak, int(mag.max(initial=0)))
+                # Loud as speech_bounds has it: above the absolute floor and, within an
+                # utterance, above a fraction of its peak so far (a quiet breath is not speech).
+                loud = np.flatnonzero(mag > max(self.threshold, PEAK_FRACTION * peak))
+                if loud.size and start is None:
+                    start, peak = received, int(mag.max())
+                end = received + pcm.size
+                if loud.size and replying is not None and not replying.done():
+                    # When each loud sample was spoken: its frame left once recorded.
+                    spoken = [
+                        now - (end - received - int(i)) * NS_PER_S // self.rate
+                        for i in (loud[0], loud[-1])
+                    ]
+                    if over.first_ns is None:
+                        over.first_ns = spoken[0]
+                    over.last_ns = spoken[1]
+                if start is not None:
+                    utterance.append(pcm)
+                    frames.append((end, now))
+                    if loud.size:
+                        last_loud = received + int(loud[-1]) + 1
+                received = end
+                if start is None or received - last_loud < self.hangover:
+                    continue
+                # The end of speech as the fixture manifest defines it (speech_bounds), and
+                # when it was spoken: its frame was sent once its last sample was recorded.
+                bounds = speech_bounds(np.concatenate(utterance))
+                last = start + (bounds[1] if bounds else last_loud - start)
+                frame_end, arrived = next((e, t) for e, t in frames if e >= last)
+                spoken_end = arrived - (frame_end - last) * NS_PER_S // self.rate
+                utterance, frames, start, peak = [], [], None, 0
+                if replying is None or replying.done():
+                    over.clear()
+                    replying = asyncio.create_task(
+                        self.answer(ws, wire, call, fault, spoken_end, over)
+                    )
+        finally:
+            if replying is not None and not replying.done():
+                replying.cancel()
+
+    def _stop_at(self, over: Overheard) -> int | None:
+        """When the reply's audio ends, once the caller has spoken over it long enough."""
+        if self.stop_ns is None or over.first_ns is None:
+            return None
+        if over.last_ns - over.first_ns < self.yield_after_ns:
+            return None
+        return over.first_ns + self.stop_ns
+
+    async def answer(
+        self, ws, wire, call: int, fault: str | None, spoken_end_ns: int, over: Overheard
+    ) -> None:
+        if fault == "silent":
+            return
+        if fault == "error":
+            await ws.send(json.dumps({"type": "error", "message": "scripted agent error"}))
+            return
+        if fault == "close":
+            await ws.close()
+            return
+        start = max(spoken_end_ns + self.delay_ns, time.perf_counter_ns())
+        n = self.rate * CHUNK_MS // 1000
+        first_sent = None
+        last_audible: int | None = None
+        stop_at: int | None = None
+        for k, pos in enumerate(range(0, self.reply.size, n)):
+            deadline = start + k * CHUNK_MS * 1_000_000
+            if k == 0:
+                # Only the first audible sample is timed: spin for it, sleep for the rest (a
+                # spin per chunk of many calls at once would starve the loop).
+                await _sleep_until(deadline)
+            else:
+                await asyncio.sleep(max(0, deadline - time.perf_counter_ns()) / NS_PER_S)
+            chunk = self.reply[pos : pos + n]
+            stop_at = self._stop_at(over)
+            if stop_at is not None and first_sent is not None:
+                # Where this chunk plays on the caller's side: after the first, in step.
+                plays = first_sent + k * CHUNK_MS * 1_000_000
+                chunk = chunk[: max(0, (stop_at - plays) * self.rate // NS_PER_S)]
+                if chunk.size == 0:
+                    break
+            await ws.send(wire.audio(chunk.tobytes()))
+            if first_sent is None:
+                first_sent = time.perf_counter_ns()
+            loud = np.flatnonzero(np.abs(chunk.astype(np.int32)) > self.threshold)
+            if loud.size:
+                plays = first_sent + k * CHUNK_MS * 1_000_000
+                last_audible = plays + (int(loud[-1]) + 1) * NS_PER_S // self.rate
+            if stop_at is not None:
+                break
+        if self.protocol == "pcm":
+            await ws.send(json.dumps({"type": "bot_stopped"}))
+        if stop_at is not None and self.log is not None:
+            self.log.write(
+                json.dumps(
+                    {
+                        "call": call,
+                        "stop": True,
+                        "speech_start_ns": over.first_ns,
+                        "last_audible_ns": last_audible,
+                        "stop_ms": self.stop_ns / 1e6 if self.stop_ns else None,
+                    }
+                )
+                + "\n"
+            )
+        if self.log is not None:
+            self.log.write(
+                json.dumps(
+                    {
+                        "call": call,
+                        "speech_end_ns": spoken_end_ns,
+                        "first_audio_sent_ns": first_sent,
+                        "delay_ms": self.delay_ns / 1e6,
+                    }
+                )
+                + "\n"
+            )
+            self.log.flush()
