@@ -15,7 +15,7 @@ from voicebench.agentspec import AgentSpec, LLMSpec
 from voicebench.dialogues import BUILTIN_DIALOGUES
 from voicebench.fixtures.audio import write_wav
 from voicebench.judging import JudgeAnswer, JudgingHeader, Reply, Verdict
-from voicebench.runlog import RunHeader, RunStore, TurnError, TurnRecord
+from voicebench.runlog import RunHeader, RunStore, ScenarioOutcome, TurnError, TurnRecord
 from voicebench.timing import TurnTiming
 
 MS = 1_000_000
@@ -49,6 +49,7 @@ def make_run(
     user_text: str | None = None,
     reply_text: str = "",
     failures: dict[tuple[str, int], TurnError] | None = None,
+    scenarios: Sequence[ScenarioOutcome | None] = (None,),
 ) -> Path:
     """A finished run of ``items``: the final seeker turn of each (every seeker turn with
     ``all_turns``), TTFA cycling through ``ttfa_ms``; the first turn is the cold one."""
@@ -95,6 +96,7 @@ def make_run(
                 error=error,
                 cold=n == 0,
                 started_at=STAMP,
+                scenario=scenarios[n % len(scenarios)],
             )
         )
     return store.dir

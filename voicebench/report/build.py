@@ -43,6 +43,7 @@ from voicebench.report.models import (
     StrategySummary,
 )
 from voicebench.report.replies import item_replies
+from voicebench.report.scenarios import has_noise, snr_curves
 from voicebench.runlog import HEADER_FILE as RUN_HEADER
 from voicebench.runlog import (
     RunHeader,
@@ -199,6 +200,8 @@ def _draw(runs: Sequence[RunData], report: Report, folder: Path) -> list[str]:
         figures.latency_ecdf(series, report.budget_ttft_ms, report.budget_ttfa_ms, folder),
         figures.waterfall(report.agents, report.budget_ttfa_ms, folder),
     ]
+    if has_noise(report.agents):
+        names.append(snr_curves(report.agents, folder))
     j = report.judging
     if j is not None and j.ratings is not None:
         for field, label, budget in (

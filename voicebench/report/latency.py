@@ -31,6 +31,7 @@ from voicebench.report.models import (
     SlowTurn,
 )
 from voicebench.runlog import RunHeader, TurnRecord, count_kinds
+from voicebench.runlog.scenario_figures import scenario_figures
 from voicebench.timing import STAGE_NAMES, TurnTiming
 
 BOOTSTRAP_ROUNDS = 1000
@@ -195,4 +196,7 @@ def agent_latency(
             for r in records
             if r.error is not None
         ),
+        scenarios=tuple(scenario_figures(records))
+        if any(r.scenario is not None for r in records)
+        else (),
     )

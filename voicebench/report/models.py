@@ -21,6 +21,7 @@ from voicebench._model import FrozenModel
 from voicebench.judging import JudgeHealth
 from voicebench.judging.cards import JudgeCard
 from voicebench.rating import RatingTable
+from voicebench.runlog.scenario_figures import ScenarioFigures
 from voicebench.strategies.diversity import StrategySummary
 
 REPORT_SCHEMA_VERSION = 1
@@ -112,6 +113,9 @@ class AgentLatency(FrozenModel):
     llm_calls_per_turn: float | None
     slowest: tuple[SlowTurn, ...] = ()
     failures: tuple[FailedTurn, ...] = ()
+    scenarios: tuple[ScenarioFigures, ...] = ()
+    """With ``--scenario``: each group of turns by what it played (``clean``, ``noise pink
+    10 dB``, ``barge-in``...), with its figures and 95% intervals."""
 
 
 class JudgingSummary(FrozenModel):

@@ -13,6 +13,7 @@ from voicebench.judging import SMOKE_WARNING
 from voicebench.judging.cards import card_line
 from voicebench.rating import agreement_lines
 from voicebench.report import humans
+from voicebench.report import scenarios as sc
 from voicebench.report import tables as tb
 from voicebench.report.models import ItemReplies, Report, StrategySummary
 from voicebench.runlog import kinds_text
@@ -30,6 +31,7 @@ FIGURE_CAPTIONS = {
     "A attunement, R resonance, T task-following.",
     "strategy_heatmap": "How often each contestant uses each of the 15 support strategies: "
     "the share of its replies in which the classifier marked it present.",
+    sc.SNR_FIGURE: sc.SNR_CAPTION,
     "human_agreement": "How often each judge, and the ensemble, names the people's majority "
     "winner, with 95% bootstrap intervals; dashed: HEART's 78.7% (judges vs people), dotted: "
     "its 79.5% between people.",
@@ -167,6 +169,17 @@ def _latency(report: Report) -> Section:
     return Section("latency", "Latency budget", blocks)
 
 
+def _scenarios(report: Report) -> Section | None:
+    if not any(a.scenarios for a in report.agents):
+        return None
+    blocks: list[Block] = [TableBlock(sc.scenario_table(report))]
+    overlap = sc.overlap_table(report)
+    if overlap.rows:
+        blocks.append(TableBlock(overlap))
+    blocks += _figure(report, sc.SNR_FIGURE)
+    return Section("scenarios", "Scenarios", blocks)
+
+
 def _quality(report: Report) -> Section:
     j = report.judging
     blocks: list[Block] = [Text(n) for n in quality_notes(report)]
@@ -271,7 +284,11 @@ def _method(report: Report) -> Section:
 
 def sections(report: Report) -> list[Section]:
     """Every section of the report, in page order."""
-    out = [Section("summary", "", [_cards(report)]), _latency(report), _quality(report)]
+    out = [Section("summary", "", [_cards(report)]), _latency(report)]
+    scenarios = _scenarios(report)
+    if scenarios is not None:
+        out.append(scenarios)
+    out.append(_quality(report))
     if report.strategies is not None:
         out.append(_strategies(report.strategies, report))
     out.append(_judging(report))

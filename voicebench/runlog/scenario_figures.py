@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from rich.table import Table
 from scipy import stats
 
+from voicebench._model import FrozenModel
 from voicebench.bootstrap import clustered_share, percentiles
 from voicebench.runlog.models import TurnRecord
 from voicebench.text import word_errors
@@ -30,14 +30,21 @@ Interval = tuple[float, float, float]
 """(point, low, high)."""
 
 
-@dataclass(frozen=True)
-class ScenarioFigures:
+class ScenarioFigures(FrozenModel):
+    """One group of a run's turns, by what they played (``report.json`` carries these)."""
+
     group: str
     """What the turns played: ``clean``, ``noise pink 10 dB``, ``phone-line``..."""
     turns: int
     failed: int
     ttfa_p50_ms: Interval | None
+    """TTFA median, with its 95% bootstrap interval."""
     wer: Interval | None
+    """The ASR word error rate (a share), with its interval."""
+    snr_db: float | None = None
+    """noise: the SNR the group was asked for (the curves' x axis)."""
+    kind: str | None = None
+    """noise: white, pink or babble."""
     measured: str
     """What the scenario measured on these turns, for a person (mean SNR, packets lost)."""
     overlapped: int = 0
@@ -87,6 +94,13 @@ def _measured(records: Sequence[TurnRecord]) -> str:
     if (delay := mean("line_delay_ms")) is not None:
         parts.append(f"+{delay:,.0f} ms line")
     return ", ".join(parts)
+
+
+def _noise(records: Sequence[TurnRecord]) -> dict:
+    s = records[0].scenario
+    if s is None or s.name != "noise":
+        return {}
+    return {"snr_db": float(s.params["snr_db"]), "kind": str(s.params["kind"])}
 
 
 def wilson(successes: int, trials: int) -> Interval | None:
@@ -148,6 +162,7 @@ def scenario_figures(records: Sequence[TurnRecord]) -> list[ScenarioFigures]:
                 failed=sum(r.error is not None for r in turns),
                 ttfa_p50_ms=p50,
                 wer=wer,
+                **_noise(turns),
                 measured=_measured(turns),
                 **_overlap(turns),
             )

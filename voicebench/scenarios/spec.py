@@ -50,7 +50,7 @@ RANGES = {"delay_ms", "pause_ms", "loss_pct"}
 NEEDS_REPLY = ("barge-in",)
 """Scenarios that talk over the reply to the turn before: a dialogue's first seeker turn
 cannot play them, nor can a turn after a backchannel (whose reply is left to run its course,
-so that whether the agent stopped for the word can be seen)."""
+so that whether the agent stopped for the word can be seen). Such a turn plays clean."""
 
 
 @dataclass(frozen=True)
@@ -141,11 +141,15 @@ def draw_turn(
 ) -> TurnScenario | None:
     """The scenario turn ``turn_index`` of ``dialogue_id`` plays, and its values. ``before``:
     what the dialogue's previous seeker turn played (None if nothing), or False when there is
-    no previous turn; a turn draws only among the scenarios it can play (``NEEDS_REPLY``)."""
-    if before is False or (isinstance(before, TurnScenario) and before.name == "backchannel"):
-        scenarios = [s for s in scenarios if s.name not in NEEDS_REPLY]
+    no previous turn. A turn that draws a scenario it cannot play there (``NEEDS_REPLY``)
+    plays clean."""
     if not scenarios:
         return None
     rng = turn_rng(seed, dialogue_id, turn_index)
     chosen = scenarios[int(rng.integers(len(scenarios)))]
+    no_reply = before is False or (
+        isinstance(before, TurnScenario) and before.name == "backchannel"
+    )
+    if chosen.name in NEEDS_REPLY and no_reply:
+        return None
     return TurnScenario(chosen.name, chosen.draw(rng))

@@ -183,6 +183,7 @@ class Agent:
         first_sent = None
         last_audible: int | None = None
         stop_at: int | None = None
+        stopped = False
         for k, pos in enumerate(range(0, self.reply.size, n)):
             deadline = start + k * CHUNK_MS * 1_000_000
             if k == 0:
@@ -196,7 +197,9 @@ class Agent:
             if stop_at is not None and first_sent is not None:
                 # Where this chunk plays on the caller's side: after the first, in step.
                 plays = first_sent + k * CHUNK_MS * 1_000_000
-                chunk = chunk[: max(0, (stop_at - plays) * self.rate // NS_PER_S)]
+                keep = max(0, (stop_at - plays) * self.rate // NS_PER_S)
+                stopped = keep <= chunk.size
+                chunk = chunk[:keep]
                 if chunk.size == 0:
                     break
             await ws.send(wire.audio(chunk.tobytes()))
@@ -206,11 +209,11 @@ class Agent:
             if loud.size:
                 plays = first_sent + k * CHUNK_MS * 1_000_000
                 last_audible = plays + (int(loud[-1]) + 1) * NS_PER_S // self.rate
-            if stop_at is not None:
+            if stopped:
                 break
         if self.protocol == "pcm":
             await ws.send(json.dumps({"type": "bot_stopped"}))
-        if stop_at is not None and self.log is not None:
+        if stopped and self.log is not None:
             self.log.write(
                 json.dumps(
                     {
