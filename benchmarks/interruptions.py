@@ -13,7 +13,7 @@ after a dialogue's first barges in on the reply before it) and with ``--scenario
   while speaking, with 600 ms (longer than any of the words) for none. The harness must
   report exactly that on every backchannel turn.
 
-    .venv/bin/python benchmarks/interruptions.py [--items 10] [--seed 7]
+    .venv/bin/python benchmarks/interruptions.py [--items 10] [--seed 7] [--verbose]
 """
 
 from __future__ import annotations
@@ -93,6 +93,11 @@ async def one_case(stop_ms: float, yield_after_ms: float, args, dialogues) -> di
             yields["detected"] += bool(s.false_yield)
             yields["expected"] += expected
             yields["mismatched"] += bool(s.false_yield) != expected
+            if args.verbose and bool(s.false_yield) != expected:
+                print(
+                    f"  stop {stop_ms:g} ms: {r.dialogue_id} turn {r.turn_index}: word at "
+                    f"{s.at_ms} ms into the talk, false yield {s.false_yield}, lost {s.lost_s} s"
+                )
     err = np.abs(np.array(errors)) if errors else np.zeros(0)
     return {
         "stop_ms": stop_ms,
@@ -111,6 +116,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=10, help="built-in dialogues per case")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--verbose", action="store_true", help="print each misread backchannel")
     args = parser.parse_args()
     dialogues = load_dialogues(BUILTIN_DIALOGUES)[: args.items]
     results = await asyncio.gather(*(one_case(s, y, args, dialogues) for s, y in CASES))

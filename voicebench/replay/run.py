@@ -23,7 +23,7 @@ from voicebench.errors import InputError
 from voicebench.fixtures import Manifest, lookup_fixture, synthesize_fixtures, write_wav
 from voicebench.replay.speak import TURN_TIMEOUT_S, speak_turn
 from voicebench.runlog import ReplayMode, RunHeader, RunStore, TurnRecord
-from voicebench.scenarios import Scenario, TurnScenario, draw_turn, parse_scenario
+from voicebench.scenarios import Scenario, TurnScenario, draw_dialogue, parse_scenario
 from voicebench.scenarios.apply import backchannel_texts
 
 
@@ -174,12 +174,10 @@ async def replay(
 
 
 def _draw(played: list[Scenario], seed: int, dialogue: Dialogue, k: int) -> TurnScenario | None:
-    """What seeker turn ``k`` plays (which depends on what the turn before it played)."""
+    """What seeker turn ``k`` plays (``scenarios.draw_dialogue``)."""
     if not played:
         return None
-    earlier = [j for j in dialogue.seeker_turn_indices if j < k]
-    before = _draw(played, seed, dialogue, earlier[-1]) if earlier else False
-    return draw_turn(played, seed, dialogue.id, k, before=before)
+    return draw_dialogue(played, seed, dialogue.id, dialogue.seeker_turn_indices)[k]
 
 
 def _hand_over_ms(

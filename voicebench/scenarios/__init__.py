@@ -16,6 +16,7 @@ from voicebench.scenarios.spec import (
     SCENARIO_NAMES,
     Scenario,
     TurnScenario,
+    draw_dialogue,
     draw_turn,
     parse_scenario,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "Scenario",
     "TurnScenario",
     "band_limit",
+    "draw_dialogue",
     "draw_turn",
     "mix_at_snr",
     "mulaw_decode",

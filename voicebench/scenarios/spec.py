@@ -19,6 +19,7 @@ gives the same scenario, settings and audio on every run.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, get_args
 
@@ -48,9 +49,7 @@ DEFAULTS: dict[str, dict[str, Setting]] = {
 RANGES = {"delay_ms", "pause_ms", "loss_pct"}
 """Settings whose two values are a range to draw from, not a choice between two."""
 NEEDS_REPLY = ("barge-in",)
-"""Scenarios that talk over the reply to the turn before: a dialogue's first seeker turn
-cannot play them, nor can a turn after a backchannel (whose reply is left to run its course,
-so that whether the agent stopped for the word can be seen). Such a turn plays clean."""
+"""Scenarios that talk over the reply to the turn before (``draw_dialogue``)."""
 
 
 @dataclass(frozen=True)
@@ -132,24 +131,32 @@ def turn_rng(seed: int, dialogue_id: str, turn_index: int) -> np.random.Generato
 
 
 def draw_turn(
-    scenarios: list[Scenario],
-    seed: int,
-    dialogue_id: str,
-    turn_index: int,
-    *,
-    before: TurnScenario | bool | None = None,
+    scenarios: list[Scenario], seed: int, dialogue_id: str, turn_index: int
 ) -> TurnScenario | None:
-    """The scenario turn ``turn_index`` of ``dialogue_id`` plays, and its values. ``before``:
-    what the dialogue's previous seeker turn played (None if nothing), or False when there is
-    no previous turn. A turn that draws a scenario it cannot play there (``NEEDS_REPLY``)
-    plays clean."""
+    """The scenario turn ``turn_index`` of ``dialogue_id`` draws, and its values, on its own
+    (``draw_dialogue`` then settles where a barge-in can be played)."""
     if not scenarios:
         return None
     rng = turn_rng(seed, dialogue_id, turn_index)
     chosen = scenarios[int(rng.integers(len(scenarios)))]
-    no_reply = before is False or (
-        isinstance(before, TurnScenario) and before.name == "backchannel"
-    )
-    if chosen.name in NEEDS_REPLY and no_reply:
-        return None
     return TurnScenario(chosen.name, chosen.draw(rng))
+
+
+def draw_dialogue(
+    scenarios: list[Scenario], seed: int, dialogue_id: str, seeker_turns: Sequence[int]
+) -> dict[int, TurnScenario | None]:
+    """What each seeker turn of a dialogue plays. A barge-in talks over the reply to the turn
+    before, so a dialogue's first seeker turn that draws one plays clean; and a backchannel
+    turn followed by a barge-in plays clean (a backchannel needs its reply to run its course,
+    to see whether the agent stops for the word; the barge-in needs it cut)."""
+    drawn = {k: draw_turn(scenarios, seed, dialogue_id, k) for k in seeker_turns}
+    out: dict[int, TurnScenario | None] = {}
+    for i, k in enumerate(seeker_turns):
+        d = drawn[k]
+        following = drawn[seeker_turns[i + 1]] if i + 1 < len(seeker_turns) else None
+        if d is not None and d.name in NEEDS_REPLY and i == 0:
+            d = None
+        elif d is not None and d.name == "backchannel" and following is not None:
+            d = None if following.name in NEEDS_REPLY else d
+        out[k] = d
+    return out
