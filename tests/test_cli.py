@@ -91,6 +91,22 @@ BAD_INPUT = [
         ["run", "--agent", "agents/scripted.toml", "--out", "{tmp}/r", "--scenario", "noise:snr=3"],
         "--scenario noise: 'snr=3' is not key=value with a key of kind, snr_db",
     ),
+    (
+        ["demo", "--no-judge", "--out", "{tmp}/d", "--scenario", "thunder"],
+        "--scenario: unknown scenario 'thunder'",
+    ),
+    (
+        [
+            "load",
+            "--agent",
+            "ws://127.0.0.1:1",
+            "--out",
+            "{tmp}/l",
+            "--scenario",
+            "pause:pause_ms=x",
+        ],
+        "--scenario pause: pause_ms: 'x' is not a number",
+    ),
     (["judge-check", "--judge", "{tmp}/none.toml"], "none.toml: file not found"),
     (["judge-check", "--gold", "{tmp}/none.jsonl"], "none.jsonl: file not found"),
     (["judge-check", "--split", "test"], "--split"),

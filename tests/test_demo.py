@@ -39,7 +39,10 @@ def test_demo_replays_judges_three_contestants_and_leaves_nothing_running(tmp_pa
     mark = f"demo-test-{uuid.uuid4()}"
     out = tmp_path / "demo"
     result = subprocess.run(
-        [sys.executable, "-m", "voicebench", "demo", "--limit", "1", "--out", str(out)],
+        [
+            *(sys.executable, "-m", "voicebench", "demo", "--limit", "1", "--out", str(out)),
+            *("--scenario", "noise:kind=pink,snr_db=20", "--seed", "1"),
+        ],
         capture_output=True,
         text=True,
         timeout=900,
@@ -51,6 +54,8 @@ def test_demo_replays_judges_three_contestants_and_leaves_nothing_running(tmp_pa
             json.loads(line) for line in (out / agent / "turns.jsonl").read_text().splitlines()
         ]
         assert len(records) >= 2
+        # --scenario reaches every agent's run: each turn heard the seeker through noise.
+        assert all(r["scenario"]["name"] == "noise" for r in records)
         for r in records:
             assert r["error"] is None, r["error"]
             assert r["reply_text"].strip()

@@ -23,6 +23,7 @@ from voicebench.rating import NothingToRateError, RatingTable, rate_judging
 from voicebench.replay import RunProgress, demo_items, run_replay
 from voicebench.report import BuiltReport, build_report
 from voicebench.runlog import TurnRecord, default_run_dir
+from voicebench.scenarios import parse_scenario
 
 
 class DemoHooks(Protocol):
@@ -52,6 +53,9 @@ class DemoPlan:
     items: list[Dialogue]
     out_dir: Path
     judge_spec: Path | None
+    scenarios: tuple[str, ...] = ()
+    """``--scenario`` options for every agent's run (``voicebench.scenarios``)."""
+    seed: int = 0
 
 
 def missing_models(spec_path: Path) -> list[str]:
@@ -73,7 +77,13 @@ def missing_models(spec_path: Path) -> list[str]:
 
 
 def plan_demo(
-    agents: Sequence[Path], *, limit: int, out_dir: Path | None, judge_spec: Path | None
+    agents: Sequence[Path],
+    *,
+    limit: int,
+    out_dir: Path | None,
+    judge_spec: Path | None,
+    scenarios: Sequence[str] = (),
+    seed: int = 0,
 ) -> DemoPlan:
     """Check the inputs before anything starts; the default folder is ``reports/runs/``.
     Each agent's run goes in ``OUT/AGENT_NAME``."""
@@ -90,7 +100,9 @@ def plan_demo(
     label = names[0] if len(names) == 1 else f"{len(names)}-agents"
     out_dir = out_dir or default_run_dir(label, "demo-")
     planned = [DemoAgent(spec, path, out_dir / spec.name) for spec, path in specs]
-    return DemoPlan(planned, items, out_dir, judge_spec)
+    for text in scenarios:
+        parse_scenario(text)  # a bad --scenario stops the demo before anything runs
+    return DemoPlan(planned, items, out_dir, judge_spec, tuple(scenarios), seed)
 
 
 def run_demo(plan: DemoPlan, hooks: DemoHooks) -> BuiltReport:
@@ -107,6 +119,8 @@ def run_demo(plan: DemoPlan, hooks: DemoHooks) -> BuiltReport:
             fixtures_dir=BUILTIN_FIXTURES,
             out_dir=agent.run_dir,
             progress=hooks.turn,
+            scenarios=plan.scenarios,
+            seed=plan.seed,
         )
         hooks.replayed(agent.spec, agent.run_dir, records)
     run_dirs = [a.run_dir for a in plan.agents]

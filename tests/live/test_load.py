@@ -101,6 +101,37 @@ async def test_load_against_the_scripted_agent(tmp_path: Path):
     assert summary.failures == {"handshake": 1}
 
 
+async def test_load_callers_play_scenarios_and_barge_in_within_their_call(tmp_path: Path):
+    items = [d for d in load_dialogues(BUILTIN_DIALOGUES) if len(d.seeker_turn_indices) == 2][:2]
+    manifest = synthesize_fixtures(items, BUILTIN_FIXTURES).manifest
+    out = tmp_path / "load"
+    async with ScriptedVoiceAgent(delay_ms=300, stop_ms=150) as agent:
+        spec = AgentSpec(name="s", family="s", remote=RemoteSpec(url=agent.url, quiet_secs=0.8))
+        turns = await run_load(
+            spec,
+            items,
+            manifest,
+            BUILTIN_FIXTURES,
+            out,
+            callers=2,
+            ramp_s=0.5,
+            duration_s=1.0,
+            turn_timeout_s=20,
+            scenarios=["barge-in:delay_ms=900"],
+            seed=1,
+        )
+    header, _ = read_load(out)
+    assert header.scenarios == ("barge-in:delay_ms=900",)
+    by_turn = {(t.turn.dialogue_id, t.turn.turn_index): t.turn for t in turns}
+    assert len(by_turn) == 4 and all(r.error is None for r in by_turn.values())
+    for d in items:
+        first, second = (by_turn[(d.id, k)] for k in d.seeker_turn_indices)
+        assert first.scenario is None  # nothing to talk over yet
+        s = second.scenario
+        assert s is not None and s.name == "barge-in" and s.agent_speaking and s.yielded
+        assert 100 < s.stop_ms < 250  # the agent stops 150 ms after the seeker's first sound
+
+
 def test_load_command_refuses_bad_targets():
     result = CliRunner().invoke(app, ["load", "--agent", "http://127.0.0.1:1"])
     assert result.exit_code == 2 and "--agent" in result.output and "ws://" in result.output

@@ -61,6 +61,16 @@ JudgeOpt = Annotated[
 ]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Show library logs.")]
 ConcurrencyOpt = Annotated[int, typer.Option(min=1, max=256, help="Requests in flight at once.")]
+ScenarioOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--scenario",
+        help="Play a scenario (repeatable; each turn plays one): noise[:kind=pink,snr_db=10], "
+        "phone-line[:loss_pct=1-5,jitter_ms=20], barge-in[:delay_ms=300-1500], "
+        "backchannel[:words=uh-huh/yeah,delay_ms=300-1500] or pause[:pause_ms=600-1200]. "
+        "See docs/scenarios.md.",
+    ),
+]
 
 
 def say(message: str) -> None:

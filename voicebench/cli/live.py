@@ -14,6 +14,7 @@ from voicebench.cli.common import (
     DEFAULT_FIXTURES,
     DialoguesOpt,
     FixturesOpt,
+    ScenarioOpt,
     Steps,
     VerboseOpt,
     on_interrupt,
@@ -117,7 +118,10 @@ def load(
             min=1.0, max=300.0, help="Seconds a turn may take; failed turns count as this long."
         ),
     ] = 30.0,
-    seed: Annotated[int, typer.Option(help="Seed for poisson arrivals.")] = 0,
+    scenario: ScenarioOpt = None,
+    seed: Annotated[
+        int, typer.Option(help="Seed for poisson arrivals and for what each turn's scenario draws.")
+    ] = 0,
 ) -> None:
     """Many callers at once against a remote voice agent: TTFA percentiles by concurrency,
     failures by kind, and the concurrency at which the TTFA budget breaks."""
@@ -149,9 +153,15 @@ def load(
             arrivals=arrivals,
             seed=seed,
             progress=lambda t: s.line(_load_line(t)),
+            scenarios=tuple(scenario or ()),
         )
     url = spec.remote.url if spec.remote is not None else spec.id
     out.print(load_table(summary, f"{spec.name} ({url}) under load"))
+    if scenario:
+        from voicebench.cli.run import show_scenarios
+        from voicebench.live import read_load
+
+        show_scenarios([t.turn for t in read_load(target)[1]])
     show(f"turns: {target}/turns.jsonl; summary: {target}/summary.json")
 
 

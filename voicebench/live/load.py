@@ -39,9 +39,11 @@ from voicebench.agentspec import AgentSpec
 from voicebench.dialogues import Dialogue
 from voicebench.errors import InputError
 from voicebench.fixtures import Manifest
-from voicebench.replay import speak_turn
+from voicebench.replay import drawn_scenario, hand_over_ms, speak_turn
 from voicebench.replay.run import turn_history
 from voicebench.runlog import ReplayMode, TurnRecord
+from voicebench.scenarios import parse_scenario
+from voicebench.scenarios.apply import backchannel_texts
 
 LOAD_FILE = "load.json"
 TURNS_FILE = "turns.jsonl"
@@ -61,6 +63,8 @@ class LoadHeader(FrozenModel):
     seed: int
     turn_timeout_s: float
     dialogue_ids: tuple[str, ...]
+    scenarios: tuple[str, ...] = ()
+    """``--scenario`` options; each turn plays one, drawn with ``seed`` (as in a run)."""
 
 
 class LoadTurn(FrozenModel):
@@ -183,8 +187,10 @@ async def run_load(
     turn_timeout_s: float = 30.0,
     progress: Callable[[LoadTurn], None] | None = None,
     agent_factory=None,
+    scenarios: Sequence[str] = (),
 ) -> list[LoadTurn]:
-    """Run the load and return every turn (also appended to ``out_dir/turns.jsonl``)."""
+    """Run the load and return every turn (also appended to ``out_dir/turns.jsonl``).
+    ``scenarios``: ``--scenario`` options, drawn per turn with ``seed`` as in a run."""
     if spec.remote is None:
         raise InputError(
             "load needs a remote agent (a [remote] spec or a ws:// URL); serve a "
@@ -199,6 +205,7 @@ async def run_load(
         )
     if not dialogues:
         raise InputError("no dialogues to call with", field="dialogues")
+    played = [parse_scenario(text) for text in scenarios]
     if agent_factory is None:
         from voicebench.replay.remote import RemoteAgent as agent_factory
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -215,6 +222,7 @@ async def run_load(
             seed=seed,
             turn_timeout_s=turn_timeout_s,
             dialogue_ids=tuple(d.id for d in dialogues),
+            scenarios=tuple(scenarios),
         ).model_dump_json(indent=2)
         + "\n",
     )
@@ -228,7 +236,11 @@ async def run_load(
         active += 1
         try:
             async with agent_factory(spec) as agent:
-                for k in dialogue.seeker_turn_indices:
+                turns = dialogue.seeker_turn_indices
+                handed_over = False
+                for i, k in enumerate(turns):
+                    next_k = turns[i + 1] if i + 1 < len(turns) else None
+                    hand_over = hand_over_ms(played, seed, dialogue, k, next_k, manifest)
                     concurrency, offset = active, time.monotonic() - start
                     started_at = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
                     _, fields, error = await speak_turn(
@@ -240,7 +252,12 @@ async def run_load(
                         fixtures_dir,
                         turn_history(dialogue, k, ReplayMode.TEACHER_FORCED, {}),
                         timeout_s=turn_timeout_s,
+                        scenario=drawn_scenario(played, seed, dialogue, k),
+                        seed=seed,
+                        hand_over_ms=hand_over,
+                        barge_in=handed_over,
                     )
+                    handed_over = hand_over is not None
                     record = LoadTurn(
                         caller=caller,
                         call=number,
@@ -318,7 +335,8 @@ def load_test(
     from voicebench.fixtures import synthesize_fixtures
 
     items = load_dialogues(dialogues_path)
-    manifest = synthesize_fixtures(items, fixtures_dir).manifest
+    played = [parse_scenario(text) for text in kwargs.get("scenarios", ())]
+    manifest = synthesize_fixtures(items, fixtures_dir, extra=backchannel_texts(played)).manifest
     turns = asyncio.run(
         run_load(
             spec, items, manifest, fixtures_dir, out_dir, turn_timeout_s=turn_timeout_s, **kwargs

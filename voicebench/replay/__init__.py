@@ -8,11 +8,13 @@ from voicebench.replay.run import (
     run_replay,
     select_dialogues,
 )
-from voicebench.replay.speak import speak_turn
+from voicebench.replay.speak import drawn_scenario, hand_over_ms, speak_turn
 
 __all__ = [
     "RunProgress",
     "demo_items",
+    "drawn_scenario",
+    "hand_over_ms",
     "plan_turns",
     "replay",
     "run_replay",

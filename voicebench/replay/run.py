@@ -20,10 +20,10 @@ from voicebench import __version__
 from voicebench.agentspec import AgentSpec
 from voicebench.dialogues import Dialogue, Role
 from voicebench.errors import InputError
-from voicebench.fixtures import Manifest, lookup_fixture, synthesize_fixtures, write_wav
-from voicebench.replay.speak import TURN_TIMEOUT_S, speak_turn
+from voicebench.fixtures import Manifest, synthesize_fixtures, write_wav
+from voicebench.replay.speak import TURN_TIMEOUT_S, drawn_scenario, hand_over_ms, speak_turn
 from voicebench.runlog import ReplayMode, RunHeader, RunStore, TurnRecord
-from voicebench.scenarios import Scenario, TurnScenario, draw_dialogue, parse_scenario
+from voicebench.scenarios import TurnScenario, parse_scenario
 from voicebench.scenarios.apply import backchannel_texts
 
 
@@ -141,7 +141,8 @@ async def replay(
                 await agent.__aenter__()
                 handed_over = False
             following = todo[i + 1] if i + 1 < len(todo) else None
-            hand_over = _hand_over_ms(played, seed, following, dialogue, k, manifest)
+            next_k = following[1] if following and following[0].id == dialogue.id else None
+            hand_over = hand_over_ms(played, seed, dialogue, k, next_k, manifest)
             record = await _replay_turn(
                 agent,
                 spec,
@@ -154,7 +155,7 @@ async def replay(
                 done,
                 mode,
                 cold=cold,
-                scenario=_draw(played, seed, dialogue, k),
+                scenario=drawn_scenario(played, seed, dialogue, k),
                 hand_over_ms=hand_over,
                 barge_in=handed_over,
             )
@@ -171,37 +172,6 @@ async def replay(
         if agent is not None:
             await agent.__aexit__(None, None, None)
     return records
-
-
-def _draw(played: list[Scenario], seed: int, dialogue: Dialogue, k: int) -> TurnScenario | None:
-    """What seeker turn ``k`` plays (``scenarios.draw_dialogue``)."""
-    if not played:
-        return None
-    return draw_dialogue(played, seed, dialogue.id, dialogue.seeker_turn_indices)[k]
-
-
-def _hand_over_ms(
-    played: list[Scenario],
-    seed: int,
-    following: tuple[Dialogue, int] | None,
-    dialogue: Dialogue,
-    k: int,
-    manifest: Manifest,
-) -> float | None:
-    """When the turn after this one (next in the run, same dialogue) barges in: how long after
-    this reply's first audible sample to hand over, so that its first sound comes at its drawn
-    delay. None when it does not."""
-    if following is None or following[0].id != dialogue.id:
-        return None
-    after = [j for j in dialogue.seeker_turn_indices if j > k]
-    if not after or after[0] != following[1]:  # the turn in between is already done
-        return None
-    scenario = _draw(played, seed, *following)
-    if scenario is None or scenario.name != "barge-in":
-        return None
-    entry = lookup_fixture(manifest, following[0].turns[following[1]].text)
-    lead_ms = entry.speech_start_sample * 1000 / 16_000 if entry else 0.0
-    return max(0.0, float(scenario.params["delay_ms"]) - lead_ms)
 
 
 async def _replay_turn(

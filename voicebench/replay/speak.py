@@ -14,7 +14,7 @@ from voicebench.dialogues import Dialogue
 from voicebench.errors import RunError, redact
 from voicebench.fixtures import Manifest, lookup_fixture, read_wav
 from voicebench.runlog import ScenarioOutcome, TurnError
-from voicebench.scenarios import TurnScenario
+from voicebench.scenarios import Scenario, TurnScenario, draw_dialogue
 from voicebench.scenarios.apply import agent_audio, audio_rng, seeker_audio, spoken_word
 from voicebench.scenarios.overlap import (
     backchannel_outcome,
@@ -171,6 +171,38 @@ async def speak_turn(
             measured["answered"] = error is None
         fields["scenario"] = ScenarioOutcome(name=scenario.name, params=scenario.params, **measured)
     return heard, fields, error
+
+
+def drawn_scenario(
+    played: list[Scenario], seed: int, dialogue: Dialogue, k: int
+) -> TurnScenario | None:
+    """What seeker turn ``k`` plays (``scenarios.draw_dialogue``)."""
+    if not played:
+        return None
+    return draw_dialogue(played, seed, dialogue.id, dialogue.seeker_turn_indices)[k]
+
+
+def hand_over_ms(
+    played: list[Scenario],
+    seed: int,
+    dialogue: Dialogue,
+    k: int,
+    next_k: int | None,
+    manifest: Manifest,
+) -> float | None:
+    """When turn ``next_k``, spoken right after turn ``k`` of the same dialogue, barges in:
+    how long after turn ``k``'s reply's first audible sample to hand over, so that its first
+    sound comes at its drawn delay. None when it does not (or when ``next_k`` is not the next
+    seeker turn: a turn in between is already done)."""
+    after = [j for j in dialogue.seeker_turn_indices if j > k]
+    if next_k is None or not after or after[0] != next_k:
+        return None
+    scenario = drawn_scenario(played, seed, dialogue, next_k)
+    if scenario is None or scenario.name != "barge-in":
+        return None
+    entry = lookup_fixture(manifest, dialogue.turns[next_k].text)
+    lead_ms = entry.speech_start_sample * 1000 / RATE if entry else 0.0
+    return max(0.0, float(scenario.params["delay_ms"]) - lead_ms)
 
 
 def _overlap(scenario: TurnScenario, heard, speech_start_sample: int, word_lead: int) -> dict:
