@@ -89,6 +89,24 @@ def test_every_shipped_agent_loads_when_its_key_variable_is_set(monkeypatch):
     remote = specs["remote-example"]
     assert remote.llm is None and remote.remote.url == "ws://127.0.0.1:8765"
     assert remote.id == "remote/remote-example" and remote.key_variable is None
+    phone = specs["phone-example"].remote
+    assert phone.protocol == "twilio" and phone.sample_rate == 8_000
+    assert phone.parameters == {"campaign": "voicebench"}
+
+
+def test_a_remote_agents_token_variable_must_be_set(tmp_path, monkeypatch):
+    path = tmp_path / "far.toml"
+    path.write_text(
+        'name = "far"\nfamily = "acme"\n[remote]\nurl = "ws://127.0.0.1:1"\n'
+        '[remote.auth]\ntoken_env = "VB_TEST_FAR_TOKEN"\n'
+    )
+    monkeypatch.delenv("VB_TEST_FAR_TOKEN", raising=False)
+    with pytest.raises(MissingSecretError, match=r"remote\.auth\.token_env: .*VB_TEST_FAR_TOKEN"):
+        load_agent_spec(path)
+    monkeypatch.setenv("VB_TEST_FAR_TOKEN", "a-long-token")
+    spec = load_agent_spec(path)
+    assert spec.key_variable == "VB_TEST_FAR_TOKEN"
+    assert "a-long-token" not in spec.model_dump_json()  # only the variable's name is kept
 
 
 @pytest.mark.parametrize(

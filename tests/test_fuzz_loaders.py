@@ -173,7 +173,13 @@ def test_agent_specs(data):
         / "agents"
         / data.draw(
             st.sampled_from(
-                ["local.toml", "scripted.toml", "openai-compatible.toml", "remote-example.toml"]
+                [
+                    "local.toml",
+                    "scripted.toml",
+                    "openai-compatible.toml",
+                    "remote-example.toml",
+                    "phone-example.toml",
+                ]
             )
         )
     ).read_text()

@@ -56,10 +56,18 @@ apply)::
 
     [remote]
     url = "ws://127.0.0.1:8765"       # ws:// or wss://
-    protocol = "pcm"                  # "pcm" (voicebench's protocol, voicebench/replay/wire.py)
-                                      # or "pipecat" (pipecat's protobuf frame serializer)
-    sample_rate = 16000               # of the PCM both ways
+    protocol = "pcm"                  # "pcm" (voicebench's protocol, voicebench/replay/wire.py),
+                                      # "pipecat" (pipecat's protobuf frame serializer), or
+                                      # "twilio" / "telnyx" (the phone platforms' media streams)
+    sample_rate = 16000               # of the PCM both ways (pcm, pipecat; a phone line is 8 kHz)
     quiet_secs = 1.5                  # after the agent's audio, this much quiet ends its turn
+    parameters = { campaign = "x" }   # twilio / telnyx: custom parameters of the call's start
+
+    [remote.auth]                     # optional: for an agent that checks a token
+    token_env = "AGENT_TOKEN"         # the variable holding the token, never the token
+    header = "Authorization"          # sent in this header, after scheme ("Bearer TOKEN")
+    scheme = "Bearer"                 # "" sends the token alone
+    query = "token"                   # and/or as this query parameter (?token=TOKEN)
 """
 
 from __future__ import annotations
@@ -67,7 +75,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import Field, model_validator
 
@@ -180,22 +188,86 @@ class TurnSpec(FrozenModel):
         return self
 
 
+Protocol = Literal["pcm", "pipecat", "twilio", "telnyx"]
+PROTOCOLS: tuple[str, ...] = get_args(Protocol)
+
+
+class RemoteAuth(FrozenModel):
+    """A token the agent checks on connecting, read from the environment when dialling."""
+
+    token_env: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    """Name of the environment variable holding the token; never the token itself."""
+    header: str | None = Field(default="Authorization", pattern=r"^[A-Za-z0-9-]+$")
+    """The handshake header that carries it (None: no header)."""
+    scheme: str = Field(default="Bearer", pattern=r"^[A-Za-z0-9_-]*$")
+    """Written before the token in the header; empty sends the token alone."""
+    query: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]+$")
+    """A query parameter of the URL that carries it too (None: none)."""
+
+    @model_validator(mode="after")
+    def _somewhere(self) -> RemoteAuth:
+        if self.header is None and self.query is None:
+            raise ValueError("give header or query (or both): where the token goes")
+        return self
+
+    def token(self) -> str | None:
+        return os.environ.get(self.token_env) or None
+
+
 class RemoteSpec(FrozenModel):
     """A running voice agent reached over WebSocket."""
 
     url: str = Field(pattern=r"^wss?://[^\s/]+(/\S*)?$")
     """``ws://host:port/path`` or ``wss://...``."""
-    protocol: Literal["pcm", "pipecat"] = "pcm"
+    protocol: Protocol = "pcm"
     """``pcm``: raw 16-bit mono PCM frames and JSON control messages (voicebench's protocol);
     ``pipecat``: pipecat's protobuf frame serializer, as pipecat's WebSocket server transport
-    speaks it."""
+    speaks it; ``twilio`` and ``telnyx``: the phone platform's side of its media stream (JSON
+    events, 8 kHz mu-law), as an agent that answers phone calls is reached."""
     sample_rate: int = Field(default=16_000, ge=8_000, le=48_000)
-    """Sample rate of the audio sent and received."""
+    """Sample rate of the audio sent and received (``pcm`` and ``pipecat``; on a phone stream
+    it is 8 kHz, set so when left out)."""
+    parameters: dict[str, str] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    """``twilio`` and ``telnyx``: custom parameters sent in the stream's ``start`` event."""
+    auth: RemoteAuth | None = Field(default=None, exclude_if=lambda v: v is None)
+    """A token to present on connecting."""
     connect_timeout_secs: float = Field(default=10.0, gt=0.0, le=120.0)
     """Give up connecting after this long."""
     quiet_secs: float = Field(default=1.5, gt=0.0, le=10.0)
     """After the agent has spoken, this much time with no new audio ends its turn (unless
     it says so first with a ``bot_stopped`` message)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _phone_lines_are_8k(cls, data: object) -> object:
+        if isinstance(data, dict) and data.get("protocol") in ("twilio", "telnyx"):
+            if data.get("sample_rate", 8_000) != 8_000:
+                raise ValueError(
+                    f"a {data['protocol']} stream is 8 kHz mu-law; leave sample_rate out"
+                )
+            data = {**data, "sample_rate": 8_000}
+        return data
+
+    @model_validator(mode="after")
+    def _parameters_need_a_phone_stream(self) -> RemoteSpec:
+        if self.parameters and self.protocol not in ("twilio", "telnyx"):
+            raise ValueError("parameters are sent only in a twilio or telnyx stream's start")
+        return self
+
+    def dial(self) -> tuple[str, dict[str, str], str | None]:
+        """The URL to dial, the handshake headers and the token (to keep out of anything
+        shown), the token read from the environment now."""
+        token = self.auth.token() if self.auth is not None else None
+        if self.auth is None or token is None:
+            return self.url, {}, None
+        url, headers = self.url, {}
+        if self.auth.query is not None:
+            from urllib.parse import quote
+
+            url += ("&" if "?" in url else "?") + f"{self.auth.query}={quote(token, safe='')}"
+        if self.auth.header is not None:
+            headers[self.auth.header] = f"{self.auth.scheme} {token}".strip()
+        return url, headers, token
 
 
 class AgentSpec(FrozenModel):
@@ -234,8 +306,16 @@ class AgentSpec(FrozenModel):
 
     @property
     def key_variable(self) -> str | None:
-        """The environment variable holding the LLM's key, if any."""
-        return self.llm.api_key_env if self.llm is not None else None
+        """The environment variable holding the LLM's key or the remote agent's token, if any."""
+        if self.llm is not None:
+            return self.llm.api_key_env
+        auth = self.remote.auth if self.remote is not None else None
+        return auth.token_env if auth is not None else None
+
+    @property
+    def key_field(self) -> str:
+        """Where ``key_variable`` is named in the spec."""
+        return "llm.api_key_env" if self.llm is not None else "remote.auth.token_env"
 
 
 def load_agent_spec(path: str | Path, *, require_secrets: bool = True) -> AgentSpec:
@@ -250,10 +330,14 @@ def load_agent_spec(path: str | Path, *, require_secrets: bool = True) -> AgentS
     spec = validate_record(AgentSpec, data, file=path)
     var = spec.key_variable
     if require_secrets and var and not os.environ.get(var):
-        raise MissingSecretError(path, "llm.api_key_env", var)
+        raise MissingSecretError(path, spec.key_field, var)
     return spec
 
 
 def api_key(spec: AgentSpec) -> str | None:
-    """The key for the spec's LLM, read from the environment at the moment it is needed."""
-    return spec.llm.api_key() if spec.llm is not None else None
+    """The key for the spec's LLM, or the remote agent's token, read from the environment at
+    the moment it is needed."""
+    if spec.llm is not None:
+        return spec.llm.api_key()
+    auth = spec.remote.auth if spec.remote is not None else None
+    return auth.token() if auth is not None else None

@@ -139,3 +139,48 @@ def test_load_command_refuses_bad_targets():
     assert result.exit_code == 2 and "--arrivals" in result.output
     result = CliRunner().invoke(app, ["load", "--agent", "agents/local.toml", "--duration", "5"])
     assert result.exit_code == 2 and "remote" in result.output
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # closed again at once: nobody listens there
+
+
+def test_callers_back_off_and_load_stops_when_no_call_is_answered(tmp_path: Path):
+    url = f"ws://127.0.0.1:{_closed_port()}"
+    # Two seconds: the caller dials, waits, dials again... a handful of times, not thousands.
+    short = CliRunner().invoke(
+        app,
+        ["load", "--agent", url, "--callers", "1", "--duration", "2", "--out", str(tmp_path / "a")],
+    )
+    dialled = read_load(tmp_path / "a")[1]
+    assert short.exit_code == 1, short.output
+    assert 2 <= len(dialled) <= 5
+    assert {t.turn.error.kind for t in dialled if t.turn.error} == {"connection_refused"}
+    # A minute asked for: it stops once no call has been answered in the first seconds,
+    # saying so in one line, and keeps what it measured.
+    long = CliRunner().invoke(
+        app,
+        [
+            "load",
+            "--agent",
+            url,
+            "--callers",
+            "2",
+            "--duration",
+            "60",
+            "--out",
+            str(tmp_path / "b"),
+        ],
+    )
+    assert long.exit_code == 1, long.output
+    line = " ".join(long.output.split())
+    assert "the agent answered none of" in line and "load stopped" in line
+    assert f"connection_refused: {url}" in line
+    kept = read_load(tmp_path / "b")[1]
+    assert 2 <= len(kept) <= 12 and all(t.turn.error is not None for t in kept)
+    summary = (tmp_path / "b" / "summary.json").read_text()
+    assert '"connection_refused"' in summary

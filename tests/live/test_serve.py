@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from fastapi import WebSocket  # at module level: FastAPI resolves the endpoint's annotations here
 from processes import ROOT, as_in_a_terminal, descendants, survivors, voicebench
 
 from voicebench.agentspec import AgentSpec, LLMSpec, RemoteSpec
@@ -23,18 +24,18 @@ from voicebench.replay import replay
 pytestmark = pytest.mark.slow
 
 
-def _remote(url: str, protocol: str) -> AgentSpec:
+def _remote(url: str, protocol: str, **over) -> AgentSpec:
     return AgentSpec(
         name="served",
         family="scripted",
-        remote=RemoteSpec(url=url, protocol=protocol, quiet_secs=1.0),
+        remote=RemoteSpec(url=url, protocol=protocol, quiet_secs=1.0, **over),
     )
 
 
-async def _call(url: str, protocol: str, out: Path):
+async def _call(url: str, protocol: str, out: Path, **over):
     dialogue = next(d for d in load_dialogues(BUILTIN_DIALOGUES) if len(d.seeker_turn_indices) == 2)
     return await replay(
-        _remote(url, protocol),
+        _remote(url, protocol, **over),
         spec_path=Path("served.toml"),
         dialogues=[dialogue],
         dialogues_path=BUILTIN_DIALOGUES,
@@ -111,18 +112,33 @@ async def test_serve_answers_calls_and_stops_cleanly(tmp_path: Path):
     assert not survivors(helpers)  # the helper went with it
 
 
-def _serve(tmp_path: Path) -> tuple[subprocess.Popen, str]:
+def _serve(tmp_path: Path, protocol: str = "pcm") -> tuple[subprocess.Popen, str]:
     proc = subprocess.Popen(
-        voicebench("serve", "--agent", "agents/scripted.toml", "--port", "0"),
+        voicebench(
+            "serve", "--agent", "agents/scripted.toml", "--port", "0", "--protocol", protocol
+        ),
         stdout=subprocess.PIPE,
         stderr=(tmp_path / "serve.err").open("w"),
         text=True,
         cwd=ROOT,
     )
     line = proc.stdout.readline()
-    match = re.search(r"on (ws://127\.0\.0\.1:\d+), protocol pcm", line)
+    match = re.search(rf"on (ws://127\.0\.0\.1:\d+), protocol {protocol}", line)
     assert match, (line, (tmp_path / "serve.err").read_text())
     return proc, match.group(1)
+
+
+async def test_serve_answers_phone_calls_on_a_twilio_stream(tmp_path: Path):
+    serve, url = _serve(tmp_path, "twilio")
+    try:
+        records = await _call(url, "twilio", tmp_path / "run")
+        _check(records, tmp_path / "run")
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        code = serve.wait(timeout=30)
+    assert code == 0
+    log = (tmp_path / "serve.err").read_text()
+    assert log.count("call started") == log.count("call ended") == 1
 
 
 def test_callers_hanging_up_mid_call_end_their_pipelines(tmp_path: Path):
@@ -236,3 +252,83 @@ async def test_load_against_a_pipecat_bot(tmp_path: Path):
     async with pipecat_bot() as url:
         turns = await _load(url, "pipecat", tmp_path / "load", callers=1)
     assert turns and all(t.turn.error is None for t in turns)
+
+
+@contextlib.asynccontextmanager
+async def pipecat_twilio_bot(seen: dict):
+    """A plain pipecat phone bot, as pipecat's Twilio examples build one: a FastAPI WebSocket
+    endpoint reads the stream's start with pipecat's ``parse_telephony_websocket`` and runs the
+    pipeline on ``FastAPIWebsocketTransport`` with ``TwilioFrameSerializer``, untouched, until
+    the caller hangs up. What pipecat parsed from the start goes in ``seen``; yields the URL."""
+    import asyncio
+
+    import uvicorn
+    from fastapi import FastAPI
+    from pipecat.runner.utils import parse_telephony_websocket
+    from pipecat.serializers.twilio import TwilioFrameSerializer
+    from pipecat.transports.websocket.fastapi import (
+        FastAPIWebsocketParams,
+        FastAPIWebsocketTransport,
+    )
+
+    from voicebench.replay.agent import VoiceAgent
+
+    bot = AgentSpec(
+        name="pipecat-phone-bot",
+        family="scripted",
+        llm=LLMSpec(provider="scripted", model="scripted-llm", ttft_ms=300),
+    )
+    app = FastAPI()
+
+    @app.websocket("/media")
+    async def media(websocket: WebSocket) -> None:
+        await websocket.accept()
+        platform, call = await parse_telephony_websocket(websocket)
+        seen.update(platform=platform, stream=call.stream_id, body=dict(call.body or {}))
+        serializer = TwilioFrameSerializer(
+            stream_sid=call.stream_id,
+            call_sid=call.call_id,
+            params=TwilioFrameSerializer.InputParams(auto_hang_up=False),
+        )
+        gone = asyncio.Event()
+
+        def transport(params, _observer):
+            made = FastAPIWebsocketTransport(
+                websocket,
+                FastAPIWebsocketParams(
+                    **params.model_dump(), add_wav_header=False, serializer=serializer
+                ),
+            )
+            made.event_handler("on_client_disconnected")(lambda *_: gone.set())
+            return made
+
+        async with VoiceAgent(bot, transport=transport):
+            await gone.wait()
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        assert not task.done(), "the bot's server did not start"
+        await asyncio.sleep(0.05)
+    try:
+        yield f"ws://127.0.0.1:{port}/media"
+    finally:
+        server.should_exit = True
+        await task
+
+
+async def test_a_plain_pipecat_twilio_bot_is_called_as_a_phone_platform_would(tmp_path: Path):
+    seen: dict = {}
+    async with pipecat_twilio_bot(seen) as url:
+        records = await _call(url, "twilio", tmp_path / "run", parameters={"caller": "vb"})
+    # pipecat recognised a Twilio stream and read its ids and custom parameters.
+    assert seen["platform"] == "twilio" and seen["stream"].startswith("MZ")
+    assert seen["body"] == {"caller": "vb"}
+    _check(records, tmp_path / "run")
+    from voicebench.judging.replies import Transcriber, agent_replies
+
+    replies = list(agent_replies(tmp_path / "run", Transcriber(), set()))
+    assert len(replies) == 1 and len(replies[0].heard.split()) >= 5

@@ -24,8 +24,12 @@ def three_turns():
     return next(d for d in load_dialogues(BUILTIN_DIALOGUES) if len(d.seeker_turn_indices) == 3)
 
 
-def remote(url: str) -> AgentSpec:
-    return AgentSpec(name="far-bot", family="acme", remote=RemoteSpec(url=url, quiet_secs=0.8))
+def remote(url: str, protocol: str = "pcm") -> AgentSpec:
+    return AgentSpec(
+        name="far-bot",
+        family="acme",
+        remote=RemoteSpec(url=url, protocol=protocol, quiet_secs=0.8),
+    )
 
 
 def seeker_start_ns(record) -> int:
@@ -73,6 +77,25 @@ async def test_a_remote_agents_stops_and_false_yields_match_what_it_did(tmp_path
         # It stopped 150 ms into the word (about 0.3 s long) and answered the word once its
         # 600 ms hangover had passed: some 0.75 s of silence it need not have made.
         assert 0.5 < s.lost_s < 1.5
+
+
+async def test_a_phone_agents_clear_is_its_stop(tmp_path: Path):
+    """On a Twilio stream the agent stops by sending ``clear`` 150 ms after the caller's first
+    sound; the audio it had sent for later is dropped there, and the stop is read at it."""
+    async with ScriptedVoiceAgent(delay_ms=300, stop_ms=150, protocol="twilio") as agent:
+        barged = await replay(
+            remote(agent.url, "twilio"),
+            scenarios=["barge-in:delay_ms=900"],
+            **builtin_run([three_turns()], tmp_path),
+        )
+        stops = [s["last_audible_ns"] for s in agent.stops()]
+    assert len(stops) == 2
+    for r in barged[1:]:
+        s = r.scenario
+        assert r.error is None and s is not None and s.agent_speaking and s.yielded
+        stop_ns = seeker_start_ns(r) + int(s.stop_ms * 1e6)
+        assert min(abs(stop_ns - t) for t in stops) < 30_000_000, (s, stops)
+        assert 100 < s.stop_ms < 200
 
 
 async def test_a_pause_longer_than_the_agents_wait_draws_a_premature_reply(tmp_path: Path):

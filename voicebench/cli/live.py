@@ -44,7 +44,10 @@ def serve(
     ] = 8765,
     protocol: Annotated[
         str,
-        typer.Option(help="pcm (voicebench's protocol) or pipecat (pipecat's protobuf frames)."),
+        typer.Option(
+            help="pcm (voicebench's protocol), pipecat (pipecat's protobuf frames), or twilio / "
+            "telnyx (the agent's side of a phone platform's media stream)."
+        ),
     ] = "pcm",
     verbose: VerboseOpt = False,
 ) -> None:
@@ -53,11 +56,11 @@ def serve(
     import asyncio
 
     quiet_libraries(verbose)
-    from voicebench.agentspec import load_agent_spec
+    from voicebench.agentspec import PROTOCOLS, load_agent_spec
     from voicebench.live import serve as serve_agent
 
-    if protocol not in ("pcm", "pipecat"):
-        raise InputError("must be pcm or pipecat", field="--protocol")
+    if protocol not in PROTOCOLS:
+        raise InputError(f"must be one of {', '.join(PROTOCOLS)}", field="--protocol")
     spec = load_agent_spec(agent)
 
     def ready(url: str) -> None:
@@ -104,7 +107,9 @@ def load(
         ),
     ] = 60.0,
     arrivals: Annotated[str, typer.Option(help="fixed (evenly spaced) or poisson.")] = "fixed",
-    protocol: Annotated[str, typer.Option(help="With a URL: pcm or pipecat.")] = "pcm",
+    protocol: Annotated[
+        str, typer.Option(help="With a URL: pcm, pipecat, twilio or telnyx.")
+    ] = "pcm",
     out_dir: Annotated[
         Path | None,
         typer.Option("--out", "-o", help="Load folder (default reports/load/TIMESTAMP)."),

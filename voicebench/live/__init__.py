@@ -1,15 +1,7 @@
 """Live agents: serving a voicebench agent over WebSocket, and many callers at once."""
 
-from voicebench.live.load import (
-    LoadLevel,
-    LoadSummary,
-    LoadTurn,
-    load_target,
-    load_test,
-    read_load,
-    run_load,
-    summarize_load,
-)
+from voicebench.live.load import LoadTurn, load_target, load_test, read_load, run_load
+from voicebench.live.load_summary import LoadLevel, LoadSummary, summarize_load
 from voicebench.live.serve import serve
 
 __all__ = [

@@ -12,24 +12,25 @@ Each turn is appended to ``turns.jsonl`` as a ``LoadTurn`` the moment it ends, w
 number of calls in progress when it started (its concurrency). ``load.json`` says what was
 run. A load folder can be summarized again at any time, also after a kill.
 
-Summary. Turns are grouped by concurrency. Failed turns are not dropped: their TTFA is
-censored at the turn timeout (counted as the timeout, so percentiles only get worse), and
-the failures are counted by kind. The budget breaks at the lowest concurrency from which on
-the censored TTFA p90 is over the TTFA budget.
+A call the agent does not answer (refused, or no WebSocket at the handshake) is one failed
+turn; its caller then waits before dialling again, 0.5 s doubling with each miss in a row up
+to 8 s, jittered. When not one call has been answered in the first ``GIVE_UP_S`` seconds the
+load stops there with ``AgentUnanswered``, its failed turns kept.
+
+Summary: ``voicebench.live.load_summary``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import random
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from pydantic import Field
 
 from voicebench import __version__
@@ -37,8 +38,9 @@ from voicebench._jsonl import append_record, read_models, write_atomic
 from voicebench._model import FrozenModel
 from voicebench.agentspec import AgentSpec
 from voicebench.dialogues import Dialogue
-from voicebench.errors import InputError
+from voicebench.errors import InputError, RunError
 from voicebench.fixtures import Manifest
+from voicebench.live.load_summary import LoadSummary, summarize_load
 from voicebench.replay import drawn_scenario, hand_over_ms, speak_turn
 from voicebench.replay.run import turn_history
 from voicebench.runlog import ReplayMode, TurnRecord
@@ -49,6 +51,16 @@ LOAD_FILE = "load.json"
 TURNS_FILE = "turns.jsonl"
 MAX_CALLERS = 200
 MAX_DURATION_S = 3600.0
+BACKOFF_S = 0.5
+"""A caller whose call was not answered waits this long before dialling again, doubling with
+each miss in a row up to ``BACKOFF_MAX_S`` (each wait jittered down by up to half, seeded)."""
+BACKOFF_MAX_S = 8.0
+GIVE_UP_S = 5.0
+"""When no call at all has been answered this long after the start, the load stops."""
+
+
+class AgentUnanswered(RunError):
+    """Not one call was answered in the load's first seconds."""
 
 
 class LoadHeader(FrozenModel):
@@ -80,31 +92,6 @@ class LoadTurn(FrozenModel):
     turn: TurnRecord
 
 
-class LoadLevel(FrozenModel):
-    """The turns that started at one concurrency."""
-
-    concurrency: int
-    turns: int
-    failed: int
-    ttfa_p50_ms: float | None
-    ttfa_p90_ms: float | None
-    ttfa_p99_ms: float | None
-    within_budget: float | None
-    """Share of these turns (failed ones as misses) with TTFA within the budget."""
-
-
-class LoadSummary(FrozenModel):
-    turns: int
-    failed: int
-    failures: dict[str, int]
-    """Failed turns by kind (``connection_refused``, ``closed_mid_turn``, ``timeout``...)."""
-    calls: int
-    levels: tuple[LoadLevel, ...]
-    budget_ttfa_ms: float
-    budget_breaks_at: int | None
-    """The lowest concurrency from which on the censored TTFA p90 exceeds the budget."""
-
-
 def arrival_times(callers: int, ramp_s: float, arrivals: str, seed: int) -> list[float]:
     """Seconds after the start at which each caller arrives."""
     if callers == 1 or ramp_s == 0:
@@ -118,50 +105,6 @@ def arrival_times(callers: int, ramp_s: float, arrivals: str, seed: int) -> list
         out.append(t)
         t += rng.expovariate(1.0 / gap)
     return out
-
-
-def summarize_load(
-    turns: Sequence[LoadTurn], *, budget_ttfa_ms: float, turn_timeout_s: float
-) -> LoadSummary:
-    censor = turn_timeout_s * 1000.0
-
-    def ttfa(t: LoadTurn) -> float:
-        timing = t.turn.timing
-        if t.turn.error is None and timing is not None and timing.ttfa_ms is not None:
-            return timing.ttfa_ms
-        return censor
-
-    levels = []
-    for c in sorted({t.concurrency for t in turns}):
-        group = [t for t in turns if t.concurrency == c]
-        x = np.array([ttfa(t) for t in group])
-        p50, p90, p99 = (round(float(v), 1) for v in np.percentile(x, [50, 90, 99]))
-        ok = [t.turn.error is None and ttfa(t) <= budget_ttfa_ms for t in group]
-        levels.append(
-            LoadLevel(
-                concurrency=c,
-                turns=len(group),
-                failed=sum(t.turn.error is not None for t in group),
-                ttfa_p50_ms=p50,
-                ttfa_p90_ms=p90,
-                ttfa_p99_ms=p99,
-                within_budget=round(sum(ok) / len(ok), 4),
-            )
-        )
-    breaks = None
-    for k, level in enumerate(levels):
-        if all(lv.ttfa_p90_ms is not None and lv.ttfa_p90_ms > budget_ttfa_ms for lv in levels[k:]):
-            breaks = level.concurrency
-            break
-    return LoadSummary(
-        turns=len(turns),
-        failed=sum(t.turn.error is not None for t in turns),
-        failures=dict(Counter(t.turn.error.kind for t in turns if t.turn.error is not None)),
-        calls=len({(t.caller, t.call) for t in turns}),
-        levels=tuple(levels),
-        budget_ttfa_ms=budget_ttfa_ms,
-        budget_breaks_at=breaks,
-    )
 
 
 def read_load(out_dir: Path) -> tuple[LoadHeader, list[LoadTurn]]:
@@ -230,12 +173,20 @@ async def run_load(
     start = time.monotonic()
     active = 0
     done: list[LoadTurn] = []
+    answered = asyncio.Event()
+    dialled = 0
 
-    async def call(caller: int, number: int, dialogue: Dialogue) -> None:
-        nonlocal active
+    async def call(caller: int, number: int, dialogue: Dialogue) -> bool:
+        """One call; whether the agent answered it (its WebSocket opened)."""
+        nonlocal active, dialled
         active += 1
+        dialled += 1
+        connected = False
         try:
             async with agent_factory(spec) as agent:
+                connected = getattr(agent, "connected", True)
+                if connected:
+                    answered.set()
                 turns = dialogue.seeker_turn_indices
                 handed_over = False
                 for i, k in enumerate(turns):
@@ -286,16 +237,50 @@ async def run_load(
                         break
         finally:
             active -= 1
+        return connected
 
     async def caller_loop(caller: int, arrive_s: float) -> None:
         await asyncio.sleep(arrive_s)
-        number = 0
+        number, misses = 0, 0
+        jitter = random.Random(f"{seed}:{caller}")
         while time.monotonic() - start < duration_s:
-            await call(caller, number, dialogues[(caller + number) % len(dialogues)])
+            if await call(caller, number, dialogues[(caller + number) % len(dialogues)]):
+                misses = 0
+            else:  # not answered: wait before dialling again, longer each time
+                misses += 1
+                wait = min(BACKOFF_MAX_S, BACKOFF_S * 2 ** (misses - 1))
+                left = duration_s - (time.monotonic() - start)
+                await asyncio.sleep(max(0.0, min(left, wait * jitter.uniform(0.5, 1.0))))
             number += 1
 
+    async def watch() -> None:
+        """Stop the callers when the agent answers no call in its first seconds."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(answered.wait(), GIVE_UP_S)
+        if not answered.is_set():
+            for task in callers_running:
+                task.cancel()
+
     arrive = arrival_times(callers, ramp_s, arrivals, seed)
-    await asyncio.gather(*(caller_loop(k, t) for k, t in enumerate(arrive) if t < duration_s))
+    callers_running = [
+        asyncio.create_task(caller_loop(k, t)) for k, t in enumerate(arrive) if t < duration_s
+    ]
+    watcher = asyncio.create_task(watch())
+    try:
+        ended = await asyncio.gather(*callers_running, return_exceptions=True)
+    finally:
+        watcher.cancel()
+    for outcome in ended:
+        if isinstance(outcome, Exception):
+            raise outcome
+    if not answered.is_set():
+        failed = [t.turn.error for t in done if t.turn.error is not None]
+        why = f" (last: {failed[-1].kind}: {failed[-1].reason})" if failed else ""
+        raise AgentUnanswered(
+            f"the agent answered none of {dialled} calls in the first "
+            f"{min(GIVE_UP_S, time.monotonic() - start):.0f} s{why}; "
+            f"load stopped. What it measured is in {out_dir}"
+        )
     return done
 
 
@@ -337,11 +322,27 @@ def load_test(
     items = load_dialogues(dialogues_path)
     played = [parse_scenario(text) for text in kwargs.get("scenarios", ())]
     manifest = synthesize_fixtures(items, fixtures_dir, extra=backchannel_texts(played)).manifest
-    turns = asyncio.run(
-        run_load(
-            spec, items, manifest, fixtures_dir, out_dir, turn_timeout_s=turn_timeout_s, **kwargs
+    try:
+        turns = asyncio.run(
+            run_load(
+                spec,
+                items,
+                manifest,
+                fixtures_dir,
+                out_dir,
+                turn_timeout_s=turn_timeout_s,
+                **kwargs,
+            )
         )
-    )
+    except AgentUnanswered:
+        _summarize(read_load(out_dir)[1], out_dir, budget_ttfa_ms, turn_timeout_s)
+        raise
+    return _summarize(turns, out_dir, budget_ttfa_ms, turn_timeout_s)
+
+
+def _summarize(
+    turns: Sequence[LoadTurn], out_dir: Path, budget_ttfa_ms: float, turn_timeout_s: float
+) -> LoadSummary:
     summary = summarize_load(turns, budget_ttfa_ms=budget_ttfa_ms, turn_timeout_s=turn_timeout_s)
     write_atomic(out_dir / SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
     return summary

@@ -1,7 +1,9 @@
 """``voicebench serve``: any voicebench agent as a WebSocket voice agent on 127.0.0.1.
 
-Each connection is one call with its own pipeline (VAD, Whisper, the LLM, Piper), in either
-protocol of ``voicebench.replay.wire``. The caller's audio goes straight into the pipeline
+Each connection is one call with its own pipeline (VAD, Whisper, the LLM, Piper), in any
+protocol of ``voicebench.replay.wire``: on a phone platform's stream (``twilio``, ``telnyx``)
+it is the agent's side, the caller's 8 kHz mu-law resampled for the pipeline and back, and a
+``clear`` sent when the agent is interrupted. The caller's audio goes straight into the pipeline
 (the caller paces it); the agent's voice is sent as it would be played, in real time. A
 ``context`` message sets the conversation before the next turn, so a teacher-forced replay
 against a served agent hears the same history as one against the pipeline in-process.
@@ -17,8 +19,14 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-from pipecat.frames.frames import InputAudioRawFrame, OutputAudioRawFrame, StartFrame
+from pipecat.frames.frames import (
+    Frame,
+    InputAudioRawFrame,
+    InterruptionFrame,
+    OutputAudioRawFrame,
+    StartFrame,
+)
+from pipecat.processors.frame_processor import FrameDirection
 from pipecat.transports.base_input import BaseInputTransport
 from pipecat.transports.base_output import BaseOutputTransport
 from pipecat.transports.base_transport import BaseTransport, TransportParams
@@ -27,7 +35,8 @@ from voicebench.agentspec import AgentSpec
 from voicebench.errors import InputError, RunError
 from voicebench.llm import connect
 from voicebench.replay.realtime import Playout
-from voicebench.replay.wire import codec as make_codec
+from voicebench.replay.telephony import TelephonyAgentSide
+from voicebench.replay.wire import agent_codec
 
 HOST = "127.0.0.1"
 SAMPLE_RATE = 16_000
@@ -45,12 +54,22 @@ class _CallerInput(BaseInputTransport):
 
 
 class _CallerOutput(BaseOutputTransport):
-    """Sends the agent's voice to the caller no faster than it would play."""
+    """Sends the agent's voice to the caller no faster than it would play, and tells the
+    caller to drop what it has queued (``clear``) when the agent is interrupted."""
 
-    def __init__(self, params: TransportParams, send: Callable, **kwargs) -> None:
+    def __init__(
+        self, params: TransportParams, send: Callable, clear: Callable | None, **kwargs
+    ) -> None:
         super().__init__(params, **kwargs)
         self._send = send
+        self._clear = clear
         self._playout = Playout()
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        await super().process_frame(frame, direction)
+        if isinstance(frame, InterruptionFrame) and self._clear is not None:
+            with contextlib.suppress(Exception):  # the caller hung up
+                await self._clear()
 
     async def start(self, frame: StartFrame) -> None:
         await super().start(frame)
@@ -66,10 +85,12 @@ class _CallerOutput(BaseOutputTransport):
 
 
 class CallerTransport(BaseTransport):
-    def __init__(self, params: TransportParams, send: Callable) -> None:
+    def __init__(
+        self, params: TransportParams, send: Callable, clear: Callable | None = None
+    ) -> None:
         super().__init__()
         self._input = _CallerInput(params, name="caller-input")
-        self._output = _CallerOutput(params, send, name="caller-output")
+        self._output = _CallerOutput(params, send, clear, name="caller-output")
 
     def input(self) -> _CallerInput:
         return self._input
@@ -97,14 +118,29 @@ async def shared_backend(spec: AgentSpec):
 
 async def handle_call(ws, spec: AgentSpec, protocol: str) -> None:
     """One call: a pipeline for this caller until it hangs up."""
+    from pipecat.audio.utils import create_stream_resampler
+
     from voicebench.replay.agent import VoiceAgent
 
-    wire = make_codec(protocol, SAMPLE_RATE)
+    wire = agent_codec(protocol, SAMPLE_RATE)
+    line = wire.sample_rate  # 8 kHz on a phone line: resampled to and from the pipeline's
+    to_line, from_line = create_stream_resampler(), create_stream_resampler()
 
     async def send(pcm: bytes) -> None:
+        if line != SAMPLE_RATE:
+            pcm = await to_line.resample(pcm, SAMPLE_RATE, line)
         await ws.send(wire.audio(pcm))
 
-    agent = VoiceAgent(spec, transport=lambda params, _observer: CallerTransport(params, send))
+    clear = None
+    if isinstance(wire, TelephonyAgentSide):
+        phone = wire
+
+        async def clear() -> None:
+            await ws.send(phone.clear())
+
+    agent = VoiceAgent(
+        spec, transport=lambda params, _observer: CallerTransport(params, send, clear)
+    )
     async with agent:
         with contextlib.suppress(Exception):  # a dropped caller ends the call
             async for message in ws:
@@ -112,12 +148,12 @@ async def handle_call(ws, spec: AgentSpec, protocol: str) -> None:
                 if incoming is None:
                     continue
                 if incoming.audio is not None:
-                    pcm = np.frombuffer(
-                        incoming.audio[: len(incoming.audio) // 2 * 2], dtype=np.int16
-                    )
+                    audio = incoming.audio[: len(incoming.audio) // 2 * 2]
+                    if line != SAMPLE_RATE:
+                        audio = await from_line.resample(audio, line, SAMPLE_RATE)
                     heard = agent.transport.input()
                     assert isinstance(heard, _CallerInput)
-                    await heard.hear(pcm.tobytes())
+                    await heard.hear(audio)
                 elif incoming.control.get("type") == "context":
                     messages = incoming.control.get("messages")
                     if isinstance(messages, list):
@@ -131,6 +167,8 @@ async def handle_call(ws, spec: AgentSpec, protocol: str) -> None:
                         agent.context.set_messages(history)
                 elif incoming.control.get("type") == "start" and protocol == "pcm":
                     await ws.send('{"type": "ready"}')
+                elif incoming.control.get("type") == "stop":
+                    break  # the platform hung up
 
 
 async def serve(

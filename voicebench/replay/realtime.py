@@ -135,6 +135,10 @@ class Audible:
             i -= 1
         return tuple(self.spans[i:])
 
+    def cut(self, ns: int) -> None:
+        """Nothing plays from ``ns`` on: the queued audio was dropped (a ``clear``)."""
+        self.spans = [(s, min(e, ns)) for s, e in self.spans if s < ns]
+
     def forget_before(self, ns: int) -> None:
         """Let go of spans from talks that ended before ``ns``."""
         kept = self.since(ns)

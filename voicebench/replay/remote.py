@@ -1,4 +1,4 @@
-"""A running voice agent reached over WebSocket, driven as a caller would and timed as a black box.
+r"""A running voice agent reached over WebSocket, driven as a caller would and timed as a black box.
 
 One connection serves a whole run, like one phone call per run; after a failed turn the replay
 loop starts a new one. The caller's side is a real-time microphone and loudspeaker:
@@ -13,6 +13,16 @@ loop starts a new one. The caller's side is a real-time microphone and loudspeak
   over the agent, its stop is read the same way, from the audio: the last audible sample
   before such a silence.
 
+On a phone platform's stream (``twilio``, ``telnyx``) voicebench plays the platform: it opens
+with ``connected`` and ``start``, sends the microphone as 8 kHz mu-law ``media`` events and
+closes with ``stop``. The agent's audio queues as the platform queues it; its ``clear`` drops
+what has not played yet at the moment it arrives (so its talk stops there: with the
+interruption scenarios, a clear is a stop, recorded as an ``audio_cut`` event), and each of its
+``mark``\ s is returned once the audio sent before it has played, or at once on a clear.
+
+A token the agent checks (``[remote.auth]``) goes in a handshake header or the URL's query
+when dialling; it is read from the environment then and kept out of every reason recorded.
+
 A turn ends when the agent says ``bot_stopped`` after speaking, or when it has spoken and
 then ``quiet_secs`` pass after the last of its audio has played with nothing new. Failures
 are returned on the turn, never raised: ``connection_refused``, ``handshake`` (the server
@@ -26,13 +36,16 @@ import asyncio
 import contextlib
 import time
 from typing import Any
+from urllib.parse import quote
 
 import numpy as np
 
 from voicebench.agentspec import AgentSpec
+from voicebench.errors import redact
 from voicebench.fixtures.audio import resample, to_int16
 from voicebench.replay.agent import AFTER_ASIDE_S, PLAIN, HeardTurn, TurnCue
 from voicebench.replay.realtime import FRAME_NS, NS_PER_S, Audible, Microphone, Playout
+from voicebench.replay.telephony import TelephonyCaller
 from voicebench.replay.wire import codec
 from voicebench.runlog import TurnError
 from voicebench.timing import EventKind, TurnEvent
@@ -48,7 +61,7 @@ class RemoteAgent:
         self.spec = spec
         self.remote = spec.remote
         self.rate = spec.remote.sample_rate
-        self.codec = codec(spec.remote.protocol, self.rate)
+        self.codec = codec(spec.remote.protocol, self.rate, spec.remote.parameters)
         self.clock = clock
         self._ws: Any = None
         self._failure: TurnError | None = None
@@ -61,20 +74,28 @@ class RemoteAgent:
         self._listening_since = 0
         self._last_audio_end_ns = 0
         self._closed = asyncio.Event()
+        self._marks: dict[str, asyncio.TimerHandle] = {}
 
     async def __aenter__(self) -> RemoteAgent:
         import websockets
 
+        url, headers, token = self.remote.dial()
+        secrets = (token, quote(token, safe="")) if token else ()
         try:
             self._ws = await asyncio.wait_for(
                 websockets.connect(
-                    self.remote.url, max_size=2**24, open_timeout=None, ping_interval=None
+                    url,
+                    additional_headers=headers or None,
+                    max_size=2**24,
+                    open_timeout=None,
+                    ping_interval=None,
                 ),
                 self.remote.connect_timeout_secs,
             )
         except (ConnectionRefusedError, OSError) as exc:
             self._failure = TurnError(
-                kind="connection_refused", reason=f"{self.remote.url}: {exc.strerror or exc}"
+                kind="connection_refused",
+                reason=redact(f"{self.remote.url}: {exc.strerror or exc}", *secrets),
             )
             return self
         except TimeoutError:
@@ -87,12 +108,19 @@ class RemoteAgent:
             )
             return self
         except websockets.exceptions.WebSocketException as exc:
-            self._failure = TurnError(kind="handshake", reason=f"{self.remote.url}: {exc}")
+            self._failure = TurnError(
+                kind="handshake", reason=redact(f"{self.remote.url}: {exc}", *secrets)
+            )
             return self
         for message in self.codec.hello():
             await self._ws.send(message)
         self._tasks = [asyncio.create_task(self._receive()), asyncio.create_task(self._pace())]
         return self
+
+    @property
+    def connected(self) -> bool:
+        """Whether the agent answered: the WebSocket opened."""
+        return self._ws is not None
 
     async def __aexit__(self, *exc) -> None:
         for task in self._tasks:
@@ -100,6 +128,12 @@ class RemoteAgent:
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        for handle in self._marks.values():
+            handle.cancel()
+        if self._ws is not None and not self._closed.is_set():
+            with contextlib.suppress(Exception):
+                for message in self.codec.bye():
+                    await asyncio.wait_for(self._ws.send(message), 5)
         if self._ws is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._ws.close(), 5)
@@ -119,6 +153,12 @@ class RemoteAgent:
                     self._play(incoming.audio, now)
                     continue
                 kind = str(incoming.control.get("type", ""))
+                if self.codec.telephony and kind == "clear":
+                    self._clear(now)
+                    continue
+                if self.codec.telephony and kind == "mark":
+                    self._mark(str(incoming.control.get("name", "")), now)
+                    continue
                 text = str(incoming.control.get("text") or incoming.control.get("message") or "")
                 event = {
                     "transcript": EventKind.TRANSCRIPT,
@@ -146,6 +186,42 @@ class RemoteAgent:
         if self._audible.spans and self._audible.spans[-1][1] > start:
             # this chunk was audible: quiet is measured from the last audible audio
             self._last_audio_end_ns = self._playout.next_free_ns
+
+    def _clear(self, now: int) -> None:
+        """The agent's ``clear``: what is queued and not yet played is dropped now, as the
+        platform drops it, and every mark waiting on it is returned."""
+        unplayed = max(0, self._playout.next_free_ns - now) * self.rate // NS_PER_S
+        if unplayed and self._recording:
+            kept = b"".join(self._recording)
+            self._recording = [kept[: max(0, len(kept) - 2 * unplayed)]]
+        self._playout.next_free_ns = min(self._playout.next_free_ns, now)
+        self._audible.cut(now)
+        self._events = [
+            e for e in self._events if not (e.kind is EventKind.AUDIO_OUT and e.ns >= now)
+        ]
+        self._events.append(TurnEvent(EventKind.AUDIO_CUT, now))
+        self._last_audio_end_ns = min(self._last_audio_end_ns, now)
+        for name, handle in list(self._marks.items()):
+            handle.cancel()
+            self._ack(name)
+
+    def _mark(self, name: str, now: int) -> None:
+        """The agent's ``mark``: returned once the audio queued before it has played."""
+        due = self._playout.next_free_ns - now
+        if due <= 0:
+            self._ack(name)
+            return
+        old = self._marks.pop(name, None)
+        if old is not None:
+            old.cancel()
+        self._marks[name] = asyncio.get_running_loop().call_later(due / NS_PER_S, self._ack, name)
+
+    def _ack(self, name: str) -> None:
+        self._marks.pop(name, None)
+        if self._ws is not None and not self._closed.is_set():
+            assert isinstance(self.codec, TelephonyCaller)
+            task = asyncio.ensure_future(self._ws.send(self.codec.mark(name)))
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())
 
     # The microphone ------------------------------------------------------------------------
 

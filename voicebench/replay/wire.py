@@ -24,13 +24,22 @@ Agent to caller (all optional except audio):
 it. Audio goes both ways as ``audio`` frames; a ``transcription`` frame is what the agent
 heard and a ``text`` frame part of what it said. There is no context message: a pipecat bot
 keeps its own history.
+
+``twilio`` and ``telnyx``: the phone platforms' media streams (``voicebench.replay.telephony``),
+8 kHz mu-law in JSON events.
+
+``codec`` is the caller's side of each protocol, ``agent_codec`` the agent's (the same object
+for the two symmetric protocols).
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from voicebench.replay.telephony import TelephonyAgentSide, TelephonyCaller
 
 PCM_PROTOCOL = "voicebench-pcm/1"
 
@@ -44,6 +53,8 @@ class Incoming:
 
 
 class PCMCodec:
+    telephony = False
+
     def __init__(self, sample_rate: int) -> None:
         self.sample_rate = sample_rate
 
@@ -54,6 +65,9 @@ class PCMCodec:
 
     def context(self, messages: list[dict[str, str]]) -> list[str | bytes]:
         return [json.dumps({"type": "context", "messages": messages})]
+
+    def bye(self) -> list[str | bytes]:
+        return []
 
     def audio(self, pcm: bytes) -> str | bytes:
         return pcm
@@ -72,6 +86,8 @@ class PipecatCodec:
     """pipecat's protobuf frames; the serializer is pipecat's own, so a pipecat bot's server
     transport reads what is sent unchanged."""
 
+    telephony = False
+
     def __init__(self, sample_rate: int) -> None:
         from pipecat.serializers.protobuf import ProtobufFrameSerializer
 
@@ -82,6 +98,9 @@ class PipecatCodec:
         return []
 
     def context(self, messages: list[dict[str, str]]) -> list[str | bytes]:
+        return []
+
+    def bye(self) -> list[str | bytes]:
         return []
 
     def audio(self, pcm: bytes) -> str | bytes:
@@ -118,5 +137,21 @@ class PipecatCodec:
         return None
 
 
-def codec(protocol: str, sample_rate: int) -> PCMCodec | PipecatCodec:
+def codec(
+    protocol: str, sample_rate: int, parameters: dict[str, str] | None = None
+) -> PCMCodec | PipecatCodec | TelephonyCaller:
+    """The caller's side of ``protocol``; ``parameters`` are a phone call's custom parameters."""
+    from voicebench.replay.telephony import TELEPHONY, TelephonyCaller
+
+    if protocol in TELEPHONY:
+        return TelephonyCaller(protocol, parameters)
+    return PCMCodec(sample_rate) if protocol == "pcm" else PipecatCodec(sample_rate)
+
+
+def agent_codec(protocol: str, sample_rate: int) -> PCMCodec | PipecatCodec | TelephonyAgentSide:
+    """The agent's side of ``protocol``."""
+    from voicebench.replay.telephony import TELEPHONY, TelephonyAgentSide
+
+    if protocol in TELEPHONY:
+        return TelephonyAgentSide(protocol)
     return PCMCodec(sample_rate) if protocol == "pcm" else PipecatCodec(sample_rate)

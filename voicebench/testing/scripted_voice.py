@@ -1,13 +1,14 @@
 """A scripted WebSocket voice agent with a known response delay: the far end for testing and
 self-checking voicebench's remote-agent client and load mode.
 
-It speaks either protocol of ``voicebench.replay.wire`` (``pcm`` or ``pipecat``) on
-127.0.0.1, one call per connection, any number of calls at once. Per call it listens to the
-caller's 20 ms frames; once it has heard speech followed by ``hangover_ms`` of silence it
-answers, placing the first audible sample of its reply ``delay_ms`` after the end of the
-caller's speech. It knows when that was from the stream itself: a frame is sent when its
-20 ms have been recorded, so the sample ``s`` of a frame that arrived at ``t`` and ends at
-sample ``e`` was spoken at ``t - (e - s) / rate``. The reply is streamed in real time,
+It speaks any protocol of ``voicebench.replay.wire`` (``pcm``, ``pipecat``, or the agent's
+side of a ``twilio`` or ``telnyx`` media stream, 8 kHz mu-law) on 127.0.0.1, one call per
+connection, any number of calls at once. Per call it listens to the caller's 20 ms frames;
+once it has heard speech followed by ``hangover_ms`` of silence it answers, placing the first
+audible sample of its reply ``delay_ms`` after the end of the caller's speech. It knows when
+that was from the stream itself: a frame is sent when its 20 ms have been recorded, so the
+sample ``s`` of a frame that arrived at ``t`` and ends at sample ``e`` was spoken at
+``t - (e - s) / rate``. The reply is streamed in real time,
 followed (``pcm``) by ``bot_stopped``. A delay shorter than the hangover cannot be kept; the
 reply then leaves at once, and the log shows it.
 
@@ -18,6 +19,14 @@ the caller said as usual. Shorter speech (a backchannel, "yeah") does not stop i
 ``--yield-after-ms`` is longer than the word; with 0 it stops for any sound. Without
 ``--stop-ms`` it never stops. Each stop is logged with the spoken time of the caller's first
 sound and of the last audible sample it played.
+
+On a phone stream it stops with a ``clear`` sent at that moment instead (the caller plays what
+it was sent until the clear arrives), and after each reply it sends a ``mark``; the log notes
+when the caller returned it (``{"call": 0, "mark": "reply-0", "acked_ns": ...}``) and when the
+reply should have finished playing (``reply_ends_ns`` on the turn's line).
+
+With ``--token-env NAME`` a handshake without ``Authorization: Bearer TOKEN`` or
+``?token=TOKEN`` (the variable's value) is refused with HTTP 401.
 
 Faults, one per call in order of connection (later calls are normal): ``refuse`` (the
 handshake is answered with HTTP 503), ``close`` (the connection is closed as the reply would
@@ -32,7 +41,7 @@ CLI::
 
     python -m voicebench.testing.scripted_voice --port 0 --delay-ms 800 [--protocol pcm]
         [--hangover-ms 600] [--reply TEXT] [--log PATH] [--fault close ...]
-        [--stop-ms 150 [--yield-after-ms 0]]
+        [--stop-ms 150 [--yield-after-ms 0]] [--token-env NAME]
 
 prints ``READY ws://127.0.0.1:PORT`` once listening; exits on SIGTERM, SIGINT or its
 parent's death.
@@ -53,6 +62,7 @@ from pathlib import Path
 
 from voicebench.errors import RunError
 from voicebench.llm.helper import HOST, HelperServer
+from voicebench.replay.telephony import LINE_RATE, TELEPHONY
 from voicebench.testing.scripted_voice_agent import (
     DEFAULT_REPLY,
     FAULTS,
@@ -61,11 +71,15 @@ from voicebench.testing.scripted_voice_agent import (
     reply_audio,
 )
 
+PROTOCOLS = ("pcm", "pipecat", *TELEPHONY)
+
 
 async def serve(agent: Agent, *, port: int = 0) -> None:
     import websockets
 
     def process_request(connection, request):
+        if agent.token is not None and not _presents(request, agent.token):
+            return connection.respond(HTTPStatus.UNAUTHORIZED, "token required\n")
         call = next(agent.calls)
         connection.voicebench_call = call
         if agent.fault_for(call) == "refuse":
@@ -93,14 +107,31 @@ async def serve(agent: Agent, *, port: int = 0) -> None:
                 await asyncio.wait_for(stop.wait(), timeout=1.0)
 
 
+def _presents(request, token: str) -> bool:
+    """Whether the handshake carries the token: ``Authorization: Bearer TOKEN`` or
+    ``?token=TOKEN``."""
+    from urllib.parse import parse_qs, urlsplit
+
+    if request.headers.get("Authorization") == f"Bearer {token}":
+        return True
+    return token in parse_qs(urlsplit(request.path).query).get("token", [])
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m voicebench.testing.scripted_voice",
         description="Scripted WebSocket voice agent.",
     )
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
-    parser.add_argument("--protocol", choices=["pcm", "pipecat"], default="pcm")
-    parser.add_argument("--sample-rate", type=int, default=16_000)
+    parser.add_argument("--protocol", choices=PROTOCOLS, default="pcm")
+    parser.add_argument(
+        "--sample-rate", type=int, default=16_000, help="pcm and pipecat (phone lines are 8 kHz)"
+    )
+    parser.add_argument(
+        "--token-env",
+        default=None,
+        help="refuse (HTTP 401) a caller that does not present this variable's value",
+    )
     parser.add_argument(
         "--delay-ms",
         type=float,
@@ -129,16 +160,21 @@ def main(argv: list[str] | None = None) -> None:
         help="talked over: how long the caller must keep speaking before it stops",
     )
     args = parser.parse_args(argv)
+    rate = LINE_RATE if args.protocol in TELEPHONY else args.sample_rate
+    token = os.environ.get(args.token_env) if args.token_env else None
+    if args.token_env and not token:
+        raise RunError(f"--token-env: {args.token_env} is not set")
     agent = Agent(
         protocol=args.protocol,
-        rate=args.sample_rate,
+        rate=rate,
         delay_ms=args.delay_ms,
         hangover_ms=args.hangover_ms,
-        reply=reply_audio(args.reply, args.sample_rate),
+        reply=reply_audio(args.reply, rate),
         faults=tuple(args.fault),
         log_path=args.log,
         stop_ms=args.stop_ms,
         yield_after_ms=args.yield_after_ms,
+        token=token,
     )
     asyncio.run(serve(agent, port=args.port))
 
@@ -160,6 +196,7 @@ class ScriptedVoiceAgent(HelperServer):
         reply: str | None = None,
         stop_ms: float | None = None,
         yield_after_ms: float = 0.0,
+        token_env: str | None = None,
     ) -> None:
         bad = [f for f in faults if f not in FAULTS]
         if bad:
@@ -184,6 +221,8 @@ class ScriptedVoiceAgent(HelperServer):
             args += ["--reply", reply]
         if stop_ms is not None:
             args += ["--stop-ms", str(stop_ms), "--yield-after-ms", str(yield_after_ms)]
+        if token_env is not None:
+            args += ["--token-env", token_env]
         super().__init__(
             self.python_module("voicebench.testing.scripted_voice", *args),
             ready_pattern=rf"READY (ws://{HOST}:\d+)",
@@ -201,7 +240,11 @@ class ScriptedVoiceAgent(HelperServer):
 
     def turns(self) -> list[dict]:
         """The log of answered turns so far."""
-        return [e for e in self._log() if not e.get("stop")]
+        return [e for e in self._log() if "speech_end_ns" in e]
+
+    def marks(self) -> list[dict]:
+        """The marks the caller returned (twilio, telnyx): name and when it came back."""
+        return [e for e in self._log() if "mark" in e]
 
     def stops(self) -> list[dict]:
         """The log of replies it stopped because the caller spoke over them."""

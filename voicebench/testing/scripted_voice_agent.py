@@ -21,7 +21,7 @@ from voicebench.fixtures.audio import (
     speech_bounds,
     to_int16,
 )
-from voicebench.replay.wire import codec
+from voicebench.replay.wire import agent_codec
 
 Fault = Literal["refuse", "close", "silent", "error"]
 FAULTS: tuple[str, ...] = get_args(Fault)
@@ -56,6 +56,24 @@ async def _sleep_until(deadline_ns: int) -> None:
             await asyncio.sleep(0)
 
 
+def heard_end_shift_ms(pcm: np.ndarray, protocol: str) -> float:
+    """How much earlier than the true end of speech of the 16 kHz fixture ``pcm`` the agent
+    hears it end on ``protocol``'s line. On a phone stream (8 kHz mu-law) a final fricative's
+    energy above 4 kHz never arrives, so for some utterances the last audible sample comes up
+    to about 0.2 s early; elsewhere the shift is 0. TTFA stays timed from the true end."""
+    from voicebench.replay.telephony import LINE_RATE, TELEPHONY
+    from voicebench.scenarios.signal import mulaw_decode, mulaw_encode
+
+    if protocol not in TELEPHONY:
+        return 0.0
+    true = speech_bounds(pcm)
+    line = mulaw_decode(mulaw_encode(to_int16(resample(pcm / 32768.0, 16_000, LINE_RATE))))
+    heard = speech_bounds(line)
+    if true is None or heard is None:
+        return 0.0
+    return true[1] / 16.0 - heard[1] * 1000.0 / LINE_RATE
+
+
 class Overheard:
     """The caller's speech heard while a reply plays, on the spoken clock."""
 
@@ -80,8 +98,10 @@ class Agent:
         log_path: Path | None,
         stop_ms: float | None = None,
         yield_after_ms: float = 0.0,
+        token: str | None = None,
     ) -> None:
         self.protocol = protocol
+        self.token = token
         self.rate = rate
         self.delay_ns = int(delay_ms * 1_000_000)
         self.hangover = int(hangover_ms * rate / 1000)
@@ -101,7 +121,7 @@ class Agent:
         if call is None:
             call = next(self.calls)
         fault = self.fault_for(call)
-        wire = codec(self.protocol, self.rate)
+        wire = agent_codec(self.protocol, self.rate)
         received = 0  # samples heard so far
         utterance: list[np.ndarray] = []  # the caller's current utterance
         frames: list[tuple[int, int]] = []  # its frames: (end sample, arrival ns)
@@ -114,6 +134,8 @@ class Agent:
             async for message in ws:
                 now = time.perf_counter_ns()
                 incoming = wire.decode(message)
+                if incoming is not None and incoming.control.get("type") == "mark":
+                    self._write({"call": call, "mark": incoming.control["name"], "acked_ns": now})
                 if incoming is None or incoming.audio is None:
                     continue
                 pcm = np.frombuffer(incoming.audio, dtype=np.int16)
@@ -199,6 +221,18 @@ class Agent:
                 plays = first_sent + k * CHUNK_MS * 1_000_000
                 keep = max(0, (stop_at - plays) * self.rate // NS_PER_S)
                 stopped = keep <= chunk.size
+                if stopped and wire.telephony:
+                    # A phone agent stops with a clear: the platform plays what it was sent
+                    # until the clear arrives.
+                    if keep:
+                        await ws.send(wire.audio(chunk.tobytes()))
+                    await ws.send(wire.mark(f"reply-{call}"))
+                    await _sleep_until(stop_at)
+                    await ws.send(wire.clear())
+                    loud = np.flatnonzero(np.abs(chunk[:keep].astype(np.int32)) > self.threshold)
+                    if loud.size:
+                        last_audible = plays + (int(loud[-1]) + 1) * NS_PER_S // self.rate
+                    break
                 chunk = chunk[:keep]
                 if chunk.size == 0:
                     break
@@ -213,29 +247,32 @@ class Agent:
                 break
         if self.protocol == "pcm":
             await ws.send(json.dumps({"type": "bot_stopped"}))
-        if stopped and self.log is not None:
-            self.log.write(
-                json.dumps(
-                    {
-                        "call": call,
-                        "stop": True,
-                        "speech_start_ns": over.first_ns,
-                        "last_audible_ns": last_audible,
-                        "stop_ms": self.stop_ns / 1e6 if self.stop_ns else None,
-                    }
-                )
-                + "\n"
+        ends_ns = None
+        if wire.telephony and not stopped and first_sent is not None:
+            # Told when the reply has played: the platform returns the mark then.
+            await ws.send(wire.mark(f"reply-{call}"))
+            ends_ns = first_sent + self.reply.size * NS_PER_S // self.rate
+        if stopped:
+            self._write(
+                {
+                    "call": call,
+                    "stop": True,
+                    "speech_start_ns": over.first_ns,
+                    "last_audible_ns": last_audible,
+                    "stop_ms": self.stop_ns / 1e6 if self.stop_ns else None,
+                }
             )
+        self._write(
+            {
+                "call": call,
+                "speech_end_ns": spoken_end_ns,
+                "first_audio_sent_ns": first_sent,
+                "delay_ms": self.delay_ns / 1e6,
+                **({"reply_ends_ns": ends_ns} if ends_ns is not None else {}),
+            }
+        )
+
+    def _write(self, entry: dict) -> None:
         if self.log is not None:
-            self.log.write(
-                json.dumps(
-                    {
-                        "call": call,
-                        "speech_end_ns": spoken_end_ns,
-                        "first_audio_sent_ns": first_sent,
-                        "delay_ms": self.delay_ns / 1e6,
-                    }
-                )
-                + "\n"
-            )
+            self.log.write(json.dumps(entry) + "\n")
             self.log.flush()
