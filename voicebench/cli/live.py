@@ -129,7 +129,9 @@ def load(
     ] = 0,
 ) -> None:
     """Many callers at once against a remote voice agent: TTFA percentiles by concurrency,
-    failures by kind, and the concurrency at which the TTFA budget breaks."""
+    failures by kind, and the concurrency at which the TTFA budget breaks. A caller whose call
+    is not answered waits before dialling again; when no call is answered in the first 5 s the
+    load stops (exit 1), keeping what it measured."""
     quiet_libraries(False)
     from voicebench.live import load_target, load_test
     from voicebench.live.display import load_table
