@@ -5,6 +5,7 @@
 - ``report``: ``report``;
 - ``live``: ``serve``, ``load`` (agents over WebSocket);
 - ``annotate``: ``annotate`` (people rating replies by ear);
+- ``gates``: ``check``, ``compare`` (CI gates and run-to-run comparison);
 - ``dialogues``: the ``dialogues`` group (import, adversarial, check).
 
 Each command parses its options and calls one library function. Shared options, the consoles
@@ -18,7 +19,7 @@ import os
 
 import typer
 
-from voicebench.cli import annotate, dialogues, judge, live, report, run
+from voicebench.cli import annotate, dialogues, gates, judge, live, report, run
 from voicebench.cli.common import VoicebenchGroup
 
 app = typer.Typer(
@@ -29,7 +30,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode="markdown",  # docstrings are reflowed paragraphs in --help
 )
-for group in (run, judge, annotate, report, live):
+for group in (run, judge, annotate, report, live, gates):
     group.register(app)
 app.add_typer(dialogues.app, name="dialogues")
 

@@ -1,0 +1,188 @@
+"""The CI commands: ``check`` (gates, exit 1 on a failed one) and ``compare`` (two runs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from voicebench.cli.common import out, show
+
+GateOpt = Annotated[float | None, typer.Option(show_default=False)]
+
+
+def check(
+    path: Annotated[Path, typer.Argument(help="A run folder or a judging folder.")],
+    gates: Annotated[
+        Path | None,
+        typer.Option("--gates", help="A TOML file with a [gates] table of NAME = BOUND."),
+    ] = None,
+    max_ttft_p50_ms: GateOpt = None,
+    max_ttft_p90_ms: GateOpt = None,
+    max_ttfa_p50_ms: GateOpt = None,
+    max_ttfa_p90_ms: GateOpt = None,
+    max_ttfa_p99_ms: GateOpt = None,
+    max_failed_pct: GateOpt = None,
+    min_within_budget_pct: GateOpt = None,
+    max_wer_pct: GateOpt = None,
+    max_stop_latency_p90_ms: GateOpt = None,
+    max_false_yield_pct: GateOpt = None,
+    min_elo: GateOpt = None,
+    min_judge_accuracy: Annotated[
+        float | None, typer.Option(help="Judge's gold accuracy, in per cent.", show_default=False)
+    ] = None,
+    gate: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--gate", help="Any gate as NAME=BOUND (e.g. max_ttfa_p95_ms=1500); repeatable."
+        ),
+    ] = None,
+    contestant: Annotated[
+        str | None, typer.Option(help="Whose Elo --min-elo reads (a judging folder).")
+    ] = None,
+    strict: Annotated[
+        bool, typer.Option(help="Decide each gate by its 95% interval's far end.")
+    ] = False,
+    junit: Annotated[
+        Path | None, typer.Option("--junit", help="Write JUnit XML: a testcase per gate.")
+    ] = None,
+    summary_md: Annotated[
+        Path | None, typer.Option("--summary-md", help="Write a Markdown table of the gates.")
+    ] = None,
+    budget_ttft_ms: Annotated[float, typer.Option(help="TTFT budget (ms).")] = 500.0,
+    budget_ttfa_ms: Annotated[float, typer.Option(help="TTFA budget (ms).")] = 1000.0,
+) -> None:
+    """Check a run folder (latency, failures, WER, interruptions) or a judging folder (Elo,
+    judge accuracy) against gates: a table of every gate with its value, 95% interval and
+    verdict. Exit 0 when all pass, 1 when one fails, 2 for bad input. Gates are max_FIGURE or
+    min_FIGURE; shares are in per cent."""
+    from voicebench._jsonl import write_atomic
+    from voicebench.errors import InputError
+    from voicebench.gates import check as check_gates
+    from voicebench.gates import folder_figures, make_gate, read_gates
+    from voicebench.gates.check import describe, junit_xml, summary_markdown
+
+    named = {
+        "max_ttft_p50_ms": max_ttft_p50_ms,
+        "max_ttft_p90_ms": max_ttft_p90_ms,
+        "max_ttfa_p50_ms": max_ttfa_p50_ms,
+        "max_ttfa_p90_ms": max_ttfa_p90_ms,
+        "max_ttfa_p99_ms": max_ttfa_p99_ms,
+        "max_failed_pct": max_failed_pct,
+        "min_within_budget_pct": min_within_budget_pct,
+        "max_wer_pct": max_wer_pct,
+        "max_stop_latency_p90_ms": max_stop_latency_p90_ms,
+        "max_false_yield_pct": max_false_yield_pct,
+        "min_elo": min_elo,
+        "min_judge_accuracy_pct": min_judge_accuracy,
+    }
+    chosen = read_gates(gates) if gates is not None else []
+    chosen += [
+        make_gate(name, bound, source="--" + name.replace("_", "-"))
+        for name, bound in named.items()
+        if bound is not None
+    ]
+    for text in gate or []:
+        name, sep, bound = text.partition("=")
+        try:
+            chosen.append(make_gate(name.strip(), float(bound), source="--gate"))
+        except ValueError:
+            raise InputError(f"{text!r} is not NAME=NUMBER", field="--gate") from None
+        if not sep:
+            raise InputError(f"{text!r} is not NAME=NUMBER", field="--gate")
+    if min_elo is not None and contestant is None:
+        raise InputError("--min-elo needs --contestant NAME", field="--contestant")
+    figures = folder_figures(
+        path, contestant=contestant, budget_ttft_ms=budget_ttft_ms, budget_ttfa_ms=budget_ttfa_ms
+    )
+    results = check_gates(chosen, figures, strict=strict)
+    table = Table(title=f"voicebench check {path}" + (" (strict)" if strict else ""))
+    for column in ("gate", "value", "95% CI", "bound", "result"):
+        table.add_column(column, justify="right" if column != "gate" else "left")
+    for r in results:
+        value, interval, bound, status = describe(r)
+        colour = "green" if r.passed else "red"
+        table.add_row(r.gate.name, value, interval, bound, f"[{colour}]{status}[/]")
+    out.print(table)
+    for r in results:
+        if r.note:
+            show(f"{r.gate.name}: {r.note}")
+    if junit is not None:
+        write_atomic(junit, junit_xml(results, path))
+    if summary_md is not None:
+        write_atomic(summary_md, summary_markdown(results, path))
+    failed = [r.gate.name for r in results if not r.passed]
+    show(
+        f"{len(results) - len(failed)}/{len(results)} gates passed"
+        + (f"; failed: {', '.join(failed)}" if failed else "")
+    )
+    if failed:
+        raise typer.Exit(1)
+
+
+def compare(
+    base: Annotated[Path, typer.Argument(help="The run folder to compare against.")],
+    new: Annotated[Path, typer.Argument(help="The run folder that may have changed.")],
+    out_dir: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Write compare.json and a page (index.html) here."),
+    ] = None,
+    fail_on_regression: Annotated[
+        bool, typer.Option(help="Exit 1 when any figure got clearly slower or worse.")
+    ] = False,
+    min_change_ms: Annotated[
+        float, typer.Option(min=0.0, help="Smallest latency change that counts (ms).")
+    ] = 10.0,
+    budget_ttft_ms: Annotated[float, typer.Option(help="TTFT budget (ms), on the page.")] = 500.0,
+    budget_ttfa_ms: Annotated[float, typer.Option(help="TTFA budget (ms), on the page.")] = 1000.0,
+) -> None:
+    """Compare two runs: TTFT and TTFA percentiles, every stage's median, WER, failures and
+    the interruption figures, each change with a 95% bootstrap interval and a verdict (faster,
+    slower, no clear change). The stage that moved most is named first."""
+    from voicebench.gates import compare_runs
+
+    c = compare_runs(base, new, min_change_ms=min_change_ms)
+    show(c.headline)
+    table = Table(
+        title=f"{c.new_name} ({c.new_turns} turns) against {c.base_name} ({c.base_turns})"
+    )
+    for column in ("figure", "base", "new", "change", "95% CI", "verdict"):
+        table.add_column(column, justify="left" if column in ("figure", "verdict") else "right")
+    colours = {"slower": "red", "worse": "red", "faster": "green", "better": "green"}
+
+    def fmt(x: float | None, unit: str, signed: bool = False) -> str:
+        if x is None:
+            return "-"
+        text = f"{x:+,.1f}" if signed else f"{x:,.1f}"
+        return text + ("%" if unit == "%" else f" {unit}")
+
+    for row in c.changes:
+        colour = colours.get(row.verdict)
+        table.add_row(
+            row.label,
+            fmt(row.base, row.unit),
+            fmt(row.new, row.unit),
+            fmt(row.change, row.unit, True),
+            "-"
+            if row.low is None
+            else f"{fmt(row.low, row.unit, True)} to {fmt(row.high, row.unit, True)}",
+            f"[{colour}]{row.verdict}[/]" if colour else row.verdict,
+        )
+    out.print(table)
+    if out_dir is not None:
+        from voicebench.gates.page import write_comparison
+
+        page = write_comparison(
+            c, out_dir, budget_ttft_ms=budget_ttft_ms, budget_ttfa_ms=budget_ttfa_ms
+        )
+        show(f"comparison: {page} (and compare.json)")
+    if fail_on_regression and c.regressions:
+        show("regressions: " + ", ".join(r.label for r in c.regressions))
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    for command in (check, compare):
+        app.command()(command)

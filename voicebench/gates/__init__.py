@@ -1,0 +1,19 @@
+"""CI gates and run-to-run comparison: ``voicebench check`` and ``voicebench compare``."""
+
+from voicebench.gates.check import Gate, GateResult, check, make_gate, read_gates
+from voicebench.gates.compare import Change, Comparison, compare_runs
+from voicebench.gates.figures import FIGURE_KEYS, Figure, folder_figures
+
+__all__ = [
+    "FIGURE_KEYS",
+    "Change",
+    "Comparison",
+    "Figure",
+    "Gate",
+    "GateResult",
+    "check",
+    "compare_runs",
+    "folder_figures",
+    "make_gate",
+    "read_gates",
+]

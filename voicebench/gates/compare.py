@@ -1,0 +1,316 @@
+"""``voicebench compare BASE NEW``: what changed between two runs, and which stage moved.
+
+Each figure is computed on both runs' turns and their difference (NEW - BASE) gets a 95%
+percentile-bootstrap interval, the two runs' turns resampled independently (2,000 rounds,
+seeded):
+
+- TTFT and TTFA at the 50th, 90th and 99th percentile, over the turns that have them;
+- every stage's median (the waterfall's stages; none for a remote agent, a black box);
+- the ASR word error rate and the failed-turn share;
+- with the interruption scenarios: the stop latency's median and the yield, false-yield and
+  premature-reply shares.
+
+Verdict: a latency is *slower* or *faster* when its interval excludes zero and the change is at
+least ``min_change_ms`` (a few milliseconds of a stage that never varies are not news); a share
+or rate is *worse* or *better* when its interval excludes zero; otherwise *no clear change*.
+The stage whose median moved most, among those with a verdict, is named first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from scipy import stats
+
+from voicebench._model import FrozenModel
+from voicebench.errors import InputError
+from voicebench.runlog import RunHeader, TurnRecord, read_header, read_turns
+from voicebench.timing import STAGE_NAMES
+from voicebench.timing.models import STAGE_LABELS
+
+ROUNDS = 2000
+MIN_CHANGE_MS = 10.0
+Verdict = Literal["slower", "faster", "worse", "better", "no clear change", "not measured"]
+
+
+class Change(FrozenModel):
+    key: str
+    """``ttfa_p90_ms``, ``stage_llm_ttft_p50_ms``, ``failed_pct``..."""
+    label: str
+    unit: str
+    kind: Literal["latency", "stage", "share"]
+    base: float | None
+    new: float | None
+    change: float | None
+    low: float | None
+    high: float | None
+    verdict: Verdict
+    higher_is: Literal["worse", "better"] = "worse"
+
+
+class Comparison(FrozenModel):
+    base_dir: str
+    new_dir: str
+    base_name: str
+    new_name: str
+    base_turns: int
+    new_turns: int
+    min_change_ms: float
+    headline: str
+    """The stage that moved most, or that no stage moved clearly."""
+    changes: tuple[Change, ...]
+
+    @property
+    def regressions(self) -> list[Change]:
+        return [c for c in self.changes if c.verdict in ("slower", "worse")]
+
+
+def _difference(
+    base: np.ndarray, new: np.ndarray, statistic: Callable[..., np.ndarray], seed: int
+) -> tuple[float, float, float]:
+    point = float(statistic(new, axis=-1) - statistic(base, axis=-1))
+    if base.size < 2 or new.size < 2:
+        return point, point, point
+    ci = stats.bootstrap(
+        (base, new),
+        lambda b, n, axis: statistic(n, axis=axis) - statistic(b, axis=axis),
+        vectorized=True,
+        paired=False,
+        method="percentile",
+        n_resamples=ROUNDS,
+        random_state=seed,
+    ).confidence_interval
+    return point, float(ci.low), float(ci.high)
+
+
+def _row(
+    key: str,
+    label: str,
+    unit: str,
+    kind: Literal["latency", "stage", "share"],
+    base: Sequence[float],
+    new: Sequence[float],
+    statistic: Callable[..., np.ndarray],
+    *,
+    min_change: float,
+    scale: float = 1.0,
+    higher_is: Literal["worse", "better"] = "worse",
+    seed: int = 0,
+) -> Change:
+    a, b = np.asarray(base, dtype=float), np.asarray(new, dtype=float)
+    if a.size == 0 or b.size == 0:
+        return Change(
+            key=key,
+            label=label,
+            unit=unit,
+            kind=kind,
+            base=round(float(statistic(a, axis=-1)) * scale, 2) if a.size else None,
+            new=round(float(statistic(b, axis=-1)) * scale, 2) if b.size else None,
+            change=None,
+            low=None,
+            high=None,
+            verdict="not measured",
+            higher_is=higher_is,
+        )
+    change, low, high = (x * scale for x in _difference(a, b, statistic, seed))
+    clear = (low > 0 or high < 0) and abs(change) >= min_change
+    if not clear:
+        verdict: Verdict = "no clear change"
+    elif kind == "share":
+        verdict = "worse" if (change > 0) == (higher_is == "worse") else "better"
+    else:
+        verdict = "slower" if change > 0 else "faster"
+    return Change(
+        key=key,
+        label=label,
+        unit=unit,
+        kind=kind,
+        base=round(float(statistic(a, axis=-1)) * scale, 2),
+        new=round(float(statistic(b, axis=-1)) * scale, 2),
+        change=round(change, 2),
+        low=round(low, 2),
+        high=round(high, 2),
+        verdict=verdict,
+        higher_is=higher_is,
+    )
+
+
+def _percentile(q: float) -> Callable[..., np.ndarray]:
+    return lambda x, axis=-1: np.percentile(x, q, axis=axis)
+
+
+def _read(run_dir: Path) -> tuple[RunHeader, list[TurnRecord]]:
+    if not (run_dir / "run.json").is_file():
+        raise InputError("not a run folder (no run.json)", file=run_dir)
+    records = read_turns(run_dir)
+    if not records:
+        raise InputError("the run has no turns yet", file=run_dir)
+    return read_header(run_dir), records
+
+
+def _timing(records: Sequence[TurnRecord], field: str) -> list[float]:
+    return [
+        v
+        for r in records
+        if r.error is None and r.timing is not None and (v := getattr(r.timing, field)) is not None
+    ]
+
+
+def _stage(records: Sequence[TurnRecord], stage: str) -> list[float]:
+    return [
+        v
+        for r in records
+        if r.error is None and r.timing is not None and (v := r.timing.stages_ms[stage]) is not None
+    ]
+
+
+def _outcome(records: Sequence[TurnRecord], name: str, field: str) -> list[float]:
+    out = []
+    for r in records:
+        s = r.scenario
+        if s is None or s.name != name:
+            continue
+        if name != "pause" and not s.agent_speaking:
+            continue
+        v = getattr(s, field)
+        if v is not None:
+            out.append(float(v))
+    return out
+
+
+def compare_runs(
+    base_dir: Path, new_dir: Path, *, min_change_ms: float = MIN_CHANGE_MS
+) -> Comparison:
+    (bh, base), (nh, new) = _read(base_dir), _read(new_dir)
+    mean, median = np.mean, np.median
+    rows: list[Change] = []
+    for name, label in (("ttft_ms", "TTFT"), ("ttfa_ms", "TTFA")):
+        for q in (50, 90, 99):
+            rows.append(
+                _row(
+                    f"{name[:-3]}_p{q}_ms",
+                    f"{label} p{q}",
+                    "ms",
+                    "latency",
+                    _timing(base, name),
+                    _timing(new, name),
+                    _percentile(q),
+                    min_change=min_change_ms,
+                )
+            )
+    for stage in STAGE_NAMES:
+        b, n = _stage(base, stage), _stage(new, stage)
+        if b or n:
+            rows.append(
+                _row(
+                    f"stage_{stage}_p50_ms",
+                    f"{STAGE_LABELS[stage]} (median)",
+                    "ms",
+                    "stage",
+                    b,
+                    n,
+                    median,
+                    min_change=min_change_ms,
+                )
+            )
+    wer = [
+        _row(
+            "wer_pct",
+            "ASR word error rate",
+            "%",
+            "share",
+            [r.asr_wer for r in base if r.asr_wer is not None],
+            [r.asr_wer for r in new if r.asr_wer is not None],
+            mean,
+            min_change=0.0,
+            scale=100.0,
+        ),
+        _row(
+            "failed_pct",
+            "failed turns",
+            "%",
+            "share",
+            [float(r.error is not None) for r in base],
+            [float(r.error is not None) for r in new],
+            mean,
+            min_change=0.0,
+            scale=100.0,
+        ),
+    ]
+    rows += wer
+    for scenario, field, key, label, unit, stat, higher in (
+        (
+            "barge-in",
+            "stop_ms",
+            "stop_latency_p50_ms",
+            "barge-in stop latency (median)",
+            "ms",
+            median,
+            "worse",
+        ),
+        ("barge-in", "yielded", "yielded_pct", "barge-in: yielded", "%", mean, "better"),
+        (
+            "backchannel",
+            "false_yield",
+            "false_yield_pct",
+            "backchannel: false yields",
+            "%",
+            mean,
+            "worse",
+        ),
+        ("pause", "premature", "premature_pct", "pause: premature replies", "%", mean, "worse"),
+    ):
+        b, n = _outcome(base, scenario, field), _outcome(new, scenario, field)
+        if b or n:
+            share = unit == "%"
+            rows.append(
+                _row(
+                    key,
+                    label,
+                    unit,
+                    "share" if share else "latency",
+                    b,
+                    n,
+                    stat,
+                    min_change=0.0 if share else min_change_ms,
+                    scale=100.0 if share else 1.0,
+                    higher_is=higher,  # type: ignore[arg-type]
+                )
+            )
+    return Comparison(
+        base_dir=str(base_dir),
+        new_dir=str(new_dir),
+        base_name=bh.agent.name if bh.run_id == bh.agent.name else f"{bh.agent.name} ({bh.run_id})",
+        new_name=nh.agent.name if nh.run_id == nh.agent.name else f"{nh.agent.name} ({nh.run_id})",
+        base_turns=len(base),
+        new_turns=len(new),
+        min_change_ms=min_change_ms,
+        headline=_headline(rows),
+        changes=tuple(_most_moved_first(rows)),
+    )
+
+
+def _moved(rows: Sequence[Change]) -> Change | None:
+    stages = [c for c in rows if c.kind == "stage" and c.verdict in ("slower", "faster")]
+    if not stages:
+        stages = [c for c in rows if c.key == "ttfa_p50_ms" and c.verdict in ("slower", "faster")]
+    return max(stages, key=lambda c: abs(c.change or 0.0), default=None)
+
+
+def _headline(rows: Sequence[Change]) -> str:
+    c = _moved(rows)
+    if c is None:
+        return "no stage moved clearly"
+    what = c.label.removesuffix(" (median)")
+    return (
+        f"{what} got {c.verdict}: {c.change:+,.1f} ms (95% CI {c.low:+,.1f} to {c.high:+,.1f}), "
+        f"median {c.base:,.1f} -> {c.new:,.1f} ms"
+    )
+
+
+def _most_moved_first(rows: list[Change]) -> list[Change]:
+    c = _moved(rows)
+    return rows if c is None else [c, *(r for r in rows if r is not c)]

@@ -1,0 +1,190 @@
+"""The figures a CI gate reads off a run folder or a judging folder, each with its 95% interval.
+
+A run folder (``run.json``) gives the latency percentiles (bootstrap intervals over its turns,
+as in the report), the failed and within-budget shares (Wilson intervals), the ASR word error
+rate (bootstrap over turns) and, with the interruption scenarios, the stop latency and the
+yield, false-yield and premature-reply shares. A judging folder (``judging.json``) gives each
+contestant's Elo (bootstrap interval over items, the asymptotic one when there is none) and
+the judge's measured gold accuracy (its card's Wilson interval).
+
+Shares are in per cent. A figure that the folder cannot give is absent from the mapping; the
+gate that asks for it says why.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from voicebench._model import FrozenModel
+from voicebench.errors import InputError
+from voicebench.report.latency import agent_latency
+from voicebench.report.models import QUANTILES, Distribution
+from voicebench.runlog import read_header, read_turns
+from voicebench.runlog.scenario_figures import Interval, wilson
+
+FIGURE_KEYS: tuple[str, ...] = (
+    *(f"{name}_p{q}_ms" for name in ("ttft", "ttfa") for q in QUANTILES),
+    "failed_pct",
+    "within_budget_pct",
+    "wer_pct",
+    "stop_latency_p50_ms",
+    "stop_latency_p90_ms",
+    "yielded_pct",
+    "answered_pct",
+    "false_yield_pct",
+    "premature_pct",
+    "elo",
+    "judge_accuracy_pct",
+)
+"""Every figure a gate can name."""
+
+
+class Figure(FrozenModel):
+    """One measured figure and its 95% interval."""
+
+    key: str
+    """How gates name it: ``ttfa_p90_ms``, ``failed_pct``, ``elo``..."""
+    value: float
+    low: float
+    high: float
+    n: int
+    """Observations behind it (turns, pairs)."""
+    unit: str = ""
+
+
+def _interval(
+    key: str, iv: Interval | None, n: int, unit: str, scale: float = 1.0
+) -> Figure | None:
+    if iv is None:
+        return None
+    value, low, high = (round(x * scale, 3) for x in iv)
+    return Figure(key=key, value=value, low=low, high=high, n=n, unit=unit)
+
+
+def _quantiles(name: str, d: Distribution) -> list[Figure]:
+    return [
+        Figure(
+            key=f"{name}_p{q.q}_ms",
+            value=q.value_ms,
+            low=q.ci_ms[0],
+            high=q.ci_ms[1],
+            n=d.n,
+            unit="ms",
+        )
+        for q in d.quantiles
+    ]
+
+
+def _mean_with_interval(values: list[float]) -> Interval | None:
+    if not values:
+        return None
+    x = np.asarray(values, dtype=float)
+    if x.size < 2 or np.all(x == x[0]):
+        return float(x.mean()), float(x.mean()), float(x.mean())
+    from scipy import stats
+
+    ci = stats.bootstrap(
+        (x,), np.mean, method="percentile", n_resamples=1000, random_state=0
+    ).confidence_interval
+    return float(x.mean()), float(ci.low), float(ci.high)
+
+
+def run_figures(
+    run_dir: Path, *, budget_ttft_ms: float = 500.0, budget_ttfa_ms: float = 1000.0
+) -> dict[str, Figure]:
+    """Every figure of one run folder, by key."""
+    if not (run_dir / "run.json").is_file():
+        raise InputError("not a run folder (no run.json)", file=run_dir)
+    header, records = read_header(run_dir), read_turns(run_dir)
+    if not records:
+        raise InputError("the run has no turns yet", file=run_dir)
+    latency = agent_latency(
+        run_dir,
+        header,
+        records,
+        budget_ttft_ms=budget_ttft_ms,
+        budget_ttfa_ms=budget_ttfa_ms,
+        turn_timeout_ms=header.turn_timeout_s * 1000.0,
+    )
+    out: list[Figure | None] = [
+        *_quantiles("ttft", latency.ttft),
+        *_quantiles("ttfa", latency.ttfa),
+    ]
+    n = len(records)
+    out.append(_interval("failed_pct", wilson(latency.failed, n), n, "%", 100.0))
+    ok = round((latency.within_budget or 0.0) * n)
+    out.append(_interval("within_budget_pct", wilson(ok, n), n, "%", 100.0))
+    wers = [r.asr_wer for r in records if r.asr_wer is not None]
+    out.append(_interval("wer_pct", _mean_with_interval(wers), len(wers), "%", 100.0))
+    for group in latency.scenarios:
+        if group.group == "barge-in":
+            m = group.overlapped
+            out += [
+                _interval("stop_latency_p50_ms", group.stop_p50_ms, m, "ms"),
+                _interval("stop_latency_p90_ms", group.stop_p90_ms, m, "ms"),
+                _interval("yielded_pct", group.yielded, m, "%", 100.0),
+                _interval("answered_pct", group.answered, m, "%", 100.0),
+            ]
+        elif group.group == "backchannel":
+            out.append(_interval("false_yield_pct", group.false_yield, group.overlapped, "%", 100))
+        elif group.group == "pause":
+            out.append(_interval("premature_pct", group.premature, group.turns, "%", 100.0))
+    return {f.key: f for f in out if f is not None}
+
+
+def judging_figures(judging_dir: Path, contestant: str | None) -> dict[str, Figure]:
+    """The judge's gold accuracy and, with ``contestant``, its Elo."""
+    from voicebench.judging.cards import card_of_judging
+    from voicebench.rating import NothingToRateError, current_ratings
+
+    out: dict[str, Figure] = {}
+    card = card_of_judging(judging_dir)
+    if card is not None and card.pairs:
+        out["judge_accuracy_pct"] = Figure(
+            key="judge_accuracy_pct",
+            value=round(100 * card.accuracy, 2),
+            low=round(100 * card.accuracy_low, 2),
+            high=round(100 * card.accuracy_high, 2),
+            n=card.pairs,
+            unit="%",
+        )
+    if contestant is None:
+        return out
+    try:
+        table = current_ratings(judging_dir)
+    except NothingToRateError as exc:
+        raise InputError(f"no ratings: {exc}", file=judging_dir) from None
+    names = [r.contestant for r in table.ratings]
+    rating = next(
+        (r for r in table.ratings if contestant in (r.contestant, r.contestant.split("/")[-1])),
+        None,
+    )
+    if rating is None:
+        raise InputError(
+            f"no contestant {contestant!r} in its ratings (there are: {', '.join(names)})",
+            field="--contestant",
+        )
+    low, high = rating.elo_ci_bootstrap or rating.elo_ci_asymptotic
+    out["elo"] = Figure(
+        key="elo", value=rating.elo, low=low, high=high, n=rating.decided, unit="Elo"
+    )
+    return out
+
+
+def folder_figures(
+    path: Path,
+    *,
+    contestant: str | None = None,
+    budget_ttft_ms: float = 500.0,
+    budget_ttfa_ms: float = 1000.0,
+) -> dict[str, Figure]:
+    """The figures of a run folder or of a judging folder."""
+    if (path / "run.json").is_file():
+        return run_figures(path, budget_ttft_ms=budget_ttft_ms, budget_ttfa_ms=budget_ttfa_ms)
+    if (path / "judging.json").is_file():
+        return judging_figures(path, contestant)
+    raise InputError(
+        "neither a run folder (run.json) nor a judging folder (judging.json)", file=path
+    )
