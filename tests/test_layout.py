@@ -21,6 +21,7 @@ STAGES = (
     "report",
     "annotate",
     "live",
+    "gates",
     "cli",
     "demo",
     "testing",

@@ -129,6 +129,10 @@ def compare(
         Path | None,
         typer.Option("--out", "-o", help="Write compare.json and a page (index.html) here."),
     ] = None,
+    judging: Annotated[
+        Path | None,
+        typer.Option(help="A judging folder that judged both runs' agents: adds their Elo."),
+    ] = None,
     fail_on_regression: Annotated[
         bool, typer.Option(help="Exit 1 when any figure got clearly slower or worse.")
     ] = False,
@@ -139,11 +143,12 @@ def compare(
     budget_ttfa_ms: Annotated[float, typer.Option(help="TTFA budget (ms), on the page.")] = 1000.0,
 ) -> None:
     """Compare two runs: TTFT and TTFA percentiles, every stage's median, WER, failures and
-    the interruption figures, each change with a 95% bootstrap interval and a verdict (faster,
-    slower, no clear change). The stage that moved most is named first."""
+    the interruption figures (and, with --judging, the Elo), each change with a 95% bootstrap
+    interval and a verdict (faster, slower, no clear change). The stage that moved most is
+    named first."""
     from voicebench.gates import compare_runs
 
-    c = compare_runs(base, new, min_change_ms=min_change_ms)
+    c = compare_runs(base, new, min_change_ms=min_change_ms, judging=judging)
     show(c.headline)
     table = Table(
         title=f"{c.new_name} ({c.new_turns} turns) against {c.base_name} ({c.base_turns})"

@@ -8,7 +8,9 @@ seeded):
 - every stage's median (the waterfall's stages; none for a remote agent, a black box);
 - the ASR word error rate and the failed-turn share;
 - with the interruption scenarios: the stop latency's median and the yield, false-yield and
-  premature-reply shares.
+  premature-reply shares;
+- with a judging folder that judged both runs' agents together: the Elo difference, its
+  interval over refits on resampled items (the same resamples for both).
 
 Verdict: a latency is *slower* or *faster* when its interval excludes zero and the change is at
 least ``min_change_ms`` (a few milliseconds of a stage that never varies are not news); a share
@@ -181,9 +183,41 @@ def _outcome(records: Sequence[TurnRecord], name: str, field: str) -> list[float
     return out
 
 
+def elo_change(judging_dir: Path, base: str, new: str) -> Change:
+    """The Elo difference of two contestants judged together, with its bootstrap interval."""
+    from voicebench.rating import elo_difference
+
+    if base == new:
+        raise InputError(
+            f"both runs are contestant {base!r}: judge them as two contestants to compare "
+            "their Elo",
+            field="--judging",
+        )
+    change, low, high = elo_difference(judging_dir, base, new)
+    clear = low > 0 or high < 0
+    return Change(
+        key="elo",
+        label="HEART Elo",
+        unit="Elo",
+        kind="share",
+        base=None,
+        new=None,
+        change=round(change, 1),
+        low=round(low, 1),
+        high=round(high, 1),
+        verdict=("better" if change > 0 else "worse") if clear else "no clear change",
+        higher_is="better",
+    )
+
+
 def compare_runs(
-    base_dir: Path, new_dir: Path, *, min_change_ms: float = MIN_CHANGE_MS
+    base_dir: Path,
+    new_dir: Path,
+    *,
+    min_change_ms: float = MIN_CHANGE_MS,
+    judging: Path | None = None,
 ) -> Comparison:
+    """Compare two runs; with ``judging``, a judging folder holding both, their Elo too."""
     (bh, base), (nh, new) = _read(base_dir), _read(new_dir)
     mean, median = np.mean, np.median
     rows: list[Change] = []
@@ -280,6 +314,8 @@ def compare_runs(
                     higher_is=higher,  # type: ignore[arg-type]
                 )
             )
+    if judging is not None:
+        rows.append(elo_change(judging, bh.agent.name, nh.agent.name))
     return Comparison(
         base_dir=str(base_dir),
         new_dir=str(new_dir),

@@ -32,12 +32,12 @@ from voicebench.rating.people import (
 from voicebench.rating.table import (
     RATINGS_FILE,
     ContestantRating,
-    NothingToRateError,
     RatingTable,
     current_ratings,
     inputs_sha256,
     rate_judging,
 )
+from voicebench.rating.wins import NothingToRateError, elo_difference
 
 __all__ = [
     "DEFAULT_PRIOR",
@@ -58,6 +58,7 @@ __all__ = [
     "bootstrap_elo",
     "current_ratings",
     "disagreement_table",
+    "elo_difference",
     "fit",
     "fit_contextual",
     "folder_judgments",

@@ -30,14 +30,10 @@ from pydantic import Field
 
 from voicebench._jsonl import write_atomic
 from voicebench._model import FrozenModel
-from voicebench.errors import InputError
 from voicebench.judging import (
     DIMENSIONS,
     judged_items,
-    pair_results,
     read_judging_header,
-    read_replies,
-    read_verdicts,
 )
 from voicebench.rating.agreement import Agreement, agreement_report
 from voicebench.rating.bt import (
@@ -51,13 +47,10 @@ from voicebench.rating.bt import (
 from voicebench.rating.contextual import fit_contextual
 from voicebench.rating.inputs import inputs_sha256
 from voicebench.rating.people import PeopleSummary, folder_judgments, people_summary
+from voicebench.rating.wins import item_wins
 from voicebench.runlog import read_header, read_turns
 
 RATINGS_FILE = "ratings.json"
-
-
-class NothingToRateError(InputError):
-    """Every pair is undecided (failed verdicts, position flips): there is nothing to fit."""
 
 
 RATING_SCHEMA_VERSION = 1
@@ -189,26 +182,11 @@ def rate_judging(
     )
     items = judged_items(run_dirs)
     adversarial = {i for i, d in items.items() if d.adversarial}
-    replies = [r for r in read_replies(judging_dir) if r.failed is None]
-    kinds = {r.contestant: r.kind.value for r in replies}
-    names = sorted(kinds)
-    index = {c: k for k, c in enumerate(names)}
-    verdicts = read_verdicts(judging_dir)
-    pairs = pair_results(verdicts)
-    decided = [p for p in pairs if p.winner is not None]
-    if not decided:
-        raise NothingToRateError(
-            f"no decided pairs to rate among {len(pairs)} (every pair's "
-            "verdicts failed or flipped with the order)",
-            file=judging_dir / "verdicts.jsonl",
-        )
-    item_ids = sorted({p.item_id for p in decided})
-    item_index = {i: k for k, i in enumerate(item_ids)}
-    win = np.array([index[p.winner] for p in decided if p.winner is not None])
-    lose = np.array([index[p.second if p.winner == p.first else p.first] for p in decided])
-    strength = np.array([p.strength for p in decided])
-    items_arr = np.array([item_index[p.item_id] for p in decided])
-    item_W = win_matrices(items_arr, win, lose, strength, len(item_ids), len(names))
+    wins = item_wins(judging_dir)
+    replies, kinds, names, verdicts = wins.replies, wins.kinds, wins.names, wins.verdicts
+    pairs, decided, item_ids = wins.pairs, wins.decided, wins.item_ids
+    win, lose, strength, item_W = wins.win, wins.lose, wins.strength, wins.item_W
+    items_arr = wins.items
     elo = to_elo(fit(item_W.sum(axis=0), prior=prior))
     boot = bootstrap_elo(item_W, rounds=rounds, seed=seed, prior=prior) if rounds else None
     n_dec = np.bincount(win, minlength=len(names)) + np.bincount(lose, minlength=len(names))

@@ -1,0 +1,175 @@
+"""`voicebench check` on run and judging folders written from known figures: gates, intervals,
+--strict, JUnit XML, the Markdown summary and the exit codes."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from synthetic_runs import make_judging, make_run, verdict
+from typer.testing import CliRunner
+
+from voicebench.cli import app
+from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
+from voicebench.errors import InputError
+from voicebench.gates import check, folder_figures, make_gate, read_gates
+from voicebench.judging.cards import CARD_FILE, JudgeCard, Tally
+from voicebench.runlog import TurnError
+
+ITEMS = load_dialogues(BUILTIN_DIALOGUES)[:12]
+
+
+def run(tmp_path: Path, name: str, ttft_ms: int, **kw) -> Path:
+    return make_run(tmp_path, name, ITEMS, [900, 1000, 1100], ttft_ms=ttft_ms, **kw)
+
+
+def cli(*args: str):
+    return CliRunner().invoke(app, ["check", *args])
+
+
+def test_a_run_folders_figures_have_their_intervals(tmp_path: Path):
+    fail = TurnError(kind="timeout", reason="nothing audible within 60 s")
+    figures = folder_figures(
+        run(tmp_path, "a", 300, failures={(ITEMS[0].id, ITEMS[0].final_turn_index): fail})
+    )
+    assert figures["ttft_p50_ms"].value == 300.0 and figures["ttft_p50_ms"].n == 11
+    p90 = figures["ttfa_p90_ms"]
+    assert p90.low <= p90.value <= p90.high and p90.unit == "ms"
+    failed = figures["failed_pct"]
+    assert (
+        failed.value == pytest.approx(100 / 12, abs=0.01)
+        and failed.low < failed.value < failed.high
+    )
+    assert "stop_latency_p90_ms" not in figures  # no barge-in turns
+
+
+def test_gates_pass_fail_and_say_when_the_interval_cannot_decide(tmp_path: Path):
+    figures = folder_figures(run(tmp_path, "a", 300))
+    gates = [
+        make_gate("max_ttft_p50_ms", 350, source="t"),  # 300, interval tight: a sure pass
+        make_gate("max_ttfa_p50_ms", 950, source="t"),  # 1,000 ms: a sure fail? see below
+        make_gate("max_ttfa_p90_ms", 1050, source="t"),  # 1,100 with an interval around 1,050
+        make_gate("min_yielded_pct", 90, source="t"),  # not measured here
+    ]
+    by = {r.gate.name: r for r in check(gates, figures)}
+    assert by["max_ttft_p50_ms"].passed and by["max_ttft_p50_ms"].decided
+    assert not by["max_ttfa_p50_ms"].passed
+    p90 = by["max_ttfa_p90_ms"]
+    assert p90.figure.low <= 1050 <= p90.figure.high and not p90.decided
+    assert "too few to decide" in p90.note
+    assert not by["min_yielded_pct"].passed and by["min_yielded_pct"].note == (
+        "not measured in this folder"
+    )
+    # --strict decides by the far end: 1 failed turn of 12 is 8.3% [1.5, 35.4], under a 10%
+    # bound by its point, not by its interval.
+    fail = TurnError(kind="timeout", reason="nothing audible within 60 s")
+    one_failed = folder_figures(
+        run(tmp_path, "b", 300, failures={(ITEMS[0].id, ITEMS[0].final_turn_index): fail})
+    )
+    gate = make_gate("max_failed_pct", 10, source="t")
+    (plain,) = check([gate], one_failed)
+    (strict,) = check([gate], one_failed, strict=True)
+    assert plain.passed and not plain.decided and plain.status == "pass (unsure)"
+    assert not strict.passed and "--strict" in strict.note
+
+
+def test_the_command_exits_by_its_gates_and_writes_junit_and_markdown(tmp_path: Path):
+    fast, slow = run(tmp_path, "fast", 300), run(tmp_path, "slow", 400)
+    ok = cli(str(fast), "--max-ttft-p50-ms", "350", "--junit", str(tmp_path / "ok.xml"))
+    assert ok.exit_code == 0, ok.output
+    assert "1/1 gates passed" in ok.output
+    bad = cli(
+        str(slow),
+        "--max-ttft-p50-ms",
+        "350",
+        "--gate",
+        "max_failed_pct=5",
+        "--junit",
+        str(tmp_path / "bad.xml"),
+        "--summary-md",
+        str(tmp_path / "bad.md"),
+    )
+    assert bad.exit_code == 1, bad.output
+    cases = ET.parse(tmp_path / "bad.xml").getroot().findall(".//testcase")
+    assert [c.get("name") for c in cases] == ["max_ttft_p50_ms", "max_failed_pct"]
+    failure = cases[0].find("failure")
+    assert failure is not None and "400.0 ms" in failure.get("message")
+    assert "<= 350.0 ms" in failure.get("message")
+    assert cases[1].find("failure") is None
+    md = (tmp_path / "bad.md").read_text()
+    assert "1/2 gates passed" in md and "| max\\_ttft\\_p50\\_ms | 400.0 ms |" in md
+    # Bad input: exit 2, one line naming what is wrong.
+    for args, message in [
+        ((str(slow), "--gate", "max_speed=3"), "--gate: unknown gate 'max_speed'"),
+        ((str(slow), "--gate", "max_ttft_p50_ms"), "is not NAME=NUMBER"),
+        ((str(slow),), "no gates given"),
+        ((str(tmp_path),), "neither a run folder"),
+    ]:
+        result = cli(*args)
+        assert result.exit_code == 2 and message in " ".join(result.output.split()), result.output
+
+
+def test_a_gates_file_is_read_and_its_mistakes_named(tmp_path: Path):
+    good = tmp_path / "gates.toml"
+    good.write_text("[gates]\nmax_ttft_p50_ms = 350\nmax_failed_pct = 5.0\n")
+    assert [(g.name, g.bound) for g in read_gates(good)] == [
+        ("max_ttft_p50_ms", 350.0),
+        ("max_failed_pct", 5.0),
+    ]
+    for text, field in [
+        ("[gates]\nmax_ttft_p50_ms = 'fast'\n", "gates.max_ttft_p50_ms"),
+        ("[gates]\nmin_happiness = 3\n", "gates.min_happiness"),
+        ("max_ttft_p50_ms = 3\n", "gates"),
+    ]:
+        bad = tmp_path / "bad.toml"
+        bad.write_text(text)
+        with pytest.raises(InputError, match=field.replace(".", r"\.")):
+            read_gates(bad)
+
+
+def test_a_judging_folders_elo_and_judge_accuracy(tmp_path: Path):
+    items = [d for d in load_dialogues(BUILTIN_DIALOGUES) if not d.adversarial][:6]
+    runs = [make_run(tmp_path, "good", items, 800), make_run(tmp_path, "meh", items, 800)]
+    verdicts = []
+    for d in items:
+        verdicts += [verdict(d.id, "good", "meh", "A", 4), verdict(d.id, "meh", "good", "B", 4)]
+    judged = make_judging(tmp_path / "judged", runs, items, ("good", "meh"), verdicts)
+    (judged / CARD_FILE).write_text(
+        JudgeCard(
+            spec_name="j",
+            spec_path="j.toml",
+            spec_sha256="0" * 64,
+            judges=("j/1",),
+            methods=("pairwise",),
+            gold_path="g.jsonl",
+            gold_sha256="0" * 64,
+            split="holdout",
+            created_at="2026-01-01T00:00:00+00:00",
+            pairs=40,
+            decided=38,
+            correct=34,
+            accuracy=0.85,
+            accuracy_low=0.71,
+            accuracy_high=0.93,
+            decided_rate=0.95,
+            flips=1,
+            flip_rate=0.03,
+            first_slot_rate=0.5,
+            verdicts=80,
+            failed_verdicts=0,
+            seconds_per_verdict=None,
+            longer_worse=Tally(pairs=10, correct=5),
+        ).model_dump_json()
+    )
+    result = cli(
+        str(judged), "--min-elo", "1000", "--contestant", "good", "--min-judge-accuracy", "70"
+    )
+    assert result.exit_code == 0, result.output
+    strict = cli(str(judged), "--min-judge-accuracy", "75", "--strict")
+    assert strict.exit_code == 1  # 85% [71, 93]: the interval's far end is under 75
+    assert "too few to decide" in " ".join(strict.output.split())
+    missing = cli(str(judged), "--min-elo", "1000", "--contestant", "nobody")
+    assert missing.exit_code == 2 and "no contestant 'nobody'" in missing.output
+    needs = cli(str(judged), "--min-elo", "1000")
+    assert needs.exit_code == 2 and "--min-elo needs --contestant" in needs.output

@@ -1,0 +1,93 @@
+"""The example CI workflow's commands, run as written on the scripted agent, and two real runs
+that differ only by 100 ms of LLM time to first token: `compare` names the LLM stage and
+nothing else, `check` passes one and fails the other."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import yaml
+from processes import ROOT, voicebench
+
+pytestmark = pytest.mark.slow
+
+WORKFLOW = ROOT / "docs" / "ci-example.yml"
+
+
+def workflow_commands() -> list[str]:
+    """The workflow's shell steps after the set-up, in order."""
+    steps = yaml.safe_load(WORKFLOW.read_text())["jobs"]["voice-agent"]["steps"]
+    return [s["run"] for s in steps if "run" in s and s["run"].strip() != "make setup"]
+
+
+def call(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(voicebench(*args), cwd=ROOT, capture_output=True, text=True)
+
+
+def test_the_example_workflow_and_a_100_ms_slower_llm(tmp_path: Path):
+    slower = tmp_path / "scripted-400ms.toml"
+    spec = (ROOT / "agents" / "scripted.toml").read_text()
+    slower.write_text(spec.replace("ttft_ms = 300", "ttft_ms = 400"))
+    assert slower.read_text() != spec
+    baseline = tmp_path / "slow"
+    made = call("run", "--agent", str(slower), "--limit", "2", "--out", str(baseline))
+    assert made.returncode == 0, made.stderr[-2000:]
+
+    out = tmp_path / "ci"
+    env = {
+        **os.environ,
+        "AGENT": "agents/scripted.toml",
+        "LIMIT": "2",
+        "OUT": str(out),
+        "BASELINE": str(baseline),
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+    }
+    here = f"{shlex.quote(sys.executable)} -m voicebench"
+    commands = workflow_commands()
+    assert any("voicebench check" in c for c in commands)
+    for command in commands:
+        done = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", command.replace(".venv/bin/voicebench", here)],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, (command, done.stdout[-2000:], done.stderr[-2000:])
+    # The gates passed, and the job summary and the report are where the workflow keeps them.
+    junit = ET.parse(out / "junit.xml").getroot()
+    assert junit.findall(".//testcase") and not junit.findall(".//failure")
+    assert "gates passed" in (tmp_path / "summary.md").read_text()
+    assert (out / "report" / "index.html").is_file()
+    # Against the slower baseline, this build's LLM got faster.
+    faster = json.loads((out / "compare" / "compare.json").read_text())["changes"][0]
+    assert faster["key"] == "stage_llm_ttft_p50_ms" and faster["verdict"] == "faster"
+
+    # The other way round: the LLM stage is slower by about 100 ms, its interval excluding
+    # zero, and no other stage moved.
+    result = call("compare", str(out / "run"), str(baseline), "--out", str(tmp_path / "back"))
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.startswith("LLM TTFT got slower: +")
+    changes = json.loads((tmp_path / "back" / "compare.json").read_text())["changes"]
+    llm = changes[0]
+    assert llm["key"] == "stage_llm_ttft_p50_ms" and llm["verdict"] == "slower"
+    assert 90 < llm["change"] < 110 and llm["low"] > 0
+    others = {c["key"]: c["verdict"] for c in changes[1:] if c["kind"] == "stage"}
+    assert others and set(others.values()) == {"no clear change"}, others
+
+    # check --max-ttft-p50-ms 350: the 300 ms run passes, the 400 ms one fails with exit 1.
+    assert call("check", str(out / "run"), "--max-ttft-p50-ms", "350").returncode == 0
+    junit_path = tmp_path / "slow.xml"
+    failed = call("check", str(baseline), "--max-ttft-p50-ms", "350", "--junit", str(junit_path))
+    assert failed.returncode == 1, failed.stdout
+    (case,) = ET.parse(junit_path).getroot().findall(".//testcase")
+    failure = case.find("failure")
+    assert case.get("name") == "max_ttft_p50_ms" and failure is not None
+    assert "<= 350.0 ms" in failure.get("message", "")

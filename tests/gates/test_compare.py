@@ -1,0 +1,123 @@
+"""`voicebench compare` on runs written from known figures: the verdicts and their intervals,
+the stage that moved named first, --fail-on-regression, and the page in headless Chromium."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from chromium import Browser, find_chromium
+from synthetic_runs import make_run
+from typer.testing import CliRunner
+
+from voicebench.cli import app
+from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
+from voicebench.gates import compare_runs
+from voicebench.runlog import TurnError
+
+ITEMS = load_dialogues(BUILTIN_DIALOGUES)[:12]
+CHROMIUM = find_chromium()
+
+
+def runs(tmp_path: Path, base_ttft: int = 300, new_ttft: int = 400, **new) -> tuple[Path, Path]:
+    # TTFA moves with the TTFT: the synthetic stages are fixed apart from the LLM's.
+    base = make_run(tmp_path, "base", ITEMS, [1000, 1050, 1100], ttft_ms=base_ttft)
+    shift = new_ttft - base_ttft
+    later = make_run(
+        tmp_path, "new", ITEMS, [1000 + shift, 1050 + shift, 1100 + shift], ttft_ms=new_ttft, **new
+    )
+    return base, later
+
+
+def test_a_slower_llm_is_named_first_and_nothing_else_moves(tmp_path: Path):
+    c = compare_runs(*runs(tmp_path))
+    first = c.changes[0]
+    assert first.key == "stage_llm_ttft_p50_ms" and first.verdict == "slower"
+    assert first.change == pytest.approx(100.0) and first.low > 0
+    assert c.headline.startswith("LLM TTFT got slower: +100.0 ms")
+    by = {x.key: x for x in c.changes}
+    assert by["ttft_p50_ms"].verdict == "slower" and by["ttfa_p50_ms"].verdict == "slower"
+    stages = [x for x in c.changes if x.kind == "stage" and x is not first]
+    assert stages and all(x.verdict == "no clear change" for x in stages)
+    assert by["failed_pct"].verdict == "no clear change"
+    assert [x.key for x in c.regressions] == [
+        "stage_llm_ttft_p50_ms",
+        "ttft_p50_ms",
+        "ttft_p90_ms",
+        "ttft_p99_ms",
+        "ttfa_p50_ms",
+        "ttfa_p90_ms",
+        "ttfa_p99_ms",
+    ]
+
+
+def test_failures_count_as_worse_and_a_small_change_is_no_news(tmp_path: Path):
+    fail = TurnError(kind="timeout", reason="nothing audible within 60 s")
+    failures = {(d.id, d.final_turn_index): fail for d in ITEMS[:8]}
+    c = compare_runs(*runs(tmp_path, 300, 305, failures=failures))
+    by = {x.key: x for x in c.changes}
+    assert by["failed_pct"].verdict == "worse" and by["failed_pct"].change == pytest.approx(66.67)
+    # 5 ms is under the 10 ms that counts, however sure it is.
+    assert by["stage_llm_ttft_p50_ms"].low > 0
+    assert by["stage_llm_ttft_p50_ms"].verdict == "no clear change"
+    assert c.headline == "no stage moved clearly"
+
+
+def test_the_command_prints_first_what_moved_and_fails_on_a_regression(tmp_path: Path):
+    base, new = runs(tmp_path)
+    result = CliRunner().invoke(app, ["compare", str(base), str(new), "--fail-on-regression"])
+    assert result.exit_code == 1, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith("LLM TTFT got slower: +100.0 ms")
+    assert "regressions: LLM TTFT (median), TTFT p50" in " ".join(result.output.split())
+    back = CliRunner().invoke(app, ["compare", str(new), str(base), "--fail-on-regression"])
+    assert back.exit_code == 0 and back.output.startswith("LLM TTFT got faster: -100.0 ms")
+    bad = CliRunner().invoke(app, ["compare", str(base), str(tmp_path)])
+    assert bad.exit_code == 2 and "not a run folder" in bad.output
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed")
+async def test_the_comparison_page_in_headless_chromium(tmp_path: Path):
+    base, new = runs(tmp_path)
+    out = tmp_path / "compare"
+    result = CliRunner().invoke(app, ["compare", str(base), str(new), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    saved = json.loads((out / "compare.json").read_text())
+    assert saved["changes"][0]["key"] == "stage_llm_ttft_p50_ms"
+    assert CHROMIUM is not None
+    async with Browser(CHROMIUM) as browser:
+        await browser.open(out / "index.html")
+        facts = json.loads(
+            await browser.evaluate(
+                """JSON.stringify({
+  images: Array.from(document.images).map(i => ({id: i.id, ok: i.complete && i.naturalWidth > 0})),
+  rows: document.querySelectorAll('#changes tbody tr').length,
+  slower: Array.from(document.querySelectorAll('#changes tr.slower td:first-child'))
+          .map(td => td.textContent),
+  headline: document.querySelector('#headline').textContent})"""
+            )
+        )
+        errors = browser.errors()
+    assert errors == []
+    assert facts["images"] == [{"id": "ecdf", "ok": True}, {"id": "waterfall", "ok": True}]
+    assert facts["rows"] == len(saved["changes"])
+    assert facts["slower"][0] == "LLM TTFT (median)"
+    assert facts["headline"].startswith("LLM TTFT got slower")
+
+
+def test_two_agents_judged_together_compare_their_elo(tmp_path: Path):
+    from synthetic_runs import make_judging, verdict
+
+    items = [d for d in ITEMS if not d.adversarial][:6]
+    base = make_run(tmp_path, "warm", items, 900)
+    new = make_run(tmp_path, "terse", items, 900)
+    verdicts = []
+    for d in items:  # the warm agent wins every pair, in both orders
+        verdicts += [verdict(d.id, "warm", "terse", "A", 4), verdict(d.id, "terse", "warm", "B", 4)]
+    judged = make_judging(tmp_path / "judged", [base, new], items, ("warm", "terse"), verdicts)
+    c = compare_runs(base, new, judging=judged)
+    elo = next(x for x in c.changes if x.key == "elo")
+    assert elo.change < 0 and elo.high < 0 and elo.verdict == "worse"
+    result = CliRunner().invoke(app, ["compare", str(base), str(base), "--judging", str(judged)])
+    assert result.exit_code == 2 and "judge them as two contestants" in result.output
