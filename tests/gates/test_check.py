@@ -15,7 +15,7 @@ from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.errors import InputError
 from voicebench.gates import check, folder_figures, make_gate, read_gates
 from voicebench.judging.cards import CARD_FILE, JudgeCard, Tally
-from voicebench.runlog import TurnError
+from voicebench.runlog import ScenarioOutcome, TurnError
 
 ITEMS = load_dialogues(BUILTIN_DIALOGUES)[:12]
 
@@ -173,3 +173,45 @@ def test_a_judging_folders_elo_and_judge_accuracy(tmp_path: Path):
     assert missing.exit_code == 2 and "no contestant 'nobody'" in missing.output
     needs = cli(str(judged), "--min-elo", "1000")
     assert needs.exit_code == 2 and "--min-elo needs --contestant" in needs.output
+
+
+def test_interruption_gates_read_the_scenario_figures(tmp_path: Path):
+    def barge(stop_ms: float, yielded: bool = True) -> ScenarioOutcome:
+        return ScenarioOutcome(
+            name="barge-in",
+            params={"delay_ms": 600.0},
+            agent_speaking=True,
+            at_ms=600.0,
+            stop_ms=stop_ms,
+            yielded=yielded,
+            talk_over_s=0.2,
+            answered=True,
+        )
+
+    word = ScenarioOutcome(
+        name="backchannel",
+        params={"delay_ms": 600.0, "words": "yeah"},
+        agent_speaking=True,
+        at_ms=600.0,
+        false_yield=True,
+        lost_s=0.8,
+    )
+    outcomes = [barge(120), barge(150), barge(180), barge(2400, yielded=False), word]
+    folder = run(tmp_path, "talked-over", 300, all_turns=True, scenarios=outcomes)
+    figures = folder_figures(folder)
+    assert figures["stop_latency_p50_ms"].value == pytest.approx(165.0, abs=15)
+    assert figures["stop_latency_p90_ms"].value > 1000  # the turns it did not yield in
+    assert figures["false_yield_pct"].value == 100.0
+    by = {
+        r.gate.name: r
+        for r in check(
+            [
+                make_gate("max_stop_latency_p90_ms", 500, source="t"),
+                make_gate("max_false_yield_pct", 20, source="t"),
+                make_gate("min_yielded_pct", 50, source="t"),
+            ],
+            figures,
+        )
+    }
+    assert not by["max_stop_latency_p90_ms"].passed and not by["max_false_yield_pct"].passed
+    assert by["min_yielded_pct"].passed and by["min_yielded_pct"].figure.value == 75.0

@@ -121,3 +121,29 @@ def test_two_agents_judged_together_compare_their_elo(tmp_path: Path):
     assert elo.change < 0 and elo.high < 0 and elo.verdict == "worse"
     result = CliRunner().invoke(app, ["compare", str(base), str(base), "--judging", str(judged)])
     assert result.exit_code == 2 and "judge them as two contestants" in result.output
+
+
+def test_a_slower_stop_on_barge_in_is_reported(tmp_path: Path):
+    from voicebench.runlog import ScenarioOutcome
+
+    def barge(stop_ms: float) -> list[ScenarioOutcome]:
+        return [
+            ScenarioOutcome(
+                name="barge-in",
+                params={"delay_ms": 600.0},
+                agent_speaking=True,
+                at_ms=600.0,
+                stop_ms=stop_ms + jitter,
+                yielded=True,
+                talk_over_s=0.2,
+                answered=True,
+            )
+            for jitter in (-10.0, 0.0, 10.0)
+        ]
+
+    base = make_run(tmp_path, "base", ITEMS, 1000, all_turns=True, scenarios=barge(150))
+    new = make_run(tmp_path, "new", ITEMS, 1000, all_turns=True, scenarios=barge(400))
+    by = {x.key: x for x in compare_runs(base, new).changes}
+    stop = by["stop_latency_p50_ms"]
+    assert stop.verdict == "slower" and stop.change == pytest.approx(250.0) and stop.low > 0
+    assert by["yielded_pct"].verdict == "no clear change"

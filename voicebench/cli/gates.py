@@ -147,6 +147,7 @@ def compare(
     interval and a verdict (faster, slower, no clear change). The stage that moved most is
     named first."""
     from voicebench.gates import compare_runs
+    from voicebench.gates.compare import format_value as fmt
 
     c = compare_runs(base, new, min_change_ms=min_change_ms, judging=judging)
     show(c.headline)
@@ -156,12 +157,6 @@ def compare(
     for column in ("figure", "base", "new", "change", "95% CI", "verdict"):
         table.add_column(column, justify="left" if column in ("figure", "verdict") else "right")
     colours = {"slower": "red", "worse": "red", "faster": "green", "better": "green"}
-
-    def fmt(x: float | None, unit: str, signed: bool = False) -> str:
-        if x is None:
-            return "-"
-        text = f"{x:+,.1f}" if signed else f"{x:,.1f}"
-        return text + ("%" if unit == "%" else f" {unit}")
 
     for row in c.changes:
         colour = colours.get(row.verdict)

@@ -70,6 +70,14 @@ class Comparison(FrozenModel):
         return [c for c in self.changes if c.verdict in ("slower", "worse")]
 
 
+def format_value(value: float | None, unit: str, signed: bool = False) -> str:
+    """A figure of a comparison as people read it (``+100.1 ms``, ``4.2%``)."""
+    if value is None:
+        return "-"
+    text = f"{value:+,.1f}" if signed else f"{value:,.1f}"
+    return f"{text}%" if unit == "%" else f"{text} {unit}"
+
+
 def _difference(
     base: np.ndarray, new: np.ndarray, statistic: Callable[..., np.ndarray], seed: int
 ) -> tuple[float, float, float]:

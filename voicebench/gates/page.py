@@ -11,7 +11,7 @@ from pathlib import Path
 from markupsafe import Markup
 
 from voicebench._jsonl import write_atomic
-from voicebench.gates.compare import Comparison
+from voicebench.gates.compare import Comparison, format_value
 from voicebench.report import figures
 from voicebench.report.latency import agent_latency, cold_flags
 from voicebench.report.render import asset, environment
@@ -31,13 +31,6 @@ def _series(run_dir: Path, name: str) -> figures.Series:
         ttfa_ms=[t.ttfa_ms for t, _ in timed if t.ttfa_ms is not None],
         cold_ttfa_ms=[t.ttfa_ms for t, c in timed if c and t.ttfa_ms is not None],
     )
-
-
-def _fmt(value: float | None, unit: str, signed: bool = False) -> str:
-    if value is None:
-        return "-"
-    text = f"{value:+,.1f}" if signed else f"{value:,.1f}"
-    return f"{text}%" if unit == "%" else f"{text} {unit}"
 
 
 def write_comparison(
@@ -80,7 +73,7 @@ def write_comparison(
             csp=Markup(csp),
             style=Markup(asset("report.css")),
             figure_uris=uris,
-            fmt=_fmt,
+            fmt=format_value,
         )
     )
     write_atomic(out_dir / "compare.json", c.model_dump_json(indent=2) + "\n")
