@@ -30,6 +30,7 @@ from __future__ import annotations
 import base64
 import json
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -60,6 +61,25 @@ def _parse(message: str | bytes) -> dict[str, Any] | None:
     except (json.JSONDecodeError, UnicodeDecodeError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def _decode(
+    message: str | bytes, control: Callable[[str, dict[str, Any]], Incoming | None]
+) -> Incoming | None:
+    """A message from either end: ``media`` as audio, ``mark`` with its name, and any other
+    event as ``control`` makes it."""
+    data = _parse(message)
+    if data is None:
+        return None
+    event = data.get("event")
+    if event == "media":
+        payload = _payload(data)
+        return Incoming(audio=_pcm_of(payload)) if payload else None
+    if event == "mark":
+        mark = data.get("mark")
+        name = mark.get("name") if isinstance(mark, dict) else None
+        return Incoming(control={"type": "mark", "name": str(name or "")})
+    return control(str(event), data)
 
 
 def _pcm_of(payload: bytes) -> bytes:
@@ -157,20 +177,10 @@ class TelephonyCaller:
         return [self._numbered("stop", stop=stop)]
 
     def decode(self, message: str | bytes) -> Incoming | None:
-        data = _parse(message)
-        if data is None:
-            return None
-        event = data.get("event")
-        if event == "media":
-            payload = _payload(data)
-            return Incoming(audio=_pcm_of(payload)) if payload else None
-        if event == "clear":
-            return Incoming(control={"type": "clear"})
-        if event == "mark":
-            mark = data.get("mark")
-            name = mark.get("name") if isinstance(mark, dict) else None
-            return Incoming(control={"type": "mark", "name": str(name or "")})
-        return None
+        return _decode(
+            message,
+            lambda event, _: Incoming(control={"type": "clear"}) if event == "clear" else None,
+        )
 
 
 class TelephonyAgentSide:
@@ -193,37 +203,29 @@ class TelephonyAgentSide:
         return {}  # Telnyx's agent messages name no stream
 
     def decode(self, message: str | bytes) -> Incoming | None:
-        data = _parse(message)
-        if data is None:
-            return None
-        event = data.get("event")
-        if event == "media":
-            payload = _payload(data)
-            return Incoming(audio=_pcm_of(payload)) if payload else None
-        if event == "start":
-            start = data.get("start") if isinstance(data.get("start"), dict) else {}
-            assert isinstance(start, dict)
-            if self.platform == "twilio":
-                self.stream_id = str(start.get("streamSid") or data.get("streamSid") or "")
-                call, params = start.get("callSid"), start.get("customParameters")
-            else:
-                self.stream_id = str(data.get("stream_id") or "")
-                call, params = start.get("call_control_id"), start.get("custom_parameters")
-            return Incoming(
-                control={
-                    "type": "start",
-                    "stream_id": self.stream_id,
-                    "call_id": str(call or ""),
-                    "parameters": params if isinstance(params, dict) else {},
-                }
-            )
-        if event == "mark":
-            mark = data.get("mark")
-            name = mark.get("name") if isinstance(mark, dict) else None
-            return Incoming(control={"type": "mark", "name": str(name or "")})
+        return _decode(message, self._control)
+
+    def _control(self, event: str, data: dict[str, Any]) -> Incoming | None:
         if event == "stop":
             return Incoming(control={"type": "stop"})
-        return None
+        if event != "start":
+            return None
+        start = data.get("start")
+        start = start if isinstance(start, dict) else {}
+        if self.platform == "twilio":
+            self.stream_id = str(start.get("streamSid") or data.get("streamSid") or "")
+            call, params = start.get("callSid"), start.get("customParameters")
+        else:
+            self.stream_id = str(data.get("stream_id") or "")
+            call, params = start.get("call_control_id"), start.get("custom_parameters")
+        return Incoming(
+            control={
+                "type": "start",
+                "stream_id": self.stream_id,
+                "call_id": str(call or ""),
+                "parameters": params if isinstance(params, dict) else {},
+            }
+        )
 
     def audio(self, pcm: bytes) -> str | bytes:
         return json.dumps(
