@@ -18,6 +18,16 @@ class FrozenModel(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+def read_toml(path: Path) -> dict:
+    """A TOML file's table; unreadable or invalid files are an InputError naming the file."""
+    import tomllib
+
+    try:
+        return tomllib.loads(read_utf8(path))
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"not valid TOML ({exc})", file=path) from None
+
+
 def read_utf8(path: Path) -> str:
     """A file's text; unreadable or non-UTF-8 files are an InputError naming the file."""
     try:

@@ -73,13 +73,12 @@ apply)::
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 from typing import Literal, get_args
 
 from pydantic import Field, model_validator
 
-from voicebench._model import FrozenModel, read_utf8, validate_record
+from voicebench._model import FrozenModel, read_toml, validate_record
 from voicebench.errors import InputError, MissingSecretError
 from voicebench.llm.endpoint import Endpoint
 
@@ -323,10 +322,7 @@ def load_agent_spec(path: str | Path, *, require_secrets: bool = True) -> AgentS
     path = Path(path)
     if not path.exists():
         raise InputError("agent spec not found", file=path)
-    try:
-        data = tomllib.loads(read_utf8(path))
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"not valid TOML ({exc})", file=path) from None
+    data = read_toml(path)
     spec = validate_record(AgentSpec, data, file=path)
     var = spec.key_variable
     if require_secrets and var and not os.environ.get(var):

@@ -17,13 +17,12 @@ folder does not have (a stop latency without barge-in turns) fails, saying why.
 
 from __future__ import annotations
 
-import tomllib
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
-from voicebench._model import FrozenModel, read_utf8
+from voicebench._model import FrozenModel, read_toml
 from voicebench.errors import InputError
 from voicebench.gates.figures import FIGURE_KEYS, Figure
 
@@ -71,10 +70,7 @@ def read_gates(path: Path) -> list[Gate]:
     """The ``[gates]`` table of a TOML file."""
     if not path.is_file():
         raise InputError("gates file not found", file=path)
-    try:
-        data = tomllib.loads(read_utf8(path))
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"not valid TOML ({exc})", file=path) from None
+    data = read_toml(path)
     table = data.get("gates")
     if not isinstance(table, dict) or not table:
         raise InputError("needs a [gates] table of NAME = BOUND", file=path, field="gates")

@@ -27,13 +27,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tomllib
 from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, model_validator
 
-from voicebench._model import FrozenModel, read_utf8, validate_record
+from voicebench._model import FrozenModel, read_toml, read_utf8, validate_record
 from voicebench.errors import InputError, MissingSecretError
 from voicebench.llm import Endpoint, RetryPolicy, get_provider
 
@@ -154,10 +153,7 @@ class Rubric(FrozenModel):
 def load_judge_spec(path: str | Path, *, require_secrets: bool = True) -> tuple[JudgeSpec, Rubric]:
     """Read a judge spec and its rubric; a missing key variable fails here, naming it."""
     path = Path(path)
-    try:
-        data = tomllib.loads(read_utf8(path))
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"not valid TOML ({exc})", file=path) from None
+    data = read_toml(path)
     spec = validate_record(JudgeSpec, data, file=path)
     for i, judge in enumerate(spec.judges):
         var = judge.api_key_env
