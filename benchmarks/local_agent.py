@@ -19,7 +19,6 @@ import asyncio
 import json
 import sys
 import tempfile
-import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from voicebench.agentspec import AgentSpec  # noqa: E402
+from voicebench.agentspec import AgentSpec, load_agent_spec, parse_override  # noqa: E402
 from voicebench.cli.common import quiet_libraries  # noqa: E402
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues  # noqa: E402
 from voicebench.fixtures import BUILTIN_FIXTURES  # noqa: E402
@@ -37,19 +36,7 @@ from voicebench.timing import STAGE_NAMES  # noqa: E402
 
 
 def load_with_overrides(path: Path, overrides: list[str]) -> AgentSpec:
-    data = tomllib.loads(path.read_text())
-    for item in overrides:
-        key, _, raw = item.partition("=")
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError:
-            value = raw
-        node = data
-        *parents, leaf = key.split(".")
-        for p in parents:
-            node = node.setdefault(p, {})
-        node[leaf] = value
-    return AgentSpec.model_validate(data)
+    return load_agent_spec(path, overrides=dict(parse_override(o) for o in overrides))
 
 
 def report(records) -> dict:

@@ -152,3 +152,18 @@ def test_the_vad_is_built_with_every_setting_of_the_spec():
     assert (params.stop_secs, params.start_secs) == (0.1, 0.03)
     assert (params.confidence, params.min_volume) == (0.5, 0.3)
     assert VADSpec().min_volume == 0.6  # pipecat's own floor: older specs behave as before
+
+
+def test_overrides_set_dotted_fields_and_bad_ones_are_named():
+    from voicebench.agentspec import parse_override
+
+    path = AGENTS / "scripted.toml"
+    spec = load_agent_spec(
+        path, overrides=dict([parse_override("llm.ttft_ms=400"), parse_override("name=s-400")])
+    )
+    assert spec.llm.ttft_ms == 400 and spec.name == "s-400"
+    assert load_agent_spec(path).llm.ttft_ms == 300  # the file itself is unchanged
+    with pytest.raises(InputError, match=r"scripted\.toml: .*vad\.stop_secs"):
+        load_agent_spec(path, overrides={"vad.stop_secs": "soon"})
+    with pytest.raises(InputError, match="is not KEY=VALUE"):
+        parse_override("llm.ttft_ms")

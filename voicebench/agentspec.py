@@ -72,7 +72,10 @@ apply)::
 
 from __future__ import annotations
 
+import copy
+import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal, get_args
 
@@ -317,12 +320,46 @@ class AgentSpec(FrozenModel):
         return "llm.api_key_env" if self.llm is not None else "remote.auth.token_env"
 
 
-def load_agent_spec(path: str | Path, *, require_secrets: bool = True) -> AgentSpec:
-    """Read and validate an agent spec; a missing key variable fails here, naming it."""
+def parse_override(text: str) -> tuple[str, object]:
+    """``KEY=VALUE`` with a dotted key (``llm.ttft_ms=400``); the value is read as JSON
+    (numbers, true/false, quoted strings) and otherwise kept as text."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise InputError(f"{text!r} is not KEY=VALUE (e.g. vad.stop_secs=0.3)", field="--set")
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return key.strip(), value
+
+
+def with_overrides(data: dict, overrides: Mapping[str, object]) -> dict:
+    """A copy of a spec's table with each dotted key set (``{"llm.ttft_ms": 400}``)."""
+    out = copy.deepcopy(data)
+    for key, value in overrides.items():
+        node = out
+        *parents, leaf = key.split(".")
+        for part in parents:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise InputError(f"{part} is not a section", field=key)
+            node = child
+        node[leaf] = value
+    return out
+
+
+def load_agent_spec(
+    path: str | Path,
+    *,
+    require_secrets: bool = True,
+    overrides: Mapping[str, object] | None = None,
+) -> AgentSpec:
+    """Read and validate an agent spec, with ``overrides`` (dotted keys) set over what the file
+    says; a missing key variable fails here, naming it."""
     path = Path(path)
     if not path.exists():
         raise InputError("agent spec not found", file=path)
-    data = read_toml(path)
+    data = with_overrides(read_toml(path), overrides or {})
     spec = validate_record(AgentSpec, data, file=path)
     var = spec.key_variable
     if require_secrets and var and not os.environ.get(var):
