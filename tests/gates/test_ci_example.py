@@ -37,14 +37,14 @@ def test_the_example_workflow_and_a_100_ms_slower_llm(tmp_path: Path):
     slower.write_text(spec.replace("ttft_ms = 300", "ttft_ms = 400"))
     assert slower.read_text() != spec
     baseline = tmp_path / "slow"
-    made = call("run", "--agent", str(slower), "--limit", "2", "--out", str(baseline))
+    made = call("run", "--agent", str(slower), "--limit", "3", "--out", str(baseline))
     assert made.returncode == 0, made.stderr[-2000:]
 
     out = tmp_path / "ci"
     env = {
         **os.environ,
         "AGENT": "agents/scripted.toml",
-        "LIMIT": "2",
+        "LIMIT": "3",
         "OUT": str(out),
         "BASELINE": str(baseline),
         "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),

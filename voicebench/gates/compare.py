@@ -5,7 +5,8 @@ percentile-bootstrap interval, the two runs' turns resampled independently (2,00
 seeded):
 
 - TTFT and TTFA at the 50th, 90th and 99th percentile, over the turns that have them;
-- every stage's median (the waterfall's stages; none for a remote agent, a black box);
+- every stage's median over the warm turns (the first turn after each start loads models and
+  opens connections; the waterfall's stages; none for a remote agent, a black box);
 - the ASR word error rate and the failed-turn share;
 - with the interruption scenarios: the stop latency's median and the yield, false-yield and
   premature-reply shares;
@@ -170,10 +171,17 @@ def _timing(records: Sequence[TurnRecord], field: str) -> list[float]:
 
 
 def _stage(records: Sequence[TurnRecord], stage: str) -> list[float]:
+    """The stage over the warm turns: a cold turn's stages include loading models and opening
+    connections, which is not what a stage's median is asked about."""
+    from voicebench.report.latency import cold_flags
+
     return [
         v
-        for r in records
-        if r.error is None and r.timing is not None and (v := r.timing.stages_ms[stage]) is not None
+        for r, cold in zip(records, cold_flags(records), strict=True)
+        if not cold
+        and r.error is None
+        and r.timing is not None
+        and (v := r.timing.stages_ms[stage]) is not None
     ]
 
 
