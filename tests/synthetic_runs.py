@@ -15,6 +15,7 @@ from voicebench.agentspec import AgentSpec, LLMSpec
 from voicebench.dialogues import BUILTIN_DIALOGUES
 from voicebench.fixtures.audio import write_wav
 from voicebench.judging import JudgeAnswer, JudgingHeader, Reply, Verdict
+from voicebench.judging.cards import JudgeCard, Tally
 from voicebench.runlog import RunHeader, RunStore, ScenarioOutcome, TurnError, TurnRecord
 from voicebench.timing import TurnTiming
 
@@ -176,3 +177,34 @@ def make_judging(
     (out / "replies.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in replies))
     (out / "verdicts.jsonl").write_text("".join(v.model_dump_json() + "\n" for v in verdicts))
     return out
+
+
+def judge_card(**fields) -> JudgeCard:
+    """A judge card as ``judge-check`` writes it; ``fields`` set what a test looks at (the
+    rest are plausible and unused)."""
+    card = {
+        "spec_name": "measured",
+        "spec_path": "judge.toml",
+        "spec_sha256": "0" * 64,
+        "judges": ("j/1",),
+        "methods": ("structured",),
+        "gold_path": "gold.jsonl",
+        "gold_sha256": "1" * 64,
+        "split": "holdout",
+        "created_at": STAMP,
+        "pairs": 40,
+        "decided": 40,
+        "correct": 36,
+        "accuracy": 0.9,
+        "accuracy_low": 0.77,
+        "accuracy_high": 0.96,
+        "decided_rate": 1.0,
+        "flips": 3,
+        "flip_rate": 0.075,
+        "first_slot_rate": 0.5,
+        "verdicts": 80,
+        "failed_verdicts": 0,
+        "seconds_per_verdict": 1.5,
+        "longer_worse": Tally(pairs=20, correct=18),
+    }
+    return JudgeCard(**{**card, **fields})

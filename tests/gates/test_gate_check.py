@@ -7,14 +7,14 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from synthetic_runs import make_judging, make_run, verdict
+from synthetic_runs import judge_card, make_judging, make_run, verdict
 from typer.testing import CliRunner
 
 from voicebench.cli import app
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.errors import InputError
 from voicebench.gates import check, folder_figures, make_gate, read_gates
-from voicebench.judging.cards import CARD_FILE, JudgeCard, Tally
+from voicebench.judging.cards import CARD_FILE
 from voicebench.runlog import ScenarioOutcome, TurnError
 
 ITEMS = load_dialogues(BUILTIN_DIALOGUES)[:12]
@@ -135,33 +135,8 @@ def test_a_judging_folders_elo_and_judge_accuracy(tmp_path: Path):
     for d in items:
         verdicts += [verdict(d.id, "good", "meh", "A", 4), verdict(d.id, "meh", "good", "B", 4)]
     judged = make_judging(tmp_path / "judged", runs, items, ("good", "meh"), verdicts)
-    (judged / CARD_FILE).write_text(
-        JudgeCard(
-            spec_name="j",
-            spec_path="j.toml",
-            spec_sha256="0" * 64,
-            judges=("j/1",),
-            methods=("pairwise",),
-            gold_path="g.jsonl",
-            gold_sha256="0" * 64,
-            split="holdout",
-            created_at="2026-01-01T00:00:00+00:00",
-            pairs=40,
-            decided=38,
-            correct=34,
-            accuracy=0.85,
-            accuracy_low=0.71,
-            accuracy_high=0.93,
-            decided_rate=0.95,
-            flips=1,
-            flip_rate=0.03,
-            first_slot_rate=0.5,
-            verdicts=80,
-            failed_verdicts=0,
-            seconds_per_verdict=None,
-            longer_worse=Tally(pairs=10, correct=5),
-        ).model_dump_json()
-    )
+    card = judge_card(decided=38, correct=34, accuracy=0.85, accuracy_low=0.71, accuracy_high=0.93)
+    (judged / CARD_FILE).write_text(card.model_dump_json())
     result = cli(
         str(judged), "--min-elo", "1000", "--contestant", "good", "--min-judge-accuracy", "70"
     )

@@ -208,33 +208,11 @@ def test_report_reads_the_ratings_rate_wrote_and_refits_when_the_verdicts_change
 
 
 def test_a_measured_judge_has_its_card_beside_the_leaderboard(judged: Path, tmp_path: Path):
-    from voicebench.judging.cards import CARD_FILE, JudgeCard, Tally
+    from synthetic_runs import judge_card
 
-    card = JudgeCard(
-        spec_name="measured",
-        spec_path="judge.toml",
-        spec_sha256="0" * 64,
-        judges=("j/1",),
-        methods=("structured",),
-        gold_path="gold.jsonl",
-        gold_sha256="1" * 64,
-        split="holdout",
-        created_at="2026-11-24T00:00:00+00:00",
-        pairs=40,
-        decided=40,
-        correct=36,
-        accuracy=0.9,
-        accuracy_low=0.77,
-        accuracy_high=0.96,
-        decided_rate=1.0,
-        flips=3,
-        flip_rate=0.075,
-        first_slot_rate=0.5,
-        verdicts=80,
-        failed_verdicts=0,
-        seconds_per_verdict=1.5,
-        longer_worse=Tally(pairs=20, correct=18),
-    )
+    from voicebench.judging.cards import CARD_FILE
+
+    card = judge_card(created_at="2026-11-24T00:00:00+00:00")
     (judged / CARD_FILE).write_text(card.model_dump_json())
     built = build_report([judged], tmp_path / "report")
     j = built.report.judging

@@ -30,7 +30,9 @@ from scipy import stats
 
 from voicebench._model import FrozenModel
 from voicebench.errors import InputError
-from voicebench.runlog import RunHeader, TurnRecord, read_header, read_turns
+from voicebench.gates.figures import read_run
+from voicebench.report.latency import cold_flags
+from voicebench.runlog import TurnRecord
 from voicebench.timing import STAGE_NAMES
 from voicebench.timing.models import STAGE_LABELS
 
@@ -153,15 +155,6 @@ def _percentile(q: float) -> Callable[..., np.ndarray]:
     return lambda x, axis=-1: np.percentile(x, q, axis=axis)
 
 
-def _read(run_dir: Path) -> tuple[RunHeader, list[TurnRecord]]:
-    if not (run_dir / "run.json").is_file():
-        raise InputError("not a run folder (no run.json)", file=run_dir)
-    records = read_turns(run_dir)
-    if not records:
-        raise InputError("the run has no turns yet", file=run_dir)
-    return read_header(run_dir), records
-
-
 def _timing(records: Sequence[TurnRecord], field: str) -> list[float]:
     return [
         v
@@ -170,18 +163,17 @@ def _timing(records: Sequence[TurnRecord], field: str) -> list[float]:
     ]
 
 
-def _stage(records: Sequence[TurnRecord], stage: str) -> list[float]:
-    """The stage over the warm turns: a cold turn's stages include loading models and opening
-    connections, which is not what a stage's median is asked about."""
-    from voicebench.report.latency import cold_flags
+def _warm(records: Sequence[TurnRecord]) -> list[TurnRecord]:
+    """The turns that were not the first after a start: a cold turn's stages include loading
+    models and opening connections, which is not what a stage's median is asked about."""
+    return [r for r, cold in zip(records, cold_flags(records), strict=True) if not cold]
 
+
+def _stage(records: Sequence[TurnRecord], stage: str) -> list[float]:
     return [
         v
-        for r, cold in zip(records, cold_flags(records), strict=True)
-        if not cold
-        and r.error is None
-        and r.timing is not None
-        and (v := r.timing.stages_ms[stage]) is not None
+        for r in records
+        if r.error is None and r.timing is not None and (v := r.timing.stages_ms[stage]) is not None
     ]
 
 
@@ -234,7 +226,8 @@ def compare_runs(
     judging: Path | None = None,
 ) -> Comparison:
     """Compare two runs; with ``judging``, a judging folder holding both, their Elo too."""
-    (bh, base), (nh, new) = _read(base_dir), _read(new_dir)
+    (bh, base), (nh, new) = read_run(base_dir), read_run(new_dir)
+    warm_base, warm_new = _warm(base), _warm(new)
     mean, median = np.mean, np.median
     rows: list[Change] = []
     for name, label in (("ttft_ms", "TTFT"), ("ttfa_ms", "TTFA")):
@@ -252,7 +245,7 @@ def compare_runs(
                 )
             )
     for stage in STAGE_NAMES:
-        b, n = _stage(base, stage), _stage(new, stage)
+        b, n = _stage(warm_base, stage), _stage(warm_new, stage)
         if b or n:
             rows.append(
                 _row(
@@ -266,7 +259,7 @@ def compare_runs(
                     min_change=min_change_ms,
                 )
             )
-    wer = [
+    rows += [
         _row(
             "wer_pct",
             "ASR word error rate",
@@ -290,7 +283,6 @@ def compare_runs(
             scale=100.0,
         ),
     ]
-    rows += wer
     for scenario, field, key, label, unit, stat, higher in (
         (
             "barge-in",

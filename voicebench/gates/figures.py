@@ -15,13 +15,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
 from voicebench._model import FrozenModel
+from voicebench.bootstrap import clustered_share
 from voicebench.errors import InputError
 from voicebench.report.latency import agent_latency
 from voicebench.report.models import QUANTILES, Distribution
-from voicebench.runlog import read_header, read_turns
+from voicebench.runlog import RunHeader, TurnRecord, read_header, read_turns
 from voicebench.runlog.scenario_figures import Interval, wilson
 
 FIGURE_KEYS: tuple[str, ...] = (
@@ -77,29 +76,22 @@ def _quantiles(name: str, d: Distribution) -> list[Figure]:
     ]
 
 
-def _mean_with_interval(values: list[float]) -> Interval | None:
-    if not values:
-        return None
-    x = np.asarray(values, dtype=float)
-    if x.size < 2 or np.all(x == x[0]):
-        return float(x.mean()), float(x.mean()), float(x.mean())
-    from scipy import stats
-
-    ci = stats.bootstrap(
-        (x,), np.mean, method="percentile", n_resamples=1000, random_state=0
-    ).confidence_interval
-    return float(x.mean()), float(ci.low), float(ci.high)
+def read_run(run_dir: Path) -> tuple[RunHeader, list[TurnRecord]]:
+    """A run folder's header and turns; not a run folder, or one with no turn yet, is bad
+    input naming the folder."""
+    if not (run_dir / "run.json").is_file():
+        raise InputError("not a run folder (no run.json)", file=run_dir)
+    records = read_turns(run_dir)
+    if not records:
+        raise InputError("the run has no turns yet", file=run_dir)
+    return read_header(run_dir), records
 
 
 def run_figures(
     run_dir: Path, *, budget_ttft_ms: float = 500.0, budget_ttfa_ms: float = 1000.0
 ) -> dict[str, Figure]:
     """Every figure of one run folder, by key."""
-    if not (run_dir / "run.json").is_file():
-        raise InputError("not a run folder (no run.json)", file=run_dir)
-    header, records = read_header(run_dir), read_turns(run_dir)
-    if not records:
-        raise InputError("the run has no turns yet", file=run_dir)
+    header, records = read_run(run_dir)
     latency = agent_latency(
         run_dir,
         header,
@@ -117,7 +109,9 @@ def run_figures(
     ok = round((latency.within_budget or 0.0) * n)
     out.append(_interval("within_budget_pct", wilson(ok, n), n, "%", 100.0))
     wers = [r.asr_wer for r in records if r.asr_wer is not None]
-    out.append(_interval("wer_pct", _mean_with_interval(wers), len(wers), "%", 100.0))
+    # The mean over turns, turns resampled whole: each turn one "trial".
+    wer = clustered_share(wers, [1.0] * len(wers)) if wers else None
+    out.append(_interval("wer_pct", wer, len(wers), "%", 100.0))
     for group in latency.scenarios:
         if group.group == "barge-in":
             m = group.overlapped

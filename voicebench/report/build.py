@@ -35,7 +35,7 @@ from voicebench.judging.cards import card_of_judging, figure_warning, trust_warn
 from voicebench.rating import NothingToRateError, current_ratings
 from voicebench.report import figures
 from voicebench.report.humans import agreement_figure
-from voicebench.report.latency import agent_latency, cold_flags
+from voicebench.report.latency import agent_latency
 from voicebench.report.models import (
     AgentLatency,
     JudgingSummary,
@@ -181,21 +181,9 @@ def _frontier_points(agents: Sequence[AgentLatency], judging: JudgingSummary, fi
 
 
 def _draw(runs: Sequence[RunData], report: Report, folder: Path) -> list[str]:
-    series = []
-    for r, a in zip(runs, report.agents, strict=True):
-        timed = [
-            (t.timing, c)
-            for t, c in zip(r.records, cold_flags(r.records), strict=True)
-            if t.timing is not None
-        ]
-        series.append(
-            figures.Series(
-                a.agent_name,
-                ttft_ms=[t.ttft_ms for t, _ in timed if t.ttft_ms is not None],
-                ttfa_ms=[t.ttfa_ms for t, _ in timed if t.ttfa_ms is not None],
-                cold_ttfa_ms=[t.ttfa_ms for t, c in timed if c and t.ttfa_ms is not None],
-            )
-        )
+    series = [
+        figures.Series.of(a.agent_name, r.records) for r, a in zip(runs, report.agents, strict=True)
+    ]
     names = [
         figures.latency_ecdf(series, report.budget_ttft_ms, report.budget_ttfa_ms, folder),
         figures.waterfall(report.agents, report.budget_ttfa_ms, folder),

@@ -23,7 +23,9 @@ import numpy as np
 from voicebench._jsonl import write_atomic
 from voicebench.judging import DIMENSION_NAMES, DIMENSIONS
 from voicebench.rating import RatingTable
+from voicebench.report.latency import cold_flags
 from voicebench.report.models import AgentLatency
+from voicebench.runlog import TurnRecord
 from voicebench.strategies.diversity import Diversity
 from voicebench.timing import STAGE_LABELS, STAGE_NAMES
 
@@ -66,6 +68,21 @@ class Series:
     ttft_ms: Sequence[float]
     ttfa_ms: Sequence[float]
     cold_ttfa_ms: Sequence[float]
+
+    @classmethod
+    def of(cls, name: str, records: Sequence[TurnRecord]) -> Series:
+        """A run's turns that have a timing."""
+        timed = [
+            (t.timing, c)
+            for t, c in zip(records, cold_flags(records), strict=True)
+            if t.timing is not None
+        ]
+        return cls(
+            name,
+            ttft_ms=[t.ttft_ms for t, _ in timed if t.ttft_ms is not None],
+            ttfa_ms=[t.ttfa_ms for t, _ in timed if t.ttfa_ms is not None],
+            cold_ttfa_ms=[t.ttfa_ms for t, c in timed if c and t.ttfa_ms is not None],
+        )
 
 
 def save_figure(fig, name: str, folder: Path) -> str:

@@ -74,7 +74,8 @@ def _render(template: str, report: Report, **extra: object) -> str:
     )
 
 
-def _figure_uri(folder: Path, name: str) -> str:
+def figure_uri(folder: Path, name: str) -> str:
+    """A figure's SVG as a data URI, for a self-contained page."""
     svg = (folder / f"{name}.svg").read_bytes()
     return "data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii")
 
@@ -92,7 +93,7 @@ def render_html(report: Report, figure_dir: Path) -> str:
         # Built here or read from this package's own files, never from run data: as they are.
         style=Markup(asset("report.css")),
         script=Markup(script),
-        figure_uris={n: _figure_uri(figure_dir, n) for n in report.figures},
+        figure_uris={n: figure_uri(figure_dir, n) for n in report.figures},
     )
 
 
