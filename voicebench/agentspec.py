@@ -192,6 +192,8 @@ class TurnSpec(FrozenModel):
 
 Protocol = Literal["pcm", "pipecat", "twilio", "telnyx"]
 PROTOCOLS: tuple[str, ...] = get_args(Protocol)
+TELEPHONY: tuple[str, ...] = ("twilio", "telnyx")
+"""The phone platforms' media streams: 8 kHz mu-law in JSON events."""
 
 
 class RemoteAuth(FrozenModel):
@@ -242,7 +244,7 @@ class RemoteSpec(FrozenModel):
     @model_validator(mode="before")
     @classmethod
     def _phone_lines_are_8k(cls, data: object) -> object:
-        if isinstance(data, dict) and data.get("protocol") in ("twilio", "telnyx"):
+        if isinstance(data, dict) and data.get("protocol") in TELEPHONY:
             if data.get("sample_rate", 8_000) != 8_000:
                 raise ValueError(
                     f"a {data['protocol']} stream is 8 kHz mu-law; leave sample_rate out"
@@ -252,7 +254,7 @@ class RemoteSpec(FrozenModel):
 
     @model_validator(mode="after")
     def _parameters_need_a_phone_stream(self) -> RemoteSpec:
-        if self.parameters and self.protocol not in ("twilio", "telnyx"):
+        if self.parameters and self.protocol not in TELEPHONY:
             raise ValueError("parameters are sent only in a twilio or telnyx stream's start")
         return self
 

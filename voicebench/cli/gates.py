@@ -85,13 +85,12 @@ def check(
         if bound is not None
     ]
     for text in gate or []:
-        name, sep, bound = text.partition("=")
+        name, _, bound = text.partition("=")
         try:
-            chosen.append(make_gate(name.strip(), float(bound), source="--gate"))
+            number = float(bound)  # no "=" leaves it empty: not a number either
         except ValueError:
             raise InputError(f"{text!r} is not NAME=NUMBER", field="--gate") from None
-        if not sep:
-            raise InputError(f"{text!r} is not NAME=NUMBER", field="--gate")
+        chosen.append(make_gate(name.strip(), number, source="--gate"))
     if min_elo is not None and contestant is None:
         raise InputError("--min-elo needs --contestant NAME", field="--contestant")
     figures = folder_figures(

@@ -35,10 +35,10 @@ from typing import Any
 
 import numpy as np
 
+from voicebench.agentspec import TELEPHONY
 from voicebench.replay.wire import Incoming
 from voicebench.scenarios.signal import mulaw_decode, mulaw_encode
 
-TELEPHONY = ("twilio", "telnyx")
 LINE_RATE = 8_000
 """Both platforms carry 8 kHz mu-law."""
 FRAME_MS = 20
