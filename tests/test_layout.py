@@ -22,6 +22,7 @@ STAGES = (
     "annotate",
     "live",
     "gates",
+    "campaign",
     "cli",
     "demo",
     "testing",

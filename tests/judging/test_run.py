@@ -3,6 +3,7 @@ through the real scheduling, caching and combining code, with an in-process judg
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -151,6 +152,50 @@ async def test_extra_human_replies_join_and_bad_ones_name_line_and_field(tmp_pat
             human_files=[bad],
             client_factory=lambda s, st: _ready(judge),
         )
+
+
+class CountingJudge(PreferringJudge):
+    """Also counts its requests in flight."""
+
+    def __init__(self, favourite: set[str]):
+        super().__init__(favourite)
+        self.now = self.most = 0
+
+    async def ask(self, messages):
+        self.now += 1
+        self.most = max(self.most, self.now)
+        try:
+            await asyncio.sleep(0.01)
+            return await super().ask(messages)
+        finally:
+            self.now -= 1
+
+
+async def test_one_contestant_over_several_runs_with_a_bound_per_provider(
+    tmp_path, voice, dialogues, runs
+):
+    # alpha answered its two items in two runs (a campaign's dialogue sets); one item twice is
+    # refused.
+    first, second = tmp_path / "one", tmp_path / "two"
+    split = [
+        make_run(first, "alpha", "fam-a", ALPHA, voice, dialogues[:1]),
+        make_run(second, "alpha", "fam-a", ALPHA, voice, dialogues[1:]),
+        runs[1],
+    ]
+    judge = CountingJudge({"scares", "heaviness", "morning", "ten", "years"})
+    result = await judge_runs(
+        split,
+        judge_spec(tmp_path),
+        tmp_path / "j",
+        concurrency=8,
+        client_factory=lambda s, st: _ready(judge),
+        limits={"openai-compatible": asyncio.Semaphore(1)},
+    )
+    assert {(r.contestant, r.item_id) for r in result.replies} >= {("alpha", i) for i in ITEMS}
+    assert len(result.verdicts) == 8 and judge.most == 1
+    twice = [*split, make_run(tmp_path / "three", "alpha", "fam-a", ALPHA, voice, dialogues)]
+    with pytest.raises(InputError, match=r"'alpha' answers 'reg-job-crisis-01' here and in"):
+        await judge_runs(twice, judge_spec(tmp_path), tmp_path / "k")
 
 
 async def _ready(client):

@@ -6,6 +6,7 @@
 - ``live``: ``serve``, ``load`` (agents over WebSocket);
 - ``annotate``: ``annotate`` (people rating replies by ear);
 - ``gates``: ``check``, ``compare`` (CI gates and run-to-run comparison);
+- ``campaign``: ``campaign`` (a matrix of agents, settings, sets, scenarios and judges);
 - ``dialogues``: the ``dialogues`` group (import, adversarial, check).
 
 Each command parses its options and calls one library function. Shared options, the consoles
@@ -19,7 +20,7 @@ import os
 
 import typer
 
-from voicebench.cli import annotate, dialogues, gates, judge, live, report, run
+from voicebench.cli import annotate, campaign, dialogues, gates, judge, live, report, run
 from voicebench.cli.common import VoicebenchGroup
 
 app = typer.Typer(
@@ -30,7 +31,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode="markdown",  # docstrings are reflowed paragraphs in --help
 )
-for group in (run, judge, annotate, report, live, gates):
+for group in (run, judge, annotate, report, live, gates, campaign):
     group.register(app)
 app.add_typer(dialogues.app, name="dialogues")
 

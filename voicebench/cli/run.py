@@ -171,8 +171,8 @@ def run(
     show_replay(spec, target, records)
 
 
-class _ShownDemo:
-    """The demo's steps as the terminal shows them."""
+class ShownJob:
+    """A whole job's steps (the demo's, a campaign's) as the terminal shows them."""
 
     def __init__(self, steps: Steps) -> None:
         self.steps = steps
@@ -278,7 +278,7 @@ def demo(
     )
     on_interrupt(_resume_note(plan.out_dir))
     with Steps("demo") as s:
-        built = run_demo(plan, _ShownDemo(s))
+        built = run_demo(plan, ShownJob(s))
     show_report(built)
     if built.report.judging is not None:
         show(

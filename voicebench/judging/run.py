@@ -15,10 +15,11 @@ finds answered verdicts by key and asks only for the rest (failed ones are asked
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import datetime as dt
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
@@ -175,12 +176,22 @@ async def run_comparisons(
     concurrency: int,
     clients: dict[str, ChatClient],
     progress: Callable[[Verdict, int, int], None] | None = None,
+    limits: Mapping[str, asyncio.Semaphore] | None = None,
 ) -> list[Verdict]:
-    """Decide ``comparisons`` with at most ``concurrency`` requests in flight; each verdict is
-    appended to the verdict file as soon as it is decided."""
+    """Decide ``comparisons`` with at most ``concurrency`` requests in flight, and at most what
+    ``limits[provider]`` allows to one provider (shared by judgings that run at once); each
+    verdict is appended to the verdict file as soon as it is decided."""
+
+    async def one(c: Comparison) -> Verdict:
+        limit = (limits or {}).get(c.judge.provider)
+        if limit is None:
+            return await decide(clients[c.judge.id], c, rubric)
+        async with limit:
+            return await decide(clients[c.judge.id], c, rubric)
+
     return await decide_each(
         comparisons,
-        lambda c: decide(clients[c.judge.id], c, rubric),
+        one,
         out_dir / VERDICTS_FILE,
         concurrency=concurrency,
         progress=progress,
@@ -196,6 +207,7 @@ async def decide_pending(
     say: Callable[[str], None],
     progress: Callable[[Verdict, int, int], None] | None = None,
     client_factory: Callable | None = None,
+    limits: Mapping[str, asyncio.Semaphore] | None = None,
 ) -> list[Verdict]:
     """Start a client for every judge ``pending`` needs (released at the end) and decide the
     comparisons into ``out_dir``'s verdict file."""
@@ -215,6 +227,7 @@ async def decide_pending(
             concurrency=concurrency,
             clients=clients,
             progress=progress,
+            limits=limits,
         )
 
 
@@ -230,24 +243,32 @@ async def judge_runs(
     on_status: Callable[[str], None] | None = None,
     progress: Callable[[Verdict, int, int], None] | None = None,
     client_factory: Callable | None = None,
+    limits: Mapping[str, asyncio.Semaphore] | None = None,
 ) -> JudgingResult:
-    """Judge the final turns of ``run_dirs`` (plus the human reference) into ``out_dir``."""
+    """Judge the final turns of ``run_dirs`` (plus the human reference) into ``out_dir``.
+    A contestant (an agent name) may answer items in several runs, each item in one run only.
+    ``limits`` bound the requests in flight per judge provider (see ``run_comparisons``)."""
     say = on_status or (lambda _msg: None)
     spec, rubric = load_judge_spec(judge_spec)
     if not run_dirs:
         raise InputError("give at least one run directory to judge")
     run_dirs = [Path(p) for p in run_dirs]
-    names: dict[str, Path] = {}
+    # A contestant is an agent name; its items may come from several runs (a campaign's
+    # dialogue sets), but one item from one run only.
+    answered: dict[tuple[str, str], Path] = {}
     for run_dir in run_dirs:
         name = read_header(run_dir).agent.name
-        if name in names:
-            raise InputError(
-                f"agent name {name!r} is also the name in {names[name]}; contestants "
-                "need distinct names",
-                file=run_dir / "run.json",
-                field="agent.name",
-            )
-        names[name] = run_dir
+        for r in read_turns(run_dir):
+            if not r.final:
+                continue
+            other = answered.setdefault((name, r.dialogue_id), run_dir)
+            if other != run_dir:
+                raise InputError(
+                    f"agent name {name!r} answers {r.dialogue_id!r} here and in {other}; "
+                    "contestants need distinct names",
+                    file=run_dir / "run.json",
+                    field="agent.name",
+                )
     items = judged_items(run_dirs)
     extra = [r for f in human_files for r in load_human_replies(Path(f), set(items))]
 
@@ -267,7 +288,7 @@ async def judge_runs(
 
     replies = [r for r in read_replies(out_dir) if r.item_id in items]
     done = {(r.contestant, r.item_id) for r in replies}
-    wanted = {(n, r.dialogue_id) for n, d in names.items() for r in read_turns(d) if r.final}
+    wanted = set(answered)
     wanted |= {(REFERENCE, i) for i in items}
     wanted |= {(f"human/{r.name}", r.item_id) for r in extra}
     if not wanted <= done:
@@ -302,6 +323,7 @@ async def judge_runs(
         say=say,
         progress=progress,
         client_factory=client_factory,
+        limits=limits,
     )
     keys = {c.key for c in comparisons}
     verdicts = [v for v in read_verdicts(out_dir) if v.key in keys]

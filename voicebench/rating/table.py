@@ -127,25 +127,27 @@ def _dimension_rates(pairs, name: str) -> dict[str, float | None]:
 
 
 def _latency(run_dirs, budget_ttfa_ms, budget_ttft_ms):
-    """Per agent name: (ttft p50, ttfa p50, goodput) and per (name, item): final-turn timing."""
+    """Per agent name: (ttft p50, ttfa p50, goodput) and per (name, item): final-turn timing.
+    A contestant whose items were replayed in several runs has them all counted together."""
     summary, final = {}, {}
+    by_name: dict[str, list] = defaultdict(list)
     for run_dir in run_dirs:
-        name = read_header(run_dir).agent.name
-        records = read_turns(run_dir)
+        by_name[read_header(run_dir).agent.name] += read_turns(run_dir)
+
+    def within(r) -> bool:
+        t = r.timing
+        return (
+            r.error is None
+            and t is not None
+            and t.ttfa_ms is not None
+            and t.ttft_ms is not None
+            and t.ttfa_ms <= budget_ttfa_ms
+            and t.ttft_ms <= budget_ttft_ms
+        )
+
+    for name, records in by_name.items():
         ttft = [r.timing.ttft_ms for r in records if r.timing and r.timing.ttft_ms is not None]
         ttfa = [r.timing.ttfa_ms for r in records if r.timing and r.timing.ttfa_ms is not None]
-
-        def within(r) -> bool:
-            t = r.timing
-            return (
-                r.error is None
-                and t is not None
-                and t.ttfa_ms is not None
-                and t.ttft_ms is not None
-                and t.ttfa_ms <= budget_ttfa_ms
-                and t.ttft_ms <= budget_ttft_ms
-            )
-
         summary[name] = (
             round(float(np.median(ttft)), 1) if ttft else None,
             round(float(np.median(ttfa)), 1) if ttfa else None,

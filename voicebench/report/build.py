@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -163,7 +163,9 @@ def _secrets(runs: Sequence[RunData], judging: Path | None) -> list[str]:
 
 
 def _frontier_points(agents: Sequence[AgentLatency], judging: JudgingSummary, field: str):
-    by_name = {a.agent_name: a for a in agents}
+    by_name: dict[str, AgentLatency] = {}
+    for a in agents:  # an agent judged over several runs is placed at its first
+        by_name.setdefault(a.judged_as or a.agent_name, a)
     points, humans = [], []
     assert judging.ratings is not None
     for r in judging.ratings.ratings:
@@ -171,8 +173,8 @@ def _frontier_points(agents: Sequence[AgentLatency], judging: JudgingSummary, fi
         if r.kind == "human":
             humans.append((r.contestant, r.elo))
             continue
-        a = by_name.get(r.contestant)
-        median = getattr(a, field).quantile(50) if a else None
+        latency = by_name.get(r.contestant)
+        median = getattr(latency, field).quantile(50) if latency else None
         if median is not None:
             points.append(
                 figures.FrontierPoint(r.contestant, r.elo, ci, median.value_ms, median.ci_ms)
@@ -234,19 +236,22 @@ def build_report(
     human_judgments: Path | None = None,
     seed: int = 0,
     on_status: Callable[[str], None] | None = None,
+    labels: Mapping[Path, str] | None = None,
 ) -> BuiltReport:
-    """Write ``index.html``, ``report.md``, ``report.json`` and ``figures/`` into ``out_dir``."""
+    """Write ``index.html``, ``report.md``, ``report.json`` and ``figures/`` into ``out_dir``.
+    Each run is shown under its agent's name, or under ``labels[run_dir]`` (a campaign names
+    its cells so, one agent having several runs); the names shown must be distinct."""
     from voicebench.report.render import render_html, render_markdown
 
     say = on_status or (lambda _m: None)
     run_dirs, judging_dir = resolve_inputs(paths)
     runs = [RunData(d, read_header(d), read_turns(d)) for d in run_dirs]
-    names = [r.header.agent.name for r in runs]
-    for r in runs:
-        if names.count(r.header.agent.name) > 1:
+    label = {d.resolve(): text for d, text in (labels or {}).items()}
+    names = [label.get(r.dir.resolve(), r.header.agent.name) for r in runs]
+    for r, name in zip(runs, names, strict=True):
+        if names.count(name) > 1:
             raise InputError(
-                f"agent name {r.header.agent.name!r} appears in more than one run; "
-                "a report needs distinct names",
+                f"agent name {name!r} appears in more than one run; a report needs distinct names",
                 file=r.dir / RUN_HEADER,
                 field="agent.name",
             )
@@ -263,8 +268,12 @@ def build_report(
             budget_ttfa_ms=budget_ttfa_ms,
             seed=seed,
             turn_timeout_ms=r.header.turn_timeout_s * 1000,
+        ).model_copy(
+            update={"agent_name": name, "judged_as": r.header.agent.name}
+            if name != r.header.agent.name
+            else {}
         )
-        for r in runs
+        for r, name in zip(runs, names, strict=True)
     )
     judging = (
         _judging_summary(

@@ -186,7 +186,10 @@ def waterfall(agents: Sequence[AgentLatency], budget_ttfa_ms: float, folder: Pat
         ax.set_xlabel("mean time per stage (ms); bars add up to the mean TTFA; dashed: TTFA budget")
         ax.set_xlim(0, max([budget_ttfa_ms, *[(a.waterfall_total_ms or 0) for a in rows]]) * 1.15)
         ax.grid(axis="y", visible=False)
-        ax.legend(ncol=7, fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
+        if ax.get_legend_handles_labels()[0]:  # remote agents alone have no stages
+            ax.legend(
+                ncol=7, fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False
+            )
         fig.tight_layout()
         return save_figure(fig, "waterfall", folder)
 

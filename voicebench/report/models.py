@@ -78,6 +78,9 @@ class AgentLatency(FrozenModel):
     run_dir: str
     run_id: str
     agent_name: str
+    """The run's name in the report: the agent's, or a campaign cell's label."""
+    judged_as: str | None = None
+    """The agent name its replies were judged under, when ``agent_name`` is a cell's label."""
     contestant: str
     """The agent's id, ``provider/model``."""
     family: str

@@ -117,7 +117,7 @@ def _cards(report: Report) -> Cards:
             + (f": {kinds_text(a.failed_by_kind)}" if a.failed else "")
             + ")"
         ]
-        r = elo.get(a.agent_name)
+        r = elo.get(a.judged_as or a.agent_name)
         if r is not None:
             lines.append(f"HEART Elo {r.elo:,.0f}")
         cards.append(

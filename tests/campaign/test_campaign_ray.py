@@ -1,0 +1,131 @@
+"""A campaign on a local Ray instance: two cells of scripted voice agents run as Ray tasks; the
+worker running one of them is killed mid-cell. The cell is rescheduled and continues after
+the turns it had finished, and the campaign ends with the same turn records as one that ran
+here uninterrupted. No Ray process is left afterwards."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from processes import ROOT, voicebench
+
+from voicebench.runlog import read_turns
+from voicebench.testing.scripted_voice import ScriptedVoiceAgent
+
+pytest.importorskip("ray")
+pytestmark = pytest.mark.slow
+
+REPLY = "Okay. I hear you."
+
+
+def ray_processes() -> list[str]:
+    """Command lines of Ray's processes on this machine."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if "ray::" in cmd or "/ray/core/src/ray/" in cmd or "ray/_private/" in cmd:
+            found.append(f"{entry.name} {cmd[:120]}")
+    return found
+
+
+def pid_running(title: str) -> int | None:
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "cmdline").read_bytes().startswith(title.encode()):
+                    return int(entry.name)
+            except OSError:
+                continue
+    return None
+
+
+def complete_lines(path: Path) -> int:
+    return path.read_bytes().count(b"\n") if path.exists() else 0
+
+
+def test_a_killed_worker_s_cell_is_resumed_and_ends_as_an_uninterrupted_one(tmp_path: Path):
+    assert not ray_processes(), "a Ray instance is already running here"
+    with (
+        ScriptedVoiceAgent(delay_ms=800, reply=REPLY) as fast,
+        ScriptedVoiceAgent(delay_ms=1000, reply=REPLY) as slow,
+    ):
+        for name, agent in (("fast", fast), ("slow", slow)):
+            (tmp_path / f"{name}.toml").write_text(
+                f'name = "{name}"\nfamily = "scripted"\n'
+                f'[remote]\nurl = "{agent.url}"\nquiet_secs = 1.0\n'
+            )
+        file = tmp_path / "c.toml"
+        file.write_text(
+            'name = "killed"\n[[agents]]\nspec = "fast.toml"\n[[agents]]\nspec = "slow.toml"\n'
+            f'[[dialogues]]\npath = "{ROOT}/audio_fixtures/dialogues.jsonl"\nlimit = 2\n'
+        )
+        here, on_ray = tmp_path / "here", tmp_path / "ray"
+        baseline = subprocess.Popen(
+            voicebench("campaign", str(file), "--out", str(here)),
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        ray_run = subprocess.Popen(
+            voicebench("campaign", str(file), "--out", str(on_ray), "--backend", "ray"),
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        killed = on_ray / "cells" / "fast--dialogues--clean"
+        deadline = time.monotonic() + 240
+        while complete_lines(killed / "turns.jsonl") < 2 and ray_run.poll() is None:
+            assert time.monotonic() < deadline, "the cell never got going"
+            time.sleep(0.2)
+        pid = pid_running("ray::cell fast--dialogues--clean")
+        assert pid is not None, ray_processes()
+        before = read_turns(killed)
+        os.kill(pid, signal.SIGKILL)
+        shown, _ = ray_run.communicate(timeout=300)
+        assert ray_run.returncode == 0, shown[-3000:]
+        kept, _ = baseline.communicate(timeout=300)
+        assert baseline.returncode == 0, kept[-3000:]
+
+    shown = " ".join(shown.split())  # as wrapped to the terminal's width
+    assert "its worker was lost" in shown and f"after its {len(before)} finished" in shown
+    for cell in ("fast--dialogues--clean", "slow--dialogues--clean"):
+        ray_turns, here_turns = (
+            read_turns(on_ray / "cells" / cell),
+            read_turns(here / "cells" / cell),
+        )
+
+        def what(records):
+            return [(r.dialogue_id, r.turn_index, r.final, r.user_text, r.error) for r in records]
+
+        assert what(ray_turns) == what(here_turns) and len(ray_turns) == 5
+        assert all(
+            r.audio_path and (on_ray / "cells" / cell / r.audio_path).is_file() for r in ray_turns
+        )
+        # Timed on the worker: the agents' injected delays, each to within a few ms.
+        delay = 800 if cell.startswith("fast") else 1000
+        assert all(abs(r.timing.ttfa_ms - delay) < 50 for r in ray_turns), [
+            r.timing.ttfa_ms for r in ray_turns
+        ]
+    # What the killed worker had finished was kept as it was, not redone.
+    after = read_turns(killed)
+    assert [r.model_dump() for r in after[: len(before)]] == [r.model_dump() for r in before]
+    header = (killed / "run.json").read_text()
+    assert str(ROOT / "audio_fixtures" / "dialogues.jsonl") in header
+    assert (on_ray / "report" / "index.html").is_file()
+
+    deadline = time.monotonic() + 20
+    while ray_processes() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not ray_processes()

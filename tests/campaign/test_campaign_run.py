@@ -1,0 +1,94 @@
+"""A campaign end to end on this machine: scripted agents at two speeds, clean and barge-in
+cells, the offline smoke judge, one report; then a cell cut short is resumed and nothing
+finished is done again."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from processes import ROOT, voicebench
+
+from voicebench.judging import read_verdicts
+from voicebench.runlog import read_turns
+
+pytestmark = pytest.mark.slow
+
+CAMPAIGN = """
+name = "two speeds"
+scenarios = [[], ["barge-in:delay_ms=600"]]
+judges = ["ROOT/judges/local-smoke.toml"]
+
+[[agents]]
+spec = "ROOT/agents/scripted.toml"
+name = "s-300"
+
+[[agents]]
+spec = "ROOT/agents/scripted.toml"
+name = "s-500"
+set = { "llm.ttft_ms" = 500 }
+
+[[dialogues]]
+path = "ROOT/audio_fixtures/dialogues.jsonl"
+limit = 1
+"""
+
+
+def campaign(file: Path, out: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        voicebench("campaign", str(file), "--out", str(out)),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_a_campaign_runs_judges_reports_and_resumes(tmp_path: Path):
+    file = tmp_path / "c.toml"
+    file.write_text(CAMPAIGN.replace("ROOT", str(ROOT)))
+    out = tmp_path / "out"
+    first = campaign(file, out)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "4 cells" in first.stdout and "judge calls" in first.stdout
+    plan = json.loads((out / "campaign.json").read_text())
+    cells = {c["key"]: Path(c["run_dir"]) for c in plan["cells"]}
+    assert len(cells) == 4
+    turns = {k: read_turns(d) for k, d in cells.items()}
+    assert all(t and all(r.error is None for r in t) for t in turns.values()), turns
+    slow = turns["s-500--dialogues--clean"]
+    assert all(r.timing.ttft_ms > 450 for r in slow)
+    barged = [r for r in turns["s-300--dialogues--barge-in-delay_ms-600"] if r.scenario]
+    assert barged and all(r.scenario.name == "barge-in" for r in barged)
+    judged = out / "judging" / "local-smoke"
+    verdicts = read_verdicts(judged)
+    contestants = {v.contestant_a for v in verdicts} | {v.contestant_b for v in verdicts}
+    assert {"s-300", "s-500"} <= contestants
+    report = json.loads((out / "report" / "report.json").read_text())
+    shown = {a["agent_name"]: a["judged_as"] for a in report["agents"]}
+    assert shown == {
+        "s-300": None,
+        "s-500": None,
+        "s-300 (barge-in:delay_ms=600)": "s-300",
+        "s-500 (barge-in:delay_ms=600)": "s-500",
+    }
+    assert (out / "report" / "index.html").is_file()
+
+    # A cell cut short (its last turn lost, as a kill would leave it) continues there; the
+    # finished cells and the verdicts are kept as they were.
+    cut = cells["s-500--dialogues--barge-in-delay_ms-600"]
+    lines = (cut / "turns.jsonl").read_text().splitlines(keepends=True)
+    (cut / "turns.jsonl").write_text("".join(lines[:-1]))
+    again = campaign(file, out)
+    assert again.returncode == 0, again.stderr[-3000:]
+    for key, d in cells.items():
+        now = read_turns(d)
+        assert len(now) == len(turns[key])
+        kept = now if d != cut else now[:-1]
+        assert [r.started_at for r in kept] == [r.started_at for r in turns[key][: len(kept)]]
+    assert (
+        read_turns(cut)[-1].started_at
+        != turns["s-500--dialogues--barge-in-delay_ms-600"][-1].started_at
+    )
+    assert len(read_verdicts(judged)) == len(verdicts)

@@ -1,0 +1,124 @@
+"""A campaign file is loaded, checked and laid out into cells before anything runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from voicebench.campaign.plan import ANSWER_S, plan_campaign
+from voicebench.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def campaign(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "c.toml"
+    path.write_text(body.replace("ROOT", str(ROOT)))
+    return path
+
+
+GOOD = """
+name = "two speeds"
+scenarios = [[], ["barge-in:delay_ms=600"]]
+judges = ["ROOT/judges/local-smoke.toml"]
+
+[[agents]]
+spec = "ROOT/agents/scripted.toml"
+name = "s-300"
+
+[[agents]]
+spec = "ROOT/agents/scripted.toml"
+name = "s-400"
+set = { "llm.ttft_ms" = 400 }
+
+[[dialogues]]
+path = "ROOT/audio_fixtures/dialogues.jsonl"
+limit = 2
+"""
+
+
+def test_the_cells_and_what_they_cost(tmp_path: Path):
+    plan = plan_campaign(campaign(tmp_path, GOOD), tmp_path / "out")
+    assert [c.key for c in plan.cells] == [
+        "s-300--dialogues--clean",
+        "s-300--dialogues--barge-in-delay_ms-600",
+        "s-400--dialogues--clean",
+        "s-400--dialogues--barge-in-delay_ms-600",
+    ]
+    assert [c.judged for c in plan.cells] == [True, False, True, False]
+    assert [c.label for c in plan.cells] == [
+        "s-300",
+        "s-300 (barge-in:delay_ms=600)",
+        "s-400",
+        "s-400 (barge-in:delay_ms=600)",
+    ]
+    assert plan.cells[2].agent.llm.ttft_ms == 400 and plan.cells[0].agent.llm.ttft_ms == 300
+    assert {c.cpus for c in plan.cells} == {2.0}
+    per_cell = sum(len(d.seeker_turn_indices) for d in plan.cells[0].items)
+    assert plan.turns == 4 * per_cell and len(plan.cells[0].items) == 2
+    # At least the answers' time, plus the seekers' speech read off the fixtures.
+    assert plan.audio_hours * 3600 > 4 * per_cell * ANSWER_S
+    # Two variants and the human reference: 3 pairs, both orders, 2 items, 1 judge model.
+    assert plan.judge_calls == 3 * 2 * 2 * 1
+    assert plan.run_dir(plan.cells[0]) == tmp_path / "out" / "cells" / "s-300--dialogues--clean"
+
+
+def test_sets_shards_and_remote_agents(tmp_path: Path):
+    # Two shards of one set, a remote agent's small CPU need, and fewer pairs an item.
+    shards = []
+    lines = (ROOT / "audio_fixtures" / "dialogues.jsonl").read_text().splitlines(keepends=True)
+    for k in range(2):
+        (tmp_path / f"part{k}").mkdir()
+        shard = tmp_path / f"part{k}" / "set.jsonl"
+        shard.write_text("".join(lines[k * 2 : k * 2 + 2]))
+        shards.append(shard)
+    (tmp_path / "remote.toml").write_text(
+        'name = "far"\nfamily = "remote"\n[remote]\nurl = "ws://127.0.0.1:9"\n'
+    )
+    body = GOOD.replace(
+        '[[dialogues]]\npath = "ROOT/audio_fixtures/dialogues.jsonl"\nlimit = 2\n',
+        "".join(f'[[dialogues]]\npath = "{s}"\n' for s in shards),
+    )
+    body += '[[agents]]\nspec = "remote.toml"\n[judging]\npairs_per_item = 2\n'
+    plan = plan_campaign(campaign(tmp_path, body), tmp_path / "out")
+    keys = [c.key for c in plan.cells if c.variant == "far"]
+    assert keys == [
+        "far--set--clean",
+        "far--set--barge-in-delay_ms-600",
+        "far--set-2--clean",
+        "far--set-2--barge-in-delay_ms-600",
+    ]
+    assert [c.label for c in plan.cells if c.variant == "far"][:3] == [
+        "far",
+        "far (set, barge-in:delay_ms=600)",
+        "far (set-2, clean)",
+    ]
+    assert {c.cpus for c in plan.cells if c.variant == "far"} == {0.25}
+    # Three variants and the human reference make 6 pairs; 2 are judged an item, both orders.
+    assert plan.judge_calls == 2 * 2 * 4 * 1
+    assert sum(c.judged for c in plan.cells) == 3 * 2
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            ('name = "s-400"', 'name = "s-300"'),
+            r"agents\.1\.name: agent name 's-300' is given twice",
+        ),
+        (("barge-in:delay_ms=600", "thunder"), "unknown scenario 'thunder'"),
+        (
+            ('agents/scripted.toml"\nname = "s-300"', 'agents/none.toml"\nname = "s-300"'),
+            "agent spec not found",
+        ),
+        (("limit = 2", "limit = 0"), r"dialogues\.0\.limit"),
+        (("judges = [", "judges = 3\nx = ["), "judges"),
+        (("limit = 2", "limit = 2\n[judging]\nproviders = { openai = 0 }"), "judging.providers"),
+    ],
+)
+def test_mistakes_are_named_before_anything_runs(tmp_path: Path, change, message):
+    old, new = change
+    assert old in GOOD
+    with pytest.raises(InputError, match=message):
+        plan_campaign(campaign(tmp_path, GOOD.replace(old, new, 1)), tmp_path / "out")

@@ -1,0 +1,179 @@
+"""A campaign's plan: every input loaded and checked before anything runs, the cells laid out,
+and what it will cost (turns, hours of real-time audio, judge calls).
+
+Cells. One per (agent variant, dialogue set, scenario list), each its own run folder
+``OUT/cells/VARIANT--SET--SCENARIOS``. Quality is judged on each variant's cells of the first
+scenario list (put ``[]`` first to judge clean turns): the same items through every variant,
+one reply each. The other cells add latency and interruption figures.
+
+Cost. Replay runs in real time, so a cell takes at least its seeker speech plus, per turn, the
+agent's answer: the speech is read off the fixtures where they are already made (else 0.4 s a
+word), and each answer is counted as ``ANSWER_S`` (an agent's wait and a spoken reply of one to
+three sentences). Judge calls: per judge model, every pair of contestants (the variants and the
+human reference) on every judged item, in both orders.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from voicebench.agentspec import AgentSpec, load_agent_spec
+from voicebench.campaign.spec import CampaignSpec, slug
+from voicebench.dialogues import Dialogue, load_dialogues
+from voicebench.errors import InputError
+from voicebench.fixtures import BUILTIN_FIXTURES, lookup_fixture
+from voicebench.judging import load_judge_spec
+from voicebench.replay import demo_items
+from voicebench.scenarios import parse_scenario
+
+ANSWER_S = 10.0
+WORD_S = 0.4
+PIPELINE_CPUS = 2.0
+REMOTE_CPUS = 0.25
+
+
+@dataclass(frozen=True)
+class Cell:
+    key: str
+    """Its run folder's name."""
+    label: str
+    """Its name in the report: the variant's for the variant's first cell, else the variant's
+    with the set and scenarios that tell it apart."""
+    variant: str
+    agent: AgentSpec
+    spec_path: Path
+    cpus: float
+    dialogues_path: Path
+    fixtures_dir: Path
+    items: tuple[Dialogue, ...]
+    scenarios: tuple[str, ...]
+    judged: bool
+    """Its final replies are judged (the variant's cells of the first scenario list)."""
+    turns: int
+    audio_s: float
+    """Estimated seconds of real-time audio."""
+
+
+@dataclass(frozen=True)
+class CampaignPlan:
+    spec: CampaignSpec
+    file: Path
+    out_dir: Path
+    cells: tuple[Cell, ...]
+    judges: tuple[Path, ...]
+    judge_models: int
+    judged_items: int
+
+    @property
+    def turns(self) -> int:
+        return sum(c.turns for c in self.cells)
+
+    @property
+    def audio_hours(self) -> float:
+        return sum(c.audio_s for c in self.cells) / 3600.0
+
+    @property
+    def judge_calls(self) -> int:
+        contestants = len(self.spec.agents) + 1  # and the human reference
+        pairs = contestants * (contestants - 1) // 2
+        if self.spec.judging.pairs_per_item is not None:
+            pairs = min(pairs, self.spec.judging.pairs_per_item)
+        return 2 * pairs * self.judged_items * self.judge_models
+
+    def run_dir(self, cell: Cell) -> Path:
+        return self.out_dir / "cells" / cell.key
+
+
+def _audio_s(items: tuple[Dialogue, ...], fixtures: Path) -> tuple[int, float]:
+    from voicebench.fixtures import load_manifest
+
+    try:
+        manifest = load_manifest(fixtures)
+    except InputError:
+        manifest = None
+    turns, seconds = 0, 0.0
+    for d in items:
+        for k in d.seeker_turn_indices:
+            text = d.turns[k].text
+            entry = lookup_fixture(manifest, text) if manifest is not None else None
+            said = entry.num_samples / entry.sample_rate if entry else WORD_S * len(text.split())
+            turns, seconds = turns + 1, seconds + said + ANSWER_S
+    return turns, seconds
+
+
+def plan_campaign(file: Path, out_dir: Path | None = None) -> CampaignPlan:
+    """Load everything the campaign names and lay out its cells; nothing runs."""
+    from voicebench.campaign.spec import load_campaign
+
+    spec = load_campaign(file)
+    here = file.parent
+    out_dir = out_dir or Path("reports") / "campaigns" / slug(spec.name)
+    variants: list[tuple[str, AgentSpec, Path, float]] = []
+    for i, a in enumerate(spec.agents):
+        path = here / a.spec
+        overrides = dict(a.set)
+        if a.name is not None:
+            overrides["name"] = a.name
+        agent = load_agent_spec(path, overrides=overrides)
+        cpus = a.cpus or (REMOTE_CPUS if agent.remote is not None else PIPELINE_CPUS)
+        if agent.name in [v[0] for v in variants]:
+            raise InputError(
+                f"agent name {agent.name!r} is given twice; give each variant its own name",
+                file=file,
+                field=f"agents.{i}.name",
+            )
+        variants.append((agent.name, agent, path, cpus))
+    for entry in spec.scenarios:
+        for text in entry:
+            parse_scenario(text)
+    sets: list[tuple[str, Path, Path, tuple[Dialogue, ...]]] = []
+    seen_ids: dict[str, str] = {}
+    for i, d in enumerate(spec.dialogues):
+        path = here / d.path
+        items = tuple(load_dialogues(path))
+        items = tuple(demo_items(list(items), d.limit)) if d.limit else items
+        for item in items:
+            if item.id in seen_ids:
+                raise InputError(
+                    f"item {item.id!r} is also in {seen_ids[item.id]}: item ids must be "
+                    "distinct across the campaign's sets",
+                    file=file,
+                    field=f"dialogues.{i}.path",
+                )
+            seen_ids[item.id] = d.path
+        fixtures = here / d.fixtures if d.fixtures else BUILTIN_FIXTURES
+        set_name = slug(path.stem)
+        if set_name in [s[0] for s in sets]:
+            set_name = f"{set_name}-{i + 1}"
+        sets.append((set_name, path, fixtures, items))
+    judges = tuple(here / j for j in spec.judges)
+    models = sum(len(load_judge_spec(j)[0].judges) for j in judges)
+    cells = []
+    for name, agent, path, cpus in variants:
+        for set_name, set_path, fixtures, items in sets:
+            turns, audio_s = _audio_s(items, fixtures)
+            for s, scenarios in enumerate(spec.scenarios):
+                label = slug("+".join(scenarios)) if scenarios else "clean"
+                first = set_name == sets[0][0] and s == 0
+                shown = [set_name] if len(sets) > 1 else []
+                shown += [" + ".join(scenarios) or "clean"] if len(spec.scenarios) > 1 else []
+                cells.append(
+                    Cell(
+                        key=f"{slug(name)}--{set_name}--{label}",
+                        label=name if first else f"{name} ({', '.join(shown)})",
+                        variant=name,
+                        agent=agent,
+                        spec_path=path,
+                        cpus=cpus,
+                        dialogues_path=set_path,
+                        fixtures_dir=fixtures,
+                        items=items,
+                        scenarios=scenarios,
+                        judged=s == 0 and bool(judges),
+                        turns=turns,
+                        audio_s=audio_s,
+                    )
+                )
+    judged_items = sum(len(items) for *_, items in sets) if judges else 0
+    return CampaignPlan(spec, file, out_dir, tuple(cells), judges, models, judged_items)

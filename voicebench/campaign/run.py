@@ -1,0 +1,176 @@
+"""Running a campaign: every cell, then judging, rating and one report.
+
+The campaign folder::
+
+    OUT/campaign.json          the plan as run: the file, its cells and their run folders
+    OUT/cells/CELL/            one run folder per cell (run.json, turns.jsonl, audio/)
+    OUT/judging/JUDGE/         one judging folder per judge, over every variant's judged cells
+    OUT/report/                the report: every cell's latency, the first judge's ratings
+
+Cells run here one after another, or on a Ray cluster (``voicebench.campaign.cluster``); either
+way their run folders end up in ``OUT/cells``. Re-running the same command resumes: a finished
+cell is read back, a half-run cell continues at its next turn (run folders resume,
+``voicebench.runlog``), and verdicts already given are kept (judging folders resume). The
+judges run at once, their requests bounded per provider (``[judging]`` in the file). What
+happens is told through ``CampaignHooks``, so this module does the work and the caller decides
+how to show it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Protocol
+
+from voicebench._jsonl import write_atomic
+from voicebench.campaign.plan import CampaignPlan, Cell
+from voicebench.campaign.spec import slug
+from voicebench.judging import JudgingResult, Verdict, judge_runs, load_judge_spec
+from voicebench.rating import NothingToRateError, RatingTable, rate_judging
+from voicebench.replay import RunProgress, run_replay
+from voicebench.report import BuiltReport, build_report
+from voicebench.runlog import TurnRecord
+
+PLAN_FILE = "campaign.json"
+
+
+class CampaignHooks(Protocol):
+    def status(self, message: str) -> None: ...
+
+    def turn(self, progress: RunProgress) -> None: ...
+
+    def cell(self, cell: Cell, records: list[TurnRecord]) -> None: ...
+
+    def verdict(self, verdict: Verdict, done: int, total: int) -> None: ...
+
+    def judged(self, result: JudgingResult) -> None: ...
+
+    def rated(self, table: RatingTable | None, why_not: str | None) -> None: ...
+
+
+RunCells = Callable[[CampaignPlan, Sequence[Cell], CampaignHooks], None]
+"""Runs the cells into their run folders, telling ``hooks.cell`` as each one finishes."""
+
+
+def plan_record(plan: CampaignPlan) -> str:
+    """``campaign.json``: what the campaign is, for people and for a resume to check."""
+    cells = [
+        {
+            "key": c.key,
+            "label": c.label,
+            "variant": c.variant,
+            "run_dir": str(plan.run_dir(c)),
+            "dialogues": str(c.dialogues_path),
+            "items": [d.id for d in c.items],
+            "scenarios": list(c.scenarios),
+            "judged": c.judged,
+            "turns": c.turns,
+            "cpus": c.cpus,
+        }
+        for c in plan.cells
+    ]
+    record = {
+        "campaign": plan.spec.model_dump(mode="json"),
+        "file": str(plan.file),
+        "cells": cells,
+        "judges": [str(j) for j in plan.judges],
+    }
+    return json.dumps(record, indent=2) + "\n"
+
+
+def run_cell(
+    plan: CampaignPlan, cell: Cell, progress: Callable[[RunProgress], None] | None = None
+) -> list[TurnRecord]:
+    """One cell's run on this machine, resumed where it stopped."""
+    return run_replay(
+        cell.agent,
+        spec_path=cell.spec_path,
+        dialogues=list(cell.items),
+        dialogues_path=cell.dialogues_path,
+        fixtures_dir=cell.fixtures_dir,
+        out_dir=plan.run_dir(cell),
+        turn_timeout_s=plan.spec.budgets.turn_timeout_s,
+        progress=progress,
+        scenarios=cell.scenarios,
+        seed=plan.spec.seed,
+    )
+
+
+def run_here(plan: CampaignPlan, cells: Sequence[Cell], hooks: CampaignHooks) -> None:
+    """The cells on this machine, one after another (``--backend local``)."""
+    for k, cell in enumerate(cells, 1):
+        hooks.status(f"cell {k}/{len(cells)}: {cell.key}")
+        hooks.cell(cell, run_cell(plan, cell, hooks.turn))
+
+
+def judging_dir(plan: CampaignPlan, judge: Path) -> Path:
+    return plan.out_dir / "judging" / slug(judge.stem)
+
+
+def run_campaign(
+    plan: CampaignPlan, hooks: CampaignHooks, run_cells: RunCells = run_here
+) -> BuiltReport:
+    """Run every cell, judge, rate and report; a re-run resumes each step."""
+    plan.out_dir.mkdir(parents=True, exist_ok=True)
+    write_atomic(plan.out_dir / PLAN_FILE, plan_record(plan))
+    run_cells(plan, plan.cells, hooks)
+    return finish_campaign(plan, hooks)
+
+
+async def _judge_all(plan: CampaignPlan, hooks: CampaignHooks) -> list[JudgingResult]:
+    """Every judge over every variant's judged cells, at once; requests bounded per provider."""
+    judged = [plan.run_dir(c) for c in plan.cells if c.judged]
+    providers = {m.provider for j in plan.judges for m in load_judge_spec(j)[0].judges}
+    limits = {p: asyncio.Semaphore(plan.spec.judging.bound(p)) for p in providers}
+    hooks.status(
+        f"judging {len(plan.spec.agents)} variants with {len(plan.judges)} judge(s); requests "
+        "in flight: " + ", ".join(f"{p} {plan.spec.judging.bound(p)}" for p in sorted(limits))
+    )
+    return list(
+        await asyncio.gather(
+            *(
+                judge_runs(
+                    judged,
+                    judge,
+                    judging_dir(plan, judge),
+                    concurrency=sum(plan.spec.judging.bound(p) for p in providers),
+                    seed=plan.spec.seed,
+                    pairs_per_item=plan.spec.judging.pairs_per_item,
+                    on_status=hooks.status,
+                    progress=hooks.verdict,
+                    limits=limits,
+                )
+                for judge in plan.judges
+            )
+        )
+    )
+
+
+def finish_campaign(plan: CampaignPlan, hooks: CampaignHooks) -> BuiltReport:
+    """Judge every variant's judged cells together with each judge, rate, and report."""
+    budgets = plan.spec.budgets
+    results = asyncio.run(_judge_all(plan, hooks)) if plan.judges else []
+    for judge, result in zip(plan.judges, results, strict=True):
+        hooks.judged(result)
+        try:
+            table = rate_judging(
+                judging_dir(plan, judge),
+                budget_ttfa_ms=budgets.ttfa_ms,
+                budget_ttft_ms=budgets.ttft_ms,
+            )
+            hooks.rated(table, None)
+        except NothingToRateError as exc:
+            hooks.rated(None, str(exc))
+    unjudged = [plan.run_dir(c) for c in plan.cells if not c.judged]
+    paths = [judging_dir(plan, plan.judges[0]), *unjudged] if plan.judges else unjudged
+    return build_report(
+        paths,
+        plan.out_dir / "report",
+        title=f"Campaign {plan.spec.name}",
+        budget_ttft_ms=budgets.ttft_ms,
+        budget_ttfa_ms=budgets.ttfa_ms,
+        on_status=hooks.status,
+        labels={plan.run_dir(c): c.label for c in plan.cells},
+    )

@@ -1,0 +1,124 @@
+"""A campaign file: the matrix of agents, settings, dialogue sets, scenarios and judges that one
+``voicebench campaign`` command runs, judges, rates and reports::
+
+    name = "spring-comparison"
+    seed = 0
+
+    [[agents]]
+    spec = "../agents/scripted.toml"      # relative to this file
+    name = "scripted-300"                 # the contestant's name (default: the spec's)
+
+    [[agents]]
+    spec = "../agents/scripted.toml"
+    name = "scripted-400"
+    set = { "llm.ttft_ms" = 400 }          # overrides, as benchmarks' --set
+
+    [[dialogues]]
+    path = "../audio_fixtures/dialogues.jsonl"
+    limit = 4                              # items spread over the set (default: all)
+
+    scenarios = [[], ["barge-in", "backchannel"]]   # each: one cell's --scenario options
+    judges = ["../judges/local-smoke.toml"]
+
+    [budgets]
+    ttfa_ms = 1000
+    ttft_ms = 500
+    turn_timeout_s = 60
+
+    [judging]
+    concurrency = 4                        # requests in flight per judge provider
+    providers = { anthropic = 2 }          # a provider's own bound
+    pairs_per_item = 20                    # pairs judged per item (default: all)
+
+A *cell* is one agent variant on one dialogue set with one scenario list: one run folder. The
+contestants judged together are the agent variants; a variant's cells are all its runs.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field, model_validator
+
+from voicebench._model import FrozenModel, read_toml, validate_record
+from voicebench.errors import InputError
+
+_SLUG = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def slug(text: str) -> str:
+    """A folder-safe form of a name."""
+    return _SLUG.sub("-", text).strip("-") or "x"
+
+
+class CampaignAgent(FrozenModel):
+    spec: str = Field(min_length=1)
+    """The agent spec's path, relative to the campaign file."""
+    name: str | None = Field(
+        default=None, min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][A-Za-z0-9._ /-]*$"
+    )
+    """The variant's contestant name (default: the spec's own name)."""
+    set: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    """Overrides of the spec's fields, by dotted key (``llm.ttft_ms``)."""
+    cpus: float | None = Field(default=None, gt=0, le=64)
+    """CPUs one of its cells needs (default: 2 for a pipeline run here, 0.25 for a remote
+    agent, which only streams audio)."""
+
+
+class CampaignDialogues(FrozenModel):
+    path: str = Field(min_length=1)
+    """A dialogue set (JSONL), relative to the campaign file."""
+    limit: int | None = Field(default=None, ge=1)
+    """Replay this many items, spread over the set (default: all)."""
+    fixtures: str | None = None
+    """Its audio fixture folder (default: the built-in one)."""
+
+
+class Budgets(FrozenModel):
+    ttfa_ms: float = Field(default=1000.0, gt=0)
+    ttft_ms: float = Field(default=500.0, gt=0)
+    turn_timeout_s: float = Field(default=60.0, gt=0, le=600)
+
+
+class JudgingLimits(FrozenModel):
+    concurrency: int = Field(default=4, ge=1, le=256)
+    """Judge requests in flight per provider, across all the campaign's judges."""
+    providers: dict[str, Annotated[int, Field(ge=1, le=256)]] = Field(default_factory=dict)
+    """A provider's own bound, by provider name (``openai``, ``anthropic``, ``local``...)."""
+
+    pairs_per_item: int | None = Field(default=None, ge=1)
+    """Judge this many pairs of contestants per item, drawn with the seed (default: every
+    pair). At paper scale, 17 contestants make 136 pairs an item."""
+
+    def bound(self, provider: str) -> int:
+        return self.providers.get(provider, self.concurrency)
+
+
+class CampaignSpec(FrozenModel):
+    name: str = Field(min_length=1, max_length=80)
+    agents: tuple[CampaignAgent, ...] = Field(min_length=1)
+    dialogues: tuple[CampaignDialogues, ...] = Field(min_length=1)
+    scenarios: tuple[tuple[str, ...], ...] = ((),)
+    """Each entry is one cell's ``--scenario`` options; ``[]`` plays clean turns."""
+    judges: tuple[str, ...] = ()
+    """Judge specs, relative to the campaign file; each judges every variant together."""
+    seed: int = 0
+    budgets: Budgets = Budgets()
+    judging: JudgingLimits = JudgingLimits()
+
+    @model_validator(mode="after")
+    def _distinct(self) -> CampaignSpec:
+        if len(set(self.scenarios)) < len(self.scenarios):
+            raise ValueError("scenarios: an entry is given twice")
+        if len({d.path for d in self.dialogues}) < len(self.dialogues):
+            raise ValueError("dialogues: a set is given twice")
+        return self
+
+
+def load_campaign(path: Path) -> CampaignSpec:
+    """Read and check a campaign file; a problem names the file and the field."""
+    if not path.is_file():
+        raise InputError("campaign file not found", file=path)
+    return validate_record(CampaignSpec, read_toml(path), file=path)

@@ -1,0 +1,122 @@
+"""The ``campaign`` command: a matrix of agents, settings, sets, scenarios and judges."""
+
+from __future__ import annotations
+
+import enum
+import functools
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.table import Table
+
+from voicebench.cli.common import Steps, VerboseOpt, on_interrupt, out, quiet_libraries, show
+from voicebench.errors import InputError
+
+if TYPE_CHECKING:
+    from voicebench.campaign import CampaignPlan, Cell
+    from voicebench.runlog import TurnRecord
+
+
+class Backend(enum.StrEnum):
+    local = "local"
+    ray = "ray"
+
+
+def show_plan(plan: CampaignPlan) -> None:
+    table = Table(title=f"campaign {plan.spec.name} -> {plan.out_dir}")
+    for column in ("cell", "items", "turns", "scenarios", "judged", "CPUs"):
+        table.add_column(column, justify="left" if column in ("cell", "scenarios") else "right")
+    for c in plan.cells:
+        table.add_row(
+            c.key,
+            str(len(c.items)),
+            str(c.turns),
+            ", ".join(c.scenarios) or "clean",
+            "yes" if c.judged else "-",
+            f"{c.cpus:g}",
+        )
+    out.print(table)
+    judges = ", ".join(j.name for j in plan.judges) or "none"
+    show(
+        f"{len(plan.cells)} cells, {plan.turns} turns, about {plan.audio_hours:.2f} h of real-time "
+        f"audio; judges: {judges}, up to {plan.judge_calls} judge calls"
+    )
+
+
+def campaign(
+    file: Annotated[Path, typer.Argument(help="The campaign file (TOML).")],
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Campaign folder (default reports/campaigns/NAME); an existing one is resumed.",
+        ),
+    ] = None,
+    plan_only: Annotated[bool, typer.Option("--plan", help="Print the plan and stop.")] = False,
+    backend: Annotated[
+        Backend,
+        typer.Option(
+            help="Where the cells run: here, one after another, or as Ray tasks (pip install "
+            "'voicebench[ray]').",
+        ),
+    ] = Backend.local,
+    address: Annotated[
+        str | None,
+        typer.Option(
+            help="A Ray cluster to join (ray://HOST:10001 or HOST:6379); without it a local "
+            "instance is started on 127.0.0.1 and stopped at the end.",
+        ),
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="With --backend ray: at most this many cells at once (default: as many as "
+            "the cluster's CPUs allow, each cell declaring its own).",
+        ),
+    ] = None,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Run a campaign: print its plan (cells, turns, hours of real-time audio, judge calls),
+    run every cell (one run folder each), judge all variants together with each judge, rate
+    and write one report. Running it again resumes: finished cells and verdicts are kept, a
+    half-run cell continues where it stopped. With --backend ray the cells run as Ray tasks,
+    a lost worker's cell continuing on another."""
+    quiet_libraries(verbose)
+    from voicebench.campaign import plan_campaign, run_campaign, run_here
+    from voicebench.cli.report import show_report
+    from voicebench.cli.run import ShownJob
+
+    if backend is Backend.local and (address is not None or workers is not None):
+        raise InputError(
+            "--address and --workers need --backend ray (here cells run one after another)",
+            field="--backend",
+        )
+    plan = plan_campaign(file, out_dir)
+    show_plan(plan)
+    if plan_only:
+        return
+    run_cells = run_here
+    if backend is Backend.ray:
+        from voicebench.campaign.cluster import run_on_ray
+
+        run_cells = functools.partial(run_on_ray, address=address, workers=workers)
+    on_interrupt(
+        f"finished turns and verdicts are kept in {plan.out_dir}: run the same command again "
+        "to resume"
+    )
+
+    class Shown(ShownJob):
+        def cell(self, cell: Cell, records: list[TurnRecord]) -> None:
+            self.replayed(cell.agent, plan.run_dir(cell), records)
+            show(f"cell {cell.key} done")
+
+    with Steps("campaign") as s:
+        built = run_campaign(plan, Shown(s), run_cells)
+    show_report(built)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(campaign)
