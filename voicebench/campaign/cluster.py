@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import os
 import queue
+import shutil
 import socket
 import tempfile
 import threading
@@ -33,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from voicebench.campaign.plan import CampaignPlan, Cell
-from voicebench.campaign.run import CampaignHooks
+from voicebench.campaign.run import CampaignHooks, replay_cell
 from voicebench.campaign.sync import Change, FolderSync, apply, snapshot
 from voicebench.errors import InputError, VoicebenchError
 from voicebench.replay import RunProgress
@@ -87,8 +88,6 @@ def _inputs(job: CellJob, scratch: Path) -> tuple[Path, Path]:
 def cell_task(job: CellJob, seed: list[Change]) -> Iterator[Update]:
     """Run on a worker: replay the cell into a scratch folder seeded with what the campaign
     folder holds, yielding the folder's new files after every turn."""
-    from voicebench.replay import run_replay
-
     cell = job.cell
     root = Path(tempfile.mkdtemp(prefix="voicebench-cell-"))
     folder = root / cell.key  # the run id is the folder's name
@@ -99,17 +98,14 @@ def cell_task(job: CellJob, seed: list[Change]) -> Iterator[Update]:
 
     def replay() -> None:
         try:
-            run_replay(
-                cell.agent,
-                spec_path=cell.spec_path,
-                dialogues=list(cell.items),
+            replay_cell(
+                cell,
+                folder,
+                turn_timeout_s=job.turn_timeout_s,
+                seed=job.seed,
                 dialogues_path=dialogues,
                 fixtures_dir=fixtures,
-                out_dir=folder,
-                turn_timeout_s=job.turn_timeout_s,
                 progress=ticks.put,
-                scenarios=cell.scenarios,
-                seed=job.seed,
             )
             ticks.put(None)
         except BaseException as exc:  # handed to the driver through the task's result
@@ -132,8 +128,6 @@ def cell_task(job: CellJob, seed: list[Change]) -> Iterator[Update]:
                 break
     finally:
         thread.join(timeout=1)
-        import shutil
-
         shutil.rmtree(root, ignore_errors=True)
 
 
@@ -216,8 +210,14 @@ def run_on_ray(
                 seed = snapshot(run_dir)
                 stream = task.options(num_cpus=cell.cpus, name=f"cell {cell.key}").remote(job, seed)
                 try:
-                    for ref in stream:
+                    for n, ref in enumerate(stream):
                         update: Update = ray.get(ref)
+                        if n == 0:
+                            with lock:
+                                hooks.status(
+                                    f"cell {cell.key}: on {update.host} (pid {update.pid}), "
+                                    f"{update.done}/{update.total} turns done"
+                                )
                         changes = [
                             _write_header(run_dir, c, cell) if c.path == HEADER_FILE else c
                             for c in update.changes

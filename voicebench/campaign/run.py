@@ -80,21 +80,43 @@ def plan_record(plan: CampaignPlan) -> str:
     return json.dumps(record, indent=2) + "\n"
 
 
-def run_cell(
-    plan: CampaignPlan, cell: Cell, progress: Callable[[RunProgress], None] | None = None
+def replay_cell(
+    cell: Cell,
+    out_dir: Path,
+    *,
+    turn_timeout_s: float,
+    seed: int,
+    dialogues_path: Path | None = None,
+    fixtures_dir: Path | None = None,
+    progress: Callable[[RunProgress], None] | None = None,
 ) -> list[TurnRecord]:
-    """One cell's run on this machine, resumed where it stopped."""
+    """One cell's run into ``out_dir``, resumed where it stopped; a worker elsewhere gives
+    the paths of the cell's inputs there."""
     return run_replay(
         cell.agent,
         spec_path=cell.spec_path,
         dialogues=list(cell.items),
-        dialogues_path=cell.dialogues_path,
-        fixtures_dir=cell.fixtures_dir,
-        out_dir=plan.run_dir(cell),
-        turn_timeout_s=plan.spec.budgets.turn_timeout_s,
+        dialogues_path=dialogues_path or cell.dialogues_path,
+        fixtures_dir=fixtures_dir or cell.fixtures_dir,
+        out_dir=out_dir,
+        turn_timeout_s=turn_timeout_s,
         progress=progress,
         scenarios=cell.scenarios,
+        seed=seed,
+    )
+
+
+def run_cell(
+    plan: CampaignPlan, cell: Cell, progress: Callable[[RunProgress], None] | None = None
+) -> list[TurnRecord]:
+    """One cell's run on this machine, into its folder in the campaign."""
+    budgets = plan.spec.budgets
+    return replay_cell(
+        cell,
+        plan.run_dir(cell),
+        turn_timeout_s=budgets.turn_timeout_s,
         seed=plan.spec.seed,
+        progress=progress,
     )
 
 

@@ -134,28 +134,22 @@ def _latency(run_dirs, budget_ttfa_ms, budget_ttft_ms):
     for run_dir in run_dirs:
         by_name[read_header(run_dir).agent.name] += read_turns(run_dir)
 
-    def within(r) -> bool:
-        t = r.timing
-        return (
-            r.error is None
-            and t is not None
-            and t.ttfa_ms is not None
-            and t.ttft_ms is not None
-            and t.ttfa_ms <= budget_ttfa_ms
-            and t.ttft_ms <= budget_ttft_ms
-        )
-
     for name, records in by_name.items():
         ttft = [r.timing.ttft_ms for r in records if r.timing and r.timing.ttft_ms is not None]
         ttfa = [r.timing.ttfa_ms for r in records if r.timing and r.timing.ttfa_ms is not None]
         summary[name] = (
             round(float(np.median(ttft)), 1) if ttft else None,
             round(float(np.median(ttfa)), 1) if ttfa else None,
-            _rate(sum(within(r) for r in records), len(records)),
+            _rate(
+                sum(r.within_budgets(budget_ttfa_ms, budget_ttft_ms) for r in records), len(records)
+            ),
         )
         for r in records:
             if r.final:
-                final[(name, r.dialogue_id)] = (within(r), r.timing.ttfa_ms if r.timing else None)
+                final[(name, r.dialogue_id)] = (
+                    r.within_budgets(budget_ttfa_ms, budget_ttft_ms),
+                    r.timing.ttfa_ms if r.timing else None,
+                )
     return summary, final
 
 

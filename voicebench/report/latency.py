@@ -127,17 +127,6 @@ def agent_latency(
         for s in STAGE_NAMES
     }
 
-    def within(r: TurnRecord) -> bool:
-        t = r.timing
-        return (
-            r.error is None
-            and t is not None
-            and t.ttfa_ms is not None
-            and t.ttft_ms is not None
-            and t.ttfa_ms <= budget_ttfa_ms
-            and t.ttft_ms <= budget_ttft_ms
-        )
-
     failed = sum(r.error is not None for r in records)
     censored = None
     if failed:
@@ -174,7 +163,13 @@ def agent_latency(
         censored_at_ms=turn_timeout_ms if failed else None,
         cold_turns=sum(cold),
         within_budget=(
-            round(sum(within(r) for r in records) / len(records), 4) if records else None
+            round(
+                sum(r.within_budgets(budget_ttfa_ms, budget_ttft_ms) for r in records)
+                / len(records),
+                4,
+            )
+            if records
+            else None
         ),
         waterfall_ms=waterfall,
         waterfall_total_ms=(

@@ -148,6 +148,18 @@ class TurnRecord(FrozenModel):
     started_at: str
     """Wall-clock time the turn started (ISO 8601, UTC), for people; never used for latency."""
 
+    def within_budgets(self, ttfa_ms: float, ttft_ms: float) -> bool:
+        """Answered, with both its TTFA and its TTFT measured and inside their budgets."""
+        t = self.timing
+        return (
+            self.error is None
+            and t is not None
+            and t.ttfa_ms is not None
+            and t.ttft_ms is not None
+            and t.ttfa_ms <= ttfa_ms
+            and t.ttft_ms <= ttft_ms
+        )
+
 
 class RunHeader(FrozenModel):
     """What a run is: written once as ``run.json`` when the run starts."""
