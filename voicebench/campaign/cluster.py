@@ -147,7 +147,7 @@ def _write_header(run_dir: Path, change: Change, cell: Cell) -> Change:
 
 
 @contextmanager
-def ray_session(address: str | None, workers: int | None) -> Iterator[Any]:
+def ray_session(address: str | None) -> Iterator[Any]:
     """Ray, connected to ``address`` or started here on 127.0.0.1; stopped at the end."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     os.environ["RAY_ENABLE_AUTO_CONNECT"] = "0"  # nothing starts a second Ray by accident
@@ -162,7 +162,8 @@ def ray_session(address: str | None, workers: int | None) -> Iterator[Any]:
         ) from exc
     kwargs: dict[str, Any] = dict(log_to_driver=False, configure_logging=False)
     if address is None:
-        kwargs |= dict(num_cpus=max(os.cpu_count() or 1, workers or 1), include_dashboard=False)
+        # this machine's cores, no more: a cell declares the cores its timing needs
+        kwargs |= dict(num_cpus=os.cpu_count() or 1, include_dashboard=False)
     else:
         kwargs |= dict(address=address)
     ray.init(**kwargs)
@@ -182,7 +183,7 @@ def run_on_ray(
 ) -> None:
     """Run ``cells`` as Ray tasks, at most ``workers`` at once (default: as many as the
     cluster's CPUs allow), each cell's files streamed into the campaign folder."""
-    with ray_session(address, workers) as ray:
+    with ray_session(address) as ray:
         task = ray.remote(max_retries=0)(cell_task)
         lock = threading.Lock()
         stopping = threading.Event()  # set when the campaign stops early: nothing is resubmitted
