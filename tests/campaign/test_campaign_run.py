@@ -4,17 +4,20 @@ finished is done again."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 from pathlib import Path
 
 import pytest
+from chromium import Browser, find_chromium
 from processes import ROOT, voicebench
 
 from voicebench.judging import read_verdicts
 from voicebench.runlog import read_turns
 
 pytestmark = pytest.mark.slow
+CHROMIUM = find_chromium()
 
 CAMPAIGN = """
 name = "two speeds"
@@ -34,6 +37,18 @@ set = { "llm.ttft_ms" = 500 }
 path = "ROOT/audio_fixtures/dialogues.jsonl"
 limit = 1
 """
+
+
+async def look(page: Path) -> tuple[list, dict[str, bool], str]:
+    async with Browser(CHROMIUM) as browser:
+        await browser.open(page)
+        images = await browser.evaluate(
+            "JSON.stringify(Object.fromEntries([...document.querySelectorAll('figure[id^=fig-]')]"
+            ".map(f => [f.id, f.querySelector('img').complete "
+            "&& f.querySelector('img').naturalWidth > 0])))"
+        )
+        text = await browser.evaluate("document.body.innerText")
+        return browser.errors(), json.loads(images), text
 
 
 def campaign(file: Path, out: Path) -> subprocess.CompletedProcess:
@@ -73,7 +88,12 @@ def test_a_campaign_runs_judges_reports_and_resumes(tmp_path: Path):
         "s-300 (barge-in:delay_ms=600)": "s-300",
         "s-500 (barge-in:delay_ms=600)": "s-500",
     }
-    assert (out / "report" / "index.html").is_file()
+    page = asyncio.run(look(out / "report" / "index.html")) if CHROMIUM else None
+    if page is not None:  # the page a person opens: no errors, every figure drawn, every cell
+        errors, images, text = page
+        assert errors == [] and images and all(images.values()), (errors, images)
+        assert {"fig-waterfall", "fig-latency_ecdf"} <= set(images)
+        assert "s-500 (barge-in:delay_ms=600)" in text
 
     # A cell cut short (its last turn lost, as a kill would leave it) continues there; the
     # finished cells and the verdicts are kept as they were.

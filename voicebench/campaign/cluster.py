@@ -27,7 +27,6 @@ import socket
 import tempfile
 import threading
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -254,13 +253,35 @@ def run_on_ray(
             f"{len(cells)} cells on Ray ({'a local instance' if address is None else address}), "
             f"CPUs: {ray.cluster_resources().get('CPU', 0):g}"
         )
-        pool = ThreadPoolExecutor(max_workers=workers or len(cells) or 1)
+        # One daemon thread per cell, at most ``workers`` of them driving a task at once.
+        # Daemons: a thread waiting on a task when the campaign stops (an error, Ctrl-C) is
+        # left behind as Ray shuts down, and never holds up the exit.
+        slots = threading.Semaphore(workers or len(cells) or 1)
+        finished: queue.Queue[BaseException | None] = queue.Queue()
+
+        def one(cell: Cell) -> None:
+            try:
+                with slots:
+                    if not stopping.is_set():
+                        drive(cell)
+                finished.put(None)
+            except BaseException as exc:
+                finished.put(exc)
+
+        for cell in cells:
+            threading.Thread(target=one, args=(cell,), name=f"cell {cell.key}", daemon=True).start()
         try:
-            for future in as_completed([pool.submit(drive, c) for c in cells]):
-                future.result()
+            for _ in cells:
+                while True:
+                    try:  # waits in short steps, so that Ctrl-C is heard at once
+                        outcome = finished.get(timeout=0.5)
+                        break
+                    except queue.Empty:
+                        continue
+                if outcome is not None:
+                    raise outcome
         finally:
             stopping.set()
-            pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _builtin_fixtures() -> Path:
