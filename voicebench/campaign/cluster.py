@@ -40,7 +40,8 @@ from voicebench.replay import RunProgress
 from voicebench.runlog import HEADER_FILE, TurnRecord, read_turns
 
 MAX_RESCHEDULES = 5
-"""A cell whose workers die this many times in a row is given up (the campaign stops)."""
+"""A cell rescheduled this many times in a row without finishing a turn is given up (the
+campaign stops, naming it)."""
 
 
 @dataclass(frozen=True)
@@ -204,7 +205,8 @@ def run_on_ray(
                 cell.dialogues_path.read_bytes(),
                 cell.fixtures_dir == _builtin_fixtures(),
             )
-            for attempt in range(MAX_RESCHEDULES + 1):
+            losses, kept = 0, -1  # workers lost in a row, without a turn finished between
+            while True:
                 if stopping.is_set():
                     return
                 seed = snapshot(run_dir)
@@ -234,12 +236,13 @@ def run_on_ray(
                 except ray.exceptions.RayError as exc:
                     if stopping.is_set():
                         return
-                    if attempt == MAX_RESCHEDULES:
+                    now = len(read_turns(run_dir)) if (run_dir / HEADER_FILE).exists() else 0
+                    losses, kept = (losses + 1 if now == kept else 1), now
+                    if losses > MAX_RESCHEDULES:
                         raise VoicebenchError(
-                            f"cell {cell.key}: its worker died {attempt + 1} times; "
-                            f"last: {type(exc).__name__}"
+                            f"cell {cell.key}: its worker was lost {losses} times in a row with "
+                            f"no turn finished; last: {type(exc).__name__}"
                         ) from exc
-                    kept = len(read_turns(run_dir)) if (run_dir / HEADER_FILE).exists() else 0
                     with lock:
                         hooks.status(
                             f"cell {cell.key}: its worker was lost ({type(exc).__name__}); "
