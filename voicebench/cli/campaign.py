@@ -65,8 +65,9 @@ def campaign(
     address: Annotated[
         str | None,
         typer.Option(
-            help="A Ray cluster to join (ray://HOST:10001 or HOST:6379); without it a local "
-            "instance is started on 127.0.0.1 and stopped at the end.",
+            help="A Ray cluster to join, HOST:6379, from a machine of the cluster (cells stream "
+            "their files back to it); without it a local instance is started on 127.0.0.1 and "
+            "stopped at the end.",
         ),
     ] = None,
     workers: Annotated[
