@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from campaign_files import two_speeds, write_campaign
 from chromium import Browser, find_chromium
 from processes import ROOT, voicebench
 
@@ -19,24 +20,7 @@ from voicebench.runlog import read_turns
 pytestmark = pytest.mark.slow
 CHROMIUM = find_chromium()
 
-CAMPAIGN = """
-name = "two speeds"
-scenarios = [[], ["barge-in:delay_ms=600"]]
-judges = ["ROOT/judges/local-smoke.toml"]
-
-[[agents]]
-spec = "ROOT/agents/scripted.toml"
-name = "s-300"
-
-[[agents]]
-spec = "ROOT/agents/scripted.toml"
-name = "s-500"
-set = { "llm.ttft_ms" = 500 }
-
-[[dialogues]]
-path = "ROOT/audio_fixtures/dialogues.jsonl"
-limit = 1
-"""
+CAMPAIGN = two_speeds(500, limit=1)
 
 
 async def look(page: Path) -> tuple[list, dict[str, bool], str]:
@@ -61,8 +45,7 @@ def campaign(file: Path, out: Path) -> subprocess.CompletedProcess:
 
 
 def test_a_campaign_runs_judges_reports_and_resumes(tmp_path: Path):
-    file = tmp_path / "c.toml"
-    file.write_text(CAMPAIGN.replace("ROOT", str(ROOT)))
+    file = write_campaign(tmp_path, CAMPAIGN)
     out = tmp_path / "out"
     first = campaign(file, out)
     assert first.returncode == 0, first.stderr[-3000:]

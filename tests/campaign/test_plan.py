@@ -5,37 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from campaign_files import ROOT, two_speeds, write_campaign
 
 from voicebench.campaign.plan import ANSWER_S, plan_campaign
 from voicebench.errors import InputError
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def campaign(tmp_path: Path, body: str) -> Path:
-    path = tmp_path / "c.toml"
-    path.write_text(body.replace("ROOT", str(ROOT)))
-    return path
-
-
-GOOD = """
-name = "two speeds"
-scenarios = [[], ["barge-in:delay_ms=600"]]
-judges = ["ROOT/judges/local-smoke.toml"]
-
-[[agents]]
-spec = "ROOT/agents/scripted.toml"
-name = "s-300"
-
-[[agents]]
-spec = "ROOT/agents/scripted.toml"
-name = "s-400"
-set = { "llm.ttft_ms" = 400 }
-
-[[dialogues]]
-path = "ROOT/audio_fixtures/dialogues.jsonl"
-limit = 2
-"""
+GOOD = two_speeds(400, limit=2)
+campaign = write_campaign
 
 
 def test_the_cells_and_what_they_cost(tmp_path: Path):
@@ -115,6 +91,10 @@ def test_sets_shards_and_remote_agents(tmp_path: Path):
         (("limit = 2", "limit = 0"), r"dialogues\.0\.limit"),
         (("judges = [", "judges = 3\nx = ["), "judges"),
         (("limit = 2", "limit = 2\n[judging]\nproviders = { openai = 0 }"), "judging.providers"),
+        (
+            ('local-smoke.toml"]', 'local-smoke.toml", "ROOT/tests/local-smoke.toml"]'),
+            r"judges\.1: two judges are named 'local-smoke'",
+        ),
     ],
 )
 def test_mistakes_are_named_before_anything_runs(tmp_path: Path, change, message):

@@ -36,6 +36,7 @@ from voicebench.campaign.plan import CampaignPlan, Cell
 from voicebench.campaign.run import CampaignHooks, replay_cell
 from voicebench.campaign.sync import Change, FolderSync, apply, snapshot
 from voicebench.errors import InputError, VoicebenchError
+from voicebench.fixtures import BUILTIN_FIXTURES
 from voicebench.replay import RunProgress
 from voicebench.runlog import HEADER_FILE, TurnRecord, read_turns
 
@@ -68,8 +69,6 @@ class Update:
 
 def _inputs(job: CellJob, scratch: Path) -> tuple[Path, Path]:
     """The dialogue set and fixture folder on this worker."""
-    from voicebench.fixtures import BUILTIN_FIXTURES
-
     cell = job.cell
     dialogues = cell.dialogues_path
     sha = hashlib.sha256(job.dialogues).hexdigest()
@@ -203,7 +202,7 @@ def run_on_ray(
                 plan.spec.budgets.turn_timeout_s,
                 plan.spec.seed,
                 cell.dialogues_path.read_bytes(),
-                cell.fixtures_dir == _builtin_fixtures(),
+                cell.fixtures_dir == BUILTIN_FIXTURES,
             )
             losses, kept = 0, -1  # workers lost in a row, without a turn finished between
             while True:
@@ -228,11 +227,10 @@ def run_on_ray(
                             apply(run_dir, changes)
                             tell(cell, update)
                     break
-                except ray.exceptions.RayTaskError as exc:
-                    cause = exc.as_instanceof_cause()
+                except ray.exceptions.RayTaskError as exc:  # the cell itself failed
                     if isinstance(exc.cause, VoicebenchError):
                         raise exc.cause from None
-                    raise cause from None
+                    raise exc.as_instanceof_cause() from None
                 except ray.exceptions.RayError as exc:
                     if stopping.is_set():
                         return
@@ -285,9 +283,3 @@ def run_on_ray(
                     raise outcome
         finally:
             stopping.set()
-
-
-def _builtin_fixtures() -> Path:
-    from voicebench.fixtures import BUILTIN_FIXTURES
-
-    return BUILTIN_FIXTURES

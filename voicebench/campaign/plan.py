@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from voicebench.agentspec import AgentSpec, load_agent_spec
-from voicebench.campaign.spec import CampaignSpec, slug
+from voicebench.campaign.spec import CampaignSpec, load_campaign, slug
 from voicebench.dialogues import Dialogue, load_dialogues
 from voicebench.errors import InputError
-from voicebench.fixtures import BUILTIN_FIXTURES, lookup_fixture
+from voicebench.fixtures import BUILTIN_FIXTURES, load_manifest, lookup_fixture
 from voicebench.judging import load_judge_spec
 from voicebench.replay import demo_items
 from voicebench.scenarios import parse_scenario
@@ -63,6 +63,8 @@ class CampaignPlan:
     cells: tuple[Cell, ...]
     judges: tuple[Path, ...]
     judge_models: int
+    judge_providers: frozenset[str]
+    """The providers the judges' models call, each bounded by ``[judging]``."""
     judged_items: int
 
     @property
@@ -86,8 +88,6 @@ class CampaignPlan:
 
 
 def _audio_s(items: tuple[Dialogue, ...], fixtures: Path) -> tuple[int, float]:
-    from voicebench.fixtures import load_manifest
-
     try:
         manifest = load_manifest(fixtures)
     except InputError:
@@ -104,8 +104,6 @@ def _audio_s(items: tuple[Dialogue, ...], fixtures: Path) -> tuple[int, float]:
 
 def plan_campaign(file: Path, out_dir: Path | None = None) -> CampaignPlan:
     """Load everything the campaign names and lay out its cells; nothing runs."""
-    from voicebench.campaign.spec import load_campaign
-
     spec = load_campaign(file)
     here = file.parent
     out_dir = out_dir or Path("reports") / "campaigns" / slug(spec.name)
@@ -148,19 +146,27 @@ def plan_campaign(file: Path, out_dir: Path | None = None) -> CampaignPlan:
             set_name = f"{set_name}-{i + 1}"
         sets.append((set_name, path, fixtures, items))
     judges = tuple(here / j for j in spec.judges)
-    models = sum(len(load_judge_spec(j)[0].judges) for j in judges)
+    for i, judge in enumerate(judges):
+        if slug(judge.stem) in [slug(j.stem) for j in judges[:i]]:
+            raise InputError(
+                f"two judges are named {judge.stem!r}; each judge's folder is named after its "
+                "file, so give them distinct file names",
+                file=file,
+                field=f"judges.{i}",
+            )
+    models = [m for j in judges for m in load_judge_spec(j)[0].judges]
     cells = []
     for name, agent, path, cpus in variants:
         for set_name, set_path, fixtures, items in sets:
             turns, audio_s = _audio_s(items, fixtures)
             for s, scenarios in enumerate(spec.scenarios):
-                label = slug("+".join(scenarios)) if scenarios else "clean"
+                played = slug("+".join(scenarios)) if scenarios else "clean"
                 first = set_name == sets[0][0] and s == 0
                 shown = [set_name] if len(sets) > 1 else []
                 shown += [" + ".join(scenarios) or "clean"] if len(spec.scenarios) > 1 else []
                 cells.append(
                     Cell(
-                        key=f"{slug(name)}--{set_name}--{label}",
+                        key=f"{slug(name)}--{set_name}--{played}",
                         label=name if first else f"{name} ({', '.join(shown)})",
                         variant=name,
                         agent=agent,
@@ -176,4 +182,13 @@ def plan_campaign(file: Path, out_dir: Path | None = None) -> CampaignPlan:
                     )
                 )
     judged_items = sum(len(items) for *_, items in sets) if judges else 0
-    return CampaignPlan(spec, file, out_dir, tuple(cells), judges, models, judged_items)
+    return CampaignPlan(
+        spec,
+        file,
+        out_dir,
+        tuple(cells),
+        judges,
+        len(models),
+        frozenset(m.provider for m in models),
+        judged_items,
+    )

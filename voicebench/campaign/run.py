@@ -27,7 +27,7 @@ from typing import Protocol
 from voicebench._jsonl import write_atomic
 from voicebench.campaign.plan import CampaignPlan, Cell
 from voicebench.campaign.spec import slug
-from voicebench.judging import JudgingResult, Verdict, judge_runs, load_judge_spec
+from voicebench.judging import JudgingResult, Verdict, judge_runs
 from voicebench.rating import NothingToRateError, RatingTable, rate_judging
 from voicebench.replay import RunProgress, run_replay
 from voicebench.report import BuiltReport, build_report
@@ -144,7 +144,7 @@ def run_campaign(
 async def _judge_all(plan: CampaignPlan, hooks: CampaignHooks) -> list[JudgingResult]:
     """Every judge over every variant's judged cells, at once; requests bounded per provider."""
     judged = [plan.run_dir(c) for c in plan.cells if c.judged]
-    providers = {m.provider for j in plan.judges for m in load_judge_spec(j)[0].judges}
+    providers = plan.judge_providers
     limits = {p: asyncio.Semaphore(plan.spec.judging.bound(p)) for p in providers}
     hooks.status(
         f"judging {len(plan.spec.agents)} variants with {len(plan.judges)} judge(s); requests "
