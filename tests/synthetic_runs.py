@@ -137,11 +137,12 @@ def make_judging(
     smoke: bool = False,
     heard: str = "hi",
     heard_by: dict[str, str] | None = None,
-    audio_dir: Path | None = None,
+    audio: bool = False,
 ) -> Path:
     """A judging folder over ``runs`` holding these replies and verdicts; ``heard_by`` gives
-    some contestants their own text, and with ``audio_dir`` every reply gets a WAV there, a
-    tone of ``reply_samples(k)`` samples for the k-th contestant."""
+    some contestants their own text, and with ``audio`` every reply gets a WAV in the folder's
+    ``audio/`` (where judging puts the replies it speaks), a tone of ``reply_samples(k)``
+    samples for the k-th contestant."""
     out.mkdir(parents=True)
     (out / "judging.json").write_text(
         JudgingHeader(
@@ -157,11 +158,11 @@ def make_judging(
     replies = []
     for d in items:
         for k, c in enumerate(contestants):
-            audio = None
-            if audio_dir is not None:
-                audio = audio_dir / f"{d.id}-{k}.wav"
+            clip = None
+            if audio:
+                clip = out / "audio" / f"{d.id}-{k}.wav"
                 pcm = 8000 * np.sin(np.arange(reply_samples(k)) * (0.05 + 0.01 * k))
-                write_wav(audio, pcm.astype(np.int16), 16_000)
+                write_wav(clip, pcm.astype(np.int16), 16_000)
             said = (heard_by or {}).get(c, heard)
             replies.append(
                 Reply(
@@ -171,7 +172,7 @@ def make_judging(
                     family="f",
                     heard=said,
                     text=said,
-                    audio_path=None if audio is None else str(audio),
+                    audio_path=None if clip is None else str(clip),
                 )
             )
     (out / "replies.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in replies))

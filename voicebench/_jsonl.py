@@ -2,21 +2,24 @@
 
 Each record is one line written with a single ``write``, flushed and fsynced before the
 next. A line cut short by a kill has no newline: readers ignore it and ``drop_partial_line``
-removes it before appending again, so the record is simply redone.
+removes it before appending again, so the record is simply redone. Every JSONL file of every
+kind is read through ``complete_lines``, which ends a line at ``\n`` and nothing else.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import tempfile
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from voicebench._model import validate_record
+from voicebench._model import parse_json, validate_record
 from voicebench.errors import InputError
 
 M = TypeVar("M", bound=BaseModel)
@@ -33,17 +36,52 @@ def drop_partial_line(path: Path) -> None:
             fh.truncate(keep)
 
 
-def complete_lines(path: Path, *, hand_written: bool = False) -> list[tuple[int, str]]:
-    """(line number, text) of every complete, non-blank line; a trailing partial line is ignored,
-    except in a ``hand_written`` file, whose last line often has no newline."""
+Tail = Literal["drop", "keep", "whole"]
+"""What becomes of a last line with no newline: ``drop`` it (a write cut short by a kill),
+``keep`` it (a hand-written file, whose last line often has no newline), or keep it only if it
+is ``whole`` JSON (a hand-written file that a killed writer may also have appended to)."""
+
+
+def complete_lines(
+    path: Path, *, hand_written: bool = False, tail: Tail | None = None
+) -> list[tuple[int, str]]:
+    """(line number, text) of every non-blank line. Lines end at ``\n`` alone: U+2028, U+2029
+    and U+0085 may stand inside a record's text. ``tail`` (``keep`` when ``hand_written``, else
+    ``drop``) says what becomes of a last line with no newline."""
+    tail = tail or ("keep" if hand_written else "drop")
     if not path.exists():
         return []
     raw = path.read_bytes()
-    complete = raw if hand_written else raw[: raw.rfind(b"\n") + 1]
+    parts = raw.split(b"\n")
+    last = parts.pop()  # after the final newline: empty, or a line with no newline
+    if last.strip() and tail != "drop":
+        parts.append(last)
+    out = []
+    for n, chunk in enumerate(parts, start=1):
+        try:
+            line = chunk.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(
+                f"not UTF-8 text (byte {exc.start})", file=path, record=f"line {n}"
+            ) from None
+        if line.strip():
+            out.append((n, line))
+    if tail == "whole" and last.strip() and out and out[-1][0] == len(parts):
+        try:
+            json.loads(out[-1][1])
+        except (ValueError, RecursionError):
+            out.pop()  # a record cut short by a kill: it was never finished
+    return out
+
+
+def json_lines(
+    path: Path, *, hand_written: bool = False, tail: Tail | None = None
+) -> list[tuple[str, Any]]:
+    """(``line N``, parsed value) of every line (see ``complete_lines``); a line that is not
+    JSON is an InputError naming the file and the line."""
     return [
-        (n, line)
-        for n, line in enumerate(complete.decode("utf-8").splitlines(), start=1)
-        if line.strip()
+        (f"line {n}", parse_json(line, file=path, record=f"line {n}"))
+        for n, line in complete_lines(path, hand_written=hand_written, tail=tail)
     ]
 
 
@@ -57,13 +95,38 @@ def append_record(path: Path, record: BaseModel) -> None:
 
 
 def write_atomic(path: Path, content: str | bytes) -> None:
-    """Replace a file's content all at once (a reader never sees half of it)."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    if isinstance(content, bytes):
-        tmp.write_bytes(content)
-    else:
-        tmp.write_text(content, encoding="utf-8")
-    os.replace(tmp, path)
+    """Replace a file's content all at once: a reader, or a machine that loses power, sees
+    the old content or the new, never half. Written to a temporary file of its own in the same
+    folder (two writers never share one), fsynced, renamed over ``path``, then the folder
+    fsynced so the rename itself is durable."""
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    fsync_folder(path.parent)
+
+
+def fsync_folder(folder: Path) -> None:
+    """Make a rename or a new file in ``folder`` durable (a no-op where folders cannot be
+    opened, as on Windows)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 class Keyed(Protocol):
@@ -95,14 +158,10 @@ def read_models(
     ``check(data, record)`` runs first on each parsed line (e.g. a schema-version check).
     ``hand_written``: see ``complete_lines``."""
     out: list[M] = []
-    for n, line in complete_lines(path, hand_written=hand_written):
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON ({exc.msg})", file=path, record=f"line {n}") from None
+    for record, data in json_lines(path, hand_written=hand_written):
         if check is not None:
-            check(data, f"line {n}")
-        out.append(validate_record(model, data, file=path, record=f"line {n}"))
+            check(data, record)
+        out.append(validate_record(model, data, file=path, record=record))
     return out
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -18,6 +19,9 @@ class FrozenModel(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+NESTED_TOO_DEEPLY = "nested too deeply to read"
+
+
 def read_toml(path: Path) -> dict:
     """A TOML file's table; unreadable or invalid files are an InputError naming the file."""
     import tomllib
@@ -26,6 +30,28 @@ def read_toml(path: Path) -> dict:
         return tomllib.loads(read_utf8(path))
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"not valid TOML ({exc})", file=path) from None
+    except RecursionError:
+        raise InputError(f"not valid TOML ({NESTED_TOO_DEEPLY})", file=path) from None
+
+
+def parse_json(text: str | bytes, *, file: str | Path, record: str | None = None) -> Any:
+    """``text`` parsed as JSON; anything unreadable, deeply nested structures included, is an
+    InputError naming the file and the record (``line N`` of a whole file when not given)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"not valid JSON ({exc.msg})", file=file, record=record or f"line {exc.lineno}"
+        ) from None
+    except RecursionError:
+        raise InputError(
+            f"not valid JSON ({NESTED_TOO_DEEPLY})", file=file, record=record
+        ) from None
+
+
+def read_json(path: Path) -> Any:
+    """A JSON file's value; errors name the file (and the line)."""
+    return parse_json(read_utf8(path), file=path)
 
 
 def read_utf8(path: Path) -> str:
@@ -64,17 +90,10 @@ def validate_record(model: type[M], data: Any, *, file: str | Path, record: str 
     except ValidationError as exc:
         loc, msg = first_error(exc)
         raise InputError(msg, file=file, record=record, field=loc) from None
+    except RecursionError:
+        raise InputError(NESTED_TOO_DEEPLY, file=file, record=record) from None
 
 
 def read_model(model: type[M], path: Path) -> M:
     """One JSON file as ``model``; errors name the file (and the line or field)."""
-    import json
-
-    text = read_utf8(path)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"not valid JSON ({exc.msg})", file=path, record=f"line {exc.lineno}"
-        ) from None
-    return validate_record(model, data, file=path)
+    return validate_record(model, read_json(path), file=path)

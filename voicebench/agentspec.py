@@ -83,7 +83,7 @@ from pydantic import Field, model_validator
 
 from voicebench._model import FrozenModel, read_toml, validate_record
 from voicebench.errors import InputError, MissingSecretError
-from voicebench.llm.endpoint import Endpoint
+from voicebench.llm.endpoint import Endpoint, warn_if_sent_away
 
 HEART_SYSTEM_PROMPT = (
     "You are a supportive listener talking with someone who is going through a hard time. "
@@ -330,7 +330,7 @@ def parse_override(text: str) -> tuple[str, object]:
         raise InputError(f"{text!r} is not KEY=VALUE (e.g. vad.stop_secs=0.3)", field="--set")
     try:
         value = json.loads(raw)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         value = raw
     return key.strip(), value
 
@@ -366,6 +366,10 @@ def load_agent_spec(
     var = spec.key_variable
     if require_secrets and var and not os.environ.get(var):
         raise MissingSecretError(path, spec.key_field, var)
+    if spec.llm is not None:
+        warn_if_sent_away(var, spec.llm.url, spec.llm.provider, file=path, field="llm.base_url")
+    elif spec.remote is not None:
+        warn_if_sent_away(var, spec.remote.url, "remote", file=path, field="remote.url")
     return spec
 
 

@@ -61,11 +61,10 @@ class DemoPlan:
 def missing_models(spec_path: Path) -> list[str]:
     """Packaged local models an agent or judge spec names that are not installed (the
     ``offline-judge`` extra's); empty when it can run."""
-    import tomllib
-
+    from voicebench._model import read_toml
     from voicebench.llm.local import SPLIT_MODELS, split_model_installed
 
-    data = tomllib.loads(spec_path.read_text(encoding="utf-8"))
+    data = read_toml(spec_path)
     endpoints = [data.get("llm") or {}, *(data.get("judges") or [])]
     return [
         e["model"]

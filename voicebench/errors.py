@@ -60,6 +60,11 @@ class MissingSecretError(VoicebenchError):
         )
 
 
+class SecretDestinationWarning(UserWarning):
+    """A spec sends a key or token from this machine's environment to a host that is neither
+    the provider's own nor this machine: worth a look when the spec came from someone else."""
+
+
 class RunError(VoicebenchError):
     """A run could not start or continue (not a failure inside one turn, which is recorded)."""
 

@@ -34,7 +34,7 @@ def judged(tmp_path: Path) -> Path:
         CONTESTANTS,
         verdicts,
         heard_by={c: f"reply {k}: <b>it sounds hard</b>" for k, c in enumerate(CONTESTANTS)},
-        audio_dir=tmp_path / "audio",
+        audio=True,
     )
 
 

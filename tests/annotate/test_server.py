@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from page_fixtures import CONTESTANTS
+from processes import voicebench
 
 from voicebench.annotate import draw_plan, judged_pairs, open_rating, rater_plan, repeats_for
 from voicebench.judging import read_replies
@@ -94,9 +95,13 @@ class Client:
         )
 
 
+ODD = "first\u2028second\u2029third\u0085fourth"
+"""Text that ``str.splitlines`` would cut into four lines."""
+
+
 def lines_of(judged: Path, rater: str = "ann") -> list[dict]:
     path = judged / "human" / f"{rater}.jsonl"
-    return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+    return [json.loads(x) for x in path.read_text().split("\n") if x] if path.exists() else []
 
 
 def test_plans_spread_pairs_and_differ_between_raters(judged: Path):
@@ -251,8 +256,24 @@ async def test_a_killed_server_resumes_at_the_next_unanswered_task(judged: Path)
         client = Client(base, token)
         assert await client.land() == f"/task/{plan.tasks[0].id}"
         for task in plan.tasks[:2]:
-            status, _, _ = await client.answer({"task": task.id, "choice": 1})
+            # A comment may hold any text, line and paragraph separators included.
+            status, _, _ = await client.answer({"task": task.id, "choice": 1, "comment": ODD})
             assert status == 200
+        # A second server for the same rater would hand out the same tasks: refused.
+        second = subprocess.run(
+            voicebench("annotate", str(judged), "--rater", "KIM", "--port", "0"),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert second.returncode == 2 and "only in case" in second.stderr
+        second = subprocess.run(
+            voicebench("annotate", str(judged), "--rater", "kim", "--port", "0"),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert second.returncode == 2 and f"(pid {proc.pid})" in " ".join(second.stderr.split())
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
@@ -268,7 +289,9 @@ async def test_a_killed_server_resumes_at_the_next_unanswered_task(judged: Path)
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(15)
     assert code == 0 and "stopped: 2 of 6 answered" in proc.stderr.read()
-    assert len(lines_of(judged, "kim")) == 2
+    assert [x["comment"] for x in lines_of(judged, "kim")] == [ODD, ODD]
+    # rate and report read the folder's people through this, the comments' separators and all.
+    assert [h.comment for h in folder_judgments(judged)] == [ODD, ODD]
     proc, _ = _start(judged)  # Ctrl-C stops it as cleanly
     proc.send_signal(signal.SIGINT)
     assert proc.wait(15) == 0 and "stopped: 2 of 6 answered" in proc.stderr.read()
@@ -279,3 +302,13 @@ def test_a_bad_rater_name_is_one_clear_error(judged: Path):
 
     with pytest.raises(InputError, match="--rater"):
         open_rating(judged, "../evil")
+
+
+async def test_deeply_nested_answers_are_400_and_write_nothing(served, judged: Path):
+    state, base, token = served
+    client = Client(base, token)
+    await client.land()
+    for raw in (b"[" * 20_000 + b"]" * 20_000, b"{\"task\": " * 5_000):
+        status, _, _ = await client.answer(None, raw=raw)
+        assert status == 400
+    assert lines_of(judged) == []

@@ -69,7 +69,7 @@ def judged(tmp_path: Path, secret: str) -> Path:
         verdicts,
         heard=HOSTILE,
         heard_by={c: f"{HOSTILE} {c} says: {SAID[c]}" for c in SAID},
-        audio_dir=tmp_path / "reply-audio",
+        audio=True,
     )
     (judged / "human").mkdir()
     with (judged / "human" / "ann.jsonl").open("w") as fh:

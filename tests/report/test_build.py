@@ -156,7 +156,7 @@ def test_bad_inputs_name_the_path(judged: Path, tmp_path: Path):
     with pytest.raises(InputError, match="2 judging folders"):
         resolve_inputs([judged, other])
     (judged / "judging.json").write_text("{not json")
-    with pytest.raises(InputError, match=r"judging\.json: not valid JSON"):
+    with pytest.raises(InputError, match=r"judging\.json: (line \d+: )?not valid JSON"):
         resolve_inputs([judged])
 
 

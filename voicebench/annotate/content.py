@@ -12,6 +12,7 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from voicebench._folder import Outside
 from voicebench.dialogues import Dialogue
 from voicebench.dialogues.models import Turn
 from voicebench.errors import InputError
@@ -47,6 +48,8 @@ class Library:
     """Opaque id -> audio file."""
     reply_clip: dict[tuple[str, str], str] = field(default_factory=dict)
     seeker_clip: dict[str, str] = field(default_factory=dict)
+    refused: dict[tuple[str, str], str] = field(default_factory=dict)
+    """Replies whose recorded audio path led out of its folder, and why."""
 
     def _clip(self, path: Path | None) -> str | None:
         if path is None or not path.is_file():
@@ -74,7 +77,11 @@ def load_library(judging_dir: Path) -> Library:
     rated = {item for item, _ in replies}
     lib = Library(dialogues={i: d for i, d in dialogues.items() if i in rated}, replies=replies)
     for key, reply in sorted(replies.items()):
-        clip = lib._clip(reply.audio_file)
+        try:
+            clip = lib._clip(reply.audio_file(judging_dir))
+        except Outside as exc:
+            lib.refused[key] = str(exc)  # rated from its text, like a reply with no audio
+            continue
         if clip is not None:
             lib.reply_clip[key] = clip
     folders = fixture_folders(run_dirs)

@@ -42,6 +42,7 @@ from aiohttp import web
 from markupsafe import Markup
 from pydantic import Field, ValidationError
 
+from voicebench._folder import lock
 from voicebench._jsonl import append_record, drop_partial_line, read_models
 from voicebench._model import FrozenModel, first_error
 from voicebench.annotate.content import Library, load_library
@@ -265,7 +266,7 @@ def build_app(state: Rating) -> web.Application:
         except ValidationError as exc:
             loc, msg = first_error(exc)
             raise web.HTTPBadRequest(text=f"{loc}: {msg}") from None
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
             raise web.HTTPBadRequest(text="the body is not JSON") from None
         task = state.plan.task(given.task)
         if task is None:
@@ -298,7 +299,17 @@ def open_rating(
     """The rater's state (plan drawn or reloaded, earlier answers read) and whether the plan is
     new."""
     check_rater(rater)
+    human = judging_dir / HUMAN_DIR
+    for other in sorted({p.stem for p in (*human.glob("*.jsonl"), *human.glob("plans/*.json"))}):
+        if other != rater and other.casefold() == rater.casefold():
+            raise InputError(
+                f"differs from the rater {other!r} only in case; on some systems the two "
+                "would share one file: use that name or another",
+                field="--rater",
+            )
     library = load_library(judging_dir)
+    # One server per rater: two would hand out the same tasks and both append answers.
+    lock(human, rater.casefold())
     plan, new = rater_plan(
         judging_dir, rater, list(library.replies.values()), per_rater=per_rater, seed=seed
     )

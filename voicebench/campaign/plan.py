@@ -15,6 +15,7 @@ human reference) on every judged item, in both orders.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,6 +88,16 @@ class CampaignPlan:
         return self.out_dir / "cells" / cell.key
 
 
+def _played(scenarios: Sequence[str]) -> str:
+    """The part of a cell's folder name that says which scenarios it plays."""
+    return slug("+".join(scenarios)) if scenarios else "clean"
+
+
+def _folder_name(name: str) -> str:
+    """A folder name as a file system that ignores case compares it."""
+    return name.casefold()
+
+
 def _audio_s(items: tuple[Dialogue, ...], fixtures: Path) -> tuple[int, float]:
     try:
         manifest = load_manifest(fixtures)
@@ -121,10 +132,29 @@ def plan_campaign(file: Path, out_dir: Path | None = None) -> CampaignPlan:
                 file=file,
                 field=f"agents.{i}.name",
             )
+        # A cell's folder is named after the variant: names that differ only in punctuation
+        # or case would share one (and corrupt it).
+        for other, *_ in variants:
+            if _folder_name(slug(other)) == _folder_name(slug(agent.name)):
+                raise InputError(
+                    f"variants {other!r} and {agent.name!r} would share the folder name "
+                    f"{slug(agent.name)!r}; give them names that differ in letters or digits",
+                    file=file,
+                    field=f"agents.{i}.name",
+                )
         variants.append((agent.name, agent, path, cpus))
-    for entry in spec.scenarios:
+    played_names: dict[str, int] = {}
+    for s, entry in enumerate(spec.scenarios):
         for text in entry:
             parse_scenario(text)
+        first = played_names.setdefault(_folder_name(_played(entry)), s)
+        if first != s:
+            raise InputError(
+                f"scenario lists {first} and {s} would share the folder name "
+                f"{_played(entry)!r}; list each set of scenarios once",
+                file=file,
+                field=f"scenarios.{s}",
+            )
     sets: list[tuple[str, Path, Path, tuple[Dialogue, ...]]] = []
     seen_ids: dict[str, str] = {}
     for i, d in enumerate(spec.dialogues):
@@ -142,8 +172,16 @@ def plan_campaign(file: Path, out_dir: Path | None = None) -> CampaignPlan:
             seen_ids[item.id] = d.path
         fixtures = here / d.fixtures if d.fixtures else BUILTIN_FIXTURES
         set_name = slug(path.stem)
-        if set_name in [s[0] for s in sets]:
+        if _folder_name(set_name) in [_folder_name(s[0]) for s in sets]:
             set_name = f"{set_name}-{i + 1}"
+        for other, other_path, *_ in sets:
+            if _folder_name(other) == _folder_name(set_name):
+                raise InputError(
+                    f"sets {str(other_path)!r} and {str(path)!r} would share the folder name "
+                    f"{set_name!r}; rename one of the files",
+                    file=file,
+                    field=f"dialogues.{i}",
+                )
         sets.append((set_name, path, fixtures, items))
     judges = tuple(here / j for j in spec.judges)
     for i, judge in enumerate(judges):
@@ -160,7 +198,7 @@ def plan_campaign(file: Path, out_dir: Path | None = None) -> CampaignPlan:
         for set_name, set_path, fixtures, items in sets:
             turns, audio_s = _audio_s(items, fixtures)
             for s, scenarios in enumerate(spec.scenarios):
-                played = slug("+".join(scenarios)) if scenarios else "clean"
+                played = _played(scenarios)
                 first = set_name == sets[0][0] and s == 0
                 shown = [set_name] if len(sets) > 1 else []
                 shown += [" + ".join(scenarios) or "clean"] if len(spec.scenarios) > 1 else []

@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
+from voicebench._folder import claimed
 from voicebench._jsonl import write_atomic
 from voicebench.campaign.plan import CampaignPlan, Cell
 from voicebench.campaign.spec import slug
@@ -135,10 +136,11 @@ def run_campaign(
     plan: CampaignPlan, hooks: CampaignHooks, run_cells: RunCells = run_here
 ) -> BuiltReport:
     """Run every cell, judge, rate and report; a re-run resumes each step."""
-    plan.out_dir.mkdir(parents=True, exist_ok=True)
-    write_atomic(plan.out_dir / PLAN_FILE, plan_record(plan))
-    run_cells(plan, plan.cells, hooks)
-    return finish_campaign(plan, hooks)
+    with claimed(plan.out_dir, "campaign"):
+        plan.out_dir.mkdir(parents=True, exist_ok=True)
+        write_atomic(plan.out_dir / PLAN_FILE, plan_record(plan))
+        run_cells(plan, plan.cells, hooks)
+        return finish_campaign(plan, hooks)
 
 
 async def _judge_all(plan: CampaignPlan, hooks: CampaignHooks) -> list[JudgingResult]:

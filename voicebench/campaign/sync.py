@@ -11,11 +11,13 @@ folder; ``snapshot`` is the whole folder, to seed a worker that resumes the cell
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from voicebench._jsonl import write_atomic
+from voicebench.errors import RunError
 
 
 @dataclass(frozen=True)
@@ -63,16 +65,41 @@ class FolderSync:
         return out
 
 
+RUN_FILES = re.compile(r"run\.json|turns\.jsonl|audio/[A-Za-z0-9_][A-Za-z0-9._-]{0,200}\.wav")
+"""The files of a run folder a worker may send: its header, its turns and their audio."""
+
+
+def _target(folder: Path, change: Change) -> Path:
+    """Where ``change`` goes in ``folder``; a path a run folder does not have, or one that
+    would lead out of it, is refused (a worker's message is not trusted to name files)."""
+    if not RUN_FILES.fullmatch(change.path) or ".." in change.path:
+        raise RunError(
+            f"{folder}: a worker sent a file a run folder does not have: {change.path!r}"
+        )
+    path = folder / change.path
+    if not path.parent.resolve().is_relative_to(folder.resolve()) or path.is_symlink():
+        raise RunError(f"{folder}: a worker sent a file outside the cell's folder: {change.path!r}")
+    return path
+
+
 def apply(folder: Path, changes: Iterable[Change]) -> None:
-    """Write ``changes`` into ``folder``; an append lands at its offset, durably."""
+    """Write ``changes`` into ``folder``; an append lands at its offset, durably. Only a run
+    folder's own files are written (``RUN_FILES``), and an append never starts past the end of
+    what is there."""
     for c in changes:
-        path = folder / c.path
+        path = _target(folder, c)
         path.parent.mkdir(parents=True, exist_ok=True)
         if c.offset is None:
             write_atomic(path, c.data)
             continue
-        with path.open("ab") as fh:
+        size = path.stat().st_size if path.exists() else 0
+        if not 0 <= c.offset <= size:
+            raise RunError(
+                f"{path}: a worker's append starts at byte {c.offset}, past the end ({size})"
+            )
+        with path.open("r+b" if path.exists() else "wb") as fh:
             fh.truncate(c.offset)
+            fh.seek(c.offset)
             fh.write(c.data)
             fh.flush()
             os.fsync(fh.fileno())

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from voicebench.cli.common import say, show
+from voicebench.cli.common import plain, say, show
 
 
 def annotate(
@@ -52,6 +52,9 @@ def annotate(
             else ""
         )
     )
+
+    for (item_id, contestant), why in sorted(state.library.refused.items()):
+        say(f"{item_id} {contestant}: audio not served, {plain(why)}")
 
     def ready(url: str) -> None:
         show(f"rating page for {rater}: {url}")

@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from typer.core import TyperGroup
 
-from voicebench.errors import VoicebenchError
+from voicebench.errors import SecretDestinationWarning, VoicebenchError
 
 if TYPE_CHECKING:
     from voicebench.judging.cards import JudgeCard
@@ -73,6 +74,12 @@ ScenarioOpt = Annotated[
 ]
 
 
+def plain(text: str) -> str:
+    """Text from outside voicebench (an agent's, a provider's or a file's words, a path) made
+    safe to put in a line that uses rich markup: printed as it is, brackets and all."""
+    return escape(text)
+
+
 def say(message: str) -> None:
     """A status line on stderr."""
     err.print(message, highlight=False)
@@ -115,13 +122,24 @@ class VoicebenchGroup(TyperGroup):
     def invoke(self, ctx: Any) -> Any:
         _interrupt_notes.clear()
         try:
-            return super().invoke(ctx)
+            with warnings.catch_warnings():
+                warnings.simplefilter("default", SecretDestinationWarning)
+                shown = warnings.showwarning
+
+                def show_note(message: Any, category: type[Warning], *args: Any, **kw: Any) -> None:
+                    if issubclass(category, SecretDestinationWarning):
+                        say(f"[yellow]note:[/] {plain(str(message))}")
+                    else:
+                        shown(message, category, *args, **kw)
+
+                warnings.showwarning = show_note
+                return super().invoke(ctx)
         except VoicebenchError as exc:
-            err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+            err.print(f"[bold red]error:[/] {plain(str(exc))}", highlight=False, soft_wrap=True)
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             note = _interrupt_notes[-1] if _interrupt_notes else None
-            say(f"interrupted; {note}" if note else "interrupted")
+            say(f"interrupted; {plain(note)}" if note else "interrupted")
             raise typer.Exit(130) from None
 
 

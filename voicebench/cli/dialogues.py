@@ -13,6 +13,7 @@ from voicebench.cli.common import (
     Steps,
     VoicebenchGroup,
     on_interrupt,
+    plain,
     quiet_libraries,
     show,
 )
@@ -54,7 +55,7 @@ def _outcome_line(outcome: Outcome, n: int, total: int) -> str:
     if outcome.item is not None:
         return f"[{n}/{total}] {outcome.source_id} -> {outcome.item.id} ok"
     reason = outcome.rejected.reason if outcome.rejected is not None else "no answer"
-    return f"[{n}/{total}] {outcome.source_id} [red]rejected[/]: {reason}"
+    return f"[{n}/{total}] {outcome.source_id} [red]rejected[/]: {plain(reason)}"
 
 
 @app.command("adversarial")

@@ -18,6 +18,7 @@ from voicebench.cli.common import (
     notable,
     on_interrupt,
     out,
+    plain,
     quiet_libraries,
     say,
     show,
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 def verdict_line(v: Verdict, n: int, total: int) -> str | None:
     """A line for every twentieth verdict, the last one and every failure."""
     if notable(n, total, v.answer is None):
-        what = f"[red]failed: {v.failure}[/]" if v.answer is None else "ok"
+        what = f"[red]failed: {plain(v.failure or '')}[/]" if v.answer is None else "ok"
         return f"[{n}/{total}] {v.item_id} {v.contestant_a} vs {v.contestant_b} ({v.judge}) {what}"
     return None
 
@@ -172,7 +173,7 @@ def rate(
 def _label_line(r: ReplyStrategies, n: int, total: int) -> str | None:
     if notable(n, total, r.marks is None):
         what = (
-            f"[red]failed: {r.failure}[/]"
+            f"[red]failed: {plain(r.failure or '')}[/]"
             if r.marks is None
             else ", ".join(sorted(r.present())) or "none present"
         )

@@ -19,6 +19,7 @@ from voicebench.cli.common import (
     VerboseOpt,
     on_interrupt,
     out,
+    plain,
     quiet_libraries,
     say,
     show,
@@ -49,31 +50,76 @@ def serve(
             "telnyx (the agent's side of a phone platform's media stream)."
         ),
     ] = "pcm",
+    token_env: Annotated[
+        str | None,
+        typer.Option(
+            help="Environment variable holding the token callers must present (at least 16 "
+            "characters). Default: a token drawn now and printed.",
+        ),
+    ] = None,
+    allow_origin: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A browser origin allowed to call (repeatable), e.g. https://app.example; "
+            "handshakes from any other origin are refused.",
+        ),
+    ] = None,
+    max_calls: Annotated[
+        int | None,
+        typer.Option(min=1, max=1000, help="Calls at once (default: two per core)."),
+    ] = None,
     verbose: VerboseOpt = False,
 ) -> None:
     """Serve an agent as a WebSocket voice agent on 127.0.0.1: one pipeline per call, helper
-    servers shared. Test a remote-agent spec against it, or let others benchmark it."""
+    servers shared. Callers present a token (Authorization: Bearer TOKEN, or ?token=TOKEN).
+    Test a remote-agent spec against it, or let others benchmark it."""
     import asyncio
+    import os
+    import secrets
 
     quiet_libraries(verbose)
     from voicebench.agentspec import PROTOCOLS, load_agent_spec
     from voicebench.live import serve as serve_agent
+    from voicebench.live.serve import default_max_calls
 
     if protocol not in PROTOCOLS:
         raise InputError(f"must be one of {', '.join(PROTOCOLS)}", field="--protocol")
+    if token_env is not None:
+        token = os.environ.get(token_env, "")
+        if len(token) < 16:
+            raise InputError(
+                f"environment variable {token_env} must hold a token of at least 16 characters",
+                field="--token-env",
+            )
+    else:
+        token = secrets.token_urlsafe(24)
     spec = load_agent_spec(agent)
+    limit = max_calls or default_max_calls()
 
     def ready(url: str) -> None:
         show(f"serving {spec.name} ({spec.id}) on {url}, protocol {protocol}; Ctrl-C stops")
+        show(
+            f"token from {token_env}"
+            if token_env
+            else f"token {token} (present it as 'Authorization: Bearer TOKEN' or ?token=TOKEN)"
+        )
+        say(
+            f"at most {limit} calls at once; browser origins allowed: "
+            + (", ".join(allow_origin) if allow_origin else "none")
+        )
 
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a server stops
         asyncio.run(
             serve_agent(
                 spec,
                 port=port,
+                token=token,
                 protocol=protocol,
+                allowed_origins=tuple(allow_origin or ()),
+                max_calls=limit,
                 on_ready=ready,
                 on_call=lambda event, n: say(f"call {event} ({n} in progress)"),
+                on_refused=lambda why: say(f"call refused: {plain(why)}"),
             )
         )
     say("stopped")
@@ -82,7 +128,7 @@ def serve(
 def _load_line(t: LoadTurn) -> str:
     r = t.turn
     what = (
-        f"[red]{r.error.kind}: {r.error.reason}[/]"
+        f"[red]{r.error.kind}: {plain(r.error.reason)}[/]"
         if r.error
         else f"TTFA {r.timing.ttfa_ms:,.0f} ms"
         if r.timing and r.timing.ttfa_ms is not None
@@ -110,6 +156,13 @@ def load(
     protocol: Annotated[
         str, typer.Option(help="With a URL: pcm, pipecat, twilio or telnyx.")
     ] = "pcm",
+    token_env: Annotated[
+        str | None,
+        typer.Option(
+            help="With a URL: the environment variable holding the token to present "
+            "(Authorization: Bearer), e.g. the one voicebench serve --token-env reads."
+        ),
+    ] = None,
     out_dir: Annotated[
         Path | None,
         typer.Option("--out", "-o", help="Load folder (default reports/load/TIMESTAMP)."),
@@ -139,7 +192,7 @@ def load(
 
     if arrivals not in ("fixed", "poisson"):
         raise InputError("must be fixed or poisson", field="--arrivals")
-    spec = load_target(agent, protocol)
+    spec = load_target(agent, protocol, token_env)
     target = out_dir or Path("reports") / "load" / folder_stamp()
     say(
         f"load: {callers} callers over {ramp:g} s ({arrivals}), calls start for {duration:g} s "

@@ -22,6 +22,7 @@ from voicebench.cli.common import (
     VerboseOpt,
     on_interrupt,
     out,
+    plain,
     quiet_libraries,
     say,
     show,
@@ -68,7 +69,7 @@ def turn_line(p: RunProgress) -> str:
         for name, value in (("TTFT", t.ttft_ms if t else None), ("TTFA", t.ttfa_ms if t else None))
         if value is not None
     )
-    status = f"[red]{r.error.kind}: {r.error.reason}[/]" if r.error else figures
+    status = f"[red]{r.error.kind}: {plain(r.error.reason)}[/]" if r.error else figures
     return f"[{p.done}/{p.total}] {r.dialogue_id} turn {r.turn_index}  {status}"
 
 

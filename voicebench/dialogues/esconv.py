@@ -58,7 +58,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from voicebench._model import read_utf8, validate_record
+from voicebench._model import NESTED_TOO_DEEPLY, read_utf8, validate_record
 from voicebench.dialogues.esconv_cues import is_pleasantry, is_unsafe, potential
 from voicebench.dialogues.io import save_dialogues
 from voicebench.dialogues.models import Dialogue, Role
@@ -137,6 +137,8 @@ def _read_json(path: Path) -> Any:
         raise InputError(
             f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})", file=path
         ) from None
+    except RecursionError:
+        raise InputError(f"not valid JSON ({NESTED_TOO_DEEPLY})", file=path) from None
 
 
 def _kind(value: Any) -> str:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from voicebench._model import FrozenModel, validate_record
+from voicebench._model import FrozenModel, read_model
 from voicebench.errors import InputError
 from voicebench.judging.spec import JudgeSpec, Rubric, load_judge_spec
 
@@ -108,11 +108,7 @@ def card_path(spec_path: Path, spec: JudgeSpec, spec_hash: str, gold_hash: str, 
 
 
 def read_card(path: Path) -> JudgeCard:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON ({exc.msg})", file=path) from None
-    return validate_record(JudgeCard, data, file=path)
+    return read_model(JudgeCard, path)
 
 
 def find_card(spec_path: str | Path, *, gold_sha256: str | None = None) -> JudgeCard | None:

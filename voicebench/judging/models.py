@@ -15,11 +15,12 @@ their docstrings; ratings are fitted on those.
 from __future__ import annotations
 
 from enum import StrEnum
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Literal
 
 from pydantic import Field, field_validator
 
+from voicebench._folder import inside
 from voicebench._model import FrozenModel
 
 JUDGING_SCHEMA_VERSION = 1
@@ -70,15 +71,16 @@ class Reply(FrozenModel):
     """Why there is no usable reply (the turn failed, nothing audible); such replies are not
     judged."""
 
-    @property
-    def audio_file(self) -> Path | None:
-        """Where the audio is: ``audio_path`` inside the run for an agent, as written for a
-        human reply."""
+    def audio_file(self, judging_dir: Path) -> Path | None:
+        """Where the audio is: ``audio_path`` inside the run folder for an agent's reply; a
+        human reply's file by its name in the judging folder's ``audio/``, where judging spoke
+        it. None when there is none; ``Outside`` when the recorded path leads out of its folder
+        (an absolute path, ``..``, a link): such a clip is never served or copied."""
         if self.audio_path is None:
             return None
         if self.run_dir is not None:
-            return Path(self.run_dir) / self.audio_path
-        return Path(self.audio_path)
+            return inside(Path(self.run_dir), self.audio_path)
+        return inside(judging_dir / "audio", PurePath(self.audio_path).name)
 
 
 class DimensionMarks(FrozenModel):

@@ -18,13 +18,13 @@ Human-reply files are JSONL, one reply per line::
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 from pydantic import Field
 
+from voicebench._jsonl import json_lines
 from voicebench._model import FrozenModel, read_utf8, validate_record
 from voicebench.agentspec import STTSpec
 from voicebench.dialogues import Dialogue
@@ -50,26 +50,21 @@ def load_human_replies(path: Path, items: set[str]) -> list[HumanReplyRecord]:
     """Validate a human-replies file; errors name the file, the line and the field."""
     records: list[HumanReplyRecord] = []
     seen: set[tuple[str, str]] = set()
-    for n, line in enumerate(read_utf8(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON ({exc.msg})", file=path, record=f"line {n}") from None
-        rec = validate_record(HumanReplyRecord, data, file=path, record=f"line {n}")
+    read_utf8(path)  # a missing or unreadable file is named as such
+    for line, data in json_lines(path, hand_written=True):
+        rec = validate_record(HumanReplyRecord, data, file=path, record=line)
         if rec.item_id not in items:
             raise InputError(
                 f"no judged item has id {rec.item_id!r}",
                 file=path,
-                record=f"line {n}",
+                record=line,
                 field="item_id",
             )
         if rec.name == "reference" or (rec.name, rec.item_id) in seen:
             raise InputError(
                 f"a second reply by {rec.name!r} for this item",
                 file=path,
-                record=f"line {n}",
+                record=line,
                 field="name",
             )
         seen.add((rec.name, rec.item_id))

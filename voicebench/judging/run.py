@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 
+from voicebench._folder import claimed
 from voicebench._jsonl import decide_each, write_atomic
 from voicebench.dialogues import Dialogue
 from voicebench.errors import InputError
@@ -269,66 +270,67 @@ async def judge_runs(
     items = judged_items(run_dirs)
     extra = [r for f in human_files for r in load_human_replies(Path(f), set(items))]
 
-    store = JudgingStore(out_dir)
-    store.open(
-        JudgingHeader(
-            created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            run_dirs=tuple(str(p) for p in run_dirs),
-            judge_spec_path=str(judge_spec),
-            judges=tuple(j.id for j in spec.judges),
-            smoke=spec.smoke,
-            rubric_path=rubric.path,
-            rubric_sha256=rubric.sha256,
-            human_replies=tuple(str(f) for f in human_files),
+    with claimed(out_dir, "judging"):
+        store = JudgingStore(out_dir)
+        store.open(
+            JudgingHeader(
+                created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                run_dirs=tuple(str(p) for p in run_dirs),
+                judge_spec_path=str(judge_spec),
+                judges=tuple(j.id for j in spec.judges),
+                smoke=spec.smoke,
+                rubric_path=rubric.path,
+                rubric_sha256=rubric.sha256,
+                human_replies=tuple(str(f) for f in human_files),
+            )
         )
-    )
 
-    replies = [r for r in read_replies(out_dir) if r.item_id in items]
-    done = {(r.contestant, r.item_id) for r in replies}
-    wanted = set(answered)
-    wanted |= {(REFERENCE, i) for i in items}
-    wanted |= {(f"human/{r.name}", r.item_id) for r in extra}
-    if not wanted <= done:
-        say(f"transcribing {len(wanted - done)} replies as heard")
-        transcribe = Transcriber()
-        for run_dir in run_dirs:
-            for reply in agent_replies(run_dir, transcribe, done):
+        replies = [r for r in read_replies(out_dir) if r.item_id in items]
+        done = {(r.contestant, r.item_id) for r in replies}
+        wanted = set(answered)
+        wanted |= {(REFERENCE, i) for i in items}
+        wanted |= {(f"human/{r.name}", r.item_id) for r in extra}
+        if not wanted <= done:
+            say(f"transcribing {len(wanted - done)} replies as heard")
+            transcribe = Transcriber()
+            for run_dir in run_dirs:
+                for reply in agent_replies(run_dir, transcribe, done):
+                    store.append_reply(reply)
+                    replies.append(reply)
+            voice = HumanVoice()
+            for reply in human_replies(
+                list(items.values()), extra, out_dir / "audio", transcribe, voice, done
+            ):
                 store.append_reply(reply)
                 replies.append(reply)
-        voice = HumanVoice()
-        for reply in human_replies(
-            list(items.values()), extra, out_dir / "audio", transcribe, voice, done
-        ):
-            store.append_reply(reply)
-            replies.append(reply)
-    replies = [r for r in replies if (r.contestant, r.item_id) in wanted]
+        replies = [r for r in replies if (r.contestant, r.item_id) in wanted]
 
-    comparisons, skipped = schedule(
-        replies, items, spec.judges, rubric, pairs_per_item=pairs_per_item, seed=seed
-    )
-    cached = {v.key: v for v in read_verdicts(out_dir) if v.answer is not None}
-    pending = [c for c in comparisons if c.key not in cached]
-    say(
-        f"{len(comparisons)} comparisons ({len(comparisons) - len(pending)} already decided), "
-        f"{len({c.judge.id for c in comparisons})} judge(s), concurrency {concurrency}"
-    )
-    new = await decide_pending(
-        pending,
-        rubric,
-        out_dir,
-        concurrency=concurrency,
-        say=say,
-        progress=progress,
-        client_factory=client_factory,
-        limits=limits,
-    )
-    keys = {c.key for c in comparisons}
-    verdicts = [v for v in read_verdicts(out_dir) if v.key in keys]
-    pairs = pair_results(verdicts)
-    store.write_pairs(pairs)
-    card = find_card(judge_spec)
-    if card is not None:
-        write_atomic(out_dir / CARD_FILE, card.model_dump_json(indent=2) + "\n")
+        comparisons, skipped = schedule(
+            replies, items, spec.judges, rubric, pairs_per_item=pairs_per_item, seed=seed
+        )
+        cached = {v.key: v for v in read_verdicts(out_dir) if v.answer is not None}
+        pending = [c for c in comparisons if c.key not in cached]
+        say(
+            f"{len(comparisons)} comparisons ({len(comparisons) - len(pending)} already decided), "
+            f"{len({c.judge.id for c in comparisons})} judge(s), concurrency {concurrency}"
+        )
+        new = await decide_pending(
+            pending,
+            rubric,
+            out_dir,
+            concurrency=concurrency,
+            say=say,
+            progress=progress,
+            client_factory=client_factory,
+            limits=limits,
+        )
+        keys = {c.key for c in comparisons}
+        verdicts = [v for v in read_verdicts(out_dir) if v.key in keys]
+        pairs = pair_results(verdicts)
+        store.write_pairs(pairs)
+        card = find_card(judge_spec)
+        if card is not None:
+            write_atomic(out_dir / CARD_FILE, card.model_dump_json(indent=2) + "\n")
     own = {
         (c.judge.id, r.contestant)
         for c in comparisons

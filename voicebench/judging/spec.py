@@ -35,6 +35,7 @@ from pydantic import Field, model_validator
 from voicebench._model import FrozenModel, read_toml, read_utf8, validate_record
 from voicebench.errors import InputError, MissingSecretError
 from voicebench.llm import Endpoint, RetryPolicy, get_provider
+from voicebench.llm.endpoint import warn_if_sent_away
 
 
 class JudgeModelSpec(Endpoint):
@@ -159,6 +160,7 @@ def load_judge_spec(path: str | Path, *, require_secrets: bool = True) -> tuple[
         var = judge.api_key_env
         if require_secrets and var and not os.environ.get(var):
             raise MissingSecretError(path, f"judges.{i}.api_key_env", var)
+        warn_if_sent_away(var, judge.url, judge.provider, file=path, field=f"judges.{i}.base_url")
     try:
         rubric_path = (path.parent / spec.rubric).resolve()
         found = rubric_path.is_file()

@@ -18,7 +18,6 @@ once (a failed verdict asked again later): readers keep the latest answered one.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -29,7 +28,7 @@ from voicebench._jsonl import (
     read_models,
     write_atomic,
 )
-from voicebench._model import validate_record
+from voicebench._model import read_model
 from voicebench.dialogues import Dialogue, load_dialogues
 from voicebench.errors import InputError
 from voicebench.judging.models import JudgingHeader, PairResult, Reply, Verdict
@@ -50,15 +49,11 @@ def default_out_dir(spec_name: str, run_dirs: Sequence[Path]) -> Path:
 def read_judging_header(folder: Path) -> JudgingHeader:
     """A judging folder's ``judging.json``; InputError naming the file when it is missing or bad."""
     path = Path(folder) / HEADER_FILE
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not path.is_file():
         raise InputError(
             "not a judging folder (no judging.json); run voicebench judge first", file=Path(folder)
-        ) from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"not valid JSON ({exc})", file=path) from None
-    return validate_record(JudgingHeader, data, file=path)
+        )
+    return read_model(JudgingHeader, path)
 
 
 def read_replies(out_dir: Path) -> list[Reply]:

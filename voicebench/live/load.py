@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import os
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -34,11 +35,12 @@ from typing import Any
 from pydantic import Field
 
 from voicebench import __version__
-from voicebench._jsonl import append_record, read_models, write_atomic
-from voicebench._model import FrozenModel
+from voicebench._folder import claimed
+from voicebench._jsonl import append_record, complete_lines, read_models, write_atomic
+from voicebench._model import FrozenModel, read_model
 from voicebench.agentspec import AgentSpec
 from voicebench.dialogues import Dialogue
-from voicebench.errors import InputError, RunError
+from voicebench.errors import InputError, MissingSecretError, RunError
 from voicebench.fixtures import Manifest
 from voicebench.live.load_summary import LoadSummary, summarize_load
 from voicebench.replay import drawn_scenario, hand_over_ms, speak_turn
@@ -111,7 +113,7 @@ def read_load(out_dir: Path) -> tuple[LoadHeader, list[LoadTurn]]:
     path = out_dir / LOAD_FILE
     if not path.exists():
         raise InputError("not a load folder (no load.json)", file=out_dir)
-    header = LoadHeader.model_validate_json(path.read_text(encoding="utf-8"))
+    header = read_model(LoadHeader, path)
     return header, read_models(out_dir / TURNS_FILE, LoadTurn)
 
 
@@ -151,156 +153,170 @@ async def run_load(
     played = [parse_scenario(text) for text in scenarios]
     if agent_factory is None:
         from voicebench.replay.remote import RemoteAgent as agent_factory
-    out_dir.mkdir(parents=True, exist_ok=True)
-    write_atomic(
-        out_dir / LOAD_FILE,
-        LoadHeader(
-            created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            voicebench_version=__version__,
-            agent=spec,
-            callers=callers,
-            ramp_s=ramp_s,
-            duration_s=duration_s,
-            arrivals=arrivals,
-            seed=seed,
-            turn_timeout_s=turn_timeout_s,
-            dialogue_ids=tuple(d.id for d in dialogues),
-            scenarios=tuple(scenarios),
-        ).model_dump_json(indent=2)
-        + "\n",
-    )
-    (out_dir / TURNS_FILE).write_text("")
-    start = time.monotonic()
-    active = 0
-    done: list[LoadTurn] = []
-    answered = asyncio.Event()
-    dialled = 0
-
-    async def call(caller: int, number: int, dialogue: Dialogue) -> bool:
-        """One call; whether the agent answered it (its WebSocket opened)."""
-        nonlocal active, dialled
-        active += 1
-        dialled += 1
-        connected = False
-        try:
-            async with agent_factory(spec) as agent:
-                connected = getattr(agent, "connected", True)
-                if connected:
-                    answered.set()
-                turns = dialogue.seeker_turn_indices
-                handed_over = False
-                for i, k in enumerate(turns):
-                    next_k = turns[i + 1] if i + 1 < len(turns) else None
-                    hand_over = hand_over_ms(played, seed, dialogue, k, next_k, manifest)
-                    concurrency, offset = active, time.monotonic() - start
-                    started_at = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
-                    _, fields, error = await speak_turn(
-                        agent,
-                        spec,
-                        dialogue,
-                        k,
-                        manifest,
-                        fixtures_dir,
-                        turn_history(dialogue, k, ReplayMode.TEACHER_FORCED, {}),
-                        timeout_s=turn_timeout_s,
-                        scenario=drawn_scenario(played, seed, dialogue, k),
-                        seed=seed,
-                        hand_over_ms=hand_over,
-                        barge_in=handed_over,
-                    )
-                    handed_over = hand_over is not None
-                    record = LoadTurn(
-                        caller=caller,
-                        call=number,
-                        concurrency=concurrency,
-                        offset_s=round(offset, 3),
-                        turn=TurnRecord(
-                            run_id=out_dir.name,
-                            contestant=spec.id,
-                            agent_name=spec.name,
-                            dialogue_id=dialogue.id,
-                            turn_index=k,
-                            final=k == dialogue.final_turn_index,
-                            adversarial=dialogue.adversarial,
-                            user_text=dialogue.turns[k].text,
-                            error=error,
-                            cold=k == dialogue.seeker_turn_indices[0],
-                            started_at=started_at,
-                            **fields,
-                        ),
-                    )
-                    append_record(out_dir / TURNS_FILE, record)
-                    done.append(record)
-                    if progress is not None:
-                        progress(record)
-                    if error is not None:
-                        break
-        finally:
-            active -= 1
-        return connected
-
-    async def caller_loop(caller: int, arrive_s: float) -> None:
-        await asyncio.sleep(arrive_s)
-        number, misses = 0, 0
-        jitter = random.Random(f"{seed}:{caller}")
-        while time.monotonic() - start < duration_s:
-            if await call(caller, number, dialogues[(caller + number) % len(dialogues)]):
-                misses = 0
-            else:  # not answered: wait before dialling again, longer each time
-                misses += 1
-                wait = min(BACKOFF_MAX_S, BACKOFF_S * 2 ** (misses - 1))
-                left = duration_s - (time.monotonic() - start)
-                await asyncio.sleep(max(0.0, min(left, wait * jitter.uniform(0.5, 1.0))))
-            number += 1
-
-    async def watch() -> None:
-        """Stop the callers when the agent answers no call in its first seconds."""
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(answered.wait(), GIVE_UP_S)
-        if not answered.is_set():
-            for task in callers_running:
-                task.cancel()
-
-    arrive = arrival_times(callers, ramp_s, arrivals, seed)
-    callers_running = [
-        asyncio.create_task(caller_loop(k, t)) for k, t in enumerate(arrive) if t < duration_s
-    ]
-    watcher = asyncio.create_task(watch())
-    try:
-        ended = await asyncio.gather(*callers_running, return_exceptions=True)
-    finally:
-        watcher.cancel()
-    for outcome in ended:
-        if isinstance(outcome, Exception):
-            raise outcome
-    if not answered.is_set():
-        failed = [t.turn.error for t in done if t.turn.error is not None]
-        why = f" (last: {failed[-1].kind}: {failed[-1].reason})" if failed else ""
-        raise AgentUnanswered(
-            f"the agent answered none of {dialled} calls in the first "
-            f"{min(GIVE_UP_S, time.monotonic() - start):.0f} s{why}; "
-            f"load stopped. What it measured is in {out_dir}"
+    with claimed(out_dir, "load"):
+        kept = complete_lines(out_dir / TURNS_FILE)
+        if kept:
+            raise InputError(
+                f"holds a load of {len(kept)} turns already; a load is measured once: "
+                "choose a new --out (or delete the folder to measure again)",
+                file=out_dir,
+            )
+        write_atomic(
+            out_dir / LOAD_FILE,
+            LoadHeader(
+                created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                voicebench_version=__version__,
+                agent=spec,
+                callers=callers,
+                ramp_s=ramp_s,
+                duration_s=duration_s,
+                arrivals=arrivals,
+                seed=seed,
+                turn_timeout_s=turn_timeout_s,
+                dialogue_ids=tuple(d.id for d in dialogues),
+                scenarios=tuple(scenarios),
+            ).model_dump_json(indent=2)
+            + "\n",
         )
-    return done
+        (out_dir / TURNS_FILE).write_text("")
+        start = time.monotonic()
+        active = 0
+        done: list[LoadTurn] = []
+        answered = asyncio.Event()
+        dialled = 0
+
+        async def call(caller: int, number: int, dialogue: Dialogue) -> bool:
+            """One call; whether the agent answered it (its WebSocket opened)."""
+            nonlocal active, dialled
+            active += 1
+            dialled += 1
+            connected = False
+            try:
+                async with agent_factory(spec) as agent:
+                    connected = getattr(agent, "connected", True)
+                    if connected:
+                        answered.set()
+                    turns = dialogue.seeker_turn_indices
+                    handed_over = False
+                    for i, k in enumerate(turns):
+                        next_k = turns[i + 1] if i + 1 < len(turns) else None
+                        hand_over = hand_over_ms(played, seed, dialogue, k, next_k, manifest)
+                        concurrency, offset = active, time.monotonic() - start
+                        started_at = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
+                        _, fields, error = await speak_turn(
+                            agent,
+                            spec,
+                            dialogue,
+                            k,
+                            manifest,
+                            fixtures_dir,
+                            turn_history(dialogue, k, ReplayMode.TEACHER_FORCED, {}),
+                            timeout_s=turn_timeout_s,
+                            scenario=drawn_scenario(played, seed, dialogue, k),
+                            seed=seed,
+                            hand_over_ms=hand_over,
+                            barge_in=handed_over,
+                        )
+                        handed_over = hand_over is not None
+                        record = LoadTurn(
+                            caller=caller,
+                            call=number,
+                            concurrency=concurrency,
+                            offset_s=round(offset, 3),
+                            turn=TurnRecord(
+                                run_id=out_dir.name,
+                                contestant=spec.id,
+                                agent_name=spec.name,
+                                dialogue_id=dialogue.id,
+                                turn_index=k,
+                                final=k == dialogue.final_turn_index,
+                                adversarial=dialogue.adversarial,
+                                user_text=dialogue.turns[k].text,
+                                error=error,
+                                cold=k == dialogue.seeker_turn_indices[0],
+                                started_at=started_at,
+                                **fields,
+                            ),
+                        )
+                        append_record(out_dir / TURNS_FILE, record)
+                        done.append(record)
+                        if progress is not None:
+                            progress(record)
+                        if error is not None:
+                            break
+            finally:
+                active -= 1
+            return connected
+
+        async def caller_loop(caller: int, arrive_s: float) -> None:
+            await asyncio.sleep(arrive_s)
+            number, misses = 0, 0
+            jitter = random.Random(f"{seed}:{caller}")
+            while time.monotonic() - start < duration_s:
+                if await call(caller, number, dialogues[(caller + number) % len(dialogues)]):
+                    misses = 0
+                else:  # not answered: wait before dialling again, longer each time
+                    misses += 1
+                    wait = min(BACKOFF_MAX_S, BACKOFF_S * 2 ** (misses - 1))
+                    left = duration_s - (time.monotonic() - start)
+                    await asyncio.sleep(max(0.0, min(left, wait * jitter.uniform(0.5, 1.0))))
+                number += 1
+
+        async def watch() -> None:
+            """Stop the callers when the agent answers no call in its first seconds."""
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(answered.wait(), GIVE_UP_S)
+            if not answered.is_set():
+                for task in callers_running:
+                    task.cancel()
+
+        arrive = arrival_times(callers, ramp_s, arrivals, seed)
+        callers_running = [
+            asyncio.create_task(caller_loop(k, t)) for k, t in enumerate(arrive) if t < duration_s
+        ]
+        watcher = asyncio.create_task(watch())
+        try:
+            ended = await asyncio.gather(*callers_running, return_exceptions=True)
+        finally:
+            watcher.cancel()
+        for outcome in ended:
+            if isinstance(outcome, Exception):
+                raise outcome
+        if not answered.is_set():
+            failed = [t.turn.error for t in done if t.turn.error is not None]
+            why = f" (last: {failed[-1].kind}: {failed[-1].reason})" if failed else ""
+            raise AgentUnanswered(
+                f"the agent answered none of {dialled} calls in the first "
+                f"{min(GIVE_UP_S, time.monotonic() - start):.0f} s{why}; "
+                f"load stopped. What it measured is in {out_dir}"
+            )
+        return done
 
 
 SUMMARY_FILE = "summary.json"
 
 
-def load_target(agent: str, protocol: str = "pcm") -> AgentSpec:
-    """What ``--agent`` names: a ``ws://`` or ``wss://`` URL (spoken to in ``protocol``), or an
-    agent spec file with ``[remote]``."""
+def load_target(agent: str, protocol: str = "pcm", token_env: str | None = None) -> AgentSpec:
+    """What ``--agent`` names: a ``ws://`` or ``wss://`` URL (spoken to in ``protocol``, with
+    the token in ``token_env`` presented as a bearer token when given), or an agent spec file
+    with ``[remote]``."""
     from voicebench._model import validate_record
     from voicebench.agentspec import load_agent_spec
 
     if "://" in agent and not agent.startswith(("ws://", "wss://")):
         raise InputError(f"{agent!r} is not a ws:// or wss:// URL", field="--agent")
     if agent.startswith(("ws://", "wss://")):
-        return validate_record(
-            AgentSpec,
-            {"name": "remote", "family": "remote", "remote": {"url": agent, "protocol": protocol}},
-            file="--agent",
+        remote: dict[str, Any] = {"url": agent, "protocol": protocol}
+        if token_env is not None:
+            remote["auth"] = {"token_env": token_env}
+        spec = validate_record(
+            AgentSpec, {"name": "remote", "family": "remote", "remote": remote}, file="--agent"
         )
+        if token_env is not None and not os.environ.get(token_env):
+            raise MissingSecretError("--agent", "--token-env", token_env)
+        return spec
+    if token_env is not None:
+        raise InputError("give the token in the spec's [remote.auth]", field="--token-env")
     return load_agent_spec(Path(agent))
 
 

@@ -10,14 +10,27 @@ against a served agent hears the same history as one against the pipeline in-pro
 
 Helper servers (the local llama.cpp server, the scripted LLM) are started once for the
 server's life and shared by every call: one model, many callers, as a deployment would run.
+
+Who may call: every call runs prompts on the operator's LLM (and key), so a call must present
+the server's token, as ``[remote.auth]`` presents one: ``Authorization: Bearer TOKEN`` in the
+handshake, or ``?token=TOKEN`` in the URL. A handshake that carries an ``Origin`` (every
+browser's does) is refused unless that origin was allowed, so a web page open in the
+operator's browser cannot call it. At most ``max_calls`` calls run at once, and a ``context``
+holds at most ``MAX_CONTEXT_MESSAGES`` messages of ``MAX_CONTEXT_CHARS`` characters in all.
+A call refused for its token, origin or the cap is closed with a WebSocket close code and a
+reason (``1008`` policy, ``1013`` busy) before any pipeline is built; a context over its caps
+ends the call the same way (``1008``) without reaching the LLM.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+import hmac
+import os
+from collections.abc import Callable, Sequence
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from pipecat.frames.frames import (
     Frame,
@@ -40,6 +53,54 @@ from voicebench.replay.wire import agent_codec
 
 HOST = "127.0.0.1"
 SAMPLE_RATE = 16_000
+MAX_MESSAGE_BYTES = 2**20
+"""The largest message a caller may send: 20 ms of audio is 640 bytes, a context a few KB."""
+MAX_CONTEXT_MESSAGES = 200
+MAX_CONTEXT_CHARS = 100_000
+POLICY = 1008
+"""WebSocket close code: refused by policy (no or a wrong token, a foreign origin, a context
+over its caps)."""
+BUSY = 1013
+"""WebSocket close code: try again later (as many calls in progress as allowed)."""
+
+
+def default_max_calls() -> int:
+    """Calls at once when the operator does not say: two per core of this machine."""
+    return 2 * (os.cpu_count() or 1)
+
+
+def refusal(path: str, headers: Any, token: str, allowed_origins: Sequence[str] = ()) -> str | None:
+    """Why a handshake (its request path and headers) may not make a call, or None when it
+    may: a token equal to ``token`` in the ``Authorization`` header (``Bearer TOKEN`` or the
+    token alone) or the ``token`` query parameter, and no ``Origin`` unless one allowed."""
+    origin = headers.get("Origin")
+    if origin is not None and origin not in allowed_origins:
+        return f"origin {origin[:60]} is not allowed (serve --allow-origin)"
+    given = [headers.get("Authorization", "").removeprefix("Bearer ").strip()]
+    given += parse_qs(urlsplit(path).query).get("token", [])
+    if not any(g and hmac.compare_digest(g.encode(), token.encode()) for g in given):
+        return "missing or wrong token"
+    return None
+
+
+def context_messages(messages: object) -> list[dict[str, str]] | str:
+    """A ``context`` message's history (user and assistant turns with text), or why it is
+    refused: more than ``MAX_CONTEXT_MESSAGES`` messages or ``MAX_CONTEXT_CHARS`` characters."""
+    if not isinstance(messages, list):
+        return []
+    if len(messages) > MAX_CONTEXT_MESSAGES:
+        return f"context of {len(messages)} messages (at most {MAX_CONTEXT_MESSAGES})"
+    history = [
+        m
+        for m in messages
+        if isinstance(m, dict)
+        and m.get("role") in ("user", "assistant")
+        and isinstance(m.get("content"), str)
+    ]
+    chars = sum(len(m["content"]) for m in history)
+    if chars > MAX_CONTEXT_CHARS:
+        return f"context of {chars} characters (at most {MAX_CONTEXT_CHARS})"
+    return [{"role": m["role"], "content": m["content"]} for m in history]
 
 
 class _CallerInput(BaseInputTransport):
@@ -155,16 +216,12 @@ async def handle_call(ws, spec: AgentSpec, protocol: str) -> None:
                     assert isinstance(heard, _CallerInput)
                     await heard.hear(audio)
                 elif incoming.control.get("type") == "context":
-                    messages = incoming.control.get("messages")
-                    if isinstance(messages, list):
-                        history: list[Any] = [
-                            m
-                            for m in messages
-                            if isinstance(m, dict)
-                            and m.get("role") in ("user", "assistant")
-                            and isinstance(m.get("content"), str)
-                        ]
-                        agent.context.set_messages(history)
+                    history = context_messages(incoming.control.get("messages"))
+                    if isinstance(history, str):
+                        await ws.close(POLICY, history)
+                        break
+                    messages: list[Any] = history
+                    agent.context.set_messages(messages)
                 elif incoming.control.get("type") == "start" and protocol == "pcm":
                     await ws.send('{"type": "ready"}')
                 elif incoming.control.get("type") == "stop":
@@ -175,15 +232,24 @@ async def serve(
     spec: AgentSpec,
     *,
     port: int,
+    token: str,
     protocol: str = "pcm",
+    allowed_origins: Sequence[str] = (),
+    max_calls: int | None = None,
     on_ready: Callable[[str], None] | None = None,
     on_call: Callable[[str, int], None] | None = None,
+    on_refused: Callable[[str], None] | None = None,
     stop: asyncio.Event | None = None,
 ) -> None:
     """Serve ``spec`` on ws://127.0.0.1:PORT until ``stop`` is set, or, without one, until
     SIGINT or SIGTERM; either way every call's pipeline and the helper servers are stopped.
+    Calls must present ``token`` and come from no browser origin but ``allowed_origins``; at
+    most ``max_calls`` (``default_max_calls()``) run at once (see the module docstring).
     ``on_call("started" | "ended", calls in progress)`` is told of every call; a call has
-    ended once its pipeline has stopped."""
+    ended once its pipeline has stopped. ``on_refused(reason)`` is told of every refused one."""
+    if len(token) < 16:
+        raise InputError("the token must be at least 16 characters", field="token")
+    limit = max_calls or default_max_calls()
     import signal
 
     import websockets
@@ -198,6 +264,14 @@ async def serve(
 
         async def handler(ws) -> None:
             nonlocal calls
+            why = refusal(ws.request.path, ws.request.headers, token, allowed_origins)
+            if why is None and calls >= limit:
+                why = f"busy: {calls} calls in progress (at most {limit})"
+            if why is not None:
+                if on_refused is not None:
+                    on_refused(why)
+                await ws.close(BUSY if why.startswith("busy") else POLICY, why)
+                return
             calls += 1
             if on_call is not None:
                 on_call("started", calls)
@@ -209,7 +283,9 @@ async def serve(
                     on_call("ended", calls)
 
         try:
-            server = await websockets.serve(handler, HOST, port, max_size=2**24, ping_interval=None)
+            server = await websockets.serve(
+                handler, HOST, port, max_size=MAX_MESSAGE_BYTES, ping_interval=None
+            )
         except OSError as exc:
             raise RunError(f"cannot listen on {HOST}:{port}: {exc.strerror or exc}") from None
         try:

@@ -27,6 +27,35 @@ from voicebench._model import FrozenModel
 
 KEYED_PROVIDERS = ("openai", "anthropic")
 """Providers that always need a key variable."""
+PROVIDER_HOSTS = {"openai": "api.openai.com", "anthropic": "api.anthropic.com"}
+"""Where a provider's own API is."""
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def warn_if_sent_away(
+    variable: str | None, url: str | None, provider: str, *, file: object, field: str
+) -> None:
+    """Warn (``SecretDestinationWarning``) when the secret in ``variable`` would go to ``url``
+    and its host is neither ``provider``'s own nor this machine. A spec is trusted with the
+    keys it names: one from someone else can send yours anywhere."""
+    import warnings
+    from urllib.parse import urlsplit
+
+    from voicebench.errors import SecretDestinationWarning
+
+    if not variable or url is None:
+        return
+    host = (urlsplit(url).hostname or "").lower()
+    if host in LOOPBACK_HOSTS or host.startswith("127.") or host == PROVIDER_HOSTS.get(provider):
+        return
+    warnings.warn(
+        SecretDestinationWarning(
+            f"{file}: {field}: sends the value of {variable} to {host}, which is not "
+            f"{PROVIDER_HOSTS.get(provider, 'this machine')}: use this spec only if you trust "
+            "where it came from"
+        ),
+        stacklevel=3,
+    )
 
 
 class Endpoint(FrozenModel):

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from itertools import combinations
@@ -47,6 +46,7 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from voicebench import bootstrap
+from voicebench._jsonl import json_lines
 from voicebench._model import FrozenModel, read_utf8, validate_record
 from voicebench.errors import InputError
 from voicebench.judging import DIMENSIONS, PairResult, Verdict
@@ -157,14 +157,8 @@ def load_human_judgments(path: Path) -> list[HumanJudgment]:
     text = read_utf8(path)
     rows: list[tuple[str, object]] = []
     if path.suffix.lower() in (".jsonl", ".json"):
-        for n, line in enumerate(text.splitlines(), start=1):
-            if line.strip():
-                try:
-                    rows.append((f"line {n}", json.loads(line)))
-                except json.JSONDecodeError as exc:
-                    raise InputError(
-                        f"not valid JSON ({exc.msg})", file=path, record=f"line {n}"
-                    ) from None
+        # a rater's server killed mid-write leaves a last line cut short: it was never answered
+        rows = list(json_lines(path, tail="whole"))
     else:
         reader = csv.DictReader(io.StringIO(text))
         try:

@@ -28,6 +28,10 @@ then ``quiet_secs`` pass after the last of its audio has played with nothing new
 are returned on the turn, never raised: ``connection_refused``, ``handshake`` (the server
 answered but no WebSocket opened), ``closed_mid_turn``, ``agent_error``, and, from the
 replay loop, ``timeout`` (nothing audible within the turn timeout).
+
+What an agent sends is not trusted to be small: the loudspeaker caps what one turn keeps
+(``voicebench.replay.loudspeaker``), and an agent that goes past a cap has its turn ended as
+``agent_error``, naming the cap.
 """
 
 from __future__ import annotations
@@ -44,13 +48,17 @@ from voicebench.agentspec import AgentSpec
 from voicebench.errors import redact
 from voicebench.fixtures.audio import resample, to_int16
 from voicebench.replay.agent import AFTER_ASIDE_S, PLAIN, HeardTurn, TurnCue
-from voicebench.replay.realtime import FRAME_NS, NS_PER_S, Audible, Microphone, Playout
-from voicebench.replay.telephony import TelephonyCaller
+from voicebench.replay.loudspeaker import Loudspeaker
+from voicebench.replay.realtime import FRAME_NS, NS_PER_S, Microphone
 from voicebench.replay.wire import codec
 from voicebench.runlog import TurnError
-from voicebench.timing import EventKind, TurnEvent
+from voicebench.timing import EventKind
 
 FIXTURE_RATE = 16_000
+MAX_MESSAGE_BYTES = 2**24
+"""The largest message taken from an agent (16 MiB: over eight minutes of 16 kHz audio)."""
+QUEUED_MESSAGES = 4
+"""Messages the connection holds before reading stops (bounds what waits to be read)."""
 
 
 class RemoteAgent:
@@ -67,26 +75,23 @@ class RemoteAgent:
         self._failure: TurnError | None = None
         self._tasks: list[asyncio.Task] = []
         self._mic = Microphone(self.rate)
-        self._playout = Playout()
-        self._audible = Audible()
-        self._events: list[TurnEvent] = []
-        self._recording: list[bytes] = []
-        self._listening_since = 0
-        self._last_audio_end_ns = 0
+        self._speaker = Loudspeaker(self.rate, self.codec, self._send_soon)
         self._closed = asyncio.Event()
-        self._marks: dict[str, asyncio.TimerHandle] = {}
+        self._secrets: tuple[str, ...] = ()
 
     async def __aenter__(self) -> RemoteAgent:
         import websockets
 
         url, headers, token = self.remote.dial()
         secrets = (token, quote(token, safe="")) if token else ()
+        self._secrets = secrets
         try:
             self._ws = await asyncio.wait_for(
                 websockets.connect(
                     url,
                     additional_headers=headers or None,
-                    max_size=2**24,
+                    max_size=MAX_MESSAGE_BYTES,
+                    max_queue=QUEUED_MESSAGES,
                     open_timeout=None,
                     ping_interval=None,
                 ),
@@ -128,8 +133,7 @@ class RemoteAgent:
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-        for handle in self._marks.values():
-            handle.cancel()
+        self._speaker.close()
         if self._ws is not None and not self._closed.is_set():
             with contextlib.suppress(Exception):
                 for message in self.codec.bye():
@@ -145,82 +149,15 @@ class RemoteAgent:
 
         try:
             async for message in self._ws:
-                now = self.clock()
-                incoming = self.codec.decode(message)
-                if incoming is None:
-                    continue
-                if incoming.audio is not None:
-                    self._play(incoming.audio, now)
-                    continue
-                kind = str(incoming.control.get("type", ""))
-                if self.codec.telephony and kind == "clear":
-                    self._clear(now)
-                    continue
-                if self.codec.telephony and kind == "mark":
-                    self._mark(str(incoming.control.get("name", "")), now)
-                    continue
-                text = str(incoming.control.get("text") or incoming.control.get("message") or "")
-                event = {
-                    "transcript": EventKind.TRANSCRIPT,
-                    "reply": EventKind.LLM_TOKEN,
-                    "bot_stopped": EventKind.BOT_STOPPED,
-                    "error": EventKind.ERROR,
-                }.get(kind)
-                if event is not None:
-                    self._events.append(TurnEvent(event, now, text))
+                self._speaker.hear(message, self.clock())
         except websockets.exceptions.ConnectionClosed:
             pass
         finally:
             self._closed.set()
 
-    def _play(self, audio: bytes, now: int) -> None:
-        pcm = np.frombuffer(audio[: len(audio) // 2 * 2], dtype=np.int16)
-        if pcm.size == 0:
-            return
-        start = self._playout.place(now, pcm.size, self.rate)
-        onset = self._audible.add(start, pcm, self.rate)
-        if onset is not None:
-            self._events.append(TurnEvent(EventKind.AUDIO_OUT, onset))
-        if now >= self._listening_since:
-            self._recording.append(pcm.tobytes())
-        if self._audible.spans and self._audible.spans[-1][1] > start:
-            # this chunk was audible: quiet is measured from the last audible audio
-            self._last_audio_end_ns = self._playout.next_free_ns
-
-    def _clear(self, now: int) -> None:
-        """The agent's ``clear``: what is queued and not yet played is dropped now, as the
-        platform drops it, and every mark waiting on it is returned."""
-        unplayed = max(0, self._playout.next_free_ns - now) * self.rate // NS_PER_S
-        if unplayed and self._recording:
-            kept = b"".join(self._recording)
-            self._recording = [kept[: max(0, len(kept) - 2 * unplayed)]]
-        self._playout.next_free_ns = min(self._playout.next_free_ns, now)
-        self._audible.cut(now)
-        self._events = [
-            e for e in self._events if not (e.kind is EventKind.AUDIO_OUT and e.ns >= now)
-        ]
-        self._events.append(TurnEvent(EventKind.AUDIO_CUT, now))
-        self._last_audio_end_ns = min(self._last_audio_end_ns, now)
-        for name, handle in list(self._marks.items()):
-            handle.cancel()
-            self._ack(name)
-
-    def _mark(self, name: str, now: int) -> None:
-        """The agent's ``mark``: returned once the audio queued before it has played."""
-        due = self._playout.next_free_ns - now
-        if due <= 0:
-            self._ack(name)
-            return
-        old = self._marks.pop(name, None)
-        if old is not None:
-            old.cancel()
-        self._marks[name] = asyncio.get_running_loop().call_later(due / NS_PER_S, self._ack, name)
-
-    def _ack(self, name: str) -> None:
-        self._marks.pop(name, None)
+    def _send_soon(self, message: str) -> None:
         if self._ws is not None and not self._closed.is_set():
-            assert isinstance(self.codec, TelephonyCaller)
-            task = asyncio.ensure_future(self._ws.send(self.codec.mark(name)))
+            task = asyncio.ensure_future(self._ws.send(message))
             task.add_done_callback(lambda t: t.cancelled() or t.exception())
 
     # The microphone ------------------------------------------------------------------------
@@ -264,7 +201,10 @@ class RemoteAgent:
         if self._closed.is_set():
             return self._failed(
                 self.clock(),
-                TurnError(kind="closed_mid_turn", reason="the agent closed the connection"),
+                TurnError(
+                    kind="closed_mid_turn",
+                    reason="the agent closed the connection" + self._close_note(),
+                ),
             )
         if not cue.barge_in:
             for message in self.codec.context(list(history)):
@@ -272,23 +212,22 @@ class RemoteAgent:
         if self.rate != FIXTURE_RATE:
             pcm = self._to_line(pcm)
             speech_end_sample = speech_end_sample * self.rate // FIXTURE_RATE
-        self._recording = []
+        speaker = self._speaker
+        speaker.start_recording(timeout_s)
         utterance = self._mic.say(pcm)
         start_ns = await utterance.started
         speech_end_ns = start_ns + speech_end_sample * NS_PER_S // self.rate
-        self._listening_since = speech_end_ns
-        self._events = [e for e in self._events if e.ns >= start_ns]
-        self._audible.forget_before(start_ns)
+        speaker.new_turn(start_ns, speech_end_ns)
         await utterance.finished
         deadline = self.clock() + int(timeout_s * NS_PER_S)
         quiet_ns = int(self.remote.quiet_secs * NS_PER_S)
         timed_out = True
         aside_ns: int | None = None
-        while self.clock() < deadline:
+        while self.clock() < deadline and speaker.over is None:
             now = self.clock()
             heard = [
                 e.ns
-                for e in self._events
+                for e in speaker.events
                 if e.kind is EventKind.AUDIO_OUT and e.ns >= speech_end_ns
             ]
             if heard and cue.hand_over_ms is not None and now >= heard[0] + cue.hand_over_ms * 1e6:
@@ -298,13 +237,14 @@ class RemoteAgent:
             if cue.aside is not None and aside_ns is None and due is not None and now >= due:
                 aside_ns = await self._mic.say(self._to_line(cue.aside)).started
                 continue
-            stopped = [e.ns for e in self._events if e.kind is EventKind.BOT_STOPPED]
+            stopped = [e.ns for e in speaker.events if e.kind is EventKind.BOT_STOPPED]
             settled = aside_ns is None or now - aside_ns >= AFTER_ASIDE_S * NS_PER_S
             if (
                 heard
                 and settled
                 and (
-                    any(s > heard[-1] for s in stopped) or now - self._last_audio_end_ns > quiet_ns
+                    any(s > heard[-1] for s in stopped)
+                    or now - speaker.last_audio_end_ns > quiet_ns
                 )
             ):
                 timed_out = False
@@ -312,34 +252,50 @@ class RemoteAgent:
             if self._closed.is_set():
                 return HeardTurn(
                     speech_end_ns,
-                    tuple(self._events),
+                    tuple(speaker.events),
                     self._take(),
                     False,
                     failure=TurnError(
                         kind="closed_mid_turn",
-                        reason="the agent closed the connection before its answer ended",
+                        reason="the agent closed the connection before its answer ended"
+                        + self._close_note(),
                     ),
                     black_box=True,
                     start_ns=start_ns,
-                    played=self._audible.since(start_ns),
+                    played=speaker.audible.since(start_ns),
                     aside_ns=aside_ns,
                     ended_ns=self.clock(),
                 )
             await asyncio.sleep(0.01)
-        errors = [e.text for e in self._events if e.kind is EventKind.ERROR]
-        failure = TurnError(kind="agent_error", reason=errors[0][:500]) if errors else None
+        errors = [e.text for e in speaker.events if e.kind is EventKind.ERROR]
+        if speaker.over is not None:
+            errors.insert(0, speaker.over)
+            timed_out = False
+        failure = (
+            TurnError(kind="agent_error", reason=redact(errors[0], *self._secrets))
+            if errors
+            else None
+        )
         return HeardTurn(
             speech_end_ns,
-            tuple(self._events),
+            tuple(speaker.events),
             self._take(),
             timed_out,
             failure=failure,
             black_box=True,
             start_ns=start_ns,
-            played=self._audible.since(start_ns),
+            played=speaker.audible.since(start_ns),
             aside_ns=aside_ns,
             ended_ns=self.clock(),
         )
+
+    def _close_note(self) -> str:
+        """The close code and reason the agent gave, if it gave one (a refused call's why)."""
+        code = getattr(self._ws, "close_code", None)
+        if code is None or code == 1000:
+            return ""
+        reason = getattr(self._ws, "close_reason", "") or ""
+        return redact(f" ({code}{': ' + reason if reason else ''})", *self._secrets)
 
     def _to_line(self, pcm: np.ndarray) -> np.ndarray:
         """16 kHz fixture PCM at the connection's sample rate."""
@@ -348,7 +304,7 @@ class RemoteAgent:
         return to_int16(resample(pcm.astype(np.float32) / 32768.0, FIXTURE_RATE, self.rate))
 
     def _take(self) -> np.ndarray:
-        audio = np.frombuffer(b"".join(self._recording), dtype=np.int16).copy()
+        audio = np.frombuffer(b"".join(self._speaker.recording), dtype=np.int16).copy()
         if self.rate != FIXTURE_RATE and audio.size:
             audio = to_int16(resample(audio.astype(np.float32) / 32768.0, self.rate, FIXTURE_RATE))
         return audio

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from voicebench import __version__
+from voicebench._folder import claimed
 from voicebench.agentspec import AgentSpec
 from voicebench.dialogues import Dialogue, Role
 from voicebench.errors import InputError
@@ -94,84 +95,85 @@ async def replay(
     """Replay ``dialogues`` through the agent; returns every record of the run, old and new.
     ``scenarios`` are ``--scenario`` options: each turn plays one, drawn with ``seed``."""
     played = [parse_scenario(text) for text in scenarios]
-    manifest = synthesize_fixtures(
-        dialogues, fixtures_dir, extra=backchannel_texts(played)
-    ).manifest
-    header = RunHeader(
-        run_id=out_dir.name,
-        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        voicebench_version=__version__,
-        agent=spec,
-        agent_spec_path=str(spec_path),
-        dialogues_path=str(dialogues_path),
-        dialogues_sha256=_sha256(dialogues_path),
-        dialogue_ids=tuple(d.id for d in dialogues),
-        mode=mode,
-        fixtures_dir=str(fixtures_dir),
-        turn_timeout_s=turn_timeout_s,
-        scenarios=tuple(scenarios),
-        seed=seed,
-    )
-    store = RunStore(out_dir)
-    records = store.open(header)
-    done = {(r.dialogue_id, r.turn_index): r for r in records}
-    plan = plan_turns(dialogues)
-    todo = [(d, k) for d, k in plan if (d.id, k) not in done]
-    if progress:
-        progress(RunProgress(len(plan) - len(todo), len(plan), None))
-    if not todo:
-        return records
-    factory = agent_factory
-    if factory is None:
-        if spec.remote is not None:
-            from voicebench.replay.remote import RemoteAgent
+    with claimed(out_dir, "run"):
+        manifest = synthesize_fixtures(
+            dialogues, fixtures_dir, extra=backchannel_texts(played)
+        ).manifest
+        header = RunHeader(
+            run_id=out_dir.name,
+            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            voicebench_version=__version__,
+            agent=spec,
+            agent_spec_path=str(spec_path),
+            dialogues_path=str(dialogues_path),
+            dialogues_sha256=_sha256(dialogues_path),
+            dialogue_ids=tuple(d.id for d in dialogues),
+            mode=mode,
+            fixtures_dir=str(fixtures_dir),
+            turn_timeout_s=turn_timeout_s,
+            scenarios=tuple(scenarios),
+            seed=seed,
+        )
+        store = RunStore(out_dir)
+        records = store.open(header)
+        done = {(r.dialogue_id, r.turn_index): r for r in records}
+        plan = plan_turns(dialogues)
+        todo = [(d, k) for d, k in plan if (d.id, k) not in done]
+        if progress:
+            progress(RunProgress(len(plan) - len(todo), len(plan), None))
+        if not todo:
+            return records
+        factory = agent_factory
+        if factory is None:
+            if spec.remote is not None:
+                from voicebench.replay.remote import RemoteAgent
 
-            factory = RemoteAgent
-        else:
-            from voicebench.replay.agent import VoiceAgent
+                factory = RemoteAgent
+            else:
+                from voicebench.replay.agent import VoiceAgent
 
-            factory = VoiceAgent
-    agent: Any = None
-    handed_over = False  # the last turn returned with the agent still speaking
-    try:
-        for i, (dialogue, k) in enumerate(todo):
-            cold = agent is None
-            if cold:
-                agent = factory(spec)
-                await agent.__aenter__()
-                handed_over = False
-            following = todo[i + 1] if i + 1 < len(todo) else None
-            next_k = following[1] if following and following[0].id == dialogue.id else None
-            hand_over = hand_over_ms(played, seed, dialogue, k, next_k, manifest)
-            record = await _replay_turn(
-                agent,
-                spec,
-                header,
-                dialogue,
-                k,
-                manifest,
-                fixtures_dir,
-                store,
-                done,
-                mode,
-                cold=cold,
-                scenario=drawn_scenario(played, seed, dialogue, k),
-                hand_over_ms=hand_over,
-                barge_in=handed_over,
-            )
-            store.append(record)
-            done[(dialogue.id, k)] = record
-            records.append(record)
-            handed_over = hand_over is not None
-            if record.error is not None:
+                factory = VoiceAgent
+        agent: Any = None
+        handed_over = False  # the last turn returned with the agent still speaking
+        try:
+            for i, (dialogue, k) in enumerate(todo):
+                cold = agent is None
+                if cold:
+                    agent = factory(spec)
+                    await agent.__aenter__()
+                    handed_over = False
+                following = todo[i + 1] if i + 1 < len(todo) else None
+                next_k = following[1] if following and following[0].id == dialogue.id else None
+                hand_over = hand_over_ms(played, seed, dialogue, k, next_k, manifest)
+                record = await _replay_turn(
+                    agent,
+                    spec,
+                    header,
+                    dialogue,
+                    k,
+                    manifest,
+                    fixtures_dir,
+                    store,
+                    done,
+                    mode,
+                    cold=cold,
+                    scenario=drawn_scenario(played, seed, dialogue, k),
+                    hand_over_ms=hand_over,
+                    barge_in=handed_over,
+                )
+                store.append(record)
+                done[(dialogue.id, k)] = record
+                records.append(record)
+                handed_over = hand_over is not None
+                if record.error is not None:
+                    await agent.__aexit__(None, None, None)
+                    agent = None
+                if progress:
+                    progress(RunProgress(len(done), len(plan), record))
+        finally:
+            if agent is not None:
                 await agent.__aexit__(None, None, None)
-                agent = None
-            if progress:
-                progress(RunProgress(len(done), len(plan), record))
-    finally:
-        if agent is not None:
-            await agent.__aexit__(None, None, None)
-    return records
+        return records
 
 
 async def _replay_turn(

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from voicebench.agentspec import TELEPHONY
-from voicebench.replay.wire import Incoming
+from voicebench.replay.wire import Incoming, control_object
 from voicebench.scenarios.signal import mulaw_decode, mulaw_encode
 
 LINE_RATE = 8_000
@@ -55,20 +55,12 @@ def _payload(message: dict[str, Any]) -> bytes | None:
         return None
 
 
-def _parse(message: str | bytes) -> dict[str, Any] | None:
-    try:
-        data = json.loads(message)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
 def _decode(
     message: str | bytes, control: Callable[[str, dict[str, Any]], Incoming | None]
 ) -> Incoming | None:
     """A message from either end: ``media`` as audio, ``mark`` with its name, and any other
     event as ``control`` makes it."""
-    data = _parse(message)
+    data = control_object(message)
     if data is None:
         return None
     event = data.get("event")

@@ -52,6 +52,17 @@ class Incoming:
     control: dict[str, Any] = field(default_factory=dict)
 
 
+def control_object(message: str | bytes) -> dict[str, Any] | None:
+    """A control message as a JSON object, or None for anything else: not JSON, not text,
+    not an object, or nested past the parser's depth. Never raises: it reads what a stranger
+    sent."""
+    try:
+        data = json.loads(message)
+    except (ValueError, RecursionError):  # JSONDecodeError and UnicodeDecodeError among them
+        return None
+    return data if isinstance(data, dict) else None
+
+
 class PCMCodec:
     telephony = False
 
@@ -75,11 +86,8 @@ class PCMCodec:
     def decode(self, message: str | bytes) -> Incoming | None:
         if isinstance(message, bytes):
             return Incoming(audio=message)
-        try:
-            data = json.loads(message)
-        except json.JSONDecodeError:
-            return None
-        return Incoming(control=data) if isinstance(data, dict) else None
+        data = control_object(message)
+        return Incoming(control=data) if data is not None else None
 
 
 class PipecatCodec:
@@ -129,11 +137,8 @@ class PipecatCodec:
         if which == "text":
             return Incoming(control={"type": "reply", "text": frame.text.text})
         if which == "message":
-            try:
-                data = json.loads(frame.message.data)
-            except json.JSONDecodeError:
-                return None
-            return Incoming(control=data if isinstance(data, dict) else {"type": "message"})
+            data = control_object(frame.message.data)
+            return Incoming(control=data if data is not None else {"type": "message"})
         return None
 
 

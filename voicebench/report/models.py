@@ -157,6 +157,9 @@ class ReplyView(FrozenModel):
     """What was meant to be said."""
     audio: str | None = None
     """The audio, relative to the report folder (``audio/...wav``); None when there is none."""
+    audio_refused: str | None = None
+    """Why the reply's audio is not in the report although one was recorded: its path led out
+    of its folder, so it was not copied."""
     failed: str | None = None
 
 

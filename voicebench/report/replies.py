@@ -10,6 +10,7 @@ import shutil
 from collections import defaultdict
 from pathlib import Path
 
+from voicebench._folder import Outside
 from voicebench.judging import judged_items, read_judging_header, read_replies, read_verdicts
 from voicebench.rating import folder_judgments
 from voicebench.rating.agreement import RATING_LABELS
@@ -45,7 +46,11 @@ def item_replies(
     for item_id in sorted(replies):
         views = []
         for r in sorted(replies[item_id], key=lambda r: r.contestant):
-            audio, source = None, r.audio_file
+            audio, refused = None, None
+            try:
+                source = r.audio_file(judging_dir)
+            except Outside as exc:
+                source, refused = None, f"its recorded audio path was refused: {exc}"
             if source is not None and source.is_file():
                 audio = f"{AUDIO_DIR}/{_audio_name(item_id, r.contestant)}"
                 (out_dir / AUDIO_DIR).mkdir(parents=True, exist_ok=True)
@@ -57,6 +62,7 @@ def item_replies(
                     heard=r.heard,
                     text=r.text,
                     audio=audio,
+                    audio_refused=refused,
                     failed=r.failed,
                 )
             )

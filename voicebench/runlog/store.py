@@ -7,7 +7,6 @@ opening the run again drops it, so the turn is simply redone.
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from voicebench._jsonl import (
     read_models,
     write_atomic,
 )
-from voicebench._model import validate_record
+from voicebench._model import read_json, validate_record
 from voicebench.errors import InputError, RunError
 from voicebench.runlog.models import READABLE_SCHEMA_VERSIONS, RunHeader, TurnRecord
 
@@ -38,12 +37,9 @@ def default_run_dir(name: str, prefix: str = "") -> Path:
 
 def read_header(run_dir: str | Path) -> RunHeader:
     path = Path(run_dir) / HEADER_FILE
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("not a run directory (no run.json)", file=Path(run_dir)) from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"not valid JSON ({exc})", file=path) from None
+    if not path.is_file():
+        raise InputError("not a run directory (no run.json)", file=Path(run_dir))
+    data = read_json(path)
     _check_version(data, path, "run.json")
     return validate_record(RunHeader, _migrate_header(data), file=path)
 
