@@ -36,7 +36,9 @@ def test_text_with_line_separators_round_trips_through_every_reader(tmp_path: Pa
         ITEMS,
         900,
         reply_text=ODD,
-        failures={(ITEMS[1].id, ITEMS[1].final_turn_index): TurnError(kind="agent_error", reason=ODD)},
+        failures={
+            (ITEMS[1].id, ITEMS[1].final_turn_index): TurnError(kind="agent_error", reason=ODD)
+        },
     )
     turns = read_turns(run)
     assert [t.reply_text for t in turns] == [ODD, ODD] and turns[1].error.reason == ODD

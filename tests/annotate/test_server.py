@@ -305,10 +305,10 @@ def test_a_bad_rater_name_is_one_clear_error(judged: Path):
 
 
 async def test_deeply_nested_answers_are_400_and_write_nothing(served, judged: Path):
-    state, base, token = served
+    _, base, token = served
     client = Client(base, token)
     await client.land()
-    for raw in (b"[" * 20_000 + b"]" * 20_000, b"{\"task\": " * 5_000):
+    for raw in (b"[" * 20_000 + b"]" * 20_000, b'{"task": ' * 5_000):
         status, _, _ = await client.answer(None, raw=raw)
         assert status == 400
     assert lines_of(judged) == []

@@ -3,7 +3,10 @@ client: real pipelines (VAD, Whisper, scripted LLM over HTTP, Piper) on 127.0.0.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import json
+import os
 import re
 import signal
 import socket
@@ -16,7 +19,7 @@ import pytest
 from fastapi import WebSocket  # at module level: FastAPI resolves the endpoint's annotations here
 from processes import ROOT, as_in_a_terminal, descendants, survivors, voicebench
 
-from voicebench.agentspec import AgentSpec, LLMSpec, RemoteSpec
+from voicebench.agentspec import AgentSpec, LLMSpec, RemoteAuth, RemoteSpec, load_agent_spec
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.fixtures import BUILTIN_FIXTURES, read_wav, speech_bounds
 from voicebench.replay import replay
@@ -24,7 +27,19 @@ from voicebench.replay import replay
 pytestmark = pytest.mark.slow
 
 
+TOKEN_ENV = "VB_TEST_SERVE_TOKEN"
+TOKEN = "serve-token-0123456789abcdef"
+SERVED_ENV = {**os.environ, TOKEN_ENV: TOKEN}
+
+
+@pytest.fixture(autouse=True)
+def _token(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Callers present the served agent's token, from the variable serve reads it from."""
+    monkeypatch.setenv(TOKEN_ENV, TOKEN)
+
+
 def _remote(url: str, protocol: str, **over) -> AgentSpec:
+    over.setdefault("auth", RemoteAuth(token_env=TOKEN_ENV))
     return AgentSpec(
         name="served",
         family="scripted",
@@ -55,14 +70,14 @@ def _check(records, out: Path) -> None:
         assert (last - first) / 16_000 > 1.0
 
 
-async def _load(url: str, protocol: str, out: Path, *, callers: int):
+async def _load(url: str, protocol: str, out: Path, *, callers: int, **over):
     from voicebench.fixtures import synthesize_fixtures
     from voicebench.live import run_load
 
     items = [d for d in load_dialogues(BUILTIN_DIALOGUES) if len(d.seeker_turn_indices) == 2][:2]
     manifest = synthesize_fixtures(items, BUILTIN_FIXTURES).manifest
     return await run_load(
-        _remote(url, protocol),
+        _remote(url, protocol, **over),
         items,
         manifest,
         BUILTIN_FIXTURES,
@@ -91,10 +106,15 @@ async def test_serve_answers_calls_and_stops_cleanly(tmp_path: Path):
         text=True,
         cwd=Path(__file__).resolve().parents[2],
     )
+    # Without --token-env the token is drawn and printed; callers present it.
+    os.environ[TOKEN_ENV] = ""
     try:
         line = proc.stdout.readline()
         match = re.search(r"on (ws://127\.0\.0\.1:\d+), protocol pcm", line)
         assert match, (line, proc.stderr.read() if proc.poll() is not None else "")
+        printed = re.search(r"^token (\S+) ", proc.stdout.readline())
+        assert printed and len(printed.group(1)) >= 16
+        os.environ[TOKEN_ENV] = printed.group(1)
         records = await _call(match.group(1), "pcm", tmp_path / "run")
         _check(records, tmp_path / "run")
         # Two callers at once: one pipeline each, one shared scripted LLM.
@@ -115,12 +135,21 @@ async def test_serve_answers_calls_and_stops_cleanly(tmp_path: Path):
 def _serve(tmp_path: Path, protocol: str = "pcm") -> tuple[subprocess.Popen, str]:
     proc = subprocess.Popen(
         voicebench(
-            "serve", "--agent", "agents/scripted.toml", "--port", "0", "--protocol", protocol
+            "serve",
+            "--agent",
+            "agents/scripted.toml",
+            "--port",
+            "0",
+            "--protocol",
+            protocol,
+            "--token-env",
+            TOKEN_ENV,
         ),
         stdout=subprocess.PIPE,
         stderr=(tmp_path / "serve.err").open("w"),
         text=True,
         cwd=ROOT,
+        env=SERVED_ENV,
     )
     line = proc.stdout.readline()
     match = re.search(rf"on (ws://127\.0\.0\.1:\d+), protocol {protocol}", line)
@@ -161,10 +190,13 @@ def test_callers_hanging_up_mid_call_end_their_pipelines(tmp_path: Path):
                 "120",
                 "--out",
                 str(tmp_path / "load"),
+                "--token-env",
+                TOKEN_ENV,
             ),
             stdout=subprocess.DEVNULL,
             stderr=(tmp_path / "load.err").open("w"),
             cwd=ROOT,
+            env=SERVED_ENV,
             preexec_fn=as_in_a_terminal,
         )
         deadline = time.monotonic() + 90
@@ -238,7 +270,7 @@ async def pipecat_bot():
 
 async def test_a_plain_pipecat_websocket_bot_is_measured_unchanged(tmp_path: Path):
     async with pipecat_bot() as url:
-        records = await _call(url, "pipecat", tmp_path / "run")
+        records = await _call(url, "pipecat", tmp_path / "run", auth=None)
     _check(records, tmp_path / "run")
     # What the listener heard is transcribed for judging like any contestant's reply.
     from voicebench.judging.replies import Transcriber, agent_replies
@@ -250,7 +282,7 @@ async def test_a_plain_pipecat_websocket_bot_is_measured_unchanged(tmp_path: Pat
 
 async def test_load_against_a_pipecat_bot(tmp_path: Path):
     async with pipecat_bot() as url:
-        turns = await _load(url, "pipecat", tmp_path / "load", callers=1)
+        turns = await _load(url, "pipecat", tmp_path / "load", callers=1, auth=None)
     assert turns and all(t.turn.error is None for t in turns)
 
 
@@ -323,7 +355,9 @@ async def pipecat_twilio_bot(seen: dict):
 async def test_a_plain_pipecat_twilio_bot_is_called_as_a_phone_platform_would(tmp_path: Path):
     seen: dict = {}
     async with pipecat_twilio_bot(seen) as url:
-        records = await _call(url, "twilio", tmp_path / "run", parameters={"caller": "vb"})
+        records = await _call(
+            url, "twilio", tmp_path / "run", parameters={"caller": "vb"}, auth=None
+        )
     # pipecat recognised a Twilio stream and read its ids and custom parameters.
     assert seen["platform"] == "twilio" and seen["stream"].startswith("MZ")
     assert seen["body"] == {"caller": "vb"}
@@ -332,3 +366,73 @@ async def test_a_plain_pipecat_twilio_bot_is_called_as_a_phone_platform_would(tm
 
     replies = list(agent_replies(tmp_path / "run", Transcriber(), set()))
     assert len(replies) == 1 and len(replies[0].heard.split()) >= 5
+
+
+async def test_serve_refuses_a_missing_token_a_foreign_origin_and_calls_over_the_cap(
+    tmp_path: Path,
+):
+    """Each refusal is a WebSocket close with its code and reason, before any pipeline; the
+    one call allowed runs, and a context over its caps ends it the same way."""
+    import websockets
+
+    from voicebench.live import serve
+    from voicebench.live.serve import MAX_CONTEXT_MESSAGES
+
+    refused: list[str] = []
+    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    stop = asyncio.Event()
+    server = asyncio.create_task(
+        serve(
+            load_agent_spec(ROOT / "agents" / "scripted.toml"),
+            port=0,
+            token=TOKEN,
+            max_calls=1,
+            on_ready=ready.set_result,
+            on_refused=refused.append,
+            stop=stop,
+        )
+    )
+    url = await asyncio.wait_for(ready, 60)
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+
+    async def closed_with(**connect) -> tuple[int, str]:
+        async with websockets.connect(url, **connect) as ws:
+            with pytest.raises(websockets.exceptions.ConnectionClosed) as closed:
+                await asyncio.wait_for(ws.recv(), 10)
+        return closed.value.rcvd.code, closed.value.rcvd.reason
+
+    try:
+        assert await closed_with() == (1008, "missing or wrong token")
+        assert await closed_with(additional_headers={"Authorization": "Bearer wrong"}) == (
+            1008,
+            "missing or wrong token",
+        )
+        code, reason = await closed_with(
+            additional_headers={**bearer, "Origin": "https://evil.example"}
+        )
+        assert code == 1008 and reason.startswith("origin https://evil.example is not allowed")
+        # The remote-agent client records the reason on the turn.
+        records = await _call(url, "pcm", tmp_path / "refused", auth=None)
+        assert records[0].error.kind == "closed_mid_turn"
+        assert "(1008: missing or wrong token)" in records[0].error.reason
+        # One call at a time: the second is told to come back later.
+        async with websockets.connect(url + f"?token={TOKEN}") as first:
+            await first.send(json.dumps({"type": "start", "protocol": "voicebench-pcm/1"}))
+            assert json.loads(await asyncio.wait_for(first.recv(), 60)) == {"type": "ready"}
+            code, reason = await closed_with(additional_headers=bearer)
+            assert (code, reason) == (1013, "busy: 1 calls in progress (at most 1)")
+            huge = [{"role": "user", "content": "hi"}] * (MAX_CONTEXT_MESSAGES + 1)
+            await first.send(json.dumps({"type": "context", "messages": huge}))
+            with pytest.raises(websockets.exceptions.ConnectionClosed) as ended:
+                while True:
+                    await asyncio.wait_for(first.recv(), 30)
+            assert ended.value.rcvd.code == 1008
+            assert (
+                ended.value.rcvd.reason
+                == f"context of {MAX_CONTEXT_MESSAGES + 1} messages (at most 200)"
+            )
+    finally:
+        stop.set()
+        await asyncio.wait_for(server, 60)
+    # the replay dialled twice, once per turn (a failed turn hangs up)
+    assert len(refused) == 6 and refused.count("missing or wrong token") == 4

@@ -7,8 +7,9 @@ yet, and each ``mark`` is returned once the audio sent before it has played (at 
 clear). Transcripts, reply text, ``bot_stopped`` and ``error`` messages are noted as events.
 
 What an agent sends is not trusted to be small: one turn keeps at most the turn timeout's worth
-of audio, ``MAX_EVENTS`` events (and as many audible spans), ``MAX_TEXT_CHARS`` characters of
-transcript, reply and error text, and ``MAX_MARKS`` marks waiting to be returned. An agent
+of audio (and takes no more than that much ahead of what has played), ``MAX_EVENTS`` events
+(and as many audible spans), ``MAX_TEXT_CHARS`` characters of transcript, reply and error
+text, and ``MAX_MARKS`` marks waiting to be returned. An agent
 that goes past one of them has ``over`` set, naming the cap, and nothing more of the turn is
 kept; memory stays flat however much it sends.
 """
@@ -58,8 +59,10 @@ class Loudspeaker:
 
     def hear(self, message: str | bytes, now: int) -> None:
         """One message from the agent, received at ``now``."""
+        if self.over is not None:
+            return  # past a cap: nothing more of this turn is kept
         incoming = self.codec.decode(message)
-        if incoming is None or self.over is not None:
+        if incoming is None:
             return
         if incoming.audio is not None:
             self.play(incoming.audio, now)
@@ -101,6 +104,13 @@ class Loudspeaker:
         if pcm.size == 0:
             return
         start = self.playout.place(now, pcm.size, self.rate)
+        ahead_s = (self.playout.next_free_ns - now) / NS_PER_S
+        if ahead_s * self.rate > self.max_recorded:
+            self.exceed(
+                f"{ahead_s:,.0f} s of audio ahead of what has played (more than the turn "
+                "timeout's worth)"
+            )
+            return
         onset = self.audible.add(start, pcm, self.rate)
         if len(self.audible.spans) > MAX_EVENTS:
             self.exceed(f"more than {MAX_EVENTS:,} stretches of sound in one turn")

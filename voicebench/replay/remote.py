@@ -117,8 +117,8 @@ class RemoteAgent:
                 kind="handshake", reason=redact(f"{self.remote.url}: {exc}", *secrets)
             )
             return self
-        for message in self.codec.hello():
-            await self._ws.send(message)
+        if not await self._send_all(self.codec.hello()):
+            return self  # it closed at once (a refused call): the first turn says why
         self._tasks = [asyncio.create_task(self._receive()), asyncio.create_task(self._pace())]
         return self
 
@@ -154,6 +154,19 @@ class RemoteAgent:
             pass
         finally:
             self._closed.set()
+
+    async def _send_all(self, messages: list[str | bytes]) -> bool:
+        """Send ``messages`` in order; False (and the call marked closed) if the agent has
+        closed the connection."""
+        import websockets
+
+        try:
+            for message in messages:
+                await self._ws.send(message)
+        except websockets.exceptions.ConnectionClosed:
+            self._closed.set()
+            return False
+        return True
 
     def _send_soon(self, message: str) -> None:
         if self._ws is not None and not self._closed.is_set():
@@ -198,6 +211,8 @@ class RemoteAgent:
         """Say one utterance after ``history`` (16 kHz fixture PCM) and wait for the answer."""
         if self._failure is not None:
             return self._failed(self.clock(), self._failure)
+        if not cue.barge_in:
+            await self._send_all(self.codec.context(list(history)))
         if self._closed.is_set():
             return self._failed(
                 self.clock(),
@@ -206,9 +221,6 @@ class RemoteAgent:
                     reason="the agent closed the connection" + self._close_note(),
                 ),
             )
-        if not cue.barge_in:
-            for message in self.codec.context(list(history)):
-                await self._ws.send(message)
         if self.rate != FIXTURE_RATE:
             pcm = self._to_line(pcm)
             speech_end_sample = speech_end_sample * self.rate // FIXTURE_RATE
