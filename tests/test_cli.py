@@ -164,3 +164,60 @@ def test_progress_off_a_terminal_is_plain_lines(monkeypatch):
         steps.advance(1, 2, "[1/2] first turn")
         steps.advance(2, 2, None)
     assert log.getvalue() == "[1/2] first turn\n"
+
+
+MARKUP = "closed [/] by [bold]peer[/bold] [type=value_error, input_value='x']"
+
+
+def test_text_from_outside_prints_as_it_is(tmp_path: Path):
+    """Square brackets in a reason, a path or an error are printed, never read as markup: a
+    stray closing tag would crash the command, and [type=...] would vanish."""
+    from rich.console import Console
+
+    from voicebench.cli.judge import verdict_line
+    from voicebench.cli.live import _load_line
+    from voicebench.cli.run import turn_line
+    from voicebench.live import LoadTurn
+    from voicebench.replay.run import RunProgress
+    from voicebench.runlog import TurnError, TurnRecord
+
+    record = TurnRecord(
+        run_id="r",
+        contestant="x/y",
+        agent_name="y",
+        dialogue_id="d",
+        turn_index=1,
+        final=True,
+        user_text="hi",
+        started_at="2026-01-01T00:00:00+00:00",
+        error=TurnError(kind="agent_error", reason=MARKUP),
+    )
+    failed = judging_verdict_failed(MARKUP)
+    lines = [
+        turn_line(RunProgress(1, 2, record)),
+        _load_line(LoadTurn(caller=0, call=0, concurrency=1, offset_s=0.0, turn=record)),
+        verdict_line(failed, 1, 1),
+    ]
+    for line in lines:
+        console = Console(record=True, width=300)
+        console.print(line)
+        assert MARKUP in console.export_text(), line
+
+    bad = tmp_path / "[/]agent.toml"
+    result = runner.invoke(app, ["run", "--agent", str(bad), "--out", str(tmp_path / "r")])
+    assert result.exit_code == 2, result.output
+    assert f"error: {bad}: agent spec not found" in " ".join(result.output.split())
+
+
+def judging_verdict_failed(failure: str):
+    from voicebench.judging import Verdict
+
+    return Verdict(
+        key="k",
+        item_id="i",
+        judge="j/1",
+        rubric_sha256="h",
+        contestant_a="a",
+        contestant_b="b",
+        failure=failure,
+    )

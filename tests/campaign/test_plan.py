@@ -95,6 +95,22 @@ def test_sets_shards_and_remote_agents(tmp_path: Path):
             ('local-smoke.toml"]', 'local-smoke.toml", "ROOT/tests/local-smoke.toml"]'),
             r"judges\.1: two judges are named 'local-smoke'",
         ),
+        # Names that differ only in what a folder name cannot hold would share a cell folder.
+        (
+            ('name = "s-400"', 'name = "s 300"'),
+            r"agents\.1\.name: variants 's-300' and 's 300' would share the folder name 's-300'",
+        ),
+        (
+            ('name = "s-400"', 'name = "S-300"'),
+            r"agents\.1\.name: variants 's-300' and 'S-300' would share the folder name",
+        ),
+        (
+            (
+                '["barge-in:delay_ms=600"]]',
+                '["barge-in:delay_ms=600"], ["barge-in: delay_ms=600"]]',
+            ),
+            r"scenarios\.2: scenario lists 1 and 2 would share the folder name",
+        ),
     ],
 )
 def test_mistakes_are_named_before_anything_runs(tmp_path: Path, change, message):
@@ -102,3 +118,19 @@ def test_mistakes_are_named_before_anything_runs(tmp_path: Path, change, message
     assert old in GOOD
     with pytest.raises(InputError, match=message):
         plan_campaign(campaign(tmp_path, GOOD.replace(old, new, 1)), tmp_path / "out")
+
+
+def test_sets_renamed_into_each_others_folder_are_refused(tmp_path: Path):
+    lines = (ROOT / "audio_fixtures" / "dialogues.jsonl").read_text().splitlines(keepends=True)
+    paths = []
+    for k, (folder, name) in enumerate([("x", "a"), ("y", "a-3"), ("z", "a")]):
+        (tmp_path / folder).mkdir()
+        path = tmp_path / folder / f"{name}.jsonl"
+        path.write_text(lines[k])
+        paths.append(path)
+    body = GOOD.replace(
+        '[[dialogues]]\npath = "ROOT/audio_fixtures/dialogues.jsonl"\nlimit = 2\n',
+        "".join(f'[[dialogues]]\npath = "{p}"\n' for p in paths),
+    )
+    with pytest.raises(InputError, match=r"dialogues\.2: sets .*a-3\.jsonl.* and .*a\.jsonl"):
+        plan_campaign(campaign(tmp_path, body), tmp_path / "out")

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from voicebench.campaign.sync import FolderSync, apply, snapshot
+import pytest
+
+from voicebench.campaign.sync import Change, FolderSync, apply, snapshot
+from voicebench.errors import RunError
 
 
 def test_new_lines_and_changed_files_arrive_once_and_a_half_line_waits(tmp_path: Path):
@@ -49,3 +52,38 @@ def test_a_resumed_worker_is_seeded_with_the_folder_and_sends_only_what_is_new(t
     apply(here, sync.changes())
     assert (here / "turns.jsonl").read_bytes() == b'{"n": 1}\n{"n": 2}\n'
     assert snapshot(tmp_path / "none") == []
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/tmp/evil.wav",
+        "../evil.jsonl",
+        "audio/../../evil.wav",
+        "cells/other/turns.jsonl",
+        "audio/.hidden.wav",
+        "run.json/../x",
+        "notes.txt",
+        "audio/sub/a.wav",
+    ],
+)
+def test_a_worker_cannot_name_a_file_outside_the_run_folders_own(tmp_path: Path, path: str):
+    here = tmp_path / "cells" / "c"
+    here.mkdir(parents=True)
+    with pytest.raises(RunError, match="a worker sent a file"):
+        apply(here, [Change(path, b"x"), Change("turns.jsonl", b"{}\n", offset=0)])
+    assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == []
+
+
+def test_a_worker_cannot_write_through_a_link_or_past_the_end(tmp_path: Path):
+    here = tmp_path / "c"
+    (here / "audio").mkdir(parents=True)
+    (tmp_path / "outside.wav").write_bytes(b"keep")
+    (here / "audio" / "a.wav").symlink_to(tmp_path / "outside.wav")
+    with pytest.raises(RunError, match="outside the cell's folder"):
+        apply(here, [Change("audio/a.wav", b"RIFF")])
+    assert (tmp_path / "outside.wav").read_bytes() == b"keep"
+    apply(here, [Change("turns.jsonl", b'{"n": 1}\n', offset=0)])
+    with pytest.raises(RunError, match="past the end"):
+        apply(here, [Change("turns.jsonl", b'{"n": 2}\n', offset=1000)])
+    assert (here / "turns.jsonl").read_bytes() == b'{"n": 1}\n'  # no NULs padded in

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import subprocess
 import sys
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 import numpy as np
 
@@ -138,3 +140,59 @@ async def test_a_million_marks_and_replies_leave_bounded_state():
         speaker.hear(long_reply, k)
     assert speaker.over is not None and "characters of text" in speaker.over
     assert len(speaker.events) <= MAX_TEXT_CHARS // 1000
+
+
+TOKEN = "s3cr3t/t0ken+value=" * 2
+
+
+async def test_an_agents_error_text_is_redacted_before_it_is_cut(tmp_path: Path, monkeypatch):
+    """The agent echoes the token, plain and URL-quoted, across the 500th character of its
+    error: the recorded reason keeps no piece of either."""
+    import websockets
+
+    from voicebench.agentspec import RemoteAuth
+
+    quoted = quote(TOKEN, safe="")
+    said = {"type": "error", "message": "x" * 485 + TOKEN + " " + quoted + " end"}
+    seen_headers = {}
+
+    async def echo(ws) -> None:
+        seen_headers["Authorization"] = ws.request.headers.get("Authorization")
+        await ws.recv()  # hello
+        await ws.recv()  # first audio
+        await ws.send(json.dumps(said))
+        with contextlib.suppress(websockets.exceptions.ConnectionClosed):
+            async for _ in ws:
+                pass
+
+    monkeypatch.setenv("VB_TEST_AGENT_TOKEN", TOKEN)
+    async with websockets.serve(echo, "127.0.0.1", 0) as server:
+        port = server.sockets[0].getsockname()[1]
+        spec = AgentSpec(
+            name="echo",
+            family="x",
+            remote=RemoteSpec(
+                url=f"ws://127.0.0.1:{port}",
+                auth=RemoteAuth(token_env="VB_TEST_AGENT_TOKEN", query="token"),
+            ),
+        )
+        dialogue = load_dialogues(BUILTIN_DIALOGUES)[0]
+        records = await replay(
+            spec,
+            spec_path=Path("echo.toml"),
+            dialogues=[dialogue],
+            dialogues_path=BUILTIN_DIALOGUES,
+            fixtures_dir=BUILTIN_FIXTURES,
+            out_dir=tmp_path / "run",
+            turn_timeout_s=1,
+        )
+    assert seen_headers["Authorization"] == f"Bearer {TOKEN}"  # it was presented
+    reason = records[0].error.reason
+    assert records[0].error.kind == "agent_error" and reason.startswith("x" * 485 + "***")
+    for secret in (TOKEN, quoted):
+        for k in range(len(secret) - 6):
+            assert secret[k : k + 6] not in reason.removeprefix("x" * 485), reason
+    stored = (tmp_path / "run" / "turns.jsonl").read_text() + (
+        tmp_path / "run" / "run.json"
+    ).read_text()
+    assert TOKEN not in stored and quoted not in stored
