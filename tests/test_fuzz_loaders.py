@@ -1,9 +1,11 @@
 """Every input file kind, fuzzed: whatever the bytes, a loader returns a valid result or raises a
 VoicebenchError that names the file; never another exception, never a partial output file.
 
-Inputs are drawn three ways: arbitrary bytes (non-UTF-8 included), arbitrary JSON values, and
-a valid file with one part changed (a field dropped, a value replaced by another type, a huge
-string, a line removed or duplicated).
+Inputs are drawn four ways: arbitrary bytes (non-UTF-8 included), arbitrary JSON values, a
+valid file with one part changed (a field dropped, a value replaced by another type, a huge
+string, text with line and paragraph separators, a line removed or duplicated), and values
+nested thousands deep. Both servers' message handlers are fuzzed the same way in
+``test_fuzz_servers.py``.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from voicebench.judging.spec import load_judge_spec
 from voicebench.rating.agreement import load_human_judgments
 
 ROOT = Path(__file__).resolve().parents[1]
-CASES = 300
+CASES = 1000
 FUZZ = settings(
     max_examples=CASES,
     deadline=None,
@@ -53,6 +55,7 @@ scalars = st.one_of(
     st.booleans(),
     st.integers(),
     st.text(max_size=30),
+    st.just("a\u2028b\u2029c\u0085d\re"),
     st.just("x" * 200_000),
     st.lists(st.integers(), max_size=3),
     st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
@@ -119,10 +122,23 @@ def _mutate_lines(text: str, data) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _deep(data, *, kind: str) -> bytes:
+    """A value nested past any parser's recursion limit, or just inside it."""
+    depth = data.draw(st.sampled_from([900, 5_000, 50_000]))
+    opener, closer = data.draw(st.sampled_from([("[", "]"), ('{"a": ', "}")]))
+    if kind == "toml":
+        opener, closer = data.draw(st.sampled_from([("[", "]"), ("{a = ", "}")]))
+        return ("x = " + opener * depth + "1" + closer * depth + "\n").encode()
+    body = opener * depth + "1" + closer * depth
+    return (body + "\n" if kind == "jsonl" else body).encode()
+
+
 def _content(valid: str, data, *, kind: str) -> bytes:
-    how = data.draw(st.sampled_from(["bytes", "json", "mutated", "mutated", "lines"]))
+    how = data.draw(st.sampled_from(["bytes", "json", "mutated", "mutated", "lines", "deep"]))
     if how == "bytes":
         return data.draw(st.binary(max_size=300))
+    if how == "deep":
+        return _deep(data, kind="json" if kind == "csv" else kind)
     if how == "json":
         return json.dumps(data.draw(json_values)).encode()
     if how == "lines" or kind in ("toml", "csv"):
@@ -291,3 +307,138 @@ def test_wav_files_missing_wrong_rate_or_not_audio(tmp_path: Path):
     with pytest.raises(InputError) as junk:
         read_wav(tmp_path / "junk.wav", expect_rate=16_000)
     assert "junk.wav" in str(junk.value)
+
+
+# Folders written by voicebench itself, read back by every later step: a run, a judging
+# folder, a load, an annotate plan. Their files are fuzzed one at a time inside a valid folder.
+
+
+def _valid_folders() -> dict[str, Path]:
+    from synthetic_runs import make_judging, make_run, verdict
+
+    root = Path(_SCRATCH.name) / "valid"
+    if root.exists():
+        return {"run": root / "alpha", "judging": root / "judged"}
+    items = load_dialogues(BUILTIN_DIALOGUES)[:2]
+    run = make_run(root, "alpha", items, 900, all_turns=True)
+    judged = make_judging(
+        root / "judged",
+        [run],
+        items,
+        ["alpha", "human/reference"],
+        [verdict(items[0].id, "alpha", "human/reference", "A")],
+    )
+    return {"run": run, "judging": judged}
+
+
+def _copy_folder(source: Path) -> Path:
+    import shutil
+
+    target = _folder() / source.name
+    shutil.copytree(source, target)
+    return target
+
+
+@FUZZ
+@given(st.data())
+def test_run_folders(data):
+    from voicebench.runlog import read_header, read_turns
+
+    run = _copy_folder(_valid_folders()["run"])
+    name, loader, kind = data.draw(
+        st.sampled_from([("run.json", read_header, "json"), ("turns.jsonl", read_turns, "jsonl")])
+    )
+    valid = (run / name).read_text()
+    _check(lambda p: loader(p.parent), run / name, _content(valid, data, kind=kind))
+
+
+@FUZZ
+@given(st.data())
+def test_judging_folders(data):
+    from voicebench.judging import read_judging_header, read_replies, read_verdicts
+
+    judged = _copy_folder(_valid_folders()["judging"])
+    name, loader, kind = data.draw(
+        st.sampled_from(
+            [
+                ("judging.json", read_judging_header, "json"),
+                ("replies.jsonl", read_replies, "jsonl"),
+                ("verdicts.jsonl", read_verdicts, "jsonl"),
+            ]
+        )
+    )
+    valid = (judged / name).read_text()
+    _check(lambda p: loader(p.parent), judged / name, _content(valid, data, kind=kind))
+
+
+@FUZZ
+@given(st.data())
+def test_load_folders(data):
+    from voicebench.live import read_load
+
+    folder = _folder()
+    (folder / "turns.jsonl").write_text("")
+    header = json.dumps(
+        {
+            "created_at": "2026-01-01T00:00:00+00:00",
+            "voicebench_version": "0.1.0",
+            "agent": {"name": "r", "family": "r", "remote": {"url": "ws://127.0.0.1:9"}},
+            "callers": 1,
+            "ramp_s": 0,
+            "duration_s": 1,
+            "arrivals": "fixed",
+            "seed": 0,
+            "turn_timeout_s": 30,
+            "dialogue_ids": ["a"],
+        }
+    )
+    _check(lambda p: read_load(p.parent), folder / "load.json", _content(header, data, kind="json"))
+
+
+@FUZZ
+@given(st.data())
+def test_gold_sets_campaigns_gates_and_cards(data):
+    from synthetic_runs import judge_card
+
+    from voicebench._model import read_model
+    from voicebench.campaign import load_campaign
+    from voicebench.gates.check import read_gates
+    from voicebench.judging.cards import JudgeCard
+    from voicebench.judging.gold import load_gold
+
+    which = data.draw(st.sampled_from(["gold", "campaign", "gates", "card"]))
+    if which == "gold":
+        valid = "\n".join((ROOT / "judges" / "pairs-gold.jsonl").read_text().splitlines()[:3])
+        _check(load_gold, _tmp(".jsonl"), _content(valid + "\n", data, kind="jsonl"))
+    elif which == "campaign":
+        valid = (ROOT / "campaigns" / "example.toml").read_text()
+        _check(load_campaign, _tmp(".toml"), _content(valid, data, kind="toml"))
+    elif which == "gates":
+        valid = (ROOT / "docs" / "ci-gates.toml").read_text()
+        _check(read_gates, _tmp(".toml"), _content(valid, data, kind="toml"))
+    else:
+        valid = judge_card().model_dump_json()
+        _check(
+            lambda p: read_model(JudgeCard, p), _tmp(".json"), _content(valid, data, kind="json")
+        )
+
+
+@FUZZ
+@given(st.data())
+def test_annotate_plans_and_settings(data):
+    from voicebench._model import read_model
+    from voicebench.annotate.tasks import AnnotateSettings, RaterPlan, draw_plan
+
+    if data.draw(st.booleans()):
+        pair = ("item", "alpha", "human/reference")
+        valid = draw_plan([pair], "ann", 1, 3).model_dump_json()
+        _check(
+            lambda p: read_model(RaterPlan, p), _tmp(".json"), _content(valid, data, kind="json")
+        )
+    else:
+        valid = AnnotateSettings(seed=3, created_at="2026-01-01").model_dump_json()
+        _check(
+            lambda p: read_model(AnnotateSettings, p),
+            _tmp(".json"),
+            _content(valid, data, kind="json"),
+        )

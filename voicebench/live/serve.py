@@ -29,6 +29,7 @@ import contextlib
 import hmac
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -49,7 +50,7 @@ from voicebench.errors import InputError, RunError
 from voicebench.llm import connect
 from voicebench.replay.realtime import Playout
 from voicebench.replay.telephony import TelephonyAgentSide
-from voicebench.replay.wire import agent_codec
+from voicebench.replay.wire import PCMCodec, PipecatCodec, agent_codec
 
 HOST = "127.0.0.1"
 SAMPLE_RATE = 16_000
@@ -177,6 +178,34 @@ async def shared_backend(spec: AgentSpec):
         yield spec.model_copy(update={"llm": llm})
 
 
+@dataclass(frozen=True)
+class Refused:
+    reason: str
+
+
+def caller_message(
+    wire: PCMCodec | PipecatCodec | TelephonyAgentSide, message: str | bytes
+) -> bytes | list[dict[str, str]] | Refused | str | None:
+    """What one message from a caller asks of the call: audio to hear (whole 16-bit samples),
+    a context to set, ``Refused`` (a context over its caps), ``"ready"`` (a ``pcm`` caller's
+    start, answered with ready), ``"stop"`` (the platform hung up), or None (nothing: a message
+    that is not understood is ignored). Never raises, whatever a stranger sends."""
+    incoming = wire.decode(message)
+    if incoming is None:
+        return None
+    if incoming.audio is not None:
+        return incoming.audio[: len(incoming.audio) // 2 * 2]
+    kind = incoming.control.get("type")
+    if kind == "context":
+        history = context_messages(incoming.control.get("messages"))
+        return Refused(history) if isinstance(history, str) else history
+    if kind == "start" and isinstance(wire, PCMCodec):
+        return "ready"
+    if kind == "stop":
+        return "stop"
+    return None
+
+
 async def handle_call(ws, spec: AgentSpec, protocol: str) -> None:
     """One call: a pipeline for this caller until it hangs up."""
     from pipecat.audio.utils import create_stream_resampler
@@ -205,26 +234,23 @@ async def handle_call(ws, spec: AgentSpec, protocol: str) -> None:
     async with agent:
         with contextlib.suppress(Exception):  # a dropped caller ends the call
             async for message in ws:
-                incoming = wire.decode(message)
-                if incoming is None:
-                    continue
-                if incoming.audio is not None:
-                    audio = incoming.audio[: len(incoming.audio) // 2 * 2]
+                what = caller_message(wire, message)
+                if isinstance(what, bytes):
+                    audio = what
                     if line != SAMPLE_RATE:
                         audio = await from_line.resample(audio, line, SAMPLE_RATE)
                     heard = agent.transport.input()
                     assert isinstance(heard, _CallerInput)
                     await heard.hear(audio)
-                elif incoming.control.get("type") == "context":
-                    history = context_messages(incoming.control.get("messages"))
-                    if isinstance(history, str):
-                        await ws.close(POLICY, history)
-                        break
-                    messages: list[Any] = history
+                elif isinstance(what, list):
+                    messages: list[Any] = what
                     agent.context.set_messages(messages)
-                elif incoming.control.get("type") == "start" and protocol == "pcm":
+                elif isinstance(what, Refused):
+                    await ws.close(POLICY, what.reason)
+                    break
+                elif what == "ready":
                     await ws.send('{"type": "ready"}')
-                elif incoming.control.get("type") == "stop":
+                elif what == "stop":
                     break  # the platform hung up
 
 
