@@ -442,3 +442,20 @@ def test_annotate_plans_and_settings(data):
             _tmp(".json"),
             _content(valid, data, kind="json"),
         )
+
+
+@FUZZ
+@given(st.data())
+def test_strategy_gold_sets_and_adversarial_rejections(data):
+    from voicebench._jsonl import read_models
+    from voicebench.dialogues.adversarial import Rejected
+    from voicebench.strategies.validation import load_gold as load_strategy_gold
+
+    if data.draw(st.booleans()):
+        valid = "\n".join((ROOT / "judges" / "strategy-gold.jsonl").read_text().splitlines()[:3])
+        _check(load_strategy_gold, _tmp(".jsonl"), _content(valid + "\n", data, kind="jsonl"))
+    else:
+        valid = json.dumps({"id": "a", "profile": "linear-ramp", "reason": "r"}) + "\n"
+        _check(
+            lambda p: read_models(p, Rejected), _tmp(".jsonl"), _content(valid, data, kind="jsonl")
+        )
