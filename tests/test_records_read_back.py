@@ -59,6 +59,42 @@ def test_text_with_line_separators_round_trips_through_every_reader(tmp_path: Pa
     append_record(path, said.model_copy(update={"rater": "r2"}))
     assert [h.comment for h in load_human_judgments(path)] == [ODD, ODD]
 
+    # A load's turns, a strategy labelling's failure and an adversarial rewrite's rejection.
+    from voicebench.dialogues.adversarial import Rejected
+    from voicebench.live import LoadTurn, read_load
+    from voicebench.strategies.label import LABELS_FILE, ReplyStrategies, read_labels
+
+    load = tmp_path / "load"
+    load.mkdir()
+    header = json.loads((run / "run.json").read_text())
+    (load / "load.json").write_text(
+        json.dumps(
+            {
+                "created_at": header["created_at"],
+                "voicebench_version": "0.1.0",
+                "agent": {"name": "r", "family": "r", "remote": {"url": "ws://127.0.0.1:9"}},
+                "callers": 1,
+                "ramp_s": 0,
+                "duration_s": 1,
+                "arrivals": "fixed",
+                "seed": 0,
+                "turn_timeout_s": 30,
+                "dialogue_ids": [ITEMS[0].id],
+            }
+        )
+    )
+    append_record(
+        load / "turns.jsonl", LoadTurn(caller=0, call=0, concurrency=1, offset_s=0, turn=turns[0])
+    )
+    assert read_load(load)[1][0].turn.reply_text == ODD
+    labels = ReplyStrategies(
+        key="k", item_id="i", contestant="c", classifier="j/1", failure=ODD, raw=ODD
+    )
+    append_record(tmp_path / LABELS_FILE, labels)
+    assert read_labels(tmp_path)[0].raw == ODD
+    append_record(tmp_path / "rejected.jsonl", Rejected(id="i", profile="linear-ramp", reason=ODD))
+    assert read_models(tmp_path / "rejected.jsonl", Rejected)[0].reason == ODD
+
     # Dialogue sets, human replies and gold pairs: hand-written files.
     dialogues = tmp_path / "set.jsonl"
     first = ITEMS[0]

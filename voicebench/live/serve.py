@@ -76,7 +76,8 @@ def refusal(path: str, headers: Any, token: str, allowed_origins: Sequence[str] 
     token alone) or the ``token`` query parameter, and no ``Origin`` unless one allowed."""
     origin = headers.get("Origin")
     if origin is not None and origin not in allowed_origins:
-        return f"origin {origin[:60]} is not allowed (serve --allow-origin)"
+        shown = ascii(origin)[1:-1][:60]  # a close reason holds at most 123 bytes
+        return f"origin {shown} is not allowed (serve --allow-origin)"
     given = [headers.get("Authorization", "").removeprefix("Bearer ").strip()]
     given += parse_qs(urlsplit(path).query).get("token", [])
     if not any(g and hmac.compare_digest(g.encode(), token.encode()) for g in given):
