@@ -167,3 +167,34 @@ def test_overrides_set_dotted_fields_and_bad_ones_are_named():
         load_agent_spec(path, overrides={"vad.stop_secs": "soon"})
     with pytest.raises(InputError, match="is not KEY=VALUE"):
         parse_override("llm.ttft_ms")
+
+
+def test_a_spec_that_sends_a_key_off_this_machine_says_so(tmp_path, monkeypatch):
+    import warnings
+
+    from voicebench.errors import SecretDestinationWarning
+
+    monkeypatch.setenv("VB_TEST_KEY", "sk-test-0123456789")
+    body = (
+        'name = "x"\nfamily = "x"\n[llm]\nprovider = "{provider}"\nmodel = "m"\n'
+        '{base}api_key_env = "VB_TEST_KEY"\n'
+    )
+    cases = {
+        ("openai-compatible", 'base_url = "https://models.example.net/v1"\n'): True,
+        ("openai", 'base_url = "https://proxy.example.org/v1"\n'): True,
+        ("openai-compatible", 'base_url = "http://127.0.0.1:8000/v1"\n'): False,
+        ("openai", 'base_url = "https://api.openai.com/v1"\n'): False,
+        ("openai", ""): False,
+    }
+    for (provider, base), warned in cases.items():
+        path = tmp_path / "spec.toml"
+        path.write_text(body.format(provider=provider, base=base))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            load_agent_spec(path)
+        notes = [w for w in caught if issubclass(w.category, SecretDestinationWarning)]
+        assert bool(notes) == warned, (provider, base)
+        if warned:
+            assert "VB_TEST_KEY" in str(notes[0].message) and "llm.base_url" in str(
+                notes[0].message
+            )
