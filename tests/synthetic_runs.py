@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from voicebench.agentspec import AgentSpec, LLMSpec
+from voicebench.agentspec import AgentSpec, LLMSpec, RemoteSpec
 from voicebench.dialogues import BUILTIN_DIALOGUES
 from voicebench.fixtures.audio import write_wav
 from voicebench.judging import JudgeAnswer, JudgingHeader, Reply, Verdict
@@ -209,3 +209,38 @@ def judge_card(**fields) -> JudgeCard:
         "longer_worse": Tally(pairs=20, correct=18),
     }
     return JudgeCard(**{**card, **fields})
+
+
+def judged_against_reference(
+    root: Path, items, *, all_turns: bool = False, audio: bool = False
+) -> tuple[Path, Path]:
+    """Agent ``alpha``'s run of ``items`` in ``root``, and ``root/judged``: it against the human
+    reference, with one verdict on the first item."""
+    run = make_run(root, "alpha", items, 900, all_turns=all_turns)
+    judged = make_judging(
+        root / "judged",
+        [run],
+        items,
+        ["alpha", "human/reference"],
+        [verdict(items[0].id, "alpha", "human/reference", "A")],
+        audio=audio,
+    )
+    return run, judged
+
+
+def load_header(dialogue_ids: Sequence[str]) -> str:
+    """A load folder's ``load.json``: one caller for a second against a remote agent."""
+    from voicebench.live.load import LoadHeader
+
+    return LoadHeader(
+        created_at=STAMP,
+        voicebench_version="0.1.0",
+        agent=AgentSpec(name="r", family="r", remote=RemoteSpec(url="ws://127.0.0.1:9")),
+        callers=1,
+        ramp_s=0,
+        duration_s=1,
+        arrivals="fixed",
+        seed=0,
+        turn_timeout_s=30,
+        dialogue_ids=tuple(dialogue_ids),
+    ).model_dump_json()

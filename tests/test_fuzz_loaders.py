@@ -314,20 +314,13 @@ def test_wav_files_missing_wrong_rate_or_not_audio(tmp_path: Path):
 
 
 def _valid_folders() -> dict[str, Path]:
-    from synthetic_runs import make_judging, make_run, verdict
+    from synthetic_runs import judged_against_reference
 
     root = Path(_SCRATCH.name) / "valid"
     if root.exists():
         return {"run": root / "alpha", "judging": root / "judged"}
     items = load_dialogues(BUILTIN_DIALOGUES)[:2]
-    run = make_run(root, "alpha", items, 900, all_turns=True)
-    judged = make_judging(
-        root / "judged",
-        [run],
-        items,
-        ["alpha", "human/reference"],
-        [verdict(items[0].id, "alpha", "human/reference", "A")],
-    )
+    run, judged = judged_against_reference(root, items, all_turns=True)
     return {"run": run, "judging": judged}
 
 
@@ -374,24 +367,13 @@ def test_judging_folders(data):
 @FUZZ
 @given(st.data())
 def test_load_folders(data):
+    from synthetic_runs import load_header
+
     from voicebench.live import read_load
 
     folder = _folder()
     (folder / "turns.jsonl").write_text("")
-    header = json.dumps(
-        {
-            "created_at": "2026-01-01T00:00:00+00:00",
-            "voicebench_version": "0.1.0",
-            "agent": {"name": "r", "family": "r", "remote": {"url": "ws://127.0.0.1:9"}},
-            "callers": 1,
-            "ramp_s": 0,
-            "duration_s": 1,
-            "arrivals": "fixed",
-            "seed": 0,
-            "turn_timeout_s": 30,
-            "dialogue_ids": ["a"],
-        }
-    )
+    header = load_header(["a"])
     _check(lambda p: read_load(p.parent), folder / "load.json", _content(header, data, kind="json"))
 
 

@@ -157,21 +157,14 @@ def test_the_caller_hears_any_agent_message(protocol: str, sent: list[str | byte
 
 @pytest.fixture(scope="module")
 def rating_server(tmp_path_factory) -> Iterator[tuple[int, dict[str, str], Path, list[str]]]:
-    from synthetic_runs import make_judging, make_run, verdict
+    from synthetic_runs import judged_against_reference
 
     from voicebench.annotate import open_rating, serve_rating
     from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 
     root = tmp_path_factory.mktemp("fuzz-annotate")
     items = load_dialogues(BUILTIN_DIALOGUES)[:4]
-    run = make_run(root, "alpha", items, 900)
-    judged = make_judging(
-        root / "judged",
-        [run],
-        items,
-        ["alpha", "human/reference"],
-        [verdict(items[0].id, "alpha", "human/reference", "A")],
-    )
+    _, judged = judged_against_reference(root, items)
     state, _ = open_rating(judged, "fuzz", per_rater=4, seed=1)
     ready = threading.Event()
     loop = asyncio.new_event_loop()

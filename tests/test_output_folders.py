@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from processes import ROOT, voicebench
-from synthetic_runs import make_judging, make_run, verdict
+from synthetic_runs import judged_against_reference, make_run
 
 from voicebench._folder import FolderBusy, Outside, claim, inside, release
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
@@ -163,15 +163,7 @@ async def test_a_reply_whose_audio_leads_out_of_its_run_is_text_in_report_and_pa
     from voicebench.annotate.content import load_library
     from voicebench.report.replies import item_replies
 
-    run = make_run(tmp_path, "alpha", ITEMS, 900)
-    judged = make_judging(
-        tmp_path / "judged",
-        [run],
-        ITEMS,
-        ["alpha", "human/reference"],
-        [verdict(ITEMS[0].id, "alpha", "human/reference", "A")],
-        audio=True,
-    )
+    run, judged = judged_against_reference(tmp_path, ITEMS, audio=True)
     (tmp_path / "private.wav").write_bytes((judged / "audio" / f"{ITEMS[0].id}-0.wav").read_bytes())
     lines = []
     for r in read_replies(judged):
@@ -197,14 +189,7 @@ async def test_a_reply_whose_audio_leads_out_of_its_run_is_text_in_report_and_pa
 def test_rater_names_that_differ_only_in_case_are_refused(tmp_path: Path):
     from voicebench.annotate import open_rating
 
-    run = make_run(tmp_path, "alpha", ITEMS, 900)
-    judged = make_judging(
-        tmp_path / "judged",
-        [run],
-        ITEMS,
-        ["alpha", "human/reference"],
-        [verdict(ITEMS[0].id, "alpha", "human/reference", "A")],
-    )
+    _, judged = judged_against_reference(tmp_path, ITEMS)
     open_rating(judged, "Ann", per_rater=2, seed=1)
     with pytest.raises(InputError, match="differs from the rater 'Ann' only in case"):
         open_rating(judged, "ann", per_rater=2, seed=1)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from synthetic_runs import make_judging, make_run, verdict
+from synthetic_runs import load_header, make_judging, make_run, verdict
 
 from voicebench._jsonl import append_record, read_models, write_atomic
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues, save_dialogues
@@ -66,23 +66,7 @@ def test_text_with_line_separators_round_trips_through_every_reader(tmp_path: Pa
 
     load = tmp_path / "load"
     load.mkdir()
-    header = json.loads((run / "run.json").read_text())
-    (load / "load.json").write_text(
-        json.dumps(
-            {
-                "created_at": header["created_at"],
-                "voicebench_version": "0.1.0",
-                "agent": {"name": "r", "family": "r", "remote": {"url": "ws://127.0.0.1:9"}},
-                "callers": 1,
-                "ramp_s": 0,
-                "duration_s": 1,
-                "arrivals": "fixed",
-                "seed": 0,
-                "turn_timeout_s": 30,
-                "dialogue_ids": [ITEMS[0].id],
-            }
-        )
-    )
+    (load / "load.json").write_text(load_header([ITEMS[0].id]))
     append_record(
         load / "turns.jsonl", LoadTurn(caller=0, call=0, concurrency=1, offset_s=0, turn=turns[0])
     )

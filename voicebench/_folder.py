@@ -89,12 +89,16 @@ def check_kind(folder: Path, kind: str) -> None:
         )
 
 
+def _lock_path(folder: Path, name: str = "") -> Path:
+    return (folder / (f".{name}.lock" if name else ".lock")).resolve()
+
+
 def lock(folder: Path, name: str = "") -> Path:
     """Take ``folder``'s lock (``.lock``, or ``.NAME.lock`` for one of several writers that
     share the folder) for this process; ``FolderBusy`` when another process holds it. Returns
     the lock file's path."""
     folder.mkdir(parents=True, exist_ok=True)
-    path = (folder / (f".{name}.lock" if name else ".lock")).resolve()
+    path = _lock_path(folder, name)
     if path in _held:
         return path
     try:
@@ -131,7 +135,7 @@ def release(lock_path: Path) -> None:
 @contextlib.contextmanager
 def claimed(folder: Path, kind: str) -> Iterator[Path]:
     """``claim`` for the length of a block; a claim the process already held stays held."""
-    already = (folder / ".lock").resolve() in _held
+    already = _lock_path(folder) in _held
     path = claim(folder, kind)
     try:
         yield path

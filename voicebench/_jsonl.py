@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import tempfile
 from collections.abc import Awaitable, Callable, Sequence
@@ -19,7 +18,7 @@ from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from voicebench._model import parse_json, validate_record
+from voicebench._model import parse_json, read_bytes, validate_record
 from voicebench.errors import InputError
 
 M = TypeVar("M", bound=BaseModel)
@@ -42,20 +41,24 @@ Tail = Literal["drop", "keep", "whole"]
 is ``whole`` JSON (a hand-written file that a killed writer may also have appended to)."""
 
 
-def complete_lines(
-    path: Path, *, hand_written: bool = False, tail: Tail | None = None
-) -> list[tuple[int, str]]:
+def complete_lines(path: Path, *, hand_written: bool = False) -> list[tuple[int, str]]:
     """(line number, text) of every non-blank line. Lines end at ``\n`` alone: U+2028, U+2029
-    and U+0085 may stand inside a record's text. ``tail`` (``keep`` when ``hand_written``, else
-    ``drop``) says what becomes of a last line with no newline."""
-    tail = tail or ("keep" if hand_written else "drop")
-    if not path.exists():
-        return []
-    raw = path.read_bytes()
-    parts = raw.split(b"\n")
+    and U+0085 may stand inside a record's text. A last line with no newline is a write cut
+    short and left out, except in a ``hand_written`` file, whose last line often has no
+    newline; such a file must exist, where a log not written yet has no lines."""
+    return _lines(path, hand_written=hand_written)[0]
+
+
+def _lines(path: Path, *, hand_written: bool) -> tuple[list[tuple[int, str]], int | None]:
+    """``complete_lines``, and the number of a kept last line that had no newline (if any)."""
+    if not hand_written and not path.exists():
+        return [], None
+    parts = read_bytes(path).split(b"\n")
     last = parts.pop()  # after the final newline: empty, or a line with no newline
-    if last.strip() and tail != "drop":
+    unended = None
+    if hand_written and last.strip():
         parts.append(last)
+        unended = len(parts)
     out = []
     for n, chunk in enumerate(parts, start=1):
         try:
@@ -66,23 +69,23 @@ def complete_lines(
             ) from None
         if line.strip():
             out.append((n, line))
-    if tail == "whole" and last.strip() and out and out[-1][0] == len(parts):
+    return out, unended
+
+
+def json_lines(path: Path, *, tail: Tail = "drop") -> list[tuple[str, Any]]:
+    """(``line N``, parsed value) of every line (see ``complete_lines``; the file is taken as
+    hand-written unless ``tail`` drops its last line). A line that is not JSON is an
+    InputError naming the file and the line, except a ``whole`` file's last line with no
+    newline, which is left out: a record a killed writer never finished."""
+    lines, unended = _lines(path, hand_written=tail != "drop")
+    out = []
+    for n, line in lines:
         try:
-            json.loads(out[-1][1])
-        except (ValueError, RecursionError):
-            out.pop()  # a record cut short by a kill: it was never finished
+            out.append((f"line {n}", parse_json(line, file=path, record=f"line {n}")))
+        except InputError:
+            if not (tail == "whole" and n == unended):
+                raise
     return out
-
-
-def json_lines(
-    path: Path, *, hand_written: bool = False, tail: Tail | None = None
-) -> list[tuple[str, Any]]:
-    """(``line N``, parsed value) of every line (see ``complete_lines``); a line that is not
-    JSON is an InputError naming the file and the line."""
-    return [
-        (f"line {n}", parse_json(line, file=path, record=f"line {n}"))
-        for n, line in complete_lines(path, hand_written=hand_written, tail=tail)
-    ]
 
 
 def append_record(path: Path, record: BaseModel) -> None:
@@ -158,7 +161,7 @@ def read_models(
     ``check(data, record)`` runs first on each parsed line (e.g. a schema-version check).
     ``hand_written``: see ``complete_lines``."""
     out: list[M] = []
-    for record, data in json_lines(path, hand_written=hand_written):
+    for record, data in json_lines(path, tail="keep" if hand_written else "drop"):
         if check is not None:
             check(data, record)
         out.append(validate_record(model, data, file=path, record=record))

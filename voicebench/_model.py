@@ -54,14 +54,19 @@ def read_json(path: Path) -> Any:
     return parse_json(read_utf8(path), file=path)
 
 
-def read_utf8(path: Path) -> str:
-    """A file's text; unreadable or non-UTF-8 files are an InputError naming the file."""
+def read_bytes(path: Path) -> bytes:
+    """A file's bytes; a missing or unreadable file is an InputError naming it."""
     try:
-        raw = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
         raise InputError("file not found", file=path) from None
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", file=path) from None
+
+
+def read_utf8(path: Path) -> str:
+    """A file's text; unreadable or non-UTF-8 files are an InputError naming the file."""
+    raw = read_bytes(path)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from voicebench._folder import Outside, inside
 from voicebench._jsonl import write_atomic
 from voicebench.errors import RunError
 
@@ -72,14 +73,19 @@ RUN_FILES = re.compile(r"run\.json|turns\.jsonl|audio/[A-Za-z0-9_][A-Za-z0-9._-]
 def _target(folder: Path, change: Change) -> Path:
     """Where ``change`` goes in ``folder``; a path a run folder does not have, or one that
     would lead out of it, is refused (a worker's message is not trusted to name files)."""
-    if not RUN_FILES.fullmatch(change.path) or ".." in change.path:
+    if not RUN_FILES.fullmatch(change.path):
         raise RunError(
             f"{folder}: a worker sent a file a run folder does not have: {change.path!r}"
         )
-    path = folder / change.path
-    if not path.parent.resolve().is_relative_to(folder.resolve()) or path.is_symlink():
-        raise RunError(f"{folder}: a worker sent a file outside the cell's folder: {change.path!r}")
-    return path
+    try:
+        path = inside(folder, change.path)
+        if (folder / change.path).is_symlink():
+            raise Outside(change.path)  # links are not written through, wherever they lead
+        return path
+    except Outside:
+        raise RunError(
+            f"{folder}: a worker sent a file outside the cell's folder: {change.path!r}"
+        ) from None
 
 
 def apply(folder: Path, changes: Iterable[Change]) -> None:

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from voicebench._jsonl import json_lines, write_atomic
-from voicebench._model import read_utf8, validate_record
+from voicebench._model import validate_record
 from voicebench.dialogues.models import Dialogue
 from voicebench.errors import InputError
 
@@ -16,10 +16,9 @@ BUILTIN_DIALOGUES = Path(__file__).resolve().parents[2] / "audio_fixtures" / "di
 def load_dialogues(path: str | Path) -> list[Dialogue]:
     """Load and validate a dialogue set; any problem names the file, the line and the field."""
     path = Path(path)
-    read_utf8(path)  # a missing or unreadable file is named as such
     dialogues: list[Dialogue] = []
     seen: dict[str, str] = {}
-    for record, data in json_lines(path, hand_written=True):
+    for record, data in json_lines(path, tail="keep"):
         line = record
         if isinstance(data, dict) and isinstance(data.get("id"), str):
             record = f"{line} ({data['id']})"

@@ -25,7 +25,7 @@ import numpy as np
 from pydantic import Field
 
 from voicebench._jsonl import json_lines
-from voicebench._model import FrozenModel, read_utf8, validate_record
+from voicebench._model import FrozenModel, validate_record
 from voicebench.agentspec import STTSpec
 from voicebench.dialogues import Dialogue
 from voicebench.errors import InputError
@@ -50,8 +50,7 @@ def load_human_replies(path: Path, items: set[str]) -> list[HumanReplyRecord]:
     """Validate a human-replies file; errors name the file, the line and the field."""
     records: list[HumanReplyRecord] = []
     seen: set[tuple[str, str]] = set()
-    read_utf8(path)  # a missing or unreadable file is named as such
-    for line, data in json_lines(path, hand_written=True):
+    for line, data in json_lines(path, tail="keep"):
         rec = validate_record(HumanReplyRecord, data, file=path, record=line)
         if rec.item_id not in items:
             raise InputError(

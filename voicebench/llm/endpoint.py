@@ -18,6 +18,7 @@ fields of their own (``LLMSpec`` in ``voicebench.agentspec``, ``JudgeModelSpec``
 
 from __future__ import annotations
 
+import ipaddress
 import os
 
 from pydantic import Field, HttpUrl, field_validator, model_validator
@@ -29,7 +30,15 @@ KEYED_PROVIDERS = ("openai", "anthropic")
 """Providers that always need a key variable."""
 PROVIDER_HOSTS = {"openai": "api.openai.com", "anthropic": "api.anthropic.com"}
 """Where a provider's own API is."""
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def _this_machine(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a name, not an address
+        return False
 
 
 def warn_if_sent_away(
@@ -46,7 +55,7 @@ def warn_if_sent_away(
     if not variable or url is None:
         return
     host = (urlsplit(url).hostname or "").lower()
-    if host in LOOPBACK_HOSTS or host.startswith("127.") or host == PROVIDER_HOSTS.get(provider):
+    if _this_machine(host) or host == PROVIDER_HOSTS.get(provider):
         return
     warnings.warn(
         SecretDestinationWarning(

@@ -154,13 +154,12 @@ def majority(votes: dict[str, HumanJudgment]) -> str | None:
 
 def load_human_judgments(path: Path) -> list[HumanJudgment]:
     """A CSV or JSONL file of human judgments; errors name the file, row and field."""
-    text = read_utf8(path)
     rows: list[tuple[str, object]] = []
     if path.suffix.lower() in (".jsonl", ".json"):
         # a rater's server killed mid-write leaves a last line cut short: it was never answered
         rows = list(json_lines(path, tail="whole"))
     else:
-        reader = csv.DictReader(io.StringIO(text))
+        reader = csv.DictReader(io.StringIO(read_utf8(path)))
         try:
             missing = {"item_id", "contestant_a", "contestant_b", "rating"} - set(
                 reader.fieldnames or []
