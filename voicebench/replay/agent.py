@@ -206,7 +206,10 @@ class VoiceAgent:
         llm = pipecat_llm(
             conn,
             spec.system_prompt,
-            lambda: self.observer.record(EventKind.LLM_SENT, self.clock.get_time()),
+            on_request_sent=lambda: self.observer.record(EventKind.LLM_SENT, self.clock.get_time()),
+            on_answer_arrived=lambda age_ns: self.observer.record(
+                EventKind.LLM_TOKEN_ARRIVED, self.clock.get_time() - age_ns
+            ),
         )
         tts = piper_tts(spec.tts)
         speaker_side: list[Any] = []

@@ -16,10 +16,13 @@ Endpoints, bound to 127.0.0.1 only:
   ``choices``) if ``stream_options.include_usage``, and ``data: [DONE]\\n\\n``. With
   ``stream: false``, one ``chat.completion`` object. Token counts in ``usage`` are word counts.
 
-Timing: the first content chunk is written ``ttft_ms`` after the request arrived (handler
-entry, before the body is parsed) and each later token ``token_delay_ms`` after the previous
-one's deadline, so parsing and writing time never accumulate. A non-streamed reply is sent
-when its last token would have been.
+Timing: the first content chunk is written ``ttft_ms`` after the request arrived, each later
+token ``token_delay_ms`` after the previous one's deadline (``scripted_timing``). "Arrived" is
+when the request's last bytes reached the server's socket, as the kernel stamped them, so the
+server's own lateness in waking up is not counted. With ``role_chunk_ms`` a role-only chunk
+(``{"role": "assistant", "content": ""}``, as OpenAI sends first) is written that long after
+the request, and the first content chunk carries no role. A non-streamed reply is sent when its
+last token would have been.
 
 The reply is ``reply`` if given, else a deterministic two-sentence supportive reply built from
 the last user message; it is split into word tokens that keep their leading whitespace, so
@@ -44,17 +47,16 @@ order. ``ScriptedLLMServer.enqueue()`` and ``.history()`` wrap both.
 Request log (``--log PATH``): one JSON line per chat-completions request, appended and flushed
 when the request ends (see ``RequestRecord``)::
 
-    {"received_ns": 1200, "first_token_sent_ns": 301200, "done_ns": 390000,
+    {"received_ns": 1200, "first_token_sent_ns": 301250, "done_ns": 390000,
      "model": "scripted-llm", "n_messages": 2, "stream": true, "fault": null}
 
-Stamps are ``time.perf_counter_ns()``, which on Linux is CLOCK_MONOTONIC: one clock for every
-process on the machine (checked: a child's stamp falls between the parent's stamps taken just
-before and after starting it), so they compare directly with the client's own stamps.
+Stamps are ``time.perf_counter_ns()`` (CLOCK_MONOTONIC on Linux, one clock for every process
+on the machine), so they compare directly with the client's own stamps.
 
 CLI::
 
     python -m voicebench.testing.scripted_llm --port 0 --ttft-ms 300 --token-delay-ms 15 \\
-        [--reply TEXT] [--model NAME] [--log PATH] [--fault 429 --fault hang ...]
+        [--role-chunk-ms MS] [--reply TEXT] [--model NAME] [--log PATH] [--fault 429 ...]
 
 prints exactly one line, ``READY http://127.0.0.1:PORT/v1``, once listening; exits cleanly on
 SIGTERM or SIGINT, and on its own when its parent process dies.
@@ -88,19 +90,9 @@ from voicebench.testing.scripted_records import (
     supportive_reply,
     tokenize,
 )
+from voicebench.testing.scripted_timing import arrived, listener, sleep_until
 
 __all__ = ["FAULTS", "Fault", "RequestRecord", "main", "serve"]
-# asyncio wakes up to ~1 ms late (epoll timeouts are whole milliseconds, rounded up), so sleep
-# until this long before a deadline and spin for the rest: the chunk leaves within microseconds.
-_SPIN_NS = 1_500_000
-
-
-async def _sleep_until(deadline_ns: int) -> None:
-    remaining = deadline_ns - _SPIN_NS - time.perf_counter_ns()
-    if remaining > 0:
-        await asyncio.sleep(remaining / 1e9)
-    while time.perf_counter_ns() < deadline_ns:
-        pass
 
 
 class _Completions:
@@ -115,8 +107,10 @@ class _Completions:
         model: str,
         faults: tuple[Fault, ...],
         log_path: Path | None,
+        role_chunk_ms: float | None = None,
     ) -> None:
         self.ttft_ns = round(ttft_ms * 1e6)
+        self.role_ns = None if role_chunk_ms is None else round(role_chunk_ms * 1e6)
         self.token_ns = round(token_delay_ms * 1e6)
         self.reply, self.model, self.faults = reply, model, faults
         self.count = 0
@@ -139,6 +133,7 @@ class _Completions:
         sent: list[int] = []  # first_token_sent_ns, filled by whoever writes it
         try:
             body = await request.json()
+            received_ns = arrived(request, received_ns)  # the body's last bytes are in
             self.history.append(body)
             if fault == "429":
                 return web.json_response(
@@ -222,17 +217,22 @@ class _Completions:
             "model": self.model,
         }
         first_ns = received_ns + self.ttft_ns
+        if self.role_ns is not None:
+            role = {"role": "assistant", "content": ""}
+            await sleep_until(received_ns + self.role_ns)
+            await resp.write(_sse({**base, "choices": [{"index": 0, "delta": role}]}))
         for i, token in enumerate(tokens):
-            delta = {"role": "assistant", "content": token} if i == 0 else {"content": token}
+            first = i == 0 and self.role_ns is None
+            delta = {"role": "assistant", "content": token} if first else {"content": token}
             data = _sse({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
-            await _sleep_until(first_ns + i * self.token_ns)
+            await sleep_until(first_ns + i * self.token_ns)
             await resp.write(data)
             if i == 0:
                 sent.append(time.perf_counter_ns())
                 if truncate and request.transport is not None:
                     request.transport.abort()
                     return resp
-        await _sleep_until(first_ns)  # an empty reply still takes the time to first token
+        await sleep_until(first_ns)  # an empty reply still takes the time to first token
         tail = _sse({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
         if usage is not None:
             tail += _sse({**base, "choices": [], "usage": usage})
@@ -271,7 +271,7 @@ class _Completions:
         ).encode()
         resp = web.StreamResponse(headers={"Content-Type": "application/json"})
         resp.content_length = len(body)
-        await _sleep_until(received_ns + self.ttft_ns + max(len(tokens) - 1, 0) * self.token_ns)
+        await sleep_until(received_ns + self.ttft_ns + max(len(tokens) - 1, 0) * self.token_ns)
         await resp.prepare(request)
         if truncate and request.transport is not None:
             # Half the promised body, then the connection drops.
@@ -342,7 +342,7 @@ async def serve(completions: _Completions, *, port: int = 0, host: str = HOST) -
         build_app(completions), access_log=None, handler_cancellation=True, shutdown_timeout=0.5
     )
     await runner.setup()
-    await web.TCPSite(runner, HOST, port).start()
+    await web.SockSite(runner, listener(HOST, port)).start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -370,6 +370,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--ttft-ms", type=float, default=100.0)
     parser.add_argument("--token-delay-ms", type=float, default=10.0)
+    parser.add_argument(
+        "--role-chunk-ms", type=float, default=None, help="send a role-only chunk first, then"
+    )
     parser.add_argument("--reply", default=None, help="fixed reply (default: derived from input)")
     parser.add_argument("--model", default="scripted-llm")
     parser.add_argument("--log", type=Path, default=None, help="append one JSON line per request")
@@ -388,6 +391,7 @@ def main(argv: list[str] | None = None) -> None:
         model=args.model,
         faults=tuple(args.fault),
         log_path=args.log,
+        role_chunk_ms=args.role_chunk_ms,
     )
     asyncio.run(serve(completions, port=args.port, host=args.host))
 

@@ -56,7 +56,9 @@ class RequestRecord(FrozenModel):
     """One line of the request log: one chat-completions request."""
 
     received_ns: int
-    """perf_counter_ns when the handler got the request, before reading its body."""
+    """perf_counter_ns when the request's last bytes reached the server's socket (the kernel's
+    arrival stamp; where there is none, when the handler began): the time to first token
+    counts from here."""
     first_token_sent_ns: int | None
     """perf_counter_ns when the first content chunk (or the whole reply) was written; null if
     none."""

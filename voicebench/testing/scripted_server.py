@@ -32,6 +32,7 @@ class ScriptedLLMServer(HelperServer):
         reply: str | None = None,
         model: str = "scripted-llm",
         faults: tuple[Fault, ...] | list[Fault] = (),
+        role_chunk_ms: float | None = None,
     ) -> None:
         bad = [f for f in faults if f not in FAULTS]
         if bad:
@@ -54,6 +55,8 @@ class ScriptedLLMServer(HelperServer):
         ]
         if reply is not None:
             args += ["--reply", reply]
+        if role_chunk_ms is not None:
+            args += ["--role-chunk-ms", str(role_chunk_ms)]
         super().__init__(
             self.python_module("voicebench.testing.scripted_llm", *args),
             ready_pattern=rf"READY http://{re.escape(HOST)}:(\d+)/v1",

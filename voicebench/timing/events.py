@@ -12,11 +12,12 @@ extra events behind; the rule is to time the LLM request whose reply was actuall
   speculative reply (``[turn] speculate``) is held until the turn end confirms it, so its
   send precedes the reply's start: then it is the last send before the first released token.
 - ``llm_release``: the first token released to the speaker after that request.
-- ``llm_first_token``: the first token *received* from the provider for that request
-  (``llm_token_received``: the LLM service's time-to-first-answer-token metrics frame, which
-  is pushed as the token arrives and passes the speculation gate at once), at or before the
-  release; the release itself when the service reports no such frame. The difference is the
-  ``turn_hold``.
+- ``llm_first_token``: the first answer token *received* from the provider for that request,
+  at or before the release: when its bytes reached the socket (``llm_token_arrived``, the
+  kernel's arrival stamp, ``voicebench.llm.arrival``) where the client stamps arrivals; else
+  when the LLM service reported it (``llm_token_received``: its time-to-first-answer-token
+  metrics frame, pushed as the token is parsed and never held); else the release itself.
+  The difference is the ``turn_hold``.
 - ``vad_stop`` / ``transcript``: the last VAD stop / transcript before that request.
 - ``tts_request`` / ``tts_first_audio``: the first TTS start / audio frame after the first token.
 - ``audio_release``: the first release of audio after that frame, no later than the audible
@@ -43,7 +44,9 @@ class EventKind(StrEnum):
     LLM_TOKEN = "llm_token"
     """A token released downstream (held ones are pushed when the turn is confirmed)."""
     LLM_TOKEN_RECEIVED = "llm_token_received"
-    """The first answer token arrived from the provider, held or not."""
+    """The LLM service reported the first answer token (parsed, held or not)."""
+    LLM_TOKEN_ARRIVED = "llm_token_arrived"
+    """The first answer token's bytes reached the client's socket (kernel arrival stamp)."""
     LLM_END = "llm_end"
     TTS_REQUEST = "tts_request"
     TTS_AUDIO = "tts_audio"
@@ -101,10 +104,11 @@ def derive_timing(events: Sequence[TurnEvent], speech_end_ns: int) -> TurnTiming
             sent = _last(events, EventKind.LLM_SENT, token.ns)
     if sent is not None and (token is None or sent.ns <= token.ns):
         request = sent
-    received = _first(events, EventKind.LLM_TOKEN_RECEIVED, request.ns) if request else None
-    if received is not None and token is not None and received.ns > token.ns:
-        received = None  # a later inference's token, not this reply's
-    first_token = received if received is not None else token
+    first_token = token
+    for kind in (EventKind.LLM_TOKEN_RECEIVED, EventKind.LLM_TOKEN_ARRIVED):  # worst to best
+        received = _first(events, kind, request.ns) if request else None
+        if received is not None and (token is None or received.ns <= token.ns):
+            first_token = received  # (one after the release is a later inference's)
     limit = request.ns if request else None
     vad = _last(events, EventKind.VAD_STOP, limit)
     transcript = _last(events, EventKind.TRANSCRIPT, limit)

@@ -4,8 +4,9 @@ Every milestone is a ``perf_counter_ns`` reading (or an injected clock's) on the
 The anchor is ``speech_end_ns``: the true end of the user's speech, taken from the fixture
 manifest's sample offset and the moment the replay played that sample, not the VAD's guess.
 
-TTFT is ``llm_first_token_ns - llm_request_ns``: the model's own time, from the request leaving
-to its first token arriving, whether or not that token is then held. An agent that asks the
+TTFT is ``llm_first_token_ns - llm_request_ns``: the model's own time, from the request's last
+byte written to its first answer token's bytes arriving (the kernel's stamp, where there is
+one: ``voicebench.llm.arrival``), whether or not that token is then held. An agent that asks the
 LLM before the turn is confirmed (``[turn] speculate``) holds the reply until the turn ends;
 that wait is its own stage: ``turn_hold``, up to ``llm_release_ns``, when the reply's text is
 held, or ``audio_hold``, up to ``audio_release_ns``, when its synthesized audio is. TTFA is
@@ -33,7 +34,11 @@ STAGES: tuple[tuple[str, str, str], ...] = (
     ("asr", "transcript_ns", "VAD stop to the final transcript"),
     ("turn_end", "llm_request_ns", "final transcript to the LLM request"),
     ("llm_ttft", "llm_first_token_ns", "LLM request to its first token received"),
-    ("turn_hold", "llm_release_ns", "first token received to its release (turn confirmed)"),
+    (
+        "turn_hold",
+        "llm_release_ns",
+        "first token received to its release: parsing it, and a speculative reply's wait",
+    ),
     (
         "text_aggregation",
         "tts_request_ns",
