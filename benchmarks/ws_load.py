@@ -6,10 +6,13 @@ places its reply's first audible sample exactly ``--delay-ms`` later; the harnes
 TTFA from the true end of speech to the first audible sample it plays. (On a phone stream the
 agent hears some utterances end up to 0.2 s early, their last fricative being above the 4 kHz
 the line carries; that known shift, ``heard_end_shift_ms``, is taken off.) The difference is
-the harness's error: its own pacing and receive lag, plus loopback. Targets: |error| p99 <= 5 ms
-at 1 caller and <= 10 ms at 50 on voicebench's own protocol; <= 10 ms at both on a Twilio
-media stream (JSON events, base64 8 kHz mu-law, both ways). Also reported: the harness
-process's CPU time per caller.
+the harness's error: its own pacing and receive lag, plus loopback. The agent takes each frame's
+arrival from the kernel's stamp on it, so its own event loop's lateness with many calls is not
+counted as the harness's. Targets: |error| p99 <= 5 ms at 1 caller and <= 10 ms at 50 on
+voicebench's own protocol; <= 10 ms at both on a Twilio media stream (JSON events, base64
+8 kHz mu-law, both ways). The signed error's median (a bias) and its 1st and 99th percentiles
+(its spread) are printed apart, with the harness process's CPU time per caller and the
+machine's CPU steal over the run.
 
     .venv/bin/python benchmarks/ws_load.py [--protocol pcm twilio] [--callers 1 50]
         [--duration 60] [--delay-ms 800]
@@ -19,11 +22,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
 import numpy as np
+from machine import CpuSteal
 
 from voicebench.agentspec import AgentSpec, RemoteSpec
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
@@ -100,6 +107,9 @@ async def one_level(protocol: str, callers: int, args, items, manifest) -> dict:
         "err_p50": float(np.percentile(np.abs(err), 50)) if err.size else float("nan"),
         "err_p99": float(np.percentile(np.abs(err), 99)) if err.size else float("nan"),
         "err_mean": float(err.mean()) if err.size else float("nan"),
+        "err_median": float(np.median(err)) if err.size else float("nan"),
+        "err_p1": float(np.percentile(err, 1)) if err.size else float("nan"),
+        "err_p99_signed": float(np.percentile(err, 99)) if err.size else float("nan"),
         "cpu_per_caller": cpu / wall / callers,
         "lag_p99": [
             float(np.percentile(parts[:, k], 99)) if len(parts) else float("nan") for k in range(3)
@@ -123,30 +133,32 @@ def main() -> None:
     print(f"injected delay {args.delay_ms:g} ms; error = measured TTFA - injected delay")
     print(
         f"{'protocol':>8} {'callers':>7} {'max conc':>8} {'turns':>6} {'failed':>6} "
-        f"{'|err| p50':>10} {'|err| p99':>10} {'mean err':>9} {'target p99':>10} "
+        f"{'median err':>10} {'p1 err':>8} {'p99 err':>8} {'|err| p99':>10} {'target p99':>10} "
         f"{'CPU/caller':>10}"
     )
-    for protocol, callers in ((p, c) for p in args.protocol for c in args.callers):
-        r = asyncio.run(one_level(protocol, callers, args, items, manifest))
-        target = TARGETS[protocol].get(callers)
-        verdict = (
-            "-"
-            if target is None
-            else (f"<= {target:g} " + ("ok" if r["err_p99"] <= target else "MISSED"))
-        )
-        print(
-            f"{protocol:>8} {r['callers']:>7} {r['max_concurrency']:>8} {r['turns']:>6} "
-            f"{r['failed']:>6} "
-            f"{r['err_p50']:>8.2f}ms {r['err_p99']:>8.2f}ms {r['err_mean']:>7.2f}ms "
-            f"{verdict:>10} {100 * r['cpu_per_caller']:>9.2f}%",
-            flush=True,
-        )
-        send, reply, receive = r["lag_p99"]
-        print(
-            f"{'':>16} p99 of its parts: send lag {send:.2f} ms, agent lag {reply:.2f} ms, "
-            f"receive lag {receive:.2f} ms",
-            flush=True,
-        )
+    with CpuSteal() as steal:
+        for protocol, callers in ((p, c) for p in args.protocol for c in args.callers):
+            r = asyncio.run(one_level(protocol, callers, args, items, manifest))
+            target = TARGETS[protocol].get(callers)
+            verdict = (
+                "-"
+                if target is None
+                else (f"<= {target:g} " + ("ok" if r["err_p99"] <= target else "MISSED"))
+            )
+            print(
+                f"{protocol:>8} {r['callers']:>7} {r['max_concurrency']:>8} {r['turns']:>6} "
+                f"{r['failed']:>6} {r['err_median']:>+8.2f}ms {r['err_p1']:>+6.2f}ms "
+                f"{r['err_p99_signed']:>+6.2f}ms {r['err_p99']:>8.2f}ms {verdict:>10} "
+                f"{100 * r['cpu_per_caller']:>9.2f}%",
+                flush=True,
+            )
+            send, reply, receive = r["lag_p99"]
+            print(
+                f"{'':>16} p99 of its parts: send lag {send:.2f} ms, agent lag {reply:.2f} ms, "
+                f"receive lag {receive:.2f} ms",
+                flush=True,
+            )
+    print(steal)
 
 
 if __name__ == "__main__":

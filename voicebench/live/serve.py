@@ -311,7 +311,12 @@ async def serve(
 
         try:
             server = await websockets.serve(
-                handler, HOST, port, max_size=MAX_MESSAGE_BYTES, ping_interval=None
+                handler,
+                HOST,
+                port,
+                max_size=MAX_MESSAGE_BYTES,
+                ping_interval=None,
+                compression=None,  # audio does not compress; deflating each frame costs time
             )
         except OSError as exc:
             raise RunError(f"cannot listen on {HOST}:{port}: {exc.strerror or exc}") from None

@@ -56,6 +56,8 @@ class Loudspeaker:
         self.marks: dict[str, asyncio.TimerHandle] = {}
         self.over: str | None = None
         """Which cap the agent went past in this turn (see the module docstring)."""
+        self.news = asyncio.Event()
+        """Set when an event is noted or a cap is passed: what a turn's watcher waits on."""
 
     def hear(self, message: str | bytes, now: int) -> None:
         """One message from the agent, received at ``now``."""
@@ -93,11 +95,13 @@ class Loudspeaker:
             self.exceed(f"more than {MAX_EVENTS:,} messages in one turn")
             return
         self.events.append(event)
+        self.news.set()
 
     def exceed(self, what: str) -> None:
         """The agent went past a cap: note which, and keep nothing more of this turn."""
         self.over = f"the agent sent {what}; the turn was ended there"
         self.recording, self.recorded = [], 0
+        self.news.set()
 
     def play(self, audio: bytes, now: int) -> None:
         pcm = np.frombuffer(audio[: len(audio) // 2 * 2], dtype=np.int16)
@@ -144,6 +148,7 @@ class Loudspeaker:
             e for e in self.events if not (e.kind is EventKind.AUDIO_OUT and e.ns >= now)
         ]
         self.events.append(TurnEvent(EventKind.AUDIO_CUT, now))
+        self.news.set()
         self.last_audio_end_ns = min(self.last_audio_end_ns, now)
         for name, handle in list(self.marks.items()):
             handle.cancel()

@@ -44,6 +44,7 @@ from urllib.parse import quote
 
 import numpy as np
 
+from voicebench import _arrivals
 from voicebench.agentspec import AgentSpec
 from voicebench.errors import redact
 from voicebench.fixtures.audio import resample, to_int16
@@ -57,8 +58,14 @@ from voicebench.timing import EventKind
 FIXTURE_RATE = 16_000
 MAX_MESSAGE_BYTES = 2**24
 """The largest message taken from an agent (16 MiB: over eight minutes of 16 kHz audio)."""
+MAX_WAIT_S = 0.5
+"""The longest a turn's watcher sleeps without looking (it wakes on the agent's news)."""
 QUEUED_MESSAGES = 4
 """Messages the connection holds before reading stops (bounds what waits to be read)."""
+
+
+_ON_THE_LINE: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+"""Fixture utterances already resampled to a line's rate, by the fixture array."""
 
 
 class RemoteAgent:
@@ -87,15 +94,7 @@ class RemoteAgent:
         self._secrets = secrets
         try:
             self._ws = await asyncio.wait_for(
-                websockets.connect(
-                    url,
-                    additional_headers=headers or None,
-                    max_size=MAX_MESSAGE_BYTES,
-                    max_queue=QUEUED_MESSAGES,
-                    open_timeout=None,
-                    ping_interval=None,
-                ),
-                self.remote.connect_timeout_secs,
+                self._dial(url, headers), self.remote.connect_timeout_secs
             )
         except (ConnectionRefusedError, OSError) as exc:
             self._failure = TurnError(
@@ -121,6 +120,36 @@ class RemoteAgent:
             return self  # it closed at once (a refused call): the first turn says why
         self._tasks = [asyncio.create_task(self._receive()), asyncio.create_task(self._pace())]
         return self
+
+    async def _dial(self, url: str, headers: dict[str, str] | None) -> Any:
+        """The WebSocket, on a socket whose arrivals the kernel stamps where it can (not
+        through a proxy: the proxy's socket is not the agent's)."""
+        import websockets
+        from websockets.proxy import get_proxy
+        from websockets.uri import parse_uri
+
+        from voicebench.replay.arrivals import StampedClientConnection
+
+        uri = parse_uri(url)
+        sock = None
+        if _arrivals.SUPPORTED and get_proxy(uri) is None:
+            sock = await _arrivals.connect(uri.host, uri.port)
+        try:
+            return await websockets.connect(
+                url,
+                sock=sock,
+                create_connection=StampedClientConnection,
+                compression=None,  # audio does not compress; deflating each frame costs time
+                additional_headers=headers or None,
+                max_size=MAX_MESSAGE_BYTES,
+                max_queue=QUEUED_MESSAGES,
+                open_timeout=None,
+                ping_interval=None,
+            )
+        except BaseException:
+            if sock is not None:
+                sock.close()
+            raise
 
     @property
     def connected(self) -> bool:
@@ -149,11 +178,14 @@ class RemoteAgent:
 
         try:
             async for message in self._ws:
-                self._speaker.hear(message, self.clock())
+                # when it arrived, on this agent's clock
+                age = time.perf_counter_ns() - self._ws.arrival()
+                self._speaker.hear(message, self.clock() - age)
         except websockets.exceptions.ConnectionClosed:
             pass
         finally:
             self._closed.set()
+            self._speaker.news.set()
 
     async def _send_all(self, messages: list[str | bytes]) -> bool:
         """Send ``messages`` in order; False (and the call marked closed) if the agent has
@@ -180,11 +212,12 @@ class RemoteAgent:
         k = 0
         while True:
             window_start = origin + k * FRAME_NS
-            chunk = self._mic.frame(window_start)
+            # made while its 20 ms are being recorded, so that it leaves the moment they are
+            message = self.codec.audio(self._mic.frame(window_start).tobytes())
             delay = (window_start + FRAME_NS - self.clock()) / NS_PER_S
             if delay > 0:
                 await asyncio.sleep(delay)
-            await self._ws.send(self.codec.audio(chunk.tobytes()))
+            await self._ws.send(message)
             k += 1
 
     # A turn --------------------------------------------------------------------------------
@@ -236,6 +269,7 @@ class RemoteAgent:
         timed_out = True
         aside_ns: int | None = None
         while self.clock() < deadline and speaker.over is None:
+            speaker.news.clear()  # what arrives from here on wakes the wait below
             now = self.clock()
             heard = [
                 e.ns
@@ -278,7 +312,21 @@ class RemoteAgent:
                     aside_ns=aside_ns,
                     ended_ns=self.clock(),
                 )
-            await asyncio.sleep(0.01)
+            # Nothing to do until the agent sends news (an onset, a stop, an error, a close)
+            # or the next moment a rule above looks at comes.
+            due_ns = [deadline]
+            if heard:
+                due_ns.append(speaker.last_audio_end_ns + quiet_ns + 1)
+                if cue.hand_over_ms is not None:
+                    due_ns.append(heard[0] + int(cue.hand_over_ms * 1e6) + 1)
+                if cue.aside is not None and aside_ns is None:
+                    due_ns.append(heard[0] + int(cue.aside_ms * 1e6) + 1)
+                if aside_ns is not None:
+                    due_ns.append(aside_ns + int(AFTER_ASIDE_S * NS_PER_S) + 1)
+            wait_s = min(max(0, min(due_ns) - self.clock()) / NS_PER_S, MAX_WAIT_S)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(wait_s):
+                    await speaker.news.wait()
         errors = [e.text for e in speaker.events if e.kind is EventKind.ERROR]
         if speaker.over is not None:
             errors.insert(0, speaker.over)
@@ -310,10 +358,20 @@ class RemoteAgent:
         return redact(f" ({code}{': ' + reason if reason else ''})", *self._secrets)
 
     def _to_line(self, pcm: np.ndarray) -> np.ndarray:
-        """16 kHz fixture PCM at the connection's sample rate."""
+        """16 kHz fixture PCM at the connection's sample rate (a shared read-only fixture is
+        resampled once for every call that says it)."""
         if self.rate == FIXTURE_RATE:
             return pcm
-        return to_int16(resample(pcm.astype(np.float32) / 32768.0, FIXTURE_RATE, self.rate))
+        key = (id(pcm), self.rate)
+        kept = _ON_THE_LINE.get(key)
+        if kept is not None and kept[0] is pcm:
+            return kept[1]
+        line = to_int16(resample(pcm.astype(np.float32) / 32768.0, FIXTURE_RATE, self.rate))
+        if not pcm.flags.writeable:  # a cached fixture: the same array next time
+            if len(_ON_THE_LINE) >= 256:
+                _ON_THE_LINE.pop(next(iter(_ON_THE_LINE)))
+            _ON_THE_LINE[key] = (pcm, line)
+        return line
 
     def _take(self) -> np.ndarray:
         audio = np.frombuffer(b"".join(self._speaker.recording), dtype=np.int16).copy()

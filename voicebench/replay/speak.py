@@ -228,7 +228,11 @@ def _fixture(manifest: Manifest, fixtures_dir: Path, text: str, what: str):
     entry = lookup_fixture(manifest, text)
     if entry is None:
         raise RunError(f"no audio fixture for {what}; run `voicebench synth`")
-    return read_wav(fixtures_dir / entry.path, expect_rate=RATE), entry
+    path = fixtures_dir / entry.path
+    try:
+        return _fixture_pcm(path, path.stat().st_mtime_ns), entry
+    except OSError:
+        return read_wav(path, expect_rate=RATE), entry  # which says what is wrong with it
 
 
 def _other_utterances(manifest: Manifest, fixtures_dir: Path, text: str) -> list[np.ndarray]:

@@ -62,7 +62,9 @@ from pathlib import Path
 
 from voicebench.errors import RunError
 from voicebench.llm.helper import HOST, HelperServer
+from voicebench.replay.arrivals import StampedServerConnection
 from voicebench.replay.telephony import LINE_RATE, TELEPHONY
+from voicebench.testing.scripted_timing import listener
 from voicebench.testing.scripted_voice_agent import (
     DEFAULT_REPLY,
     FAULTS,
@@ -92,11 +94,12 @@ async def serve(agent: Agent, *, port: int = 0) -> None:
         loop.add_signal_handler(sig, stop.set)
     async with websockets.serve(
         agent.handle,
-        HOST,
-        port,
+        sock=listener(HOST, port),  # the agent hears each frame when it arrived
+        create_connection=StampedServerConnection,
         process_request=process_request,
         max_size=2**24,
         ping_interval=None,
+        compression=None,
     ) as server:
         bound = next(iter(server.sockets)).getsockname()[1]
         gc.freeze()  # startup objects (the voice, numpy) need no scanning: shorter pauses

@@ -132,7 +132,7 @@ class Agent:
         over = Overheard()
         try:
             async for message in ws:
-                now = time.perf_counter_ns()
+                now = ws.arrival()  # when its bytes came in, however busy this loop is
                 incoming = wire.decode(message)
                 if incoming is not None and incoming.control.get("type") == "mark":
                     self._write({"call": call, "mark": incoming.control["name"], "acked_ns": now})
