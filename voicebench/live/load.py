@@ -183,6 +183,7 @@ async def run_load(
         (out_dir / TURNS_FILE).write_text("")
         loop = asyncio.get_running_loop()
         writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="load-turns")
+        frozen = gc.get_freeze_count() > 0  # by whoever runs this; left as they had it
         gc.freeze()  # what is loaded by now needs no scanning: shorter collection pauses
         start = time.monotonic()
         active = 0
@@ -289,7 +290,8 @@ async def run_load(
         finally:
             watcher.cancel()
             writer.shutdown(wait=True)
-            gc.unfreeze()
+            if not frozen:
+                gc.unfreeze()
         for outcome in ended:
             if isinstance(outcome, Exception):
                 raise outcome
