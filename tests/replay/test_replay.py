@@ -38,9 +38,10 @@ async def test_replay_times_every_turn_and_resumes_without_redoing_any(tmp_path:
         assert r.contestant == "scripted/scripted-llm"
         t = r.timing
         # The server waits 200 ms from the request's arrival before its first token. Loopback
-        # delivers the request inside the client's write, before its "sent" stamp, so the
-        # measured TTFT may fall short of 200 ms by that write's microseconds, never by more.
-        assert 199.5 <= t.ttft_ms < 1200.0
+        # delivers the request inside the client's write, before its "sent" stamp, and another
+        # thread may hold the interpreter between the two (up to its 5 ms switch interval), so
+        # the measured TTFT may fall short of 200 ms by that much, never by more.
+        assert 195.0 <= t.ttft_ms < 1200.0
         assert t.stages_ms["llm_ttft"] == t.ttft_ms
         assert (
             sum(v for v in t.stages_ns().values() if v is not None)
