@@ -4,6 +4,7 @@ known time after each request, and records the request leaving as the HTTP hook 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 from pipecat.frames.frames import (
     Frame,
@@ -11,11 +12,14 @@ from pipecat.frames.frames import (
     LLMFullResponseEndFrame,
     LLMFullResponseStartFrame,
 )
+from pipecat.pipeline.pipeline import Pipeline
+from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.processors.frame_processor import FrameDirection
 from pipecat.services.llm_service import LLMService
 from pipecat.services.settings import LLMSettings
+from pipecat.workers.runner import WorkerRunner
 
-from voicebench.timing import EventKind, TimingObserver
+from voicebench.timing import EventKind, RunClock, TimingObserver
 
 MS = 1_000_000
 TTFT_MS = 237
@@ -66,6 +70,29 @@ class ScriptedSpeculatingLLM(LLMService):
         await self._push_llm_text(first + " ")
         await self._push_llm_text(rest)
         await self.push_frame(LLMFullResponseEndFrame())
+
+
+@contextlib.asynccontextmanager
+async def running(processors: list, observer: TimingObserver, clock: RunClock):
+    """A pipeline of ``processors`` watched by ``observer`` on ``clock``, running in its own
+    task; yields its worker, and stops it on the way out."""
+    worker = PipelineWorker(
+        Pipeline(processors),
+        params=PipelineParams(enable_metrics=True),
+        observers=[observer],
+        clock=clock,
+        idle_timeout_secs=None,
+        enable_rtvi=False,
+        enable_turn_tracking=False,
+    )
+    runner = WorkerRunner(handle_sigint=False)
+    await runner.add_workers(worker)
+    run = asyncio.create_task(runner.run())
+    try:
+        yield worker
+    finally:
+        await worker.cancel(reason="test finished")
+        await asyncio.wait_for(run, 15)
 
 
 async def until(predicate, timeout_s: float = 10.0) -> None:

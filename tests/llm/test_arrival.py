@@ -9,10 +9,8 @@ import time
 
 import pytest
 from pipecat.frames.frames import LLMContextFrame
-from pipecat.pipeline.pipeline import Pipeline
-from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.processors.aggregators.llm_context import LLMContext
-from pipecat.workers.runner import WorkerRunner
+from speculating import running
 
 from voicebench import _arrivals
 from voicebench.agentspec import LLMSpec
@@ -53,27 +51,12 @@ async def _one_reply(server: ScriptedLLMServer, busy: list[int]) -> TimingObserv
                 EventKind.LLM_TOKEN_ARRIVED, clock.get_time() - age
             ),
         )
-        worker = PipelineWorker(
-            Pipeline([llm]),
-            params=PipelineParams(enable_metrics=True),
-            observers=[observer],
-            clock=clock,
-            idle_timeout_secs=None,
-            enable_rtvi=False,
-            enable_turn_tracking=False,
-        )
-        runner = WorkerRunner(handle_sigint=False)
-        await runner.add_workers(worker)
-        run = asyncio.create_task(runner.run())
-        try:
+        async with running([llm], observer, clock) as worker:
             context = LLMContext([{"role": "user", "content": "I lost my job."}])
             await worker.queue_frame(LLMContextFrame(context=context))
             async with asyncio.timeout(20):
                 while EventKind.LLM_END not in {e.kind for e in observer.events}:
                     await asyncio.sleep(0.01)
-        finally:
-            await worker.cancel(reason="test finished")
-            await asyncio.wait_for(run, 15)
     return observer
 
 

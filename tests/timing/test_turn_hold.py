@@ -7,11 +7,8 @@ from __future__ import annotations
 import asyncio
 
 from pipecat.frames.frames import LLMContextFrame, UserStoppedSpeakingFrame
-from pipecat.pipeline.pipeline import Pipeline
-from pipecat.pipeline.worker import PipelineParams, PipelineWorker
 from pipecat.processors.aggregators.llm_context import LLMContext
-from pipecat.workers.runner import WorkerRunner
-from speculating import MS, TTFT_MS, FakeNow, ScriptedSpeculatingLLM, until
+from speculating import MS, TTFT_MS, FakeNow, ScriptedSpeculatingLLM, running, until
 
 from voicebench.timing import EventKind, RunClock, TimingObserver, derive_timing
 
@@ -20,19 +17,9 @@ HOLD_MS = 412
 
 async def test_a_held_reply_gives_exact_llm_ttft_and_turn_hold():
     now, observer = FakeNow(), TimingObserver()
-    worker = PipelineWorker(
-        Pipeline([ScriptedSpeculatingLLM(now, observer, TTFT_MS * MS)]),
-        params=PipelineParams(enable_metrics=True),
-        observers=[observer],
-        clock=RunClock(now),
-        idle_timeout_secs=None,
-        enable_rtvi=False,
-        enable_turn_tracking=False,
-    )
-    runner = WorkerRunner(handle_sigint=False)
-    await runner.add_workers(worker)
-    run = asyncio.create_task(runner.run())
-    try:
+    async with running(
+        [ScriptedSpeculatingLLM(now, observer, TTFT_MS * MS)], observer, RunClock(now)
+    ) as worker:
         speech_end_ns = now.ns
         now.ns += 300 * MS  # the early VAD stop: the LLM is asked before the turn is confirmed
         await worker.queue_frame(LLMContextFrame(context=LLMContext(), speculation=True))
@@ -48,9 +35,6 @@ async def test_a_held_reply_gives_exact_llm_ttft_and_turn_hold():
         await until(lambda: EventKind.LLM_TOKEN in kinds())
         now.ns += 50 * MS
         observer.record(EventKind.AUDIO_OUT, now.ns)
-    finally:
-        await worker.cancel(reason="test finished")
-        await asyncio.wait_for(run, 15)
 
     t = derive_timing(observer.since(0), speech_end_ns)
     assert t.ttft_ms == TTFT_MS
