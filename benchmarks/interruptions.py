@@ -28,7 +28,7 @@ import numpy as np
 from voicebench.agentspec import AgentSpec, RemoteSpec
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.fixtures import BUILTIN_FIXTURES, load_manifest, lookup_fixture
-from voicebench.replay import replay
+from voicebench.replaying import replay
 from voicebench.testing.scripted_voice import ScriptedVoiceAgent
 
 CASES = ((50.0, 0.0), (150.0, 0.0), (400.0, 0.0), (700.0, 600.0))

@@ -30,7 +30,7 @@ from voicebench.agentspec import AgentSpec, load_agent_spec, parse_override  # n
 from voicebench.cli.common import quiet_libraries  # noqa: E402
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues  # noqa: E402
 from voicebench.fixtures import BUILTIN_FIXTURES  # noqa: E402
-from voicebench.replay import demo_items, replay  # noqa: E402
+from voicebench.replaying import demo_items, replay  # noqa: E402
 from voicebench.text import word_errors  # noqa: E402
 from voicebench.timing import STAGE_NAMES  # noqa: E402
 

@@ -40,7 +40,7 @@ from voicebench.agentspec import AgentSpec, LLMSpec  # noqa: E402
 from voicebench.cli.common import quiet_libraries  # noqa: E402
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues  # noqa: E402
 from voicebench.fixtures import BUILTIN_FIXTURES  # noqa: E402
-from voicebench.replay import replay  # noqa: E402
+from voicebench.replaying import replay  # noqa: E402
 from voicebench.testing import ScriptedLLMServer  # noqa: E402
 
 SHORT_REPLY = "I hear you. That sounds heavy."

@@ -33,7 +33,7 @@ from local_agent import ROOT, load_with_overrides, replay_builtin, report
 
 from voicebench.cli.common import quiet_libraries
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
-from voicebench.replay import demo_items
+from voicebench.replaying import demo_items
 
 DEFAULTS = [
     "vad.stop_secs=0.5",

@@ -178,7 +178,7 @@ def test_text_from_outside_prints_as_it_is(tmp_path: Path):
     from voicebench.cli.live import _load_line
     from voicebench.cli.run import turn_line
     from voicebench.live import LoadTurn
-    from voicebench.replay.run import RunProgress
+    from voicebench.replaying.run import RunProgress
     from voicebench.runlog import TurnError, TurnRecord
 
     record = TurnRecord(

@@ -12,13 +12,13 @@ STAGES = (
     "dialogues",
     "fixtures",
     "scenarios",
-    "replay",
+    "replaying",
     "runlog",
     "timing",
     "judging",
     "rating",
     "strategies",
-    "report",
+    "reporting",
     "annotate",
     "live",
     "gates",
@@ -49,7 +49,7 @@ def test_dialogues_import_no_later_stage():
         bad = {
             m
             for m in imports(path)
-            if m.startswith(("voicebench.judging", "voicebench.replay", "voicebench.testing"))
+            if m.startswith(("voicebench.judging", "voicebench.replaying", "voicebench.testing"))
         }
         assert not bad, f"{path}: {bad}"
 

@@ -161,7 +161,7 @@ async def test_a_reply_whose_audio_leads_out_of_its_run_is_text_in_report_and_pa
     tmp_path: Path,
 ):
     from voicebench.annotate.content import load_library
-    from voicebench.report.replies import item_replies
+    from voicebench.reporting.replies import item_replies
 
     run, judged = judged_against_reference(tmp_path, ITEMS, audio=True)
     (tmp_path / "private.wav").write_bytes((judged / "audio" / f"{ITEMS[0].id}-0.wav").read_bytes())

@@ -1,8 +1,47 @@
 """voicebench: live voice-agent latency and empathy evaluation.
 
+Replay an agent, judge what it said, rate, gate and report, from Python::
+
+    import voicebench
+
+    run = voicebench.replay("scripted", limit=1)        # a shipped spec by name, or a path
+    assert run.figures["ttfa_p90_ms"].value < 1200
+    assert voicebench.check(run, max_ttfa_p90_ms=1200, max_failed_pct=0)
+
 Data flows one way, one subpackage per stage:
 dialogues -> fixtures (audio) -> replay (pipeline + timing) -> runlog -> judging -> ratings
--> reports.
+-> reports. ``voicebench.api`` holds the calls below; the command line uses the same library.
 """
 
 __version__ = "0.1.0"
+
+from voicebench.api import (
+    EloDifference,
+    GateResults,
+    Judging,
+    Run,
+    check,
+    compare,
+    judge,
+    judge_async,
+    rate,
+    replay,
+    replay_async,
+    report,
+)
+
+__all__ = [
+    "EloDifference",
+    "GateResults",
+    "Judging",
+    "Run",
+    "__version__",
+    "check",
+    "compare",
+    "judge",
+    "judge_async",
+    "rate",
+    "replay",
+    "replay_async",
+    "report",
+]

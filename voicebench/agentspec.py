@@ -56,7 +56,7 @@ apply)::
 
     [remote]
     url = "ws://127.0.0.1:8765"       # ws:// or wss://
-    protocol = "pcm"                  # "pcm" (voicebench's protocol, voicebench/replay/wire.py),
+    protocol = "pcm"                  # "pcm" (voicebench's protocol, voicebench/replaying/wire.py),
                                       # "pipecat" (pipecat's protobuf frame serializer), or
                                       # "twilio" / "telnyx" (the phone platforms' media streams)
     sample_rate = 16000               # of the PCM both ways (pcm, pipecat; a phone line is 8 kHz)
@@ -81,6 +81,7 @@ from typing import Literal, get_args
 
 from pydantic import Field, model_validator
 
+from voicebench import builtin
 from voicebench._model import FrozenModel, read_toml, validate_record
 from voicebench.errors import InputError, MissingSecretError
 from voicebench.llm.endpoint import Endpoint, warn_if_sent_away
@@ -180,7 +181,7 @@ class TurnSpec(FrozenModel):
     hold: Literal["text", "audio"] = "text"
     """What of a speculative reply waits for the turn end: its ``text`` (pipecat's own hold in
     the LLM service: TTS starts once the turn is confirmed) or its ``audio`` (TTS speaks it
-    during the silence and the audio waits: ``voicebench/replay/hold.py``). ``audio`` answers
+    during the silence and the audio waits: ``voicebench/replaying/hold.py``). ``audio`` answers
     sooner and costs TTS work on withdrawn replies; it matters only with ``speculate``."""
 
     @model_validator(mode="after")
@@ -356,9 +357,9 @@ def load_agent_spec(
     require_secrets: bool = True,
     overrides: Mapping[str, object] | None = None,
 ) -> AgentSpec:
-    """Read and validate an agent spec, with ``overrides`` (dotted keys) set over what the file
-    says; a missing key variable fails here, naming it."""
-    path = Path(path)
+    """Read and validate an agent spec (a path, or a shipped spec's name), with ``overrides``
+    (dotted keys) set over what the file says; a missing key variable fails here, naming it."""
+    path = builtin.spec_path("agents", path)
     if not path.exists():
         raise InputError("agent spec not found", file=path)
     data = with_overrides(read_toml(path), overrides or {})

@@ -20,8 +20,8 @@ from voicebench.errors import InputError
 from voicebench.fixtures import BUILTIN_FIXTURES
 from voicebench.judging import JudgingResult, Verdict, run_judging
 from voicebench.rating import NothingToRateError, RatingTable, rate_judging
-from voicebench.replay import RunProgress, demo_items, run_replay
-from voicebench.report import BuiltReport, build_report
+from voicebench.replaying import RunProgress, demo_items, run_replay
+from voicebench.reporting import BuiltReport, build_report
 from voicebench.runlog import TurnRecord, default_run_dir
 from voicebench.scenarios import parse_scenario
 

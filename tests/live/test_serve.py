@@ -22,7 +22,7 @@ from processes import ROOT, as_in_a_terminal, descendants, survivors, voicebench
 from voicebench.agentspec import AgentSpec, LLMSpec, RemoteAuth, RemoteSpec, load_agent_spec
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.fixtures import BUILTIN_FIXTURES, read_wav, speech_bounds
-from voicebench.replay import replay
+from voicebench.replaying import replay
 
 pytestmark = pytest.mark.slow
 
@@ -240,7 +240,7 @@ async def pipecat_bot():
         SingleClientWebsocketServerTransport,
     )
 
-    from voicebench.replay.agent import VoiceAgent
+    from voicebench.replaying.agent import VoiceAgent
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -303,7 +303,7 @@ async def pipecat_twilio_bot(seen: dict):
         FastAPIWebsocketTransport,
     )
 
-    from voicebench.replay.agent import VoiceAgent
+    from voicebench.replaying.agent import VoiceAgent
 
     bot = AgentSpec(
         name="pipecat-phone-bot",

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from voicebench.fixtures.audio import speech_bounds
-from voicebench.replay.realtime import Audible
+from voicebench.replaying.realtime import Audible
 from voicebench.scenarios import draw_dialogue, draw_turn, parse_scenario
 from voicebench.scenarios.overlap import (
     backchannel_outcome,

@@ -13,7 +13,7 @@ from scripted_agent import REPLY, builtin_run, scripted
 from voicebench.agentspec import AgentSpec, RemoteSpec
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.fixtures import BUILTIN_FIXTURES, load_manifest, lookup_fixture
-from voicebench.replay import replay
+from voicebench.replaying import replay
 from voicebench.testing.scripted_voice import ScriptedVoiceAgent
 
 pytestmark = pytest.mark.slow

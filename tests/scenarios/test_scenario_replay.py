@@ -18,7 +18,7 @@ from voicebench.fixtures import (
     read_wav,
     synthesize_fixtures,
 )
-from voicebench.replay import replay
+from voicebench.replaying import replay
 from voicebench.runlog import read_header
 from voicebench.scenarios import draw_turn, parse_scenario
 from voicebench.scenarios.apply import backchannel_texts

@@ -17,7 +17,7 @@ from voicebench.cli import app
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.judging import Reply
 from voicebench.judging.spec import JudgeModelSpec
-from voicebench.report import build_report
+from voicebench.reporting import build_report
 from voicebench.strategies import (
     LABELS,
     ReplyStrategies,

@@ -57,7 +57,7 @@ from voicebench.errors import InputError, RunError
 from voicebench.judging import DIMENSION_NAMES, DIMENSIONS
 from voicebench.rating import HUMAN_DIR
 from voicebench.rating.agreement import RATING_LABELS, HumanJudgment
-from voicebench.report.render import asset, environment, script_hash
+from voicebench.reporting.render import asset, environment, script_hash
 
 PACKAGE = "voicebench.annotate"
 LOOPBACK = "127.0.0.1"

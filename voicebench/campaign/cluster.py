@@ -37,7 +37,7 @@ from voicebench.campaign.run import CampaignHooks, replay_cell
 from voicebench.campaign.sync import Change, FolderSync, apply, snapshot
 from voicebench.errors import InputError, VoicebenchError
 from voicebench.fixtures import BUILTIN_FIXTURES
-from voicebench.replay import RunProgress
+from voicebench.replaying import RunProgress
 from voicebench.runlog import HEADER_FILE, TurnRecord, read_turns
 
 MAX_RESCHEDULES = 5

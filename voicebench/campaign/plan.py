@@ -19,13 +19,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from voicebench import builtin
 from voicebench.agentspec import AgentSpec, load_agent_spec
 from voicebench.campaign.spec import CampaignSpec, load_campaign, slug
 from voicebench.dialogues import Dialogue, load_dialogues
 from voicebench.errors import InputError
 from voicebench.fixtures import BUILTIN_FIXTURES, load_manifest, lookup_fixture
 from voicebench.judging import load_judge_spec
-from voicebench.replay import demo_items
+from voicebench.replaying import demo_items
 from voicebench.scenarios import parse_scenario
 
 ANSWER_S = 10.0
@@ -120,7 +121,7 @@ def plan_campaign(file: Path, out_dir: Path | None = None) -> CampaignPlan:
     out_dir = out_dir or Path("reports") / "campaigns" / slug(spec.name)
     variants: list[tuple[str, AgentSpec, Path, float]] = []
     for i, a in enumerate(spec.agents):
-        path = here / a.spec
+        path = builtin.spec_path("agents", a.spec, base=here)
         overrides = dict(a.set)
         if a.name is not None:
             overrides["name"] = a.name
@@ -183,7 +184,7 @@ def plan_campaign(file: Path, out_dir: Path | None = None) -> CampaignPlan:
                     field=f"dialogues.{i}",
                 )
         sets.append((set_name, path, fixtures, items))
-    judges = tuple(here / j for j in spec.judges)
+    judges = tuple(builtin.spec_path("judges", j, base=here) for j in spec.judges)
     for i, judge in enumerate(judges):
         if slug(judge.stem) in [slug(j.stem) for j in judges[:i]]:
             raise InputError(

@@ -30,8 +30,8 @@ from voicebench.campaign.plan import CampaignPlan, Cell
 from voicebench.campaign.spec import slug
 from voicebench.judging import JudgingResult, Verdict, judge_runs
 from voicebench.rating import NothingToRateError, RatingTable, rate_judging
-from voicebench.replay import RunProgress, run_replay
-from voicebench.report import BuiltReport, build_report
+from voicebench.replaying import RunProgress, run_replay
+from voicebench.reporting import BuiltReport, build_report
 from voicebench.runlog import TurnRecord
 
 PLAN_FILE = "campaign.json"

@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from typer.core import TyperGroup
 
+from voicebench import builtin
 from voicebench.errors import SecretDestinationWarning, VoicebenchError
 
 if TYPE_CHECKING:
@@ -25,16 +26,13 @@ if TYPE_CHECKING:
 out = Console(width=None if sys.stdout.isatty() else 110)
 err = Console(stderr=True, width=None if sys.stderr.isatty() else 110)
 
-ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_DIALOGUES = ROOT / "audio_fixtures" / "dialogues.jsonl"
-DEFAULT_FIXTURES = DEFAULT_DIALOGUES.parent
-DEFAULT_AGENT = ROOT / "agents" / "local.toml"
-DEFAULT_JUDGE = ROOT / "judges" / "local-smoke.toml"
-SECOND_AGENT = ROOT / "agents" / "local-qwen.toml"
-"""The demo's second offline agent (the offline-judge extra's 0.5B model)."""
-OFFLINE_JUDGE = ROOT / "judges" / "local.toml"
-"""The offline judge the demo uses when the offline-judge extra is installed."""
-DEFAULT_GOLD = ROOT / "judges" / "pairs-gold.jsonl"
+DEFAULT_DIALOGUES = builtin.DIALOGUES
+DEFAULT_FIXTURES = builtin.FIXTURES
+DEFAULT_AGENT = builtin.DEFAULT_AGENT
+DEFAULT_JUDGE = builtin.SMOKE_JUDGE
+SECOND_AGENT = builtin.SECOND_AGENT
+OFFLINE_JUDGE = builtin.OFFLINE_JUDGE
+DEFAULT_GOLD = builtin.PAIRS_GOLD
 
 DialoguesOpt = Annotated[
     Path,
@@ -53,12 +51,31 @@ FixturesOpt = Annotated[
         help="Audio fixture folder (manifest.json + audio/).",
     ),
 ]
+
+
+def agent_spec(value: str | Path) -> Path:
+    """An ``--agent`` value: a TOML path, or the name of a shipped agent spec."""
+    return builtin.spec_path("agents", value)
+
+
+def judge_spec(value: str | Path) -> Path:
+    """A ``--judge`` value: a TOML path, or the name of a shipped judge spec."""
+    return builtin.spec_path("judges", value)
+
+
+AGENT_HELP = (
+    f"Agent spec: a TOML file, or a shipped one by name ({', '.join(builtin.shipped('agents'))})."
+)
+JUDGE_HELP = (
+    f"Judge spec: a TOML file, or a shipped one by name ({', '.join(builtin.shipped('judges'))})."
+)
 AgentOpt = Annotated[
-    Path, typer.Option("--agent", "-a", envvar="VOICEBENCH_AGENT", help="Agent spec (TOML).")
+    Path,
+    typer.Option("--agent", "-a", envvar="VOICEBENCH_AGENT", parser=agent_spec, help=AGENT_HELP),
 ]
 JudgeOpt = Annotated[
     Path,
-    typer.Option("--judge", "-j", envvar="VOICEBENCH_JUDGE", help="Judge spec (judges/*.toml)."),
+    typer.Option("--judge", "-j", envvar="VOICEBENCH_JUDGE", parser=judge_spec, help=JUDGE_HELP),
 ]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Show library logs.")]
 ConcurrencyOpt = Annotated[int, typer.Option(min=1, max=256, help="Requests in flight at once.")]

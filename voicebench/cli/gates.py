@@ -59,9 +59,9 @@ def check(
     verdict. Exit 0 when all pass, 1 when one fails, 2 for bad input. Gates are max_FIGURE or
     min_FIGURE; shares are in per cent."""
     from voicebench._jsonl import write_atomic
+    from voicebench.api.quality import check_gates
     from voicebench.errors import InputError
-    from voicebench.gates import check as check_gates
-    from voicebench.gates import folder_figures, make_gate, read_gates
+    from voicebench.gates import make_gate, read_gates
     from voicebench.gates.check import describe, junit_xml, summary_markdown
 
     named = {
@@ -93,10 +93,14 @@ def check(
         chosen.append(make_gate(name.strip(), number, source="--gate"))
     if min_elo is not None and contestant is None:
         raise InputError("--min-elo needs --contestant NAME", field="--contestant")
-    figures = folder_figures(
-        path, contestant=contestant, budget_ttft_ms=budget_ttft_ms, budget_ttfa_ms=budget_ttfa_ms
-    )
-    results = check_gates(chosen, figures, strict=strict)
+    results = check_gates(
+        path,
+        chosen,
+        strict=strict,
+        contestant=contestant,
+        budget_ttft_ms=budget_ttft_ms,
+        budget_ttfa_ms=budget_ttfa_ms,
+    ).results
     table = Table(title=f"voicebench check {path}" + (" (strict)" if strict else ""))
     for column in ("gate", "value", "95% CI", "bound", "result"):
         table.add_column(column, justify="right" if column != "gate" else "left")
@@ -145,7 +149,7 @@ def compare(
     the interruption figures (and, with --judging, the Elo), each change with a 95% bootstrap
     interval and a verdict (faster, slower, no clear change). The stage that moved most is
     named first."""
-    from voicebench.gates import compare_runs
+    from voicebench.api import compare as compare_runs
     from voicebench.gates.compare import format_value as fmt
 
     c = compare_runs(base, new, min_change_ms=min_change_ms, judging=judging)

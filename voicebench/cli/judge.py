@@ -15,6 +15,7 @@ from voicebench.cli.common import (
     JudgeOpt,
     Steps,
     VerboseOpt,
+    judge_spec,
     notable,
     on_interrupt,
     out,
@@ -114,7 +115,8 @@ def judge(
     """Pairwise HEART judging of what the listener heard: every contestant's final-turn reply
     (and the human reference) on each item, both orders, verdicts cached and resumable."""
     quiet_libraries(verbose)
-    from voicebench.judging import default_out_dir, load_judge_spec, run_judging
+    from voicebench.api import judge as judge_runs
+    from voicebench.judging import default_out_dir, load_judge_spec
     from voicebench.judging.cards import card_line, find_card
 
     spec, _ = load_judge_spec(judge_spec)
@@ -122,18 +124,19 @@ def judge(
     on_interrupt(f"decided verdicts are kept in {target}: run the same command again to resume")
     say(card_line(find_card(judge_spec), str(judge_spec)))
     with Steps("verdicts") as s:
-        result = run_judging(
+        judging = judge_runs(
             run_dirs,
-            judge_spec,
-            target,
+            judge=judge_spec,
+            out=target,
             on_status=s.line,
             progress=lambda v, n, t: s.advance(n, t, verdict_line(v, n, t)),
             concurrency=concurrency,
-            human_files=human_replies or [],
+            human_replies=human_replies or [],
             pairs_per_item=pairs_per_item,
             seed=seed,
         )
-    show_judging(result)
+    assert judging.result is not None  # the call that judged says what it found
+    show_judging(judging.result)
 
 
 def rate(
@@ -155,7 +158,7 @@ def rate(
     """Fit strength-weighted Bradley-Terry ratings (Elo with bootstrap and asymptotic 95% CIs),
     win rates per dimension, latency goodput and latency-adjusted Elo; write ratings.json and
     print the leaderboard."""
-    from voicebench.rating import rate_judging
+    from voicebench.api import rate as rate_judging
 
     for d in judging_dirs:
         show_rating(
@@ -189,7 +192,8 @@ def strategies(
             "--judge",
             "-j",
             envvar="VOICEBENCH_JUDGE",
-            help="Judge spec whose first judge model labels the replies.",
+            parser=judge_spec,
+            help="Judge spec (a file or a shipped name) whose first judge labels the replies.",
         ),
     ] = DEFAULT_JUDGE,
     concurrency: ConcurrencyOpt = 4,

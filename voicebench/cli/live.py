@@ -17,6 +17,7 @@ from voicebench.cli.common import (
     ScenarioOpt,
     Steps,
     VerboseOpt,
+    agent_spec,
     on_interrupt,
     out,
     plain,
@@ -37,7 +38,8 @@ def serve(
             "--agent",
             "-a",
             envvar="VOICEBENCH_AGENT",
-            help="Agent spec to serve (default: the local agent).",
+            parser=agent_spec,
+            help="Agent spec to serve, a file or a shipped name (default: local).",
         ),
     ] = DEFAULT_AGENT,
     port: Annotated[

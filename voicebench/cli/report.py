@@ -10,7 +10,7 @@ import typer
 from voicebench.cli.common import say, show, show_trust
 
 if TYPE_CHECKING:
-    from voicebench.report import BuiltReport
+    from voicebench.reporting import BuiltReport
 
 
 def show_report(built: BuiltReport) -> None:
@@ -47,13 +47,12 @@ def report(
 ) -> None:
     """Write the latency-budget report and the quality-latency frontier: index.html (one
     self-contained page), report.md, report.json and figures/ (PNG and SVG)."""
-    from voicebench.report import build_report
-    from voicebench.runlog import folder_stamp
+    from voicebench.api import report as build_report
 
     show_report(
         build_report(
             paths,
-            out_dir or Path("reports") / f"report-{folder_stamp()}",
+            out=out_dir,
             title=title,
             budget_ttft_ms=budget_ttft_ms,
             budget_ttfa_ms=budget_ttfa_ms,

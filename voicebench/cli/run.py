@@ -20,6 +20,8 @@ from voicebench.cli.common import (
     ScenarioOpt,
     Steps,
     VerboseOpt,
+    agent_spec,
+    judge_spec,
     on_interrupt,
     out,
     plain,
@@ -35,7 +37,7 @@ if TYPE_CHECKING:
     from voicebench.agentspec import AgentSpec
     from voicebench.judging import JudgingResult, Verdict
     from voicebench.rating import RatingTable
-    from voicebench.replay import RunProgress
+    from voicebench.replaying import RunProgress
     from voicebench.runlog import TurnRecord
 
 
@@ -141,35 +143,31 @@ def run(
     """Replay dialogues as speech through an agent and time every turn (TTFT, TTFA, stages)."""
     quiet_libraries(verbose)
     from voicebench.agentspec import load_agent_spec
-    from voicebench.dialogues import load_dialogues
-    from voicebench.replay import run_replay, select_dialogues
+    from voicebench.api import replay
     from voicebench.runlog import ReplayMode, default_run_dir
 
-    try:
-        replay_mode = ReplayMode(mode)
-    except ValueError:
+    if mode not in {m.value for m in ReplayMode}:
         raise InputError(
             f"must be one of: {', '.join(m.value for m in ReplayMode)}", field="--mode"
-        ) from None
+        )
     spec = load_agent_spec(agent)
-    items = select_dialogues(load_dialogues(dialogues), limit=limit, ids=ids, file=dialogues)
     target = out_dir or default_run_dir(spec.name)
     on_interrupt(_resume_note(target))
     with Steps("turns") as s:
-        records = run_replay(
-            spec,
-            spec_path=agent,
-            dialogues=items,
-            dialogues_path=dialogues,
-            fixtures_dir=fixtures,
-            out_dir=target,
-            mode=replay_mode,
-            turn_timeout_s=turn_timeout,
-            progress=lambda p: s.advance(p.done, p.total, turn_line(p)),
+        run = replay(
+            agent,
+            dialogues,
+            out=target,
+            limit=limit,
+            ids=ids,
             scenarios=scenario or (),
             seed=seed,
+            mode=mode,
+            fixtures=fixtures,
+            turn_timeout_s=turn_timeout,
+            progress=lambda p: s.advance(p.done, p.total, turn_line(p)),
         )
-    show_replay(spec, target, records)
+    show_replay(run.header.agent, target, list(run.records))
 
 
 class ShownJob:
@@ -209,8 +207,10 @@ def demo(
         typer.Option(
             "--agent",
             "-a",
-            help="Agent spec, repeatable (default: the two local agents, SmolLM2-135M and "
-            "Qwen2.5-Coder-0.5B; the second only when the offline-judge extra is installed).",
+            parser=agent_spec,
+            help="Agent spec, a file or a shipped name, repeatable (default: the two local "
+            "agents, SmolLM2-135M and Qwen2.5-Coder-0.5B; the second only when the "
+            "offline-judge extra is installed).",
         ),
     ] = None,
     limit: Annotated[
@@ -230,8 +230,9 @@ def demo(
         typer.Option(
             "--judge",
             "-j",
-            help="Judge spec for the final replies (default: the offline judge, "
-            "judges/local.toml; the smoke judge when the offline-judge extra is missing).",
+            parser=judge_spec,
+            help="Judge spec for the final replies, a file or a shipped name (default: the "
+            "offline judge, local; the smoke judge when the offline-judge extra is missing).",
         ),
     ] = None,
     no_judge: Annotated[

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from voicebench import builtin
 from voicebench._jsonl import json_lines, write_atomic
 from voicebench._model import validate_record
 from voicebench.dialogues.models import Dialogue
 from voicebench.errors import InputError
 
-BUILTIN_DIALOGUES = Path(__file__).resolve().parents[2] / "audio_fixtures" / "dialogues.jsonl"
+BUILTIN_DIALOGUES = builtin.DIALOGUES
 
 
 def load_dialogues(path: str | Path) -> list[Dialogue]:

@@ -161,7 +161,7 @@ def junit_xml(results: Sequence[GateResult], folder: Path) -> str:
 
 def summary_markdown(results: Sequence[GateResult], folder: Path) -> str:
     """A Markdown table for a CI job summary."""
-    from voicebench.report.render import md
+    from voicebench.reporting.render import md
 
     passed = sum(r.passed for r in results)
     lines = [

@@ -31,7 +31,7 @@ from scipy import stats
 from voicebench._model import FrozenModel
 from voicebench.errors import InputError
 from voicebench.gates.figures import read_run
-from voicebench.report.latency import cold_flags
+from voicebench.reporting.latency import cold_flags
 from voicebench.runlog import TurnRecord
 from voicebench.timing import STAGE_NAMES
 from voicebench.timing.models import STAGE_LABELS

@@ -18,8 +18,8 @@ from pathlib import Path
 from voicebench._model import FrozenModel
 from voicebench.bootstrap import clustered_share
 from voicebench.errors import InputError
-from voicebench.report.latency import agent_latency
-from voicebench.report.models import QUANTILES, Distribution
+from voicebench.reporting.latency import agent_latency
+from voicebench.reporting.models import QUANTILES, Distribution
 from voicebench.runlog import RunHeader, TurnRecord, read_header, read_turns
 from voicebench.runlog.scenario_figures import Interval, wilson
 

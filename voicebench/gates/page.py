@@ -12,9 +12,9 @@ from markupsafe import Markup
 from voicebench._jsonl import write_atomic
 from voicebench.gates.compare import Comparison, format_value
 from voicebench.gates.figures import read_run
-from voicebench.report import figures
-from voicebench.report.latency import agent_latency
-from voicebench.report.render import asset, environment, figure_uri
+from voicebench.reporting import figures
+from voicebench.reporting.latency import agent_latency
+from voicebench.reporting.render import asset, environment, figure_uri
 
 
 def write_comparison(

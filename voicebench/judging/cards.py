@@ -18,6 +18,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from voicebench import builtin
 from voicebench._model import FrozenModel, read_model
 from voicebench.errors import InputError
 from voicebench.judging.spec import JudgeSpec, Rubric, load_judge_spec
@@ -102,9 +103,23 @@ def spec_sha256(spec: JudgeSpec, rubric: Rubric) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
+INSTALLED_CARDS = Path("reports") / "judge-cards"
+"""Where the cards of a spec that an installed wheel carries are written (under the current
+folder: nothing is written into the install) and looked for, beside the shipped ones."""
+
+
+def cards_dirs(spec_path: Path) -> list[Path]:
+    """The folders holding a spec's cards; new cards go into the first."""
+    beside = spec_path.parent / "cards"
+    return [INSTALLED_CARDS, beside] if builtin.installed(spec_path) else [beside]
+
+
 def card_path(spec_path: Path, spec: JudgeSpec, spec_hash: str, gold_hash: str, split: str) -> Path:
+    """Where the card of a spec measured on a gold set is written: beside the spec, or for
+    a spec that an installed wheel carries, an existing shipped card else ``INSTALLED_CARDS``."""
     name = f"{spec.name}-{spec_hash[:12]}-{gold_hash[:12]}-{split}.json"
-    return spec_path.parent / "cards" / name
+    dirs = cards_dirs(spec_path)
+    return next((d / name for d in dirs[1:] if (d / name).exists()), dirs[0] / name)
 
 
 def read_card(path: Path) -> JudgeCard:
@@ -114,14 +129,15 @@ def read_card(path: Path) -> JudgeCard:
 def find_card(spec_path: str | Path, *, gold_sha256: str | None = None) -> JudgeCard | None:
     """The card of the spec as it is now: for the given gold file when there is one, else any;
     the holdout split first. None when the spec is unreadable or was never measured."""
-    spec_path = Path(spec_path)
     try:
+        spec_path = builtin.spec_path("judges", spec_path)
         spec, rubric = load_judge_spec(spec_path, require_secrets=False)
     except InputError:
         return None
     digest = spec_sha256(spec, rubric)
     found = []
-    for path in sorted((spec_path.parent / "cards").glob(f"*-{digest[:12]}-*.json")):
+    paths = [p for d in cards_dirs(spec_path) for p in d.glob(f"*-{digest[:12]}-*.json")]
+    for path in sorted(paths):
         try:
             card = read_card(path)
         except InputError:

@@ -18,8 +18,16 @@ from pathlib import Path
 
 from scipy.stats import binomtest
 
+from voicebench import builtin
 from voicebench._jsonl import write_atomic
-from voicebench.judging.cards import JudgeCard, Tally, card_path, read_card, spec_sha256
+from voicebench.judging.cards import (
+    INSTALLED_CARDS,
+    JudgeCard,
+    Tally,
+    card_path,
+    read_card,
+    spec_sha256,
+)
 from voicebench.judging.combine import decisions_by_pair, judge_health, pair_results
 from voicebench.judging.gold import GoldPair, GoldSet, Split, load_gold
 from voicebench.judging.models import HUMAN_FAMILY, ContestantKind, PairResult, Reply, Verdict
@@ -28,7 +36,7 @@ from voicebench.judging.run import Comparison, both_orders, decide_pending
 from voicebench.judging.spec import load_judge_spec
 from voicebench.judging.store import read_verdicts
 
-DEFAULT_GOLD = Path("judges/pairs-gold.jsonl")
+DEFAULT_GOLD = builtin.PAIRS_GOLD
 SIDES = ("a", "b")
 
 
@@ -176,6 +184,7 @@ async def check_judge(
     """Measure the judge of ``spec_path`` on ``gold_path`` (nothing is asked until the gold
     file is valid) and write its card; an existing card for the same hashes is reused."""
     say = on_status or (lambda _msg: None)
+    spec_path = builtin.spec_path("judges", spec_path)
     spec, rubric = load_judge_spec(spec_path)
     gold_set = load_gold(gold_path)
     gold = gold_set.select(split)
@@ -212,6 +221,8 @@ async def check_judge(
         gold_set=gold_set,
         split=split,
     )
+    if builtin.installed(path):  # a shipped card measured again: the new one goes here
+        path = INSTALLED_CARDS / path.name
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, card.model_dump_json(indent=2) + "\n")
     return CheckResult(card, path, False, pairs, gold)

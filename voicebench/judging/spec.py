@@ -32,6 +32,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from voicebench import builtin
 from voicebench._model import FrozenModel, read_toml, read_utf8, validate_record
 from voicebench.errors import InputError, MissingSecretError
 from voicebench.llm import Endpoint, RetryPolicy, get_provider
@@ -152,8 +153,9 @@ class Rubric(FrozenModel):
 
 
 def load_judge_spec(path: str | Path, *, require_secrets: bool = True) -> tuple[JudgeSpec, Rubric]:
-    """Read a judge spec and its rubric; a missing key variable fails here, naming it."""
-    path = Path(path)
+    """Read a judge spec (a path, or a shipped spec's name) and its rubric; a missing key
+    variable fails here, naming it."""
+    path = builtin.spec_path("judges", path)
     data = read_toml(path)
     spec = validate_record(JudgeSpec, data, file=path)
     for i, judge in enumerate(spec.judges):

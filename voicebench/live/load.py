@@ -45,8 +45,8 @@ from voicebench.dialogues import Dialogue
 from voicebench.errors import InputError, MissingSecretError, RunError
 from voicebench.fixtures import Manifest
 from voicebench.live.load_summary import LoadSummary, summarize_load
-from voicebench.replay import drawn_scenario, hand_over_ms, speak_turn
-from voicebench.replay.run import turn_history
+from voicebench.replaying import drawn_scenario, hand_over_ms, speak_turn
+from voicebench.replaying.run import turn_history
 from voicebench.runlog import ReplayMode, TurnRecord
 from voicebench.scenarios import parse_scenario
 from voicebench.scenarios.apply import backchannel_texts
@@ -154,7 +154,7 @@ async def run_load(
         raise InputError("no dialogues to call with", field="dialogues")
     played = [parse_scenario(text) for text in scenarios]
     if agent_factory is None:
-        from voicebench.replay.remote import RemoteAgent as agent_factory
+        from voicebench.replaying.remote import RemoteAgent as agent_factory
     with claimed(out_dir, "load"):
         kept = complete_lines(out_dir / TURNS_FILE)
         if kept:

@@ -32,13 +32,15 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from importlib.resources import files
 from pathlib import Path
 from typing import Self
 
 from voicebench.errors import RunError
 
 HOST = "127.0.0.1"
-PROJECT_ROOT = str(Path(__file__).resolve().parents[2])
+PACKAGE_PARENT = str(Path(str(files("voicebench"))).parent)
+"""The folder voicebench is imported from, put on a helper's path: it need not be installed."""
 
 
 def free_port() -> int:
@@ -91,8 +93,7 @@ class HelperServer:
     def spawn(self) -> None:
         """Start the process (fast: it does not wait for readiness)."""
         env = dict(os.environ)
-        # voicebench need not be installed for a helper module to be found
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [PROJECT_ROOT, env.get("PYTHONPATH")]))
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [PACKAGE_PARENT, env.get("PYTHONPATH")]))
         # The process's log, a file kept until stop() (an error at start-up quotes its tail);
         # the child holds its own descriptor, so ours is closed at once.
         fd, name = tempfile.mkstemp(prefix="voicebench-helper-", suffix=".log")

@@ -20,13 +20,14 @@ from pathlib import Path
 
 from pydantic import Field, field_validator
 
+from voicebench import builtin
 from voicebench._jsonl import drop_partial_line, read_models
 from voicebench._model import FrozenModel
 from voicebench.errors import InputError
 from voicebench.strategies.label import LabelTask, ReplyStrategies, label, read_labels
 from voicebench.strategies.taxonomy import LABELS, label_key
 
-GOLD_SET = Path(__file__).resolve().parents[2] / "judges" / "strategy-gold.jsonl"
+GOLD_SET = builtin.STRATEGY_GOLD
 
 
 class GoldReply(FrozenModel):

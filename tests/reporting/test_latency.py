@@ -1,0 +1,91 @@
+"""The latency budget report of one run: percentiles and intervals, budgets, waterfall, cold
+turns."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from synthetic_runs import make_run
+
+from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
+from voicebench.reporting import agent_latency, distribution
+from voicebench.runlog import TurnError, read_header, read_turns
+from voicebench.timing import STAGE_NAMES
+
+
+def test_distribution_percentiles_intervals_and_budget_share():
+    values = list(range(100, 1100, 10))  # 100 values, 100..1090 ms
+    d = distribution(values, budget_ms=500.0, rounds=500, seed=3)
+    assert d.n == 100 and d.mean_ms == pytest.approx(595.0)
+    expected = np.percentile(values, [50, 90, 95, 99])
+    assert [q.q for q in d.quantiles] == [50, 90, 95, 99]
+    for q, v in zip(d.quantiles, expected, strict=True):
+        assert q.value_ms == pytest.approx(v, abs=0.05)
+        assert q.ci_ms[0] <= q.value_ms <= q.ci_ms[1]
+        assert q.ci_ms[1] - q.ci_ms[0] > 0
+    assert d.within_budget == pytest.approx(41 / 100)  # 100..500 inclusive
+    again = distribution(values, budget_ms=500.0, rounds=500, seed=3)
+    assert again == d  # seeded: the same run gives the same report
+
+
+def test_distribution_of_nothing_and_of_one_turn():
+    assert distribution([], 500.0).n == 0 and distribution([], 500.0).quantiles == ()
+    one = distribution([700.0], 500.0)
+    assert one.quantile(99).value_ms == 700.0 and one.quantile(99).ci_ms == (700.0, 700.0)
+    assert one.within_budget == 0.0
+
+
+@pytest.fixture
+def run(tmp_path: Path) -> Path:
+    items = [d for d in load_dialogues(BUILTIN_DIALOGUES) if not d.adversarial][:3]
+    k = items[1].seeker_turn_indices[0]
+    return make_run(
+        tmp_path,
+        "agent",
+        items,
+        [2400, 900, 1100, 850, 950, 1300, 800, 1000],
+        ttft_ms=350,
+        all_turns=True,
+        failures={(items[1].id, k): TurnError(kind="timeout", reason="no answer")},
+    )
+
+
+def test_agent_latency_from_a_run(run: Path):
+    records = read_turns(run)
+    a = agent_latency(run, read_header(run), records, budget_ttft_ms=500, budget_ttfa_ms=1000)
+    timed = [r for r in records if r.timing is not None]
+    ttfa = [r.timing.ttfa_ms for r in timed]
+    assert a.turns == len(records) and a.failed == 1 and len(a.failures) == 1
+    assert a.failures[0].kind == "timeout"
+    assert a.ttfa.n == len(timed) and a.ttft.quantile(50).value_ms == 350.0
+    # Cold: the first turn only (2,400 ms); warm: the rest.
+    assert a.cold_turns == 1 and a.ttfa_cold.n == 1
+    assert a.ttfa_cold.quantile(50).value_ms == 2400.0
+    assert a.ttfa_warm.n == len(timed) - 1
+    assert a.ttfa_warm.quantile(50).value_ms == pytest.approx(float(np.median(ttfa[1:])))
+    # Within both budgets over all turns; the failed turn counts as a miss.
+    assert a.within_budget == pytest.approx(sum(v <= 1000 for v in ttfa) / len(records), abs=1e-4)
+    # The waterfall's stages add up to the mean TTFA, in pipeline order.
+    assert list(a.waterfall_ms) == list(STAGE_NAMES)
+    assert sum(a.waterfall_ms.values()) == pytest.approx(a.waterfall_total_ms, abs=0.01)
+    assert a.waterfall_total_ms == pytest.approx(float(np.mean(ttfa)), abs=0.01)
+    assert a.waterfall_ms["endpointing"] == pytest.approx(300.0)
+    assert a.waterfall_ms["llm_ttft"] == pytest.approx(350.0)
+    # Slowest first, naming the stage that took longest.
+    assert [s.ttfa_ms for s in a.slowest] == sorted(ttfa, reverse=True)[:10]
+    top = a.slowest[0]
+    assert top.cold and top.ttfa_ms == 2400.0
+    assert top.slowest_stage == "tts_first_audio"  # 2,400 - 20 - 752
+    assert top.stages_ms["tts_first_audio"] == pytest.approx(2400 - 20 - 752)
+    assert a.asr_wer_mean is not None and a.asr_turns_with_errors > 0
+    # The failed turn is not dropped: counted as the 60 s turn timeout, it is the worst one.
+    assert a.ttfa_censored.n == len(records) and a.censored_at_ms == 60_000.0
+    assert a.ttfa_censored.quantile(99).value_ms > 50_000
+
+
+def test_logs_without_cold_flags_treat_the_first_turn_as_cold(run: Path):
+    records = [r.model_copy(update={"cold": None}) for r in read_turns(run)]
+    a = agent_latency(run, read_header(run), records, budget_ttft_ms=500, budget_ttfa_ms=1000)
+    assert a.cold_turns == 1 and a.ttfa_cold.quantile(50).value_ms == 2400.0

@@ -1,0 +1,55 @@
+"""The shipped pytest example (examples/test_my_agent.py) against the scripted agent, through
+the installed plugin: it passes, and a gate tightened below the measured figure fails with the
+figure, its interval and the kept run folder named."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from processes import ROOT
+
+pytestmark = pytest.mark.slow
+PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts="]
+
+
+def _pytest(folder: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    settings = {**os.environ, "VOICEBENCH_AGENT": "scripted", "VOICEBENCH_ITEMS": "1"}
+    # the smoke judge keeps it quick: the test is of the plugin's plumbing
+    settings |= {"VOICEBENCH_JUDGE": "local-smoke", **env}
+    return subprocess.run(
+        [*PYTEST, "--voicebench-dir", str(folder), str(ROOT / "examples" / "test_my_agent.py")],
+        cwd=folder.parent,
+        env=settings,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+
+
+def test_the_example_fails_readably_then_passes(tmp_path):
+    folder = tmp_path / "kept"
+    tight = _pytest(folder, VOICEBENCH_MAX_TTFA_P90_MS="1")
+    assert tight.returncode == 1, tight.stdout[-3000:] + tight.stderr[-2000:]
+    out = tight.stdout
+    assert "1 failed, 1 passed" in out
+    assert "voicebench gates failed in" in out
+    gate = re.search(r"ttfa_p90_ms = ([\d,.]+) ms \(95% CI \[[\d,.]+ ms, [\d,.]+ ms\], n=2\)", out)
+    assert gate and float(gate.group(1).replace(",", "")) > 1, out[-3000:]
+    assert "bound <= 1.0 ms" in out
+    kept = re.search(r"kept for a look: (\S+)", out)
+    assert kept, out[-3000:]
+    run = Path(kept.group(1))
+    assert (run / "run.json").is_file() and len((run / "turns.jsonl").read_text().splitlines()) == 2
+    # the passing test's own folder (the judging) is gone; the failed test's run stays
+    assert sorted(p.name for p in folder.iterdir()) == [run.name]
+
+    # the same suite with the gate as shipped: passes, resuming the kept run
+    fine = _pytest(folder)
+    assert fine.returncode == 0, fine.stdout[-3000:] + fine.stderr[-2000:]
+    assert "2 passed" in fine.stdout
+    assert not folder.exists() or not any(folder.iterdir())

@@ -1,0 +1,27 @@
+"""voicebench from Python: replay an agent, judge the runs, rate, check gates, compare, report.
+
+Each call takes paths (or a shipped spec's name) or loaded objects and returns a typed result
+that carries data; the command line calls the same library. ``replay`` and ``judge`` have
+async forms (``replay_async``, ``judge_async``); their sync forms also work where an event loop
+is already running (a notebook), by running the work on a thread with a loop of its own.
+"""
+
+from voicebench.api.quality import check, compare, judge, judge_async, rate, report
+from voicebench.api.results import EloDifference, GateResults, Judging, Run, run_sync
+from voicebench.api.runs import replay, replay_async
+
+__all__ = [
+    "EloDifference",
+    "GateResults",
+    "Judging",
+    "Run",
+    "check",
+    "compare",
+    "judge",
+    "judge_async",
+    "rate",
+    "replay",
+    "replay_async",
+    "report",
+    "run_sync",
+]

@@ -1,0 +1,161 @@
+"""What the Python calls return: runs, judgings, Elo differences and gate results, each
+carrying data (figures with their intervals), never sentences."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from voicebench.gates import Figure, GateResult
+    from voicebench.judging import JudgingHeader, JudgingResult, Verdict
+    from voicebench.runlog import RunHeader, TurnRecord
+
+T = TypeVar("T")
+PathLike = str | Path
+
+
+def run_sync(work: Coroutine[Any, Any, T]) -> T:
+    """Run ``work`` to its end from synchronous code, inside a running event loop too."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(work)
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="voicebench") as pool:
+        return pool.submit(asyncio.run, work).result()
+
+
+@dataclass(frozen=True)
+class Run:
+    """A run folder: what was replayed through which agent, and every turn's record."""
+
+    path: Path
+    header: RunHeader
+    records: tuple[TurnRecord, ...]
+
+    @classmethod
+    def load(cls, path: PathLike) -> Run:
+        """Read a run folder (``run.json`` and ``turns.jsonl``)."""
+        from voicebench.runlog import read_header, read_turns
+
+        path = Path(path)
+        return cls(path, read_header(path), tuple(read_turns(path)))
+
+    @property
+    def agent(self) -> str:
+        """The agent's name, as judging and ratings call it."""
+        return self.header.agent.name
+
+    @property
+    def failed(self) -> list[TurnRecord]:
+        """The turns that failed (each with its ``error.kind`` and ``error.reason``)."""
+        return [r for r in self.records if r.error is not None]
+
+    @cached_property
+    def figures(self) -> dict[str, Figure]:
+        """Every figure gates can read (``ttfa_p90_ms``, ``failed_pct``...), each with its 95%
+        interval and its count, at the default budgets (500 ms TTFT, 1,000 ms TTFA)."""
+        from voicebench.gates import folder_figures
+
+        return folder_figures(self.path)
+
+
+@dataclass(frozen=True)
+class EloDifference:
+    """One contestant's Elo minus another's, fitted together, with a 95% bootstrap interval.
+
+    Elo is centred on the pool, so an absolute Elo says little; the honest question is whether
+    the interval of a difference lies above (or below) zero."""
+
+    base: str
+    new: str
+    value: float
+    low: float
+    high: float
+
+    @property
+    def clearly_above(self) -> bool:
+        """``new`` is rated above ``base`` with 95% confidence."""
+        return self.low > 0
+
+    @property
+    def clearly_below(self) -> bool:
+        """``new`` is rated below ``base`` with 95% confidence."""
+        return self.high < 0
+
+
+@dataclass(frozen=True)
+class Judging:
+    """A judging folder: pairwise HEART verdicts on the final replies of some runs."""
+
+    path: Path
+    header: JudgingHeader
+    result: JudgingResult | None = None
+    """What the call that judged found (replies, pair results, judge health, requests asked);
+    None for a folder loaded from disk."""
+
+    @classmethod
+    def load(cls, path: PathLike, result: JudgingResult | None = None) -> Judging:
+        """Read a judging folder (``judging.json``)."""
+        from voicebench.judging import read_judging_header
+
+        path = Path(path)
+        return cls(path, read_judging_header(path), result)
+
+    @property
+    def verdicts(self) -> list[Verdict]:
+        """Every verdict decided so far (both orders of every pair, per judge)."""
+        from voicebench.judging import read_verdicts
+
+        return read_verdicts(self.path)
+
+    @property
+    def contestants(self) -> list[str]:
+        """The agents judged and the human reference (``human/reference``), sorted."""
+        from voicebench.judging import read_replies
+
+        return sorted({r.contestant for r in read_replies(self.path)})
+
+    def elo_difference(
+        self, base: str, new: str, *, rounds: int = 1000, seed: int = 0
+    ) -> EloDifference:
+        """``new``'s Elo minus ``base``'s and its 95% interval over items resampled."""
+        from voicebench.rating import elo_difference
+
+        value, low, high = elo_difference(self.path, base, new, rounds=rounds, seed=seed)
+        return EloDifference(base, new, value, low, high)
+
+    def figures(self, contestant: str | None = None) -> dict[str, Figure]:
+        """The figures gates read (judge accuracy; with ``contestant``, its Elo)."""
+        from voicebench.gates import folder_figures
+
+        return folder_figures(self.path, contestant=contestant)
+
+
+@dataclass(frozen=True)
+class GateResults:
+    """Gates checked against a folder's figures."""
+
+    path: Path
+    results: tuple[GateResult, ...]
+
+    @property
+    def passed(self) -> bool:
+        return all(r.passed for r in self.results)
+
+    @property
+    def failed(self) -> list[GateResult]:
+        return [r for r in self.results if not r.passed]
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+
+def folder(value: Run | Judging | PathLike) -> Path:
+    """The folder a result or a path names."""
+    return value.path if isinstance(value, Run | Judging) else Path(value)

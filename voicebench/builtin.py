@@ -1,0 +1,92 @@
+"""Where voicebench's built-in data lives, and how a shipped spec is found by name.
+
+The data are the project's top-level folders: ``agents/`` (agent specs), ``judges/`` (judge
+specs, rubrics, judge cards, gold sets) and ``audio_fixtures/`` (the built-in dialogues and
+their audio). In a checkout ``voicebench/_data/`` links to them; a wheel carries copies of
+them there as package data. Everything that reads built-in data asks this module, which
+finds them through ``importlib.resources``.
+
+A spec is named by a path or by the name of a shipped one: ``--agent local`` is
+``agents/local.toml`` from the built-in set, unless a file called ``local`` exists where the
+command runs (a user's own path always wins).
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from pathlib import Path
+from typing import Literal
+
+from voicebench.errors import InputError
+
+SpecKind = Literal["agents", "judges"]
+
+
+def data_dir() -> Path:
+    """The folder holding ``agents/``, ``judges/`` and ``audio_fixtures/``."""
+    found = files("voicebench").joinpath("_data")
+    path = Path(str(found))
+    if not path.is_dir():  # pragma: no cover - a broken install
+        raise InputError("voicebench's built-in data is missing from its install", file=path)
+    return path
+
+
+DATA = data_dir()
+CHECKOUT = (DATA / "agents").is_symlink()
+"""Whether this is a checkout, whose ``_data/`` links to the top-level folders."""
+# resolved: in a checkout, paths that people read name the top-level folders
+AGENTS = (DATA / "agents").resolve()
+JUDGES = (DATA / "judges").resolve()
+FIXTURES = (DATA / "audio_fixtures").resolve()
+"""The built-in audio fixtures (``manifest.json`` and ``audio/``)."""
+DIALOGUES = FIXTURES / "dialogues.jsonl"
+"""The built-in dialogue set."""
+PAIRS_GOLD = JUDGES / "pairs-gold.jsonl"
+"""The gold pairs every judge is measured on (``voicebench judge-check``)."""
+STRATEGY_GOLD = JUDGES / "strategy-gold.jsonl"
+"""Replies labelled with the support strategies they use."""
+
+DEFAULT_AGENT = AGENTS / "local.toml"
+"""The embedded default: local Whisper, SmolLM2-135M on llama.cpp, Piper."""
+SECOND_AGENT = AGENTS / "local-qwen.toml"
+"""The demo's second offline agent (the offline-judge extra's 0.5B model)."""
+SMOKE_JUDGE = JUDGES / "local-smoke.toml"
+"""The judge that needs no extra: SmolLM2-135M, a check of the plumbing, not of quality."""
+OFFLINE_JUDGE = JUDGES / "local.toml"
+"""The offline judge (Qwen2.5-Coder-1.5B, from the offline-judge extra)."""
+
+
+def shipped(kind: SpecKind) -> list[str]:
+    """The names of the shipped specs of one kind, sorted."""
+    return sorted(p.stem for p in (AGENTS if kind == "agents" else JUDGES).glob("*.toml"))
+
+
+def spec_path(kind: SpecKind, value: str | Path, *, base: Path | None = None) -> Path:
+    """The spec a command-line value, an API argument or a file's field names: the path itself
+    (under ``base`` when given, for a path written in a file) when it exists or is plainly a
+    path, else the shipped spec of that name."""
+    path = Path(value)
+    if base is not None and not path.is_absolute():
+        path = base / path
+    if path.exists() or len(Path(value).parts) != 1:
+        return path
+    name = path.name.removesuffix(".toml")
+    candidate = (AGENTS if kind == "agents" else JUDGES) / f"{name}.toml"
+    if candidate.is_file():
+        return candidate
+    names = ", ".join(shipped(kind))
+    raise InputError(
+        f"no such file, and no shipped {kind[:-1]} of that name (shipped: {names})", file=path
+    )
+
+
+def installed(path: Path) -> bool:
+    """Whether ``path`` lies in the built-in data an installed wheel carries, where nothing is
+    written (in a checkout the data are the repository's own folders, edited in place)."""
+    if CHECKOUT:
+        return False
+    try:
+        path.resolve().relative_to(DATA.resolve())
+    except ValueError:
+        return False
+    return True

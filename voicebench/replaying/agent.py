@@ -1,0 +1,370 @@
+"""A voice agent built from a spec as a real pipecat pipeline, driven one spoken turn at a time.
+
+    mic (ReplayInputTransport) -> Silero VAD -> Whisper ASR -> user turn aggregator
+      -> LLM -> Piper TTS [-> AudioHold] -> loudspeaker (CaptureOutputTransport)
+      -> assistant aggregator
+
+(``AudioHold`` only with ``[turn] speculate`` and ``hold = "audio"``: voicebench/replaying/hold.py.)
+
+Before each turn the driver sets the LLM context to the history it wants (the dialogue's
+own turns when teacher-forced, the agent's earlier turns when free-running), queues the
+seeker's utterance on the microphone and waits until the agent has finished answering.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from voicebench.agentspec import AgentSpec, VADSpec
+from voicebench.llm import connect, pipecat_llm
+from voicebench.runlog import TurnError
+from voicebench.timing import EventKind, TurnEvent
+
+SAMPLE_RATE = 16_000
+POLL_S = 0.02
+SETTLE_S = 0.3
+UNHEARD_S = 2.0
+"""After the seeker's audio has all been played, how long a VAD that never started is given
+before the turn ends as unheard (the VAD runs in real time, so this is slack, not a guess)."""
+
+
+AFTER_ASIDE_S = 2.0
+"""After a backchannel, how long an agent that went quiet is given to answer it before the turn
+ends (its turn-end wait, ASR and first audio fit well inside)."""
+
+
+@dataclass(frozen=True)
+class TurnCue:
+    """What the caller does besides saying the turn (``voicebench.scenarios``)."""
+
+    barge_in: bool = False
+    """The utterance is said over the reply still playing, so the agent keeps its own context
+    (its reply cut where it was interrupted) rather than being given the history."""
+    hand_over_ms: float | None = None
+    """Stop waiting this long after the reply's first audible sample and return with the
+    agent still speaking: the next turn barges in on it."""
+    aside: np.ndarray | None = None
+    """A backchannel ("mm-hmm"), said ``aside_ms`` after the reply's first audible sample."""
+    aside_ms: float = 0.0
+
+
+PLAIN = TurnCue()
+"""A turn said on its own."""
+
+
+@dataclass(frozen=True)
+class HeardTurn:
+    """What happened in one spoken turn, before interpretation."""
+
+    speech_end_ns: int
+    events: tuple[TurnEvent, ...]
+    audio: np.ndarray
+    timed_out: bool
+    failure: TurnError | None = None
+    """A failure the agent itself reported (a remote agent's connection, for one)."""
+    black_box: bool = False
+    """Only the audio is observed (a remote agent): no stage milestones, no LLM events."""
+    start_ns: int = 0
+    """When sample 0 of the utterance was said."""
+    played: tuple[tuple[int, int], ...] = ()
+    """The agent's audible spans (``realtime.Audible``) from the talk under way when the
+    utterance began to the end of the turn."""
+    aside_ns: int | None = None
+    """When sample 0 of the backchannel was said; None if the reply ended before it was due."""
+    ended_ns: int = 0
+    """When the turn stopped being watched."""
+
+
+def _turn_done(events: list[TurnEvent], now_ns: int, aside_ns: int | None = None) -> bool:
+    """The agent has answered the user's last words: its latest request came after the user's
+    last VAD stop, its reply ended, was played, and the speaker fell silent. A request that the
+    user talked over (a turn cut short) does not count. After a backchannel said at
+    ``aside_ns``, the agent is given ``AFTER_ASIDE_S`` to take it as a turn; its VAD stops count
+    only if it did."""
+
+    def times(kind: EventKind, since: int = 0) -> list[int]:
+        return [e.ns for e in events if e.kind is kind and e.ns >= since]
+
+    requests = times(EventKind.LLM_REQUEST)
+    if not requests:
+        return False
+    request = requests[-1]
+    vad_stops = times(EventKind.VAD_STOP)
+    if aside_ns is not None:
+        if now_ns - aside_ns < AFTER_ASIDE_S * 1e9:
+            return False
+        if request < aside_ns:
+            vad_stops = [ns for ns in vad_stops if ns < aside_ns]
+    if vad_stops and vad_stops[-1] > request:
+        return False
+    ends = times(EventKind.LLM_END, request)
+    if not ends:
+        return False
+    tts = times(EventKind.TTS_AUDIO, request)
+    stopped = times(EventKind.BOT_STOPPED, request)
+    if tts:
+        return bool(stopped) and stopped[-1] > tts[-1]
+    # A reply with no audio at all: give TTS a moment, then stop waiting.
+    return now_ns - ends[-1] > 2_000_000_000
+
+
+def silero_vad(spec: VADSpec):
+    """pipecat's Silero VAD with the spec's settings."""
+    from pipecat.audio.vad.silero import SileroVADAnalyzer
+    from pipecat.audio.vad.vad_analyzer import VADParams
+
+    params = VADParams(
+        stop_secs=spec.stop_secs,
+        start_secs=spec.start_secs,
+        confidence=spec.confidence,
+        min_volume=spec.min_volume,
+    )
+    return SileroVADAnalyzer(sample_rate=SAMPLE_RATE, params=params)
+
+
+class VoiceAgent:
+    """One pipeline for a whole run; use as ``async with VoiceAgent(spec) as agent``.
+
+    ``transport(params, observer)`` makes the pipeline's transport: by default the replay's
+    microphone and loudspeaker; ``voicebench serve`` gives it a WebSocket caller instead.
+    """
+
+    def __init__(self, spec: AgentSpec, *, clock=None, transport=None) -> None:
+        from voicebench.timing import RunClock, TimingObserver
+
+        self.spec = spec
+        self._make_transport = transport
+        self.clock = clock or RunClock()
+        self.observer = TimingObserver()
+        self._stack = contextlib.AsyncExitStack()
+        self._runner_task: asyncio.Task | None = None
+
+    async def __aenter__(self) -> VoiceAgent:
+        self._stack = contextlib.AsyncExitStack()
+        await self._stack.__aenter__()
+        try:
+            await self._start()
+        except BaseException:
+            await self._stack.__aexit__(None, None, None)
+            raise
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        try:
+            await self._stop()
+        finally:
+            await self._stack.__aexit__(*exc)
+
+    async def _start(self) -> None:
+        from pipecat.pipeline.pipeline import Pipeline
+        from pipecat.pipeline.worker import PipelineParams, PipelineWorker
+        from pipecat.processors.aggregators.llm_context import LLMContext
+        from pipecat.processors.aggregators.llm_response_universal import (
+            LLMContextAggregatorPair,
+            LLMUserAggregatorParams,
+        )
+        from pipecat.processors.audio.vad_processor import VADProcessor
+        from pipecat.transports.base_transport import TransportParams
+        from pipecat.turns.user_start import (
+            TranscriptionUserTurnStartStrategy,
+            VADUserTurnStartStrategy,
+        )
+        from pipecat.turns.user_stop import SpeechTimeoutUserTurnStopStrategy
+        from pipecat.turns.user_turn_strategies import UserTurnStrategies
+        from pipecat.workers.runner import WorkerRunner
+
+        from voicebench.replaying.hold import AudioHold, PassingGate
+        from voicebench.replaying.stt import LocalWhisperSTT
+        from voicebench.replaying.transports import ReplayTransport
+        from voicebench.replaying.tts import piper_tts
+        from voicebench.replaying.turns import (
+            PendingTranscriptStopStrategy,
+            SpeculativeStopStrategy,
+            TranscriptGate,
+        )
+
+        spec = self.spec
+        params = TransportParams(
+            audio_in_enabled=True,
+            audio_out_enabled=True,
+            audio_in_sample_rate=SAMPLE_RATE,
+            audio_out_sample_rate=SAMPLE_RATE,
+        )
+        self.transport = (self._make_transport or ReplayTransport)(params, self.observer)
+        vad = VADProcessor(vad_analyzer=silero_vad(spec.vad))
+        self.gate = TranscriptGate()
+        stt = LocalWhisperSTT(spec.stt, self.gate)
+        assert spec.llm is not None, "a remote agent has no pipeline"
+        conn = await connect(
+            spec.llm, self._stack, warm_prompt=spec.system_prompt if spec.llm.warmup else None
+        )
+        llm = pipecat_llm(
+            conn,
+            spec.system_prompt,
+            on_request_sent=lambda: self.observer.record(EventKind.LLM_SENT, self.clock.get_time()),
+            on_answer_arrived=lambda age_ns: self.observer.record(
+                EventKind.LLM_TOKEN_ARRIVED, self.clock.get_time() - age_ns
+            ),
+        )
+        tts = piper_tts(spec.tts)
+        speaker_side: list[Any] = []
+        if spec.turn.speculate and spec.turn.hold == "audio":
+            # pipecat takes no gate argument; the LLM service's own is swapped before start.
+            llm._speculation_gate = PassingGate(name=f"{llm}::PassingGate")
+            speaker_side.append(AudioHold(self.observer))
+        self.context = LLMContext()
+        stop: Any
+        if spec.turn.speculate:
+            stop = SpeculativeStopStrategy(
+                self.gate,
+                stop_timeout=spec.turn.stop_timeout,
+                user_speech_timeout=spec.turn.user_speech_timeout,
+            )
+        elif spec.turn.wait_for_all_segments:
+            stop = PendingTranscriptStopStrategy(
+                self.gate,
+                stop_timeout=spec.turn.stop_timeout,
+                user_speech_timeout=spec.turn.user_speech_timeout,
+            )
+        else:
+            stop = SpeechTimeoutUserTurnStopStrategy(
+                user_speech_timeout=spec.turn.user_speech_timeout
+            )
+        aggregators = LLMContextAggregatorPair(
+            self.context,
+            user_params=LLMUserAggregatorParams(
+                user_turn_strategies=UserTurnStrategies(
+                    start=[VADUserTurnStartStrategy(), TranscriptionUserTurnStartStrategy()],
+                    stop=[stop],
+                ),
+                user_turn_stop_timeout=spec.turn.stop_timeout + 1.0,
+            ),
+        )
+        pipeline = Pipeline(
+            [
+                self.transport.input(),
+                vad,
+                stt,
+                aggregators.user(),
+                llm,
+                tts,
+                *speaker_side,
+                self.transport.output(),
+                aggregators.assistant(),
+            ]
+        )
+        self.worker = PipelineWorker(
+            pipeline,
+            params=PipelineParams(
+                audio_in_sample_rate=SAMPLE_RATE,
+                audio_out_sample_rate=SAMPLE_RATE,
+                # The LLM's first-answer-token metrics frame marks when its first token
+                # arrived, even while a speculative reply is held (timing.events).
+                enable_metrics=True,
+            ),
+            observers=[self.observer],
+            clock=self.clock,
+            idle_timeout_secs=None,
+            enable_rtvi=False,
+            enable_turn_tracking=False,
+        )
+        started = asyncio.Event()
+
+        @self.worker.event_handler("on_pipeline_started")
+        async def _started(_worker, _frame):
+            started.set()
+
+        self.runner = WorkerRunner(handle_sigint=False)
+        await self.runner.add_workers(self.worker)
+        self._runner_task = asyncio.create_task(self.runner.run())
+        waiter = asyncio.create_task(started.wait())
+        done, _ = await asyncio.wait(
+            {waiter, self._runner_task}, timeout=60, return_when=asyncio.FIRST_COMPLETED
+        )
+        if waiter not in done:
+            waiter.cancel()
+            if self._runner_task in done:
+                self._runner_task.result()
+            raise RuntimeError("the voice pipeline did not start within 60 s")
+
+    async def _stop(self) -> None:
+        if self._runner_task is None:
+            return
+        try:
+            await self.worker.cancel(reason="replay finished")
+            await asyncio.wait_for(self._runner_task, timeout=15)
+        except (TimeoutError, asyncio.CancelledError):
+            self._runner_task.cancel()
+        finally:
+            self._runner_task = None
+
+    async def speak(
+        self,
+        history: list[dict[str, str]],
+        pcm: np.ndarray,
+        speech_end_sample: int,
+        *,
+        timeout_s: float = 60.0,
+        cue: TurnCue = PLAIN,
+    ) -> HeardTurn:
+        """Speak one seeker utterance after ``history`` and wait for the agent's answer."""
+        if not cue.barge_in:
+            # The system prompt is the LLM service's system instruction; the context is the
+            # history.
+            self.context.set_messages(list(history))  # type: ignore[arg-type]
+        speaker = self.transport.output()
+        mic = self.transport.input()
+        speaker.begin_turn()
+        utterance = mic.say(pcm)
+        start_ns = await utterance.started
+        self.observer.forget_before(start_ns)  # earlier turns are taken; polling stays cheap
+        speaker.audible.forget_before(start_ns)
+        speech_end_ns = start_ns + speech_end_sample * 1_000_000_000 // SAMPLE_RATE
+        await utterance.finished
+        finished_ns = self.clock.get_time()
+        deadline = finished_ns + int(timeout_s * 1e9)
+        timed_out = True
+        aside_ns: int | None = None
+        while (now := self.clock.get_time()) < deadline:
+            events = self.observer.since(start_ns)
+            first = next(
+                (e.ns for e in events if e.kind is EventKind.AUDIO_OUT and e.ns >= speech_end_ns),
+                None,
+            )
+            if first is not None:
+                if cue.hand_over_ms is not None and now >= first + cue.hand_over_ms * 1e6:
+                    timed_out = False
+                    break
+                aside_due = first + cue.aside_ms * 1e6
+                if cue.aside is not None and aside_ns is None and now >= aside_due:
+                    aside_ns = await mic.say(cue.aside).started
+                    continue
+            if _turn_done(events, now, aside_ns):
+                timed_out = False
+                break
+            if now - finished_ns > UNHEARD_S * 1e9 and not any(
+                e.kind is EventKind.VAD_START for e in events
+            ):
+                timed_out = False  # nothing was heard, so nothing will be answered
+                break
+            if self._runner_task is not None and self._runner_task.done():
+                break
+            await asyncio.sleep(POLL_S)
+        ended_ns = self.clock.get_time()
+        if cue.hand_over_ms is None:
+            await asyncio.sleep(SETTLE_S)
+        return HeardTurn(
+            speech_end_ns=speech_end_ns,
+            events=tuple(self.observer.since(start_ns)),
+            audio=speaker.take_recording(speech_end_ns if cue.barge_in else 0),
+            timed_out=timed_out,
+            start_ns=start_ns,
+            played=speaker.audible.since(start_ns),
+            aside_ns=aside_ns,
+            ended_ns=ended_ns,
+        )

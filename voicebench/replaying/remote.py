@@ -1,0 +1,380 @@
+r"""A running voice agent reached over WebSocket, driven as a caller would and timed as a black box.
+
+One connection serves a whole run, like one phone call per run; after a failed turn the replay
+loop starts a new one. The caller's side is a real-time microphone and loudspeaker:
+
+- Microphone: 20 ms frames, each sent once its 20 ms have "been recorded" (frame j of an
+  utterance that starts at t0 leaves at t0 + (j + 1) * 20 ms), silence between utterances.
+  Sample i of an utterance happens at t0 + i / rate, which places the true end of speech.
+- Loudspeaker: the agent's audio plays from when it arrives, each chunk after the previous
+  one (a one-chunk device buffer). The first audible sample of a talk the agent begins after
+  the end of speech is the turn's first audio (``realtime.Audible``: after at least
+  ``TALK_GAP_NS`` of silence); TTFA runs from the end of speech to it. When the caller talks
+  over the agent, its stop is read the same way, from the audio: the last audible sample
+  before such a silence.
+
+On a phone platform's stream (``twilio``, ``telnyx``) voicebench plays the platform: it opens
+with ``connected`` and ``start``, sends the microphone as 8 kHz mu-law ``media`` events and
+closes with ``stop``. The agent's audio queues as the platform queues it; its ``clear`` drops
+what has not played yet at the moment it arrives (so its talk stops there: with the
+interruption scenarios, a clear is a stop, recorded as an ``audio_cut`` event), and each of its
+``mark``\ s is returned once the audio sent before it has played, or at once on a clear.
+
+A token the agent checks (``[remote.auth]``) goes in a handshake header or the URL's query
+when dialling; it is read from the environment then and kept out of every reason recorded.
+
+A turn ends when the agent says ``bot_stopped`` after speaking, or when it has spoken and
+then ``quiet_secs`` pass after the last of its audio has played with nothing new. Failures
+are returned on the turn, never raised: ``connection_refused``, ``handshake`` (the server
+answered but no WebSocket opened), ``closed_mid_turn``, ``agent_error``, and, from the
+replay loop, ``timeout`` (nothing audible within the turn timeout).
+
+What an agent sends is not trusted to be small: the loudspeaker caps what one turn keeps
+(``voicebench.replaying.loudspeaker``), and an agent that goes past a cap has its turn ended as
+``agent_error``, naming the cap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from typing import Any
+from urllib.parse import quote
+
+import numpy as np
+
+from voicebench import _arrivals
+from voicebench.agentspec import AgentSpec
+from voicebench.errors import redact
+from voicebench.fixtures.audio import resample, to_int16
+from voicebench.replaying.agent import AFTER_ASIDE_S, PLAIN, HeardTurn, TurnCue
+from voicebench.replaying.loudspeaker import Loudspeaker
+from voicebench.replaying.realtime import FRAME_NS, NS_PER_S, Microphone
+from voicebench.replaying.wire import codec
+from voicebench.runlog import TurnError
+from voicebench.timing import EventKind
+
+FIXTURE_RATE = 16_000
+MAX_MESSAGE_BYTES = 2**24
+"""The largest message taken from an agent (16 MiB: over eight minutes of 16 kHz audio)."""
+MAX_WAIT_S = 0.5
+"""The longest a turn's watcher sleeps without looking (it wakes on the agent's news)."""
+QUEUED_MESSAGES = 4
+"""Messages the connection holds before reading stops (bounds what waits to be read)."""
+
+
+_ON_THE_LINE: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+"""Fixture utterances already resampled to a line's rate, by the fixture array."""
+
+
+class RemoteAgent:
+    """``async with RemoteAgent(spec) as agent``: one WebSocket call for a run."""
+
+    def __init__(self, spec: AgentSpec, *, clock=time.perf_counter_ns) -> None:
+        assert spec.remote is not None
+        self.spec = spec
+        self.remote = spec.remote
+        self.rate = spec.remote.sample_rate
+        self.codec = codec(spec.remote.protocol, self.rate, spec.remote.parameters)
+        self.clock = clock
+        self._ws: Any = None
+        self._failure: TurnError | None = None
+        self._tasks: list[asyncio.Task] = []
+        self._mic = Microphone(self.rate)
+        self._speaker = Loudspeaker(self.rate, self.codec, self._send_soon)
+        self._closed = asyncio.Event()
+        self._secrets: tuple[str, ...] = ()
+
+    async def __aenter__(self) -> RemoteAgent:
+        import websockets
+
+        url, headers, token = self.remote.dial()
+        secrets = (token, quote(token, safe="")) if token else ()
+        self._secrets = secrets
+        try:
+            self._ws = await asyncio.wait_for(
+                self._dial(url, headers), self.remote.connect_timeout_secs
+            )
+        except (ConnectionRefusedError, OSError) as exc:
+            self._failure = TurnError(
+                kind="connection_refused",
+                reason=redact(f"{self.remote.url}: {exc.strerror or exc}", *secrets),
+            )
+            return self
+        except TimeoutError:
+            self._failure = TurnError(
+                kind="connection_refused",
+                reason=(
+                    f"{self.remote.url}: no connection within "
+                    f"{self.remote.connect_timeout_secs:g} s"
+                ),
+            )
+            return self
+        except websockets.exceptions.WebSocketException as exc:
+            self._failure = TurnError(
+                kind="handshake", reason=redact(f"{self.remote.url}: {exc}", *secrets)
+            )
+            return self
+        if not await self._send_all(self.codec.hello()):
+            return self  # it closed at once (a refused call): the first turn says why
+        self._tasks = [asyncio.create_task(self._receive()), asyncio.create_task(self._pace())]
+        return self
+
+    async def _dial(self, url: str, headers: dict[str, str] | None) -> Any:
+        """The WebSocket, on a socket whose arrivals the kernel stamps where it can (not
+        through a proxy: the proxy's socket is not the agent's)."""
+        import websockets
+        from websockets.proxy import get_proxy
+        from websockets.uri import parse_uri
+
+        from voicebench.replaying.arrivals import StampedClientConnection
+
+        uri = parse_uri(url)
+        sock = None
+        if _arrivals.SUPPORTED and get_proxy(uri) is None:
+            sock = await _arrivals.connect(uri.host, uri.port)
+        try:
+            return await websockets.connect(
+                url,
+                sock=sock,
+                create_connection=StampedClientConnection,
+                compression=None,  # audio does not compress; deflating each frame costs time
+                additional_headers=headers or None,
+                max_size=MAX_MESSAGE_BYTES,
+                max_queue=QUEUED_MESSAGES,
+                open_timeout=None,
+                ping_interval=None,
+            )
+        except BaseException:
+            if sock is not None:
+                sock.close()
+            raise
+
+    @property
+    def connected(self) -> bool:
+        """Whether the agent answered: the WebSocket opened."""
+        return self._ws is not None
+
+    async def __aexit__(self, *exc) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._speaker.close()
+        if self._ws is not None and not self._closed.is_set():
+            with contextlib.suppress(Exception):
+                for message in self.codec.bye():
+                    await asyncio.wait_for(self._ws.send(message), 5)
+        if self._ws is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._ws.close(), 5)
+
+    # The loudspeaker -----------------------------------------------------------------------
+
+    async def _receive(self) -> None:
+        import websockets
+
+        try:
+            async for message in self._ws:
+                # when it arrived, on this agent's clock
+                age = time.perf_counter_ns() - self._ws.arrival()
+                self._speaker.hear(message, self.clock() - age)
+        except websockets.exceptions.ConnectionClosed:
+            pass
+        finally:
+            self._closed.set()
+            self._speaker.news.set()
+
+    async def _send_all(self, messages: list[str | bytes]) -> bool:
+        """Send ``messages`` in order; False (and the call marked closed) if the agent has
+        closed the connection."""
+        import websockets
+
+        try:
+            for message in messages:
+                await self._ws.send(message)
+        except websockets.exceptions.ConnectionClosed:
+            self._closed.set()
+            return False
+        return True
+
+    def _send_soon(self, message: str) -> None:
+        if self._ws is not None and not self._closed.is_set():
+            task = asyncio.ensure_future(self._ws.send(message))
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())
+
+    # The microphone ------------------------------------------------------------------------
+
+    async def _pace(self) -> None:
+        origin = self.clock()
+        k = 0
+        while True:
+            window_start = origin + k * FRAME_NS
+            # made while its 20 ms are being recorded, so that it leaves the moment they are
+            message = self.codec.audio(self._mic.frame(window_start).tobytes())
+            delay = (window_start + FRAME_NS - self.clock()) / NS_PER_S
+            if delay > 0:
+                await asyncio.sleep(delay)
+            await self._ws.send(message)
+            k += 1
+
+    # A turn --------------------------------------------------------------------------------
+
+    def _failed(self, speech_end_ns: int, error: TurnError) -> HeardTurn:
+        return HeardTurn(
+            speech_end_ns=speech_end_ns,
+            events=(),
+            audio=np.zeros(0, np.int16),
+            timed_out=False,
+            failure=error,
+            black_box=True,
+        )
+
+    async def speak(
+        self,
+        history: list[dict[str, str]],
+        pcm: np.ndarray,
+        speech_end_sample: int,
+        *,
+        timeout_s: float = 60.0,
+        cue: TurnCue = PLAIN,
+    ) -> HeardTurn:
+        """Say one utterance after ``history`` (16 kHz fixture PCM) and wait for the answer."""
+        if self._failure is not None:
+            return self._failed(self.clock(), self._failure)
+        if not cue.barge_in:
+            await self._send_all(self.codec.context(list(history)))
+        if self._closed.is_set():
+            return self._failed(
+                self.clock(),
+                TurnError(
+                    kind="closed_mid_turn",
+                    reason="the agent closed the connection" + self._close_note(),
+                ),
+            )
+        if self.rate != FIXTURE_RATE:
+            pcm = self._to_line(pcm)
+            speech_end_sample = speech_end_sample * self.rate // FIXTURE_RATE
+        speaker = self._speaker
+        speaker.start_recording(timeout_s)
+        utterance = self._mic.say(pcm)
+        start_ns = await utterance.started
+        speech_end_ns = start_ns + speech_end_sample * NS_PER_S // self.rate
+        speaker.new_turn(start_ns, speech_end_ns)
+        await utterance.finished
+        deadline = self.clock() + int(timeout_s * NS_PER_S)
+        quiet_ns = int(self.remote.quiet_secs * NS_PER_S)
+        timed_out = True
+        aside_ns: int | None = None
+        while self.clock() < deadline and speaker.over is None:
+            speaker.news.clear()  # what arrives from here on wakes the wait below
+            now = self.clock()
+            heard = [
+                e.ns
+                for e in speaker.events
+                if e.kind is EventKind.AUDIO_OUT and e.ns >= speech_end_ns
+            ]
+            if heard and cue.hand_over_ms is not None and now >= heard[0] + cue.hand_over_ms * 1e6:
+                timed_out = False
+                break
+            due = heard[0] + cue.aside_ms * 1e6 if heard else None
+            if cue.aside is not None and aside_ns is None and due is not None and now >= due:
+                aside_ns = await self._mic.say(self._to_line(cue.aside)).started
+                continue
+            stopped = [e.ns for e in speaker.events if e.kind is EventKind.BOT_STOPPED]
+            settled = aside_ns is None or now - aside_ns >= AFTER_ASIDE_S * NS_PER_S
+            if (
+                heard
+                and settled
+                and (
+                    any(s > heard[-1] for s in stopped)
+                    or now - speaker.last_audio_end_ns > quiet_ns
+                )
+            ):
+                timed_out = False
+                break
+            if self._closed.is_set():
+                return HeardTurn(
+                    speech_end_ns,
+                    tuple(speaker.events),
+                    self._take(),
+                    False,
+                    failure=TurnError(
+                        kind="closed_mid_turn",
+                        reason="the agent closed the connection before its answer ended"
+                        + self._close_note(),
+                    ),
+                    black_box=True,
+                    start_ns=start_ns,
+                    played=speaker.audible.since(start_ns),
+                    aside_ns=aside_ns,
+                    ended_ns=self.clock(),
+                )
+            # Nothing to do until the agent sends news (an onset, a stop, an error, a close)
+            # or the next moment a rule above looks at comes.
+            due_ns = [deadline]
+            if heard:
+                due_ns.append(speaker.last_audio_end_ns + quiet_ns + 1)
+                if cue.hand_over_ms is not None:
+                    due_ns.append(heard[0] + int(cue.hand_over_ms * 1e6) + 1)
+                if cue.aside is not None and aside_ns is None:
+                    due_ns.append(heard[0] + int(cue.aside_ms * 1e6) + 1)
+                if aside_ns is not None:
+                    due_ns.append(aside_ns + int(AFTER_ASIDE_S * NS_PER_S) + 1)
+            wait_s = min(max(0, min(due_ns) - self.clock()) / NS_PER_S, MAX_WAIT_S)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(wait_s):
+                    await speaker.news.wait()
+        errors = [e.text for e in speaker.events if e.kind is EventKind.ERROR]
+        if speaker.over is not None:
+            errors.insert(0, speaker.over)
+            timed_out = False
+        failure = (
+            TurnError(kind="agent_error", reason=redact(errors[0], *self._secrets))
+            if errors
+            else None
+        )
+        return HeardTurn(
+            speech_end_ns,
+            tuple(speaker.events),
+            self._take(),
+            timed_out,
+            failure=failure,
+            black_box=True,
+            start_ns=start_ns,
+            played=speaker.audible.since(start_ns),
+            aside_ns=aside_ns,
+            ended_ns=self.clock(),
+        )
+
+    def _close_note(self) -> str:
+        """The close code and reason the agent gave, if it gave one (a refused call's why)."""
+        code = getattr(self._ws, "close_code", None)
+        if code is None or code == 1000:
+            return ""
+        reason = getattr(self._ws, "close_reason", "") or ""
+        return redact(f" ({code}{': ' + reason if reason else ''})", *self._secrets)
+
+    def _to_line(self, pcm: np.ndarray) -> np.ndarray:
+        """16 kHz fixture PCM at the connection's sample rate (a shared read-only fixture is
+        resampled once for every call that says it)."""
+        if self.rate == FIXTURE_RATE:
+            return pcm
+        key = (id(pcm), self.rate)
+        kept = _ON_THE_LINE.get(key)
+        if kept is not None and kept[0] is pcm:
+            return kept[1]
+        line = to_int16(resample(pcm.astype(np.float32) / 32768.0, FIXTURE_RATE, self.rate))
+        if not pcm.flags.writeable:  # a cached fixture: the same array next time
+            if len(_ON_THE_LINE) >= 256:
+                _ON_THE_LINE.pop(next(iter(_ON_THE_LINE)))
+            _ON_THE_LINE[key] = (pcm, line)
+        return line
+
+    def _take(self) -> np.ndarray:
+        audio = np.frombuffer(b"".join(self._speaker.recording), dtype=np.int16).copy()
+        if self.rate != FIXTURE_RATE and audio.size:
+            audio = to_int16(resample(audio.astype(np.float32) / 32768.0, self.rate, FIXTURE_RATE))
+        return audio

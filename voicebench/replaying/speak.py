@@ -1,0 +1,250 @@
+"""Speaking one seeker turn to an agent and reading what came back: the turn record's fields,
+or the failure, by kind, with a reason naming the stage."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from pathlib import Path
+
+import numpy as np
+
+from voicebench.agentspec import AgentSpec, api_key
+from voicebench.dialogues import Dialogue
+from voicebench.errors import RunError, redact
+from voicebench.fixtures import Manifest, lookup_fixture, read_wav
+from voicebench.runlog import ScenarioOutcome, TurnError
+from voicebench.scenarios import Scenario, TurnScenario, draw_dialogue
+from voicebench.scenarios.apply import agent_audio, audio_rng, seeker_audio, spoken_word
+from voicebench.scenarios.overlap import (
+    backchannel_outcome,
+    barge_in_outcome,
+    insert_pause,
+    pause_outcome,
+)
+from voicebench.text import wer
+from voicebench.timing import EventKind, derive_timing, reply_text, user_transcript
+
+TURN_TIMEOUT_S = 60.0
+RATE = 16_000
+
+
+def _interpret(
+    heard, *, user_text: str, secret: str | None = None, timeout_s: float = TURN_TIMEOUT_S
+) -> tuple[dict, TurnError | None]:
+    timing = derive_timing(heard.events, heard.speech_end_ns)
+    transcript = user_transcript(heard.events, timing)
+    if heard.black_box:
+        # Only the audio is observed: what it said is whatever the agent reported.
+        reply = " ".join(
+            e.text.strip() for e in heard.events if e.kind is EventKind.LLM_TOKEN and e.text.strip()
+        )
+    else:
+        reply = reply_text(heard.events, timing)
+    llm_calls = sum(e.kind is EventKind.LLM_SENT for e in heard.events) or None
+    error = _turn_error(heard, timing, transcript, reply, llm_calls, timeout_s)
+    if error is not None:
+        error = error.model_copy(update={"reason": redact(error.reason, secret)})
+    fields = {
+        "llm_requests": sum(e.kind is EventKind.LLM_REQUEST for e in heard.events),
+        "llm_calls": llm_calls,
+        "user_transcript": transcript,
+        "asr_wer": wer(user_text, transcript) if transcript else None,
+        "reply_text": reply,
+        "timing": timing,
+    }
+    return fields, error
+
+
+def _turn_error(
+    heard, timing, transcript: str, reply: str, llm_calls: int | None, timeout_s: float
+) -> TurnError | None:
+    """Why the turn failed, by kind, with a reason naming the stage; None if it did not."""
+    events = heard.events
+    has = {e.kind for e in events}
+    errors = [e for e in events if e.kind is EventKind.ERROR]
+    if heard.failure is not None:
+        return heard.failure
+    if errors:
+        first = errors[0]
+        reason = first.text
+        if first.source == "llm":
+            tokens = sum(e.kind is EventKind.LLM_TOKEN and e.ns < first.ns for e in events)
+            if tokens:
+                reason = f"the reply stream broke off after {tokens} token(s): {reason}"
+            if llm_calls and llm_calls > 1:
+                reason += f" ({llm_calls} requests: the client retried)"
+        return TurnError(
+            kind=f"{first.source}_error" if first.source else "pipeline_error", reason=reason
+        )
+    if heard.black_box:
+        if heard.timed_out and timing.audio_out_ns is None:
+            return TurnError(kind="timeout", reason=f"nothing audible within {timeout_s:g} s")
+        if heard.timed_out:
+            return TurnError(kind="timeout", reason=f"no complete answer within {timeout_s:g} s")
+        if timing.audio_out_ns is None:
+            return TurnError(kind="no_audio", reason="no audible bot audio was played")
+        return None
+    if not transcript and EventKind.LLM_REQUEST not in has:
+        if EventKind.VAD_START not in has:
+            return TurnError(
+                kind="no_transcript", reason="the agent's VAD heard no speech in the seeker's audio"
+            )
+        return TurnError(kind="no_transcript", reason="the ASR produced no text for the turn")
+    if heard.timed_out:
+        if EventKind.LLM_REQUEST in has and EventKind.LLM_TOKEN not in has:
+            what = "the LLM sent no token"
+        elif EventKind.LLM_TOKEN in has and EventKind.LLM_END not in has:
+            what = "the LLM reply did not finish"
+        elif EventKind.LLM_REQUEST not in has:
+            what = "the agent did not take its turn (no LLM request)"
+        else:
+            what = "no complete answer"
+        return TurnError(kind="timeout", reason=f"{what} within {timeout_s:g} s")
+    if timing.llm_first_token_ns is None:
+        return TurnError(kind="no_reply", reason="the LLM returned no tokens")
+    if timing.audio_out_ns is None:
+        if EventKind.TTS_AUDIO not in has:
+            return TurnError(
+                kind="no_audio", reason=f"the TTS yielded no audio for the reply {reply[:80]!r}"
+            )
+        return TurnError(kind="no_audio", reason="no audible bot audio was played")
+    return None
+
+
+async def speak_turn(
+    agent,
+    spec: AgentSpec,
+    dialogue: Dialogue,
+    k: int,
+    manifest: Manifest,
+    fixtures_dir: Path,
+    history: list[dict[str, str]],
+    *,
+    timeout_s: float = TURN_TIMEOUT_S,
+    scenario: TurnScenario | None = None,
+    seed: int = 0,
+    hand_over_ms: float | None = None,
+    barge_in: bool = False,
+) -> tuple:
+    """Speak seeker turn ``k`` to ``agent`` after ``history`` and interpret what came back:
+    ``(heard, TurnRecord fields, TurnError or None)``. With a ``scenario``, the agent hears
+    the speech through it and the recorded reply is what the caller would hear.
+
+    ``hand_over_ms``: the next turn barges in, its first sound this long after this reply's
+    first audible sample, so this turn returns with the agent still speaking. ``barge_in``:
+    the previous turn did that, so this utterance is said over the reply still playing."""
+    from voicebench.replaying.agent import TurnCue
+
+    turn = dialogue.turns[k]
+    pcm, entry = _fixture(manifest, fixtures_dir, turn.text, f"{dialogue.id} turn {k}")
+    end_sample = entry.speech_end_sample
+    measured: dict[str, float] = {}
+    cue = TurnCue(barge_in=barge_in, hand_over_ms=hand_over_ms)
+    word_lead = 0
+    if scenario is not None and scenario.name == "pause":
+        pcm, _ = insert_pause(pcm, float(scenario.params["pause_ms"]))
+        end_sample += pcm.size - entry.num_samples
+    elif scenario is not None and scenario.name == "backchannel":
+        word = spoken_word(str(scenario.params["words"]))
+        aside, word_entry = _fixture(manifest, fixtures_dir, word, f"the backchannel {word!r}")
+        word_lead = word_entry.speech_start_sample
+        delay_ms = float(scenario.params["delay_ms"]) - word_lead * 1000 / RATE
+        cue = dataclasses.replace(cue, aside=aside, aside_ms=delay_ms)
+    elif scenario is not None:
+        pcm, measured = seeker_audio(
+            scenario,
+            pcm,
+            audio_rng(seed, dialogue.id, k, 0),
+            lambda: _other_utterances(manifest, fixtures_dir, turn.text),
+        )
+    heard = await agent.speak(history, pcm, end_sample, timeout_s=timeout_s, cue=cue)
+    fields, error = _interpret(
+        heard, user_text=turn.text, secret=api_key(spec), timeout_s=timeout_s
+    )
+    if scenario is not None:
+        audio, down = agent_audio(scenario, heard.audio, audio_rng(seed, dialogue.id, k, 1))
+        heard = dataclasses.replace(heard, audio=audio)
+        measured.update(down)
+        measured.update(_overlap(scenario, heard, entry.speech_start_sample, word_lead))
+        if scenario.name == "barge-in" and measured.get("agent_speaking"):
+            measured["answered"] = error is None
+        fields["scenario"] = ScenarioOutcome(name=scenario.name, params=scenario.params, **measured)
+    return heard, fields, error
+
+
+def drawn_scenario(
+    played: list[Scenario], seed: int, dialogue: Dialogue, k: int
+) -> TurnScenario | None:
+    """What seeker turn ``k`` plays (``scenarios.draw_dialogue``)."""
+    if not played:
+        return None
+    return draw_dialogue(played, seed, dialogue.id, dialogue.seeker_turn_indices)[k]
+
+
+def hand_over_ms(
+    played: list[Scenario],
+    seed: int,
+    dialogue: Dialogue,
+    k: int,
+    next_k: int | None,
+    manifest: Manifest,
+) -> float | None:
+    """When turn ``next_k``, spoken right after turn ``k`` of the same dialogue, barges in:
+    how long after turn ``k``'s reply's first audible sample to hand over, so that its first
+    sound comes at its drawn delay. None when it does not (or when ``next_k`` is not the next
+    seeker turn: a turn in between is already done)."""
+    after = [j for j in dialogue.seeker_turn_indices if j > k]
+    if next_k is None or not after or after[0] != next_k:
+        return None
+    scenario = drawn_scenario(played, seed, dialogue, next_k)
+    if scenario is None or scenario.name != "barge-in":
+        return None
+    entry = lookup_fixture(manifest, dialogue.turns[next_k].text)
+    lead_ms = entry.speech_start_sample * 1000 / RATE if entry else 0.0
+    return max(0.0, float(scenario.params["delay_ms"]) - lead_ms)
+
+
+def _overlap(scenario: TurnScenario, heard, speech_start_sample: int, word_lead: int) -> dict:
+    """What a barge-in, backchannel or pause did, read off the agent's audible spans."""
+    cuts = (
+        None if heard.black_box else [e.ns for e in heard.events if e.kind is EventKind.AUDIO_CUT]
+    )
+    speech_start_ns = heard.start_ns + speech_start_sample * 1_000_000_000 // RATE
+    if scenario.name == "barge-in":
+        return barge_in_outcome(heard.played, cuts, speech_start_ns, heard.speech_end_ns)
+    if scenario.name == "backchannel":
+        if heard.aside_ns is None:  # the reply ended before the word was due
+            return {"agent_speaking": False}
+        word_ns = heard.aside_ns + word_lead * 1_000_000_000 // RATE
+        return backchannel_outcome(heard.played, cuts, word_ns, heard.ended_ns)
+    if scenario.name == "pause":
+        return pause_outcome(heard.played, speech_start_ns, heard.speech_end_ns)
+    return {}
+
+
+def _fixture(manifest: Manifest, fixtures_dir: Path, text: str, what: str):
+    """The fixture audio that says ``text``, and its manifest entry."""
+    entry = lookup_fixture(manifest, text)
+    if entry is None:
+        raise RunError(f"no audio fixture for {what}; run `voicebench synth`")
+    path = fixtures_dir / entry.path
+    try:
+        return _fixture_pcm(path, path.stat().st_mtime_ns), entry
+    except OSError:
+        return read_wav(path, expect_rate=RATE), entry  # which says what is wrong with it
+
+
+def _other_utterances(manifest: Manifest, fixtures_dir: Path, text: str) -> list[np.ndarray]:
+    """Every other seeker utterance of the fixtures (babble is made of them)."""
+    paths = [fixtures_dir / e.path for e in manifest.entries if e.text != text]
+    return [_fixture_pcm(p, p.stat().st_mtime_ns) for p in paths]
+
+
+@functools.lru_cache(maxsize=512)
+def _fixture_pcm(path: Path, mtime_ns: int) -> np.ndarray:
+    """A fixture WAV, read once however many babble turns use it (a rewritten file, with a new
+    ``mtime_ns``, is read again)."""
+    pcm = read_wav(path, expect_rate=16_000)
+    pcm.flags.writeable = False
+    return pcm

@@ -1,0 +1,197 @@
+"""The latency budget report of one run, from its turn records alone.
+
+- Distributions (TTFT, TTFA): p50, p90, p95, p99 by linear interpolation between order
+  statistics (numpy's default), each with a 95% percentile-bootstrap interval over turns.
+- Within budget: the share of turns with a figure at or under the budget; for the run as a
+  whole, the share of all turns (failed ones count as misses) within both budgets.
+- Failed turns have no TTFA; so that they are not silently dropped, a second TTFA
+  distribution counts each of them as the turn timeout (censored).
+- Cold turns are the agent's first turn after each (re)start (``TurnRecord.cold``; in logs
+  that lack it, the first record); the rest are warm.
+- The waterfall is the mean of each stage over the turns that have a TTFA (none for a remote
+  agent, which is timed as a black box). A missing stage
+  counts as 0 ms (the next stage then starts at the last known boundary), so the mean stages
+  add up to the mean TTFA exactly; medians would not add up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from voicebench import bootstrap
+from voicebench.reporting.models import (
+    QUANTILES,
+    AgentLatency,
+    Distribution,
+    FailedTurn,
+    Quantile,
+    SlowTurn,
+)
+from voicebench.runlog import RunHeader, TurnRecord, count_kinds
+from voicebench.runlog.scenario_figures import scenario_figures
+from voicebench.timing import STAGE_NAMES, TurnTiming
+
+BOOTSTRAP_ROUNDS = 1000
+SLOWEST = 10
+
+
+def distribution(
+    values: Sequence[float], budget_ms: float, *, rounds: int = BOOTSTRAP_ROUNDS, seed: int = 0
+) -> Distribution:
+    """Percentiles of ``values`` with bootstrap intervals, and the share within ``budget_ms``."""
+    x = np.asarray(values, dtype=float)
+    if x.size == 0:
+        return Distribution(n=0, budget_ms=budget_ms)
+    point, lo, hi = bootstrap.percentiles(x, QUANTILES, rounds=rounds, seed=seed)
+    return Distribution(
+        n=int(x.size),
+        mean_ms=round(float(x.mean()), 1),
+        budget_ms=budget_ms,
+        quantiles=tuple(
+            Quantile(
+                q=q, value_ms=round(float(v), 1), ci_ms=(round(float(a), 1), round(float(b), 1))
+            )
+            for q, v, a, b in zip(QUANTILES, point, lo, hi, strict=True)
+        ),
+        within_budget=round(float(np.mean(x <= budget_ms)), 4),
+    )
+
+
+def cold_flags(records: Sequence[TurnRecord]) -> list[bool]:
+    """Per record, whether it was a cold turn."""
+    if any(r.cold is not None for r in records):
+        return [bool(r.cold) for r in records]
+    return [k == 0 for k in range(len(records))]
+
+
+def _slow_turn(r: TurnRecord, t: TurnTiming, ttfa_ms: float, cold: bool) -> SlowTurn:
+    stages = t.stages_ms
+    known = {k: v for k, v in stages.items() if v is not None}
+    return SlowTurn(
+        dialogue_id=r.dialogue_id,
+        turn_index=r.turn_index,
+        cold=cold,
+        user_text=r.user_text,
+        ttfa_ms=round(ttfa_ms, 1),
+        ttft_ms=None if t.ttft_ms is None else round(t.ttft_ms, 1),
+        slowest_stage=max(known, key=lambda k: known[k]) if known else "-",
+        stages_ms={k: None if v is None else round(v, 1) for k, v in stages.items()},
+    )
+
+
+def agent_latency(
+    run_dir: Path,
+    header: RunHeader,
+    records: Sequence[TurnRecord],
+    *,
+    budget_ttft_ms: float,
+    budget_ttfa_ms: float,
+    seed: int = 0,
+    turn_timeout_ms: float = 60_000.0,
+) -> AgentLatency:
+    cold = cold_flags(records)
+
+    def figures(name: str, keep) -> list[float]:
+        out = []
+        for r, c in zip(records, cold, strict=True):
+            v = getattr(r.timing, name) if r.timing is not None else None
+            if v is not None and keep(c):
+                out.append(v)
+        return out
+
+    def dist(name: str, budget: float, keep=lambda c: True) -> Distribution:
+        return distribution(figures(name, keep), budget, seed=seed)
+
+    # (record, its timing, its TTFA, cold) for every turn with a TTFA
+    timed = [
+        (r, t, t.ttfa_ms, c)
+        for r, c in zip(records, cold, strict=True)
+        if (t := r.timing) is not None and t.ttfa_ms is not None
+    ]
+    # A remote agent is a black box: only its audio is seen, so it has no stages.
+    stage_rows = [] if header.agent.remote is not None else [t.stages_ms for _, t, _, _ in timed]
+    waterfall = (
+        {s: round(float(np.mean([row[s] or 0.0 for row in stage_rows])), 3) for s in STAGE_NAMES}
+        if stage_rows
+        else {}
+    )
+    p50 = {
+        s: (
+            round(float(np.median(v)), 1)
+            if (v := [x for row in stage_rows if (x := row[s]) is not None])
+            else None
+        )
+        for s in STAGE_NAMES
+    }
+
+    failed = sum(r.error is not None for r in records)
+    censored = None
+    if failed:
+        censored = distribution(
+            [
+                r.timing.ttfa_ms
+                if r.error is None and r.timing is not None and r.timing.ttfa_ms is not None
+                else turn_timeout_ms
+                for r in records
+            ],
+            budget_ttfa_ms,
+            seed=seed,
+        )
+    wers = [r.asr_wer for r in records if r.asr_wer is not None]
+    calls = [r.llm_calls for r in records if r.llm_calls is not None]
+    slowest = sorted(timed, key=lambda x: -x[2])[:SLOWEST]
+    return AgentLatency(
+        run_dir=str(run_dir),
+        run_id=header.run_id,
+        agent_name=header.agent.name,
+        contestant=header.agent.id,
+        family=header.agent.family,
+        mode=header.mode.value,
+        created_at=header.created_at,
+        turns=len(records),
+        failed=failed,
+        failed_by_kind=count_kinds(r.error.kind for r in records if r.error is not None),
+        ttft=dist("ttft_ms", budget_ttft_ms),
+        ttfa=dist("ttfa_ms", budget_ttfa_ms),
+        ttft_warm=dist("ttft_ms", budget_ttft_ms, lambda c: not c),
+        ttfa_warm=dist("ttfa_ms", budget_ttfa_ms, lambda c: not c),
+        ttfa_cold=dist("ttfa_ms", budget_ttfa_ms, lambda c: c),
+        ttfa_censored=censored,
+        censored_at_ms=turn_timeout_ms if failed else None,
+        cold_turns=sum(cold),
+        within_budget=(
+            round(
+                sum(r.within_budgets(budget_ttfa_ms, budget_ttft_ms) for r in records)
+                / len(records),
+                4,
+            )
+            if records
+            else None
+        ),
+        waterfall_ms=waterfall,
+        waterfall_total_ms=(
+            round(float(np.mean([ttfa for _, _, ttfa, _ in timed])), 3) if timed else None
+        ),
+        stage_p50_ms=p50,
+        asr_wer_mean=round(float(np.mean(wers)), 4) if wers else None,
+        asr_wer_turns=len(wers),
+        asr_turns_with_errors=sum(w > 0 for w in wers),
+        llm_calls_per_turn=round(float(np.mean(calls)), 2) if calls else None,
+        slowest=tuple(_slow_turn(*x) for x in slowest),
+        failures=tuple(
+            FailedTurn(
+                dialogue_id=r.dialogue_id,
+                turn_index=r.turn_index,
+                kind=r.error.kind,
+                reason=r.error.reason,
+            )
+            for r in records
+            if r.error is not None
+        ),
+        scenarios=tuple(scenario_figures(records))
+        if any(r.scenario is not None for r in records)
+        else (),
+    )

@@ -1,0 +1,106 @@
+"""The report's Replies section: per judged item, the conversation, what every contestant said
+(as heard, with its audio copied beside the page), the judges' verdicts with their reasons,
+and the people's answers with their comments."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+from collections import defaultdict
+from pathlib import Path
+
+from voicebench._folder import Outside
+from voicebench.judging import judged_items, read_judging_header, read_replies, read_verdicts
+from voicebench.rating import folder_judgments
+from voicebench.rating.agreement import RATING_LABELS
+from voicebench.reporting.models import ItemReplies, PersonView, ReplyView, VerdictView
+
+AUDIO_DIR = "audio"
+
+
+def _audio_name(item_id: str, contestant: str) -> str:
+    """A file name from the item and a hash of the contestant: no name from a run becomes
+    a path."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", item_id)[:60]
+    return f"{safe}-{hashlib.sha256(contestant.encode()).hexdigest()[:10]}.wav"
+
+
+def item_replies(
+    judging_dir: Path, out_dir: Path, *, human_judgments: Path | None = None
+) -> tuple[ItemReplies, ...]:
+    """Every judged item's replies, verdicts and people's answers; reply audio is copied to
+    ``out_dir/audio/``."""
+    header = read_judging_header(judging_dir)
+    items = judged_items([Path(d) for d in header.run_dirs])
+    replies = defaultdict(list)
+    for r in read_replies(judging_dir):
+        replies[r.item_id].append(r)
+    verdicts = defaultdict(list)
+    for v in read_verdicts(judging_dir):
+        verdicts[v.item_id].append(v)
+    people = defaultdict(list)
+    for h in folder_judgments(judging_dir, human_judgments):
+        people[h.item_id].append(h)
+    out = []
+    for item_id in sorted(replies):
+        views = []
+        for r in sorted(replies[item_id], key=lambda r: r.contestant):
+            audio, refused = None, None
+            try:
+                source = r.audio_file(judging_dir)
+            except Outside as exc:
+                source, refused = None, f"its recorded audio path was refused: {exc}"
+            if source is not None and source.is_file():
+                audio = f"{AUDIO_DIR}/{_audio_name(item_id, r.contestant)}"
+                (out_dir / AUDIO_DIR).mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, out_dir / audio)
+            views.append(
+                ReplyView(
+                    contestant=r.contestant,
+                    kind=r.kind.value,
+                    heard=r.heard,
+                    text=r.text,
+                    audio=audio,
+                    audio_refused=refused,
+                    failed=r.failed,
+                )
+            )
+        dialogue = items.get(item_id)
+        out.append(
+            ItemReplies(
+                item_id=item_id,
+                adversarial=bool(dialogue and dialogue.adversarial),
+                conversation=tuple(
+                    (t.speaker, t.text) for t in (dialogue.turns if dialogue else ())
+                ),
+                replies=tuple(views),
+                verdicts=tuple(
+                    VerdictView(
+                        judge=v.judge,
+                        contestant_a=v.contestant_a,
+                        contestant_b=v.contestant_b,
+                        winner=v.winner,
+                        strength=v.answer.strength if v.answer else None,
+                        rationale=v.answer.rationale if v.answer else "",
+                        failure=v.failure,
+                    )
+                    for v in sorted(
+                        verdicts[item_id], key=lambda v: (v.contestant_a, v.contestant_b, v.judge)
+                    )
+                ),
+                people=tuple(
+                    PersonView(
+                        rater=h.rater or "-",
+                        contestant_a=h.contestant_a,
+                        contestant_b=h.contestant_b,
+                        rating=h.rating,
+                        label=RATING_LABELS[h.rating],
+                        comment=h.comment,
+                        repeat=h.repeat,
+                    )
+                    for h in people[item_id]
+                ),
+            )
+        )
+    return tuple(out)

@@ -1,0 +1,301 @@
+"""The report as sections of blocks: one model that the page and the Markdown both render.
+
+Blocks hold plain, unescaped text (replies and dialogue text included); the templates escape
+it for their format (``voicebench/reporting/templates/``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from voicebench.judging import SMOKE_WARNING
+from voicebench.judging.cards import card_line
+from voicebench.rating import agreement_lines
+from voicebench.reporting import humans
+from voicebench.reporting import scenarios as sc
+from voicebench.reporting import tables as tb
+from voicebench.reporting.models import ItemReplies, Report, StrategySummary
+from voicebench.runlog import kinds_text
+from voicebench.timing import STAGE_LABELS, STAGES
+
+FIGURE_CAPTIONS = {
+    "latency_ecdf": "Share of turns answered within a given time: LLM time to first token (left) "
+    "and time to first audio (right). Dashed: the budgets. Triangles: cold turns.",
+    "waterfall": "Where the time to first audio goes: mean time per stage, in pipeline order.",
+    "frontier_ttft": "HEART Elo against median TTFT (log scale): vertical bars are the Elo 95% "
+    "CI, horizontal bars the median's 95% CI; the dotted steps join the "
+    "Pareto frontier; dashed horizontal lines are human replies.",
+    "frontier_ttfa": "HEART Elo against median time to first audio (log scale), as above.",
+    "radar": "Per-dimension win rate: H human alignment, E empathic responsiveness, "
+    "A attunement, R resonance, T task-following.",
+    "strategy_heatmap": "How often each contestant uses each of the 15 support strategies: "
+    "the share of its replies in which the classifier marked it present.",
+    sc.SNR_FIGURE: sc.SNR_CAPTION,
+    "human_agreement": "How often each judge, and the ensemble, names the people's majority "
+    "winner, with 95% bootstrap intervals; dashed: HEART's 78.7% (judges vs people), dotted: "
+    "its 79.5% between people.",
+}
+
+
+@dataclass(frozen=True)
+class Text:
+    """A paragraph: ``plain``, a ``note`` (set apart) or a ``banner`` (a warning)."""
+
+    text: str
+    style: Literal["plain", "note", "banner"] = "plain"
+    kind: str = "text"
+
+
+@dataclass(frozen=True)
+class Figure:
+    name: str
+    caption: str
+    kind: str = "figure"
+
+
+@dataclass(frozen=True)
+class Figures:
+    """Figures side by side."""
+
+    figures: tuple[Figure, ...]
+    kind: str = "figures"
+
+
+@dataclass(frozen=True)
+class TableBlock:
+    table: tb.Table
+    kind: str = "table"
+
+
+@dataclass(frozen=True)
+class Card:
+    title: str
+    headline: str
+    lines: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Cards:
+    cards: tuple[Card, ...]
+    kind: str = "cards"
+
+
+@dataclass(frozen=True)
+class Replies:
+    """Per item, the conversation and every contestant's reply, with the verdicts and the
+    people's answers."""
+
+    items: tuple[ItemReplies, ...]
+    kind: str = "replies"
+
+
+Block = Text | Figure | Figures | TableBlock | Cards | Replies
+
+
+@dataclass(frozen=True)
+class Section:
+    id: str
+    title: str
+    blocks: list[Block] = field(default_factory=list)
+
+
+def _figure(report: Report, name: str) -> list[Figure]:
+    return [Figure(name, FIGURE_CAPTIONS.get(name, name))] if name in report.figures else []
+
+
+def _cards(report: Report) -> Cards:
+    elo = {}
+    if report.judging and report.judging.ratings:
+        elo = {r.contestant: r for r in report.judging.ratings.ratings}
+    cards = []
+    for a in report.agents:
+        ttfa, ttft = a.ttfa.quantile(50), a.ttft.quantile(50)
+        lines = [
+            f"TTFT p50 {tb.ms(ttft.value_ms if ttft else None).text} ms; within both "
+            f"budgets {tb.pct(a.within_budget).text} of {a.turns} turns ({a.failed} failed"
+            + (f": {kinds_text(a.failed_by_kind)}" if a.failed else "")
+            + ")"
+        ]
+        r = elo.get(a.judged_as or a.agent_name)
+        if r is not None:
+            lines.append(f"HEART Elo {r.elo:,.0f}")
+        cards.append(
+            Card(a.agent_name, f"{tb.ms(ttfa.value_ms if ttfa else None).text} ms", tuple(lines))
+        )
+    return Cards(tuple(cards))
+
+
+def strategy_note(s: StrategySummary) -> str:
+    return (
+        f"Each judged reply was labelled with the 15 HEART support strategies by "
+        f"{s.classifier} (voicebench strategies). Humans tend to spread their support over "
+        "more strategies; a narrow repertoire shows as low coverage, low entropy and a high "
+        "usage SD."
+    )
+
+
+def quality_notes(report: Report) -> list[str]:
+    j = report.judging
+    if j is None:
+        return [
+            "No judging folder: judge the runs (voicebench judge RUN_DIR...) and pass the "
+            "judging folder to voicebench report for the quality-latency frontier."
+        ]
+    notes = [
+        f"Judging folder {j.judging_dir}: {len(j.contestants)} contestants, {j.pairs} "
+        f"pairs, {j.decided_pairs} decided; {j.verdicts} verdicts, {j.failed_verdicts} "
+        "failed"
+        + (f" ({kinds_text(j.failed_by_kind)})" if j.failed_by_kind else "")
+        + f". Rubric sha256 {j.rubric_sha256[:12]}."
+    ]
+    if j.ratings is None:
+        notes.append(f"No ratings: {j.no_ratings}")
+    return notes
+
+
+def _latency(report: Report) -> Section:
+    blocks: list[Block] = [
+        TableBlock(tb.budget_table(report)),
+        *_figure(report, "latency_ecdf"),
+        TableBlock(tb.distribution_table(report)),
+        *_figure(report, "waterfall"),
+        TableBlock(tb.waterfall_table(report)),
+    ]
+    for a in report.agents:
+        blocks.append(TableBlock(tb.slowest_table(a)))
+        if a.failures:
+            blocks.append(TableBlock(tb.failures_table(a)))
+    return Section("latency", "Latency budget", blocks)
+
+
+def _scenarios(report: Report) -> Section | None:
+    if not any(a.scenarios for a in report.agents):
+        return None
+    blocks: list[Block] = [TableBlock(sc.scenario_table(report))]
+    overlap = sc.overlap_table(report)
+    if overlap.rows:
+        blocks.append(TableBlock(overlap))
+    blocks += _figure(report, sc.SNR_FIGURE)
+    return Section("scenarios", "Scenarios", blocks)
+
+
+def _quality(report: Report) -> Section:
+    j = report.judging
+    blocks: list[Block] = [Text(n) for n in quality_notes(report)]
+    if j is not None and j.ratings is not None:
+        blocks.append(
+            Figures(tuple(_figure(report, "frontier_ttft") + _figure(report, "frontier_ttfa")))
+        )
+        blocks.append(TableBlock(tb.leaderboard_table(j)))
+        blocks.append(Text(card_line(j.card), "note"))
+        blocks += _figure(report, "radar")
+    return Section("quality", "Quality and latency", blocks)
+
+
+def _strategies(s: StrategySummary, report: Report) -> Section:
+    blocks: list[Block] = [Text(strategy_note(s))]
+    if s.smoke:
+        blocks.append(Text(f"{SMOKE_WARNING}: the strategy labels are not meaningful.", "banner"))
+    blocks += _figure(report, "strategy_heatmap")
+    blocks.append(TableBlock(tb.strategies_table(s)))
+    return Section("strategies", "Support strategies", blocks)
+
+
+def _judging(report: Report) -> Section:
+    j = report.judging
+    if j is None:
+        return Section("judging", "Judging health", [Text("No judging in this report.", "note")])
+    blocks: list[Block] = [Text(f"Judges: {', '.join(j.judges)}"), Text(card_line(j.card))]
+    if j.trust_warning:
+        blocks.append(Text(f"{j.trust_warning}.", "banner"))
+    blocks.append(TableBlock(tb.health_table(j)))
+    if j.ratings is not None:
+        blocks += [Text(line) for line in agreement_lines(j.ratings)]
+    else:
+        blocks.append(Text("No agreement figures: no ratings were fitted."))
+    return Section("judging", "Judging health", blocks)
+
+
+def _people(report: Report) -> Section | None:
+    j = report.judging
+    p = None if j is None or j.ratings is None else j.ratings.people
+    if p is None:
+        return None
+    blocks: list[Block] = [
+        Text(
+            "People rated pairs of replies by ear on the rating page (voicebench annotate), "
+            "blind to who said what. Their ladder is fitted like the judges', on their votes."
+        ),
+        TableBlock(humans.ladder_table(p)),
+        *_figure(report, "human_agreement"),
+        TableBlock(humans.agreement_table(p)),
+        TableBlock(humans.consistency_table(p)),
+        TableBlock(humans.disagreement_table(p)),
+    ]
+    return Section("people", "People as judges", blocks)
+
+
+def _replies(report: Report) -> Section:
+    return Section(
+        "replies",
+        "Replies",
+        [
+            Text(
+                "What each contestant said on each judged item, as the listener heard it (the "
+                "transcript of its audio, which is what the judges read), with the audio to "
+                "play, the judges' verdicts and reasons, and what people said."
+            ),
+            Replies(report.replies),
+        ],
+    )
+
+
+def _method(report: Report) -> Section:
+    stages = tb.Table(
+        "stages",
+        "Stages",
+        ("stage", "from and to"),
+        [(tb.Cell(STAGE_LABELS[name]), tb.Cell(what)) for name, _, what in STAGES],
+    )
+    runs = "; ".join(f"{a.agent_name}: {a.run_dir}" for a in report.agents)
+    return Section(
+        "method",
+        "Method",
+        [
+            Text(
+                "Every seeker turn is replayed as speech in real time; each latency is measured "
+                "from the true end of the seeker's speech (known from the audio) on one monotonic "
+                "clock. TTFT runs from the LLM request to its first token received (a speculative "
+                "reply's wait for the turn to end is the turn hold); TTFA from the end of "
+                "speech to the first audible sample of the reply. The stages cut TTFA at these "
+                "milestones:"
+            ),
+            TableBlock(stages),
+            Text(
+                "Quality: the final reply of each item, transcribed from the agent's audio, is "
+                "judged pairwise in both orders; a pair counts only when both orders agree. "
+                "Ratings are strength-weighted Bradley-Terry on the decided pairs, as Elo."
+            ),
+            Text(f"Runs: {runs}"),
+        ],
+    )
+
+
+def sections(report: Report) -> list[Section]:
+    """Every section of the report, in page order."""
+    out = [Section("summary", "", [_cards(report)]), _latency(report)]
+    scenarios = _scenarios(report)
+    if scenarios is not None:
+        out.append(scenarios)
+    out.append(_quality(report))
+    if report.strategies is not None:
+        out.append(_strategies(report.strategies, report))
+    out.append(_judging(report))
+    people = _people(report)
+    if people is not None:
+        out.append(people)
+    if report.replies:
+        out.append(_replies(report))
+    out.append(_method(report))
+    return out
