@@ -32,7 +32,7 @@ import pytest
 from voicebench.api import GateResults, Judging, Run, check, judge, replay
 
 REPLAY_ARGS = ("agent", "dialogues", "limit", "ids", "scenarios", "seed", "mode")
-_FOLDERS = pytest.StashKey[dict[str, Path]]()
+_FOLDERS = pytest.StashKey[list[Path]]()
 _KEEP = pytest.StashKey[set[Path]]()
 _RESULTS = pytest.StashKey[dict[tuple, Any]]()
 _CALL = pytest.StashKey[pytest.TestReport]()
@@ -56,7 +56,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "mode='teacher-forced', judge='local-smoke'): the agent voicebench_run replays and the "
         "judge voicebench_judging uses",
     )
-    config.stash[_FOLDERS] = {}
+    config.stash[_FOLDERS] = []
     config.stash[_KEEP] = set()
     config.stash[_RESULTS] = {}
 
@@ -102,11 +102,10 @@ def voicebench_replay(
 def _fresh(request: pytest.FixtureRequest, factory: pytest.TempPathFactory, kind: str) -> Path:
     base = _base(request.config, factory)
     base.mkdir(parents=True, exist_ok=True)
-    n = len(request.config.stash[_FOLDERS])
+    made = request.config.stash[_FOLDERS]
     name = re.sub(r"[^A-Za-z0-9_.-]+", "-", request.node.name)
-    path = base / f"{kind}-{n}-{name}"[:120]
-    request.config.stash[_FOLDERS][str(path)] = path
-    return path
+    made.append(base / f"{kind}-{len(made)}-{name}"[:120])
+    return made[-1]
 
 
 def _marker(request: pytest.FixtureRequest) -> dict[str, Any]:
@@ -167,10 +166,8 @@ def voicebench_judging(
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
-    if _FOLDERS not in config.stash:
-        return
     keep = config.stash[_KEEP]
-    for path in config.stash[_FOLDERS].values():
+    for path in config.stash[_FOLDERS]:
         if path not in keep:
             shutil.rmtree(path, ignore_errors=True)
 
