@@ -157,7 +157,7 @@ def ray_session(address: str | None) -> Iterator[Any]:
         import ray
     except ImportError as exc:
         raise InputError(
-            "--backend ray needs Ray: pip install 'voicebench[ray]'", field="--backend"
+            "--backend ray needs Ray: pip install 'voicebench-heart[ray]'", field="--backend"
         ) from exc
     kwargs: dict[str, Any] = dict(log_to_driver=False, configure_logging=False)
     if address is None:

@@ -59,7 +59,7 @@ def campaign(
         Backend,
         typer.Option(
             help="Where the cells run: here, one after another, or as Ray tasks (pip install "
-            "'voicebench[ray]').",
+            "'voicebench-heart[ray]').",
         ),
     ] = Backend.local,
     address: Annotated[

@@ -258,7 +258,7 @@ def demo(
         if missing:
             say(
                 f"second agent skipped: {', '.join(missing)} is not installed "
-                "(pip install 'voicebench[offline-judge]')"
+                "(pip install 'voicebench-heart[offline-judge]')"
             )
         else:
             agents.append(SECOND_AGENT)
@@ -268,7 +268,7 @@ def demo(
         if missing:
             say(
                 f"[yellow]offline judge unavailable ({', '.join(missing)} is not installed: "
-                "pip install 'voicebench[offline-judge]'); judging with the smoke judge[/]"
+                "pip install 'voicebench-heart[offline-judge]'); judging with the smoke judge[/]"
             )
     plan = plan_demo(
         agents,

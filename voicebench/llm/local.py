@@ -88,7 +88,7 @@ def assemble(name: str) -> Path:
     for package in model.packages:
         spec = importlib.util.find_spec(package)
         if spec is None or spec.origin is None:
-            raise MissingExtraError(model.extra, f"voicebench[{model.extra}]")
+            raise MissingExtraError(model.extra, f"voicebench-heart[{model.extra}]")
         found = sorted((Path(spec.origin).parent / "data").glob("part*.bin"))
         if len(found) != 1:
             raise RunError(f"package {package} should hold one data/part*.bin, found {len(found)}")
@@ -106,7 +106,7 @@ def assemble(name: str) -> Path:
         if digest.hexdigest() != model.sha256:
             raise RunError(
                 f"the joined parts of {name} have sha256 {digest.hexdigest()}, expected "
-                f"{model.sha256}: reinstall voicebench[{model.extra}]"
+                f"{model.sha256}: reinstall voicebench-heart[{model.extra}]"
             )
         os.replace(tmp, target)
     finally:
@@ -209,7 +209,7 @@ def main() -> None:
     """Join every installed split model into the cache (run at install); say what was done."""
     for name in SPLIT_MODELS:
         if not split_model_installed(name):
-            print(f"{name}: not installed (pip install 'voicebench[offline-judge]')")
+            print(f"{name}: not installed (pip install 'voicebench-heart[offline-judge]')")
             continue
         try:
             print(f"{name}: {assemble(name)} (sha256 checked)")
