@@ -8,11 +8,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import soundfile as sf
 from chromium import Browser, find_chromium
 from PIL import Image
 from report_fixtures import SAID
 
 from voicebench.reporting import build_report
+from voicebench.reporting.replies import OPUS_RATES
 from voicebench.strategies import LABELS, ReplyStrategies
 
 CHROMIUM = find_chromium()
@@ -127,3 +129,21 @@ async def test_report_page_in_headless_chromium(judged: Path, tmp_path: Path):
     assert image.width >= 1200 and image.height >= facts["height"] - 1 > 2000
     pixels = np.asarray(image.convert("RGB"))[::7, ::7].reshape(-1, 3)
     assert len(np.unique(pixels, axis=0)) > 50  # figures drawn, not a blank page
+
+
+async def test_a_report_with_opus_audio_plays_it_and_keeps_its_length(judged: Path, tmp_path: Path):
+    wav = build_report([judged], tmp_path / "wav").report.replies[0].replies[0]
+    built = build_report([judged], tmp_path / "opus", audio_format="opus")
+    ogg = built.report.replies[0].replies[0]
+    assert ogg.contestant == wav.contestant and ogg.audio and ogg.audio.endswith(".ogg")
+    async with Browser(CHROMIUM) as browser:
+        await browser.open(built.out_dir / "index.html")
+        played_s = await browser.evaluate(PLAY_FIRST_REPLY)
+        link = await browser.evaluate("document.querySelector('a.audio-link').textContent")
+        errors = browser.errors()
+    assert errors == [] and played_s > 0 and link == "Ogg Opus"
+    # The same sound, resampled for Opus (its rates stop at 48 kHz), in a smaller file.
+    source, coded = tmp_path / "wav" / (wav.audio or ""), built.out_dir / ogg.audio
+    a, b = sf.info(source), sf.info(coded)
+    assert b.format == "OGG" and b.subtype == "OPUS" and b.samplerate in OPUS_RATES
+    assert abs(a.duration - b.duration) < 0.03 and coded.stat().st_size < source.stat().st_size

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from voicebench.judging import Verdict
     from voicebench.rating import RatingTable
     from voicebench.reporting.build import BuiltReport
+    from voicebench.reporting.replies import AudioFormat
 
 
 async def judge_async(
@@ -217,12 +218,15 @@ def report(
     budget_ttft_ms: float = 500.0,
     budget_ttfa_ms: float = 1000.0,
     human_judgments: PathLike | None = None,
+    audio_format: AudioFormat = "wav",
     on_status: Callable[[str], None] | None = None,
 ) -> BuiltReport:
     """Write the latency-budget report and the quality-latency frontier for runs and (at most)
     one judging: ``index.html`` (one self-contained page), ``report.md``, ``report.json`` and
     ``figures/``.
 
+    The judged replies' audio is copied to ``audio/`` as recorded (``audio_format="wav"``) or
+    encoded as Opus in Ogg (``"opus"``, about a tenth of the size, for a report to share).
     ``on_status`` is called with a line for each step taken.
 
     Returns:
@@ -238,5 +242,6 @@ def report(
         budget_ttft_ms=budget_ttft_ms,
         budget_ttfa_ms=budget_ttfa_ms,
         human_judgments=Path(human_judgments) if human_judgments is not None else None,
+        audio_format=audio_format,
         on_status=on_status,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -11,6 +12,11 @@ from voicebench.cli.common import say, show, show_trust
 
 if TYPE_CHECKING:
     from voicebench.reporting import BuiltReport
+
+
+class AudioChoice(enum.StrEnum):
+    wav = "wav"
+    opus = "opus"
 
 
 def show_report(built: BuiltReport) -> None:
@@ -44,6 +50,13 @@ def report(
     human_judgments: Annotated[
         Path | None, typer.Option(help="Human judgments (CSV or JSONL) for the agreement figures.")
     ] = None,
+    audio: Annotated[
+        AudioChoice,
+        typer.Option(
+            help="The judged replies' audio in audio/: wav as recorded, or opus (Opus in Ogg, "
+            "about a tenth of the size) for a report to share.",
+        ),
+    ] = AudioChoice.wav,
 ) -> None:
     """Write the latency-budget report and the quality-latency frontier: index.html (one
     self-contained page), report.md, report.json and figures/ (PNG and SVG)."""
@@ -57,6 +70,7 @@ def report(
             budget_ttft_ms=budget_ttft_ms,
             budget_ttfa_ms=budget_ttfa_ms,
             human_judgments=human_judgments,
+            audio_format="opus" if audio is AudioChoice.opus else "wav",
             on_status=say,
         )
     )

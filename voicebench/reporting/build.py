@@ -42,7 +42,7 @@ from voicebench.reporting.models import (
     Report,
     StrategySummary,
 )
-from voicebench.reporting.replies import item_replies
+from voicebench.reporting.replies import AudioFormat, item_replies
 from voicebench.reporting.scenarios import has_noise, snr_curves
 from voicebench.runlog import HEADER_FILE as RUN_HEADER
 from voicebench.runlog import (
@@ -237,10 +237,12 @@ def build_report(
     seed: int = 0,
     on_status: Callable[[str], None] | None = None,
     labels: Mapping[Path, str] | None = None,
+    audio_format: AudioFormat = "wav",
 ) -> BuiltReport:
     """Write ``index.html``, ``report.md``, ``report.json`` and ``figures/`` into ``out_dir``.
     Each run is shown under its agent's name, or under ``labels[run_dir]`` (a campaign names
-    its cells so, one agent having several runs); the names shown must be distinct."""
+    its cells so, one agent having several runs); the names shown must be distinct. The judged
+    replies' audio goes to ``audio/`` in ``audio_format``."""
     from voicebench.reporting.render import render_html, render_markdown
 
     say = on_status or (lambda _m: None)
@@ -300,7 +302,9 @@ def build_report(
     out_dir.mkdir(parents=True, exist_ok=True)
     if judging_dir is not None:
         say("collecting the replies and their audio")
-        replies = item_replies(judging_dir, out_dir, human_judgments=human_judgments)
+        replies = item_replies(
+            judging_dir, out_dir, human_judgments=human_judgments, audio_format=audio_format
+        )
         report = report.model_copy(update={"replies": replies})
     say("drawing figures")
     report = report.model_copy(update={"figures": tuple(_draw(runs, report, out_dir / "figures"))})

@@ -156,7 +156,8 @@ class ReplyView(FrozenModel):
     text: str
     """What was meant to be said."""
     audio: str | None = None
-    """The audio, relative to the report folder (``audio/...wav``); None when there is none."""
+    """The audio, relative to the report folder (``audio/...wav``, or ``audio/...ogg`` as Opus);
+    None when there is none."""
     audio_refused: str | None = None
     """Why the reply's audio is not in the report although one was recorded: its path led out
     of its folder, so it was not copied."""

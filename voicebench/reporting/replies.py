@@ -9,28 +9,56 @@ import re
 import shutil
 from collections import defaultdict
 from pathlib import Path
+from typing import Literal
+
+import soundfile as sf
 
 from voicebench._folder import Outside
+from voicebench.fixtures.audio import resample
 from voicebench.judging import judged_items, read_judging_header, read_replies, read_verdicts
 from voicebench.rating import folder_judgments
 from voicebench.rating.agreement import RATING_LABELS
 from voicebench.reporting.models import ItemReplies, PersonView, ReplyView, VerdictView
 
 AUDIO_DIR = "audio"
+AudioFormat = Literal["wav", "opus"]
+"""How a report keeps the replies' audio: ``wav`` copies the recording as it is; ``opus``
+re-encodes it as Opus in Ogg (about a tenth of the size, which browsers play), for a report
+to share or commit."""
+OPUS_RATES = (8000, 12000, 16000, 24000, 48000)
+"""The sample rates Opus encodes; any other is resampled to the next one up."""
+_EXTENSION = {"wav": "wav", "opus": "ogg"}
 
 
-def _audio_name(item_id: str, contestant: str) -> str:
+def _audio_name(item_id: str, contestant: str, audio_format: AudioFormat) -> str:
     """A file name from the item and a hash of the contestant: no name from a run becomes
     a path."""
     safe = re.sub(r"[^A-Za-z0-9._-]", "_", item_id)[:60]
-    return f"{safe}-{hashlib.sha256(contestant.encode()).hexdigest()[:10]}.wav"
+    digest = hashlib.sha256(contestant.encode()).hexdigest()[:10]
+    return f"{safe}-{digest}.{_EXTENSION[audio_format]}"
+
+
+def copy_audio(source: Path, target: Path, audio_format: AudioFormat) -> None:
+    """``source`` (a WAV) to ``target`` as it is, or encoded as Opus."""
+    if audio_format == "wav":
+        shutil.copyfile(source, target)
+        return
+    samples, rate = sf.read(source, dtype="float32")
+    to_rate = next((r for r in OPUS_RATES if r >= rate), OPUS_RATES[-1])
+    if to_rate != rate:
+        samples = resample(samples, rate, to_rate)
+    sf.write(target, samples, to_rate, format="OGG", subtype="OPUS")
 
 
 def item_replies(
-    judging_dir: Path, out_dir: Path, *, human_judgments: Path | None = None
+    judging_dir: Path,
+    out_dir: Path,
+    *,
+    human_judgments: Path | None = None,
+    audio_format: AudioFormat = "wav",
 ) -> tuple[ItemReplies, ...]:
     """Every judged item's replies, verdicts and people's answers; reply audio is copied to
-    ``out_dir/audio/``."""
+    ``out_dir/audio/`` in ``audio_format``."""
     header = read_judging_header(judging_dir)
     items = judged_items([Path(d) for d in header.run_dirs])
     replies = defaultdict(list)
@@ -52,9 +80,9 @@ def item_replies(
             except Outside as exc:
                 source, refused = None, f"its recorded audio path was refused: {exc}"
             if source is not None and source.is_file():
-                audio = f"{AUDIO_DIR}/{_audio_name(item_id, r.contestant)}"
+                audio = f"{AUDIO_DIR}/{_audio_name(item_id, r.contestant, audio_format)}"
                 (out_dir / AUDIO_DIR).mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(source, out_dir / audio)
+                copy_audio(source, out_dir / audio, audio_format)
             views.append(
                 ReplyView(
                     contestant=r.contestant,
