@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 WHEEL_CACHE ?= $(HOME)/.cache/voicebench/wheels
 LLAMA_CPP_VERSION := 0.3.36
 
-.PHONY: setup offline-judge browser main lint docs test
+.PHONY: setup offline-judge browser main sample lint docs test check
 
 setup: $(VENV)/.installed
 
@@ -37,6 +37,19 @@ offline-judge: setup
 main: offline-judge
 	$(VENV)/bin/voicebench demo
 
+# reports/sample: the three shipped offline agents on 6 built-in items, with noisy and
+# barge-in turns, judged by the offline judge, strategy-labelled by the smoke judge, the
+# replies' audio as Opus (reports/README.md). About 20 minutes on 2 cores. The runs in
+# reports/runs/sample are resumed when they are there (people's ratings in its judging/human/
+# stay with the replies they rated); remove that folder to start from nothing.
+SAMPLE_RUN := reports/runs/sample
+sample: offline-judge
+	$(VENV)/bin/voicebench demo --agent local --agent local-qwen --agent scripted \
+	  --scenario noise --scenario barge-in --out $(SAMPLE_RUN)
+	$(VENV)/bin/voicebench strategies $(SAMPLE_RUN)/judging
+	rm -rf reports/sample
+	$(VENV)/bin/voicebench report $(SAMPLE_RUN)/judging --audio opus --out reports/sample
+
 # The browser tests open the report and the rating page in headless Chromium (Debian's
 # package). Installed here when missing and apt-get can run; otherwise those tests are skipped
 # with a message.
@@ -61,4 +74,8 @@ docs: setup
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 test: lint docs browser offline-judge
-	$(PY) -m pytest
+	$(PY) -m pytest --durations=15
+
+# The loop while working: lint and the tests not marked slow.
+check: lint
+	$(PY) -m pytest -m "not slow" --durations=15
