@@ -30,8 +30,8 @@ from voicebench.live.serve import (
     caller_message,
     refusal,
 )
+from voicebench.replaying.codecs import agent_codec, codec
 from voicebench.replaying.loudspeaker import MAX_EVENTS, MAX_MARKS, Loudspeaker
-from voicebench.replaying.wire import agent_codec, codec
 
 CASES = 1000
 FUZZ = settings(

@@ -4,29 +4,54 @@ grows past what a person reads in one sitting."""
 from __future__ import annotations
 
 import ast
+import graphlib
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "voicebench"
 MAX_LINES = 400
-STAGES = (
+ORDER = (
+    # shared ground
+    "_version",
+    "errors",
+    "_model",
+    "_jsonl",
+    "_folder",
+    "_arrivals",
+    "text",
+    "bootstrap",
+    "budgets",
+    "builtin",
+    # the LLM layer, then the specs that name models
+    "llm",
+    "agentspec",
+    # the stages, in the data's order (live serves and loads beside replaying)
     "dialogues",
     "fixtures",
     "scenarios",
-    "replaying",
-    "runlog",
     "timing",
+    "runlog",
+    "replaying",
+    "live",
     "judging",
     "rating",
     "strategies",
     "reporting",
     "annotate",
-    "live",
     "gates",
     "campaign",
-    "cli",
+    # the front: the Python calls, the demo, the pytest plugin, the commands
+    "api",
     "demo",
+    "pytest_plugin",
+    "cli",
+    "__init__",
+    "__main__",
+    # the test doubles, which nothing in the library imports
     "testing",
 )
+"""voicebench's top-level modules and packages (docs/layout.md): each imports only those
+above it."""
 
 
 def imports(path: Path) -> set[str]:
@@ -44,30 +69,34 @@ def files(under: Path) -> list[Path]:
     return sorted(under.rglob("*.py"))
 
 
-def test_dialogues_import_no_later_stage():
-    for path in files(PACKAGE / "dialogues"):
-        bad = {
-            m
-            for m in imports(path)
-            if m.startswith(("voicebench.judging", "voicebench.replaying", "voicebench.testing"))
-        }
-        assert not bad, f"{path}: {bad}"
+def top_level(module: str) -> str:
+    """``voicebench.a.b`` -> ``a``; ``voicebench`` -> ``__init__``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
 
 
-def test_only_the_test_doubles_import_the_test_doubles():
-    for path in files(PACKAGE):
-        if (PACKAGE / "testing") in path.parents:
-            continue
-        bad = {m for m in imports(path) if m.startswith("voicebench.testing")}
-        assert not bad, f"{path}: {bad}"
+def test_imports_follow_the_layers_in_order():
+    rank = {name: i for i, name in enumerate(ORDER)}
+    here = {top_level(m) for m in module_graph()}
+    assert here == set(ORDER), f"to place in ORDER: {here ^ set(ORDER)}"
+    wrong = sorted(
+        f"{module} imports {target}"
+        for module, targets in module_graph().items()
+        for target in targets
+        if rank[top_level(target)] > rank[top_level(module)]
+    )
+    assert wrong == []
 
 
-def test_the_llm_layer_imports_no_stage():
-    for path in files(PACKAGE / "llm"):
-        bad = {
-            m for m in imports(path) if m.startswith("voicebench.") and m.split(".")[1] in STAGES
-        }
-        assert not bad, f"{path}: {bad}"
+def test_only_the_command_line_shows_things():
+    """Library results carry data; rich tables and markup are made in ``cli/`` alone."""
+    showing = sorted(
+        str(p.relative_to(PACKAGE))
+        for p in files(PACKAGE)
+        if (PACKAGE / "cli") not in p.parents
+        and any(m == "rich" or m.startswith("rich.") for m in imports(p))
+    )
+    assert showing == []
 
 
 def test_no_file_is_longer_than_a_sitting():
@@ -77,3 +106,50 @@ def test_no_file_is_longer_than_a_sitting():
         if (n := len(p.read_text().splitlines())) > MAX_LINES
     }
     assert long == {}
+
+
+def module_graph() -> dict[str, set[str]]:
+    """voicebench's modules and the voicebench modules each imports, at any depth (lazy and
+    type-checking imports included): ``from a.b import c`` is an edge to ``a.b.c`` when that
+    is a module, to ``a.b`` otherwise. A package is its ``__init__``; being inside a package
+    is not an edge to it."""
+    modules = {
+        ".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__"): p
+        for p in files(PACKAGE)
+    }
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        edges: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                edges |= {a.name for a in node.names if a.name in modules}
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                assert node.level == 0, f"{path}: a relative import"
+                for a in node.names:
+                    full = f"{node.module}.{a.name}"
+                    edges.add(full if full in modules else node.module)
+        graph[name] = {e for e in edges if e in modules and e != name}
+    return graph
+
+
+def test_no_module_imports_itself_round_about():
+    graph = module_graph()
+    assert len(graph) > 100 and "voicebench.llm.endpoint" in graph["voicebench.llm.connect"]
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as exc:
+        raise AssertionError(f"an import cycle: {' -> '.join(exc.args[1])}") from None
+
+
+def test_the_budgets_defaults_are_written_once():
+    # a parameter's or field's default (``name: float = 500.0``, ``name=1000``)
+    literal = re.compile(r"ttf[ta]_ms(:[^=\n]+= *|=)(Field\(default=)?(500|1000)\b")
+    found = [
+        f"{p.relative_to(PACKAGE)}:{n}"
+        for p in files(PACKAGE)
+        for n, line in enumerate(p.read_text().splitlines(), 1)
+        if literal.search(line)
+    ]
+    assert found == []
+    budgets = (PACKAGE / "budgets.py").read_text()
+    assert "TTFT_BUDGET_MS = 500.0" in budgets and "TTFA_BUDGET_MS = 1000.0" in budgets

@@ -13,8 +13,7 @@ dialogues -> fixtures (audio) -> replay (pipeline + timing) -> runlog -> judging
 -> reports. ``voicebench.api`` holds the calls below; the command line uses the same library.
 """
 
-__version__ = "0.1.0"
-
+from voicebench._version import __version__
 from voicebench.api import (
     EloDifference,
     GateResults,

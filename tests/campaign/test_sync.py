@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from voicebench.campaign.sync import Change, FolderSync, apply, snapshot
+from voicebench.campaign.sync import FileChange, FolderSync, apply, snapshot
 from voicebench.errors import RunError
 
 
@@ -71,7 +71,7 @@ def test_a_worker_cannot_name_a_file_outside_the_run_folders_own(tmp_path: Path,
     here = tmp_path / "cells" / "c"
     here.mkdir(parents=True)
     with pytest.raises(RunError, match="a worker sent a file"):
-        apply(here, [Change(path, b"x"), Change("turns.jsonl", b"{}\n", offset=0)])
+        apply(here, [FileChange(path, b"x"), FileChange("turns.jsonl", b"{}\n", offset=0)])
     assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == []
 
 
@@ -81,9 +81,9 @@ def test_a_worker_cannot_write_through_a_link_or_past_the_end(tmp_path: Path):
     (tmp_path / "outside.wav").write_bytes(b"keep")
     (here / "audio" / "a.wav").symlink_to(tmp_path / "outside.wav")
     with pytest.raises(RunError, match="outside the cell's folder"):
-        apply(here, [Change("audio/a.wav", b"RIFF")])
+        apply(here, [FileChange("audio/a.wav", b"RIFF")])
     assert (tmp_path / "outside.wav").read_bytes() == b"keep"
-    apply(here, [Change("turns.jsonl", b'{"n": 1}\n', offset=0)])
+    apply(here, [FileChange("turns.jsonl", b'{"n": 1}\n', offset=0)])
     with pytest.raises(RunError, match="past the end"):
-        apply(here, [Change("turns.jsonl", b'{"n": 2}\n', offset=1000)])
+        apply(here, [FileChange("turns.jsonl", b'{"n": 2}\n', offset=1000)])
     assert (here / "turns.jsonl").read_bytes() == b'{"n": 1}\n'  # no NULs padded in

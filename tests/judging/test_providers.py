@@ -14,7 +14,7 @@ from voicebench.errors import RunError
 from voicebench.judging.clients import open_judge
 from voicebench.judging.models import Reply
 from voicebench.judging.prompt import answer_schema, dialogue_context, verdict_key
-from voicebench.judging.run import Comparison, decide
+from voicebench.judging.run import Matchup, decide
 from voicebench.judging.spec import JudgeModelSpec, Rubric
 from voicebench.llm import AnthropicChat, OpenAIChat
 from voicebench.testing import ScriptedLLMServer
@@ -28,12 +28,12 @@ ANSWER = {
 RUBRIC = Rubric(path="rubric.md", text="Judge the replies.", sha256="f" * 64)
 
 
-def comparison(judge: JudgeModelSpec) -> Comparison:
+def comparison(judge: JudgeModelSpec) -> Matchup:
     d = load_dialogues(BUILTIN_DIALOGUES)[0]
     a = Reply(item_id=d.id, contestant="x", kind="agent", family="fx", heard="Reply one.", text="")
     b = Reply(item_id=d.id, contestant="y", kind="agent", family="fy", heard="Reply two.", text="")
     ctx = dialogue_context(d)
-    return Comparison(
+    return Matchup(
         d.id,
         ctx,
         judge,

@@ -60,7 +60,7 @@ def test_a_missing_part_names_the_extra(parts, monkeypatch):
     gone = SplitModel(model.filename, (*model.packages, "fake_model_part_missing"), 1, "0" * 64)
     monkeypatch.setitem(local.SPLIT_MODELS, "fake-model", gone)
     assert not local.split_model_installed("fake-model")
-    with pytest.raises(MissingExtraError, match=r"voicebench\[offline-judge\]"):
+    with pytest.raises(MissingExtraError, match=r"voicebench-heart\[offline-judge\]"):
         assemble("fake-model")
 
 

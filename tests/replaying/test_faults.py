@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from voicebench.agentspec import load_agent_spec
+from voicebench.cli.present.runs import summary_table
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.fixtures import BUILTIN_FIXTURES, lookup_fixture, write_wav
 from voicebench.fixtures.manifest import (
@@ -23,7 +24,7 @@ from voicebench.fixtures.manifest import (
 )
 from voicebench.replaying import replay
 from voicebench.reporting.build import build_report
-from voicebench.runlog import read_turns, summarize, summary_table
+from voicebench.runlog import read_turns, summarize
 from voicebench.testing import ScriptedLLMServer
 
 pytestmark = pytest.mark.slow

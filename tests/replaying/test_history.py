@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from voicebench.dialogues import Dialogue, Turn
-from voicebench.replaying.run import plan_turns, select_dialogues, turn_history
+from voicebench.replaying.play import turn_history
+from voicebench.replaying.run import plan_turns, select_dialogues
 from voicebench.runlog import ReplayMode, TurnRecord
 
 DIALOGUE = Dialogue(

@@ -17,7 +17,8 @@ from voicebench.fixtures.audio import resample, to_int16
 from voicebench.fixtures.synth import PiperSpeaker
 from voicebench.replaying import replay
 from voicebench.replaying import stt as stt_module
-from voicebench.replaying.agent import HeardTurn, VoiceAgent
+from voicebench.replaying.agent import VoiceAgent
+from voicebench.replaying.interface import HeardTurn
 from voicebench.runlog import read_header, read_turns
 from voicebench.timing import EventKind, derive_timing, user_transcript
 

@@ -16,7 +16,7 @@ from pipecat.serializers.twilio import TwilioFrameSerializer
 
 from voicebench.agentspec import AgentSpec, RemoteSpec
 from voicebench.errors import InputError
-from voicebench.replaying.agent import PLAIN
+from voicebench.replaying.interface import PLAIN
 from voicebench.replaying.remote import RemoteAgent
 from voicebench.replaying.telephony import TelephonyAgentSide, TelephonyCaller
 from voicebench.timing import EventKind

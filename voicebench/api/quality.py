@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from voicebench import builtin
 from voicebench.api.results import GateResults, Judging, PathLike, Run, folder, run_sync
+from voicebench.budgets import TTFA_BUDGET_MS, TTFT_BUDGET_MS
 
 if TYPE_CHECKING:
     from voicebench.gates import Comparison, Gate
@@ -105,8 +106,8 @@ def rate(
     *,
     rounds: int = 1000,
     seed: int = 0,
-    budget_ttft_ms: float = 500.0,
-    budget_ttfa_ms: float = 1000.0,
+    budget_ttft_ms: float = TTFT_BUDGET_MS,
+    budget_ttfa_ms: float = TTFA_BUDGET_MS,
     human_judgments: PathLike | None = None,
 ) -> RatingTable:
     """Fit Bradley-Terry ratings to a judging (Elo with bootstrap and asymptotic 95%
@@ -132,8 +133,8 @@ def check(
     *,
     strict: bool = False,
     contestant: str | None = None,
-    budget_ttft_ms: float = 500.0,
-    budget_ttfa_ms: float = 1000.0,
+    budget_ttft_ms: float = TTFT_BUDGET_MS,
+    budget_ttfa_ms: float = TTFA_BUDGET_MS,
     **gates: float,
 ) -> GateResults:
     """Check a run (latency, failures, WER) or a judging (Elo, judge accuracy) against gates.
@@ -170,8 +171,8 @@ def check_gates(
     *,
     strict: bool = False,
     contestant: str | None = None,
-    budget_ttft_ms: float = 500.0,
-    budget_ttfa_ms: float = 1000.0,
+    budget_ttft_ms: float = TTFT_BUDGET_MS,
+    budget_ttfa_ms: float = TTFA_BUDGET_MS,
 ) -> GateResults:
     """``check`` with the gates already made (``voicebench check`` reads them from options
     and a file): the folder's figures are read first, so a folder of the wrong kind is named
@@ -215,8 +216,8 @@ def report(
     *,
     out: PathLike | None = None,
     title: str | None = None,
-    budget_ttft_ms: float = 500.0,
-    budget_ttfa_ms: float = 1000.0,
+    budget_ttft_ms: float = TTFT_BUDGET_MS,
+    budget_ttfa_ms: float = TTFA_BUDGET_MS,
     human_judgments: PathLike | None = None,
     audio_format: AudioFormat = "wav",
     on_status: Callable[[str], None] | None = None,

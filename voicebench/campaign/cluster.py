@@ -34,7 +34,7 @@ from typing import Any
 
 from voicebench.campaign.plan import CampaignPlan, Cell
 from voicebench.campaign.run import CampaignHooks, replay_cell
-from voicebench.campaign.sync import Change, FolderSync, apply, snapshot
+from voicebench.campaign.sync import FileChange, FolderSync, apply, snapshot
 from voicebench.errors import InputError, VoicebenchError
 from voicebench.fixtures import BUILTIN_FIXTURES
 from voicebench.replaying import RunProgress
@@ -59,7 +59,7 @@ class CellJob:
 
 @dataclass(frozen=True)
 class Update:
-    changes: list[Change]
+    changes: list[FileChange]
     done: int
     total: int
     record: TurnRecord | None
@@ -84,7 +84,7 @@ def _inputs(job: CellJob, scratch: Path) -> tuple[Path, Path]:
     return dialogues, fixtures
 
 
-def cell_task(job: CellJob, seed: list[Change]) -> Iterator[Update]:
+def cell_task(job: CellJob, seed: list[FileChange]) -> Iterator[Update]:
     """Run on a worker: replay the cell into a scratch folder seeded with what the campaign
     folder holds, yielding the folder's new files after every turn."""
     cell = job.cell
@@ -130,7 +130,7 @@ def cell_task(job: CellJob, seed: list[Change]) -> Iterator[Update]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _write_header(run_dir: Path, change: Change, cell: Cell) -> Change:
+def _write_header(run_dir: Path, change: FileChange, cell: Cell) -> FileChange:
     """``run.json`` as the worker wrote it, with the driver's paths."""
     from voicebench.runlog import RunHeader
 
@@ -142,7 +142,7 @@ def _write_header(run_dir: Path, change: Change, cell: Cell) -> Change:
             "agent_spec_path": str(cell.spec_path),
         }
     )
-    return Change(change.path, (header.model_dump_json(indent=2) + "\n").encode())
+    return FileChange(change.path, (header.model_dump_json(indent=2) + "\n").encode())
 
 
 @contextmanager

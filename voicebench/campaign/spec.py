@@ -43,6 +43,7 @@ from typing import Annotated
 from pydantic import Field, model_validator
 
 from voicebench._model import FrozenModel, read_toml, validate_record
+from voicebench.budgets import Budgets as LatencyBudgets
 from voicebench.errors import InputError
 
 _SLUG = re.compile(r"[^A-Za-z0-9._-]+")
@@ -76,9 +77,7 @@ class CampaignDialogues(FrozenModel):
     """Its audio fixture folder (default: the built-in one)."""
 
 
-class Budgets(FrozenModel):
-    ttfa_ms: float = Field(default=1000.0, gt=0)
-    ttft_ms: float = Field(default=500.0, gt=0)
+class Budgets(LatencyBudgets):
     turn_timeout_s: float = Field(default=60.0, gt=0, le=600)
 
 

@@ -22,7 +22,7 @@ from voicebench.errors import RunError
 
 
 @dataclass(frozen=True)
-class Change:
+class FileChange:
     path: str
     """Relative to the run folder, with ``/`` separators."""
     data: bytes
@@ -37,7 +37,7 @@ def _files(folder: Path) -> list[Path]:
 class FolderSync:
     """What changed in ``folder`` since the last ``changes()`` (or since ``seeded``)."""
 
-    def __init__(self, folder: Path, seeded: Iterable[Change] = ()) -> None:
+    def __init__(self, folder: Path, seeded: Iterable[FileChange] = ()) -> None:
         self.folder = folder
         self.sent: dict[str, tuple[int, int]] = {}
         """Per file: (bytes sent of an append-only file, or its size; its mtime_ns)."""
@@ -45,7 +45,7 @@ class FolderSync:
             p = folder / c.path
             self.sent[c.path] = (len(c.data) + (c.offset or 0), p.stat().st_mtime_ns)
 
-    def changes(self) -> list[Change]:
+    def changes(self) -> list[FileChange]:
         out = []
         for p in _files(self.folder):
             rel = p.relative_to(self.folder).as_posix()
@@ -58,10 +58,10 @@ class FolderSync:
                     tail = fh.read()
                 complete = tail[: tail.rfind(b"\n") + 1]
                 if complete:
-                    out.append(Change(rel, complete, offset=start))
+                    out.append(FileChange(rel, complete, offset=start))
                     self.sent[rel] = (start + len(complete), stat.st_mtime_ns)
             elif seen != (stat.st_size, stat.st_mtime_ns):
-                out.append(Change(rel, p.read_bytes()))
+                out.append(FileChange(rel, p.read_bytes()))
                 self.sent[rel] = (stat.st_size, stat.st_mtime_ns)
         return out
 
@@ -70,7 +70,7 @@ RUN_FILES = re.compile(r"run\.json|turns\.jsonl|audio/[A-Za-z0-9_][A-Za-z0-9._-]
 """The files of a run folder a worker may send: its header, its turns and their audio."""
 
 
-def _target(folder: Path, change: Change) -> Path:
+def _target(folder: Path, change: FileChange) -> Path:
     """Where ``change`` goes in ``folder``; a path a run folder does not have, or one that
     would lead out of it, is refused (a worker's message is not trusted to name files)."""
     if not RUN_FILES.fullmatch(change.path):
@@ -88,7 +88,7 @@ def _target(folder: Path, change: Change) -> Path:
         ) from None
 
 
-def apply(folder: Path, changes: Iterable[Change]) -> None:
+def apply(folder: Path, changes: Iterable[FileChange]) -> None:
     """Write ``changes`` into ``folder``; an append lands at its offset, durably. Only a run
     folder's own files are written (``RUN_FILES``), and an append never starts past the end of
     what is there."""
@@ -111,7 +111,7 @@ def apply(folder: Path, changes: Iterable[Change]) -> None:
             os.fsync(fh.fileno())
 
 
-def snapshot(folder: Path) -> list[Change]:
+def snapshot(folder: Path) -> list[FileChange]:
     """Every file of ``folder`` (its append-only files up to their last complete line)."""
     if not folder.is_dir():
         return []
@@ -119,7 +119,9 @@ def snapshot(folder: Path) -> list[Change]:
     for p in _files(folder):
         data = p.read_bytes()
         if p.suffix == ".jsonl":
-            out.append(Change(p.relative_to(folder).as_posix(), data[: data.rfind(b"\n") + 1], 0))
+            out.append(
+                FileChange(p.relative_to(folder).as_posix(), data[: data.rfind(b"\n") + 1], 0)
+            )
         else:
-            out.append(Change(p.relative_to(folder).as_posix(), data))
+            out.append(FileChange(p.relative_to(folder).as_posix(), data))
     return out

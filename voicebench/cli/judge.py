@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from voicebench.budgets import TTFA_BUDGET_MS, TTFT_BUDGET_MS
 from voicebench.cli.common import (
     DEFAULT_GOLD,
     DEFAULT_JUDGE,
@@ -42,24 +43,23 @@ def verdict_line(v: Verdict, n: int, total: int) -> str | None:
 
 
 def show_judging(result: JudgingResult) -> None:
-    from voicebench.judging import health_table, record_table
+    from voicebench.cli.present.judging import health_table, record_table
 
     out.print(health_table(result))
     out.print(record_table(result))
     if result.skipped_pairs:
         show(f"{result.skipped_pairs} pairs skipped: every judge shares a family with a contestant")
-    for line in result.own_family:
-        show(f"[yellow]{line}[/]")
+    for judge, who in result.own_family:
+        show(
+            f"[yellow]{judge} shares a family with {who} and rated it anyway "
+            "(rates_own_family): it may favour its own family's style[/]"
+        )
     show_trust(result.card, result.spec_path)
     show(f"verdicts: {result.out_dir}/verdicts.jsonl")
 
 
 def show_rating(table: RatingTable) -> None:
-    from voicebench.judging import read_judging_header
-    from voicebench.judging.cards import card_of_judging
-    from voicebench.rating import (
-        RATINGS_FILE,
-        agreement_lines,
+    from voicebench.cli.present.rating import (
         disagreement_table,
         human_ladder_table,
         latency_board,
@@ -67,6 +67,10 @@ def show_rating(table: RatingTable) -> None:
         leaderboard,
         people_lines,
     )
+    from voicebench.judging import read_judging_header
+    from voicebench.judging.cards import card_of_judging
+    from voicebench.rating import RATINGS_FILE
+    from voicebench.reporting.lines import agreement_lines
 
     card = card_of_judging(Path(table.judging_dir))
     out.print(leaderboard(table, card))
@@ -145,8 +149,12 @@ def rate(
     ],
     rounds: Annotated[int, typer.Option(min=0, help="Bootstrap rounds (0: skip).")] = 1000,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
-    budget_ttfa_ms: Annotated[float, typer.Option(help="TTFA budget for goodput.")] = 1000.0,
-    budget_ttft_ms: Annotated[float, typer.Option(help="TTFT budget for goodput.")] = 500.0,
+    budget_ttfa_ms: Annotated[
+        float, typer.Option(help="TTFA budget for goodput.")
+    ] = TTFA_BUDGET_MS,
+    budget_ttft_ms: Annotated[
+        float, typer.Option(help="TTFT budget for goodput.")
+    ] = TTFT_BUDGET_MS,
     human_judgments: Annotated[
         Path | None,
         typer.Option(
@@ -203,9 +211,9 @@ def strategies(
     uncertain, with evidence; cached in JUDGING_DIR/strategies.jsonl) and print each
     contestant's strategy diversity. `voicebench report` adds a heatmap and the table."""
     quiet_libraries(verbose)
+    from voicebench.cli.present.strategies import diversity_table, most_used
     from voicebench.judging import SMOKE_WARNING
     from voicebench.strategies import LABELS_FILE, run_labelling
-    from voicebench.strategies.display import diversity_table, most_used
 
     on_interrupt(
         f"finished labels are kept in {judging_dir / LABELS_FILE}: run the same "
@@ -228,8 +236,8 @@ def strategies(
 
 
 def show_card(card: JudgeCard, path: Path | None = None) -> None:
+    from voicebench.cli.present.judging import card_tables
     from voicebench.judging.cards import trust_warning
-    from voicebench.judging.display import card_tables
 
     for table in card_tables(card):
         out.print(table)

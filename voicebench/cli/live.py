@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from voicebench.budgets import TTFA_BUDGET_MS
 from voicebench.cli.common import (
     DEFAULT_AGENT,
     DEFAULT_DIALOGUES,
@@ -171,7 +172,7 @@ def load(
     ] = None,
     dialogues: DialoguesOpt = DEFAULT_DIALOGUES,
     fixtures: FixturesOpt = DEFAULT_FIXTURES,
-    budget_ttfa_ms: Annotated[float, typer.Option(help="TTFA budget (ms).")] = 1000.0,
+    budget_ttfa_ms: Annotated[float, typer.Option(help="TTFA budget (ms).")] = TTFA_BUDGET_MS,
     turn_timeout: Annotated[
         float,
         typer.Option(
@@ -188,8 +189,8 @@ def load(
     is not answered waits before dialling again; when no call is answered in the first 5 s the
     load stops (exit 1), keeping what it measured."""
     quiet_libraries(False)
+    from voicebench.cli.present.load import load_table
     from voicebench.live import load_target, load_test
-    from voicebench.live.display import load_table
     from voicebench.runlog import folder_stamp
 
     if arrivals not in ("fixed", "poisson"):

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from voicebench.budgets import TTFA_BUDGET_MS, TTFT_BUDGET_MS
 from voicebench.cli.common import say, show, show_trust
 
 if TYPE_CHECKING:
@@ -45,8 +46,8 @@ def report(
         typer.Option("--out", "-o", help="Report folder (default reports/report-TIMESTAMP)."),
     ] = None,
     title: Annotated[str | None, typer.Option(help="Page title.")] = None,
-    budget_ttft_ms: Annotated[float, typer.Option(help="TTFT budget (ms).")] = 500.0,
-    budget_ttfa_ms: Annotated[float, typer.Option(help="TTFA budget (ms).")] = 1000.0,
+    budget_ttft_ms: Annotated[float, typer.Option(help="TTFT budget (ms).")] = TTFT_BUDGET_MS,
+    budget_ttfa_ms: Annotated[float, typer.Option(help="TTFA budget (ms).")] = TTFA_BUDGET_MS,
     human_judgments: Annotated[
         Path | None, typer.Option(help="Human judgments (CSV or JSONL) for the agreement figures.")
     ] = None,

@@ -76,7 +76,8 @@ def turn_line(p: RunProgress) -> str:
 
 
 def show_replay(spec: AgentSpec, out_dir: Path, records: list[TurnRecord]) -> None:
-    from voicebench.runlog import summarize, summary_table
+    from voicebench.cli.present.runs import summary_table
+    from voicebench.runlog import summarize
 
     out.print(summary_table(summarize(records), f"{spec.name} ({spec.id}) - {out_dir}"))
     show_scenarios(records)
@@ -85,7 +86,8 @@ def show_replay(spec: AgentSpec, out_dir: Path, records: list[TurnRecord]) -> No
 
 def show_scenarios(records: list[TurnRecord]) -> None:
     """Each scenario's figures, when the run played any."""
-    from voicebench.runlog.scenario_figures import overlap_table, scenario_figures, scenario_table
+    from voicebench.cli.present.runs import overlap_table, scenario_table
+    from voicebench.runlog.scenario_figures import scenario_figures
 
     if any(r.scenario is not None for r in records):
         rows = scenario_figures(records)
@@ -291,7 +293,8 @@ def demo(
 
 def summary(run_dir: Annotated[list[Path], typer.Argument(help="Run directories.")]) -> None:
     """Print the per-stage latency table of finished runs."""
-    from voicebench.runlog import read_header, read_turns, summarize, summary_table
+    from voicebench.cli.present.runs import summary_table
+    from voicebench.runlog import read_header, read_turns, summarize
 
     for d in run_dir:
         header = read_header(d)

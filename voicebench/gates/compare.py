@@ -38,7 +38,7 @@ from voicebench.timing.models import STAGE_LABELS
 
 ROUNDS = 2000
 MIN_CHANGE_MS = 10.0
-Verdict = Literal["slower", "faster", "worse", "better", "no clear change", "not measured"]
+ChangeVerdict = Literal["slower", "faster", "worse", "better", "no clear change", "not measured"]
 
 
 class Change(FrozenModel):
@@ -52,7 +52,7 @@ class Change(FrozenModel):
     change: float | None
     low: float | None
     high: float | None
-    verdict: Verdict
+    verdict: ChangeVerdict
     higher_is: Literal["worse", "better"] = "worse"
 
 
@@ -131,7 +131,7 @@ def _row(
     change, low, high = (x * scale for x in _difference(a, b, statistic, seed))
     clear = (low > 0 or high < 0) and abs(change) >= min_change
     if not clear:
-        verdict: Verdict = "no clear change"
+        verdict: ChangeVerdict = "no clear change"
     elif kind == "share":
         verdict = "worse" if (change > 0) == (higher_is == "worse") else "better"
     else:

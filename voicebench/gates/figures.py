@@ -17,6 +17,7 @@ from pathlib import Path
 
 from voicebench._model import FrozenModel
 from voicebench.bootstrap import clustered_share
+from voicebench.budgets import TTFA_BUDGET_MS, TTFT_BUDGET_MS
 from voicebench.errors import InputError
 from voicebench.reporting.latency import agent_latency
 from voicebench.reporting.models import QUANTILES, Distribution
@@ -88,7 +89,7 @@ def read_run(run_dir: Path) -> tuple[RunHeader, list[TurnRecord]]:
 
 
 def run_figures(
-    run_dir: Path, *, budget_ttft_ms: float = 500.0, budget_ttfa_ms: float = 1000.0
+    run_dir: Path, *, budget_ttft_ms: float = TTFT_BUDGET_MS, budget_ttfa_ms: float = TTFA_BUDGET_MS
 ) -> dict[str, Figure]:
     """Every figure of one run folder, by key."""
     header, records = read_run(run_dir)
@@ -171,8 +172,8 @@ def folder_figures(
     path: Path,
     *,
     contestant: str | None = None,
-    budget_ttft_ms: float = 500.0,
-    budget_ttfa_ms: float = 1000.0,
+    budget_ttft_ms: float = TTFT_BUDGET_MS,
+    budget_ttfa_ms: float = TTFA_BUDGET_MS,
 ) -> dict[str, Figure]:
     """The figures of a run folder or of a judging folder."""
     if (path / "run.json").is_file():

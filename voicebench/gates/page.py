@@ -10,6 +10,7 @@ from pathlib import Path
 from markupsafe import Markup
 
 from voicebench._jsonl import write_atomic
+from voicebench.budgets import TTFA_BUDGET_MS, TTFT_BUDGET_MS
 from voicebench.gates.compare import Comparison, format_value
 from voicebench.gates.figures import read_run
 from voicebench.reporting import figures
@@ -18,7 +19,11 @@ from voicebench.reporting.render import asset, environment, figure_uri
 
 
 def write_comparison(
-    c: Comparison, out_dir: Path, *, budget_ttft_ms: float = 500.0, budget_ttfa_ms: float = 1000.0
+    c: Comparison,
+    out_dir: Path,
+    *,
+    budget_ttft_ms: float = TTFT_BUDGET_MS,
+    budget_ttfa_ms: float = TTFA_BUDGET_MS,
 ) -> Path:
     """Write the folder; returns the page's path."""
     folder = out_dir / "figures"

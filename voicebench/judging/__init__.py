@@ -2,6 +2,7 @@
 
 import asyncio as _asyncio
 
+from voicebench.judging.cards import SMOKE_WARNING
 from voicebench.judging.combine import (
     JudgeHealth,
     combine_judges,
@@ -9,7 +10,6 @@ from voicebench.judging.combine import (
     judge_health,
     pair_results,
 )
-from voicebench.judging.display import SMOKE_WARNING, health_table, record_table
 from voicebench.judging.models import (
     DIMENSION_NAMES,
     DIMENSIONS,
@@ -75,7 +75,6 @@ __all__ = [
     "combine_judges",
     "combine_orders",
     "default_out_dir",
-    "health_table",
     "judge_health",
     "judge_messages",
     "judge_runs",
@@ -86,6 +85,5 @@ __all__ = [
     "read_judging_header",
     "read_replies",
     "read_verdicts",
-    "record_table",
     "run_judging",
 ]

@@ -44,6 +44,13 @@ _HASHED = (
 )
 
 
+SMOKE_WARNING = (
+    "offline smoke judge: these verdicts test the judging path only; a 135M model "
+    "cannot judge empathy, so the quality figures mean nothing"
+)
+"""Shown wherever the smoke judge's verdicts are."""
+
+
 class Tally(FrozenModel):
     pairs: int
     correct: int

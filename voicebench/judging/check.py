@@ -32,7 +32,7 @@ from voicebench.judging.combine import decisions_by_pair, judge_health, pair_res
 from voicebench.judging.gold import GoldPair, GoldSet, Split, load_gold
 from voicebench.judging.models import HUMAN_FAMILY, ContestantKind, PairResult, Reply, Verdict
 from voicebench.judging.prompt import turns_context
-from voicebench.judging.run import Comparison, both_orders, decide_pending
+from voicebench.judging.run import Matchup, both_orders, decide_pending
 from voicebench.judging.spec import load_judge_spec
 from voicebench.judging.store import read_verdicts
 
@@ -51,7 +51,7 @@ class CheckResult:
     gold: list[GoldPair]
 
 
-def comparisons(gold: list[GoldPair], spec, rubric) -> list[Comparison]:
+def comparisons(gold: list[GoldPair], spec, rubric) -> list[Matchup]:
     """Both orders of every pair, for every judge of the spec."""
     out = []
     for pair in gold:
@@ -228,6 +228,6 @@ async def check_judge(
     return CheckResult(card, path, False, pairs, gold)
 
 
-def _cached(out_dir: Path, wanted: list[Comparison]) -> list[Verdict]:
+def _cached(out_dir: Path, wanted: list[Matchup]) -> list[Verdict]:
     keys = {c.key for c in wanted}
     return [v for v in read_verdicts(out_dir) if v.key in keys] if out_dir.exists() else []

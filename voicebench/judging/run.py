@@ -59,7 +59,7 @@ from voicebench.runlog import read_header, read_turns
 
 
 @dataclass(frozen=True)
-class Comparison:
+class Matchup:
     """One ordered pair, shown to one judge."""
 
     item_id: str
@@ -85,8 +85,9 @@ class JudgingResult:
     spec_path: str = ""
     card: JudgeCard | None = None
     """The judge's card (``voicebench judge-check``), copied into the folder; None if unmeasured."""
-    own_family: tuple[str, ...] = ()
-    """A line per judge that rated contestants of its own family (``rates_own_family``)."""
+    own_family: tuple[tuple[str, str], ...] = ()
+    """``(judge, contestant)`` for each contestant a judge of its own family rated anyway
+    (``rates_own_family``)."""
 
 
 def schedule(
@@ -97,14 +98,14 @@ def schedule(
     *,
     pairs_per_item: int | None = None,
     seed: int = 0,
-) -> tuple[list[Comparison], int]:
+) -> tuple[list[Matchup], int]:
     """Every comparison to make, and how many pairs no judge could rate."""
     rng = random.Random(seed)
     by_item: dict[str, list[Reply]] = {}
     for r in replies:
         if r.failed is None and r.item_id in items:
             by_item.setdefault(r.item_id, []).append(r)
-    out: list[Comparison] = []
+    out: list[Matchup] = []
     skipped = 0
     for item_id in sorted(by_item):
         usable = sorted(by_item[item_id], key=lambda r: r.contestant)
@@ -127,10 +128,10 @@ def schedule(
 
 def both_orders(
     item_id: str, context: str, judge: JudgeModelSpec, x: Reply, y: Reply, rubric: Rubric
-) -> list[Comparison]:
+) -> list[Matchup]:
     """One pair shown to one judge: ``x`` as reply A, then ``y`` as reply A."""
     return [
-        Comparison(
+        Matchup(
             item_id,
             context,
             judge,
@@ -149,7 +150,7 @@ def both_orders(
     ]
 
 
-async def decide(client: ChatClient, c: Comparison, rubric: Rubric) -> Verdict:
+async def decide(client: ChatClient, c: Matchup, rubric: Rubric) -> Verdict:
     """Ask one judge about one ordered pair, with retries; never raises for a judge's failure."""
     messages = judge_messages(rubric.text, c.context, c.a.heard, c.b.heard)
     asked = await ask_parsed(client, messages, parse_answer, c.judge.retry)
@@ -170,7 +171,7 @@ async def decide(client: ChatClient, c: Comparison, rubric: Rubric) -> Verdict:
 
 
 async def run_comparisons(
-    comparisons: Sequence[Comparison],
+    comparisons: Sequence[Matchup],
     rubric: Rubric,
     out_dir: Path,
     *,
@@ -183,7 +184,7 @@ async def run_comparisons(
     ``limits[provider]`` allows to one provider (shared by judgings that run at once); each
     verdict is appended to the verdict file as soon as it is decided."""
 
-    async def one(c: Comparison) -> Verdict:
+    async def one(c: Matchup) -> Verdict:
         async with (limits or {}).get(c.judge.provider) or contextlib.nullcontext():
             return await decide(clients[c.judge.id], c, rubric)
 
@@ -197,7 +198,7 @@ async def run_comparisons(
 
 
 async def decide_pending(
-    pending: Sequence[Comparison],
+    pending: Sequence[Matchup],
     rubric: Rubric,
     out_dir: Path,
     *,
@@ -340,11 +341,7 @@ async def judge_runs(
     return JudgingResult(
         spec_path=str(judge_spec),
         card=card,
-        own_family=tuple(
-            f"{judge} shares a family with {who} and rated it anyway (rates_own_family): "
-            "it may favour its own family's style"
-            for judge, who in sorted(own)
-        ),
+        own_family=tuple(sorted(own)),
         out_dir=out_dir,
         replies=replies,
         verdicts=verdicts,

@@ -34,20 +34,17 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
-
-from voicebench import __version__
 from voicebench._folder import claimed
 from voicebench._jsonl import append_record, complete_lines, read_models, write_atomic
 from voicebench._model import FrozenModel, read_model
+from voicebench._version import __version__
 from voicebench.agentspec import AgentSpec
 from voicebench.dialogues import Dialogue
 from voicebench.errors import InputError, MissingSecretError, RunError
 from voicebench.fixtures import Manifest
-from voicebench.live.load_summary import LoadSummary, summarize_load
-from voicebench.replaying import drawn_scenario, hand_over_ms, speak_turn
-from voicebench.replaying.run import turn_history
-from voicebench.runlog import ReplayMode, TurnRecord
+from voicebench.live.load_summary import LoadSummary, LoadTurn, summarize_load
+from voicebench.replaying.interface import AgentFactory
+from voicebench.replaying.play import play_dialogue
 from voicebench.scenarios import parse_scenario
 from voicebench.scenarios.apply import backchannel_texts
 
@@ -81,19 +78,6 @@ class LoadHeader(FrozenModel):
     dialogue_ids: tuple[str, ...]
     scenarios: tuple[str, ...] = ()
     """``--scenario`` options; each turn plays one, drawn with ``seed`` (as in a run)."""
-
-
-class LoadTurn(FrozenModel):
-    """One turn of one call under load."""
-
-    caller: int
-    call: int
-    """The caller's call number, from 0."""
-    concurrency: int = Field(ge=1)
-    """Calls in progress (this one included) when the turn started."""
-    offset_s: float
-    """When the turn started, seconds after the first arrival."""
-    turn: TurnRecord
 
 
 def arrival_times(callers: int, ramp_s: float, arrivals: str, seed: int) -> list[float]:
@@ -133,7 +117,7 @@ async def run_load(
     seed: int = 0,
     turn_timeout_s: float = 30.0,
     progress: Callable[[LoadTurn], None] | None = None,
-    agent_factory=None,
+    agent_factory: AgentFactory | None = None,
     scenarios: Sequence[str] = (),
 ) -> list[LoadTurn]:
     """Run the load and return every turn (also appended to ``out_dir/turns.jsonl``).
@@ -154,7 +138,9 @@ async def run_load(
         raise InputError("no dialogues to call with", field="dialogues")
     played = [parse_scenario(text) for text in scenarios]
     if agent_factory is None:
-        from voicebench.replaying.remote import RemoteAgent as agent_factory
+        from voicebench.replaying.remote import RemoteAgent
+
+        agent_factory = RemoteAgent
     with claimed(out_dir, "load"):
         kept = complete_lines(out_dir / TURNS_FILE)
         if kept:
@@ -199,50 +185,35 @@ async def run_load(
             connected = False
             try:
                 async with agent_factory(spec) as agent:
-                    connected = getattr(agent, "connected", True)
+                    connected = agent.connected
                     if connected:
                         answered.set()
-                    turns = dialogue.seeker_turn_indices
-                    handed_over = False
-                    for i, k in enumerate(turns):
-                        next_k = turns[i + 1] if i + 1 < len(turns) else None
-                        hand_over = hand_over_ms(played, seed, dialogue, k, next_k, manifest)
-                        concurrency, offset = active, time.monotonic() - start
-                        started_at = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
-                        _, fields, error = await speak_turn(
-                            agent,
-                            spec,
-                            dialogue,
-                            k,
-                            manifest,
-                            fixtures_dir,
-                            turn_history(dialogue, k, ReplayMode.TEACHER_FORCED, {}),
-                            timeout_s=turn_timeout_s,
-                            scenario=drawn_scenario(played, seed, dialogue, k),
-                            seed=seed,
-                            hand_over_ms=hand_over,
-                            barge_in=handed_over,
-                        )
-                        handed_over = hand_over is not None
+                    starts: dict[int, tuple[int, float]] = {}
+
+                    def starting(k: int) -> None:
+                        starts[k] = (active, time.monotonic() - start)
+
+                    async for turn in play_dialogue(
+                        agent,
+                        spec,
+                        dialogue,
+                        dialogue.seeker_turn_indices,
+                        run_id=out_dir.name,
+                        manifest=manifest,
+                        fixtures_dir=fixtures_dir,
+                        timeout_s=turn_timeout_s,
+                        played=played,
+                        seed=seed,
+                        cold=True,
+                        starting=starting,
+                    ):
+                        concurrency, offset = starts[turn.turn_index]
                         record = LoadTurn(
                             caller=caller,
                             call=number,
                             concurrency=concurrency,
                             offset_s=round(offset, 3),
-                            turn=TurnRecord(
-                                run_id=out_dir.name,
-                                contestant=spec.id,
-                                agent_name=spec.name,
-                                dialogue_id=dialogue.id,
-                                turn_index=k,
-                                final=k == dialogue.final_turn_index,
-                                adversarial=dialogue.adversarial,
-                                user_text=dialogue.turns[k].text,
-                                error=error,
-                                cold=k == dialogue.seeker_turn_indices[0],
-                                started_at=started_at,
-                                **fields,
-                            ),
+                            turn=turn,
                         )
                         # written and fsynced off the event loop, in order: the other
                         # calls' audio keeps its time meanwhile
@@ -252,8 +223,6 @@ async def run_load(
                         done.append(record)
                         if progress is not None:
                             progress(record)
-                        if error is not None:
-                            break
             finally:
                 active -= 1
             return connected

@@ -1,4 +1,5 @@
-"""A load folder's summary: turns grouped by the calls in progress when they started.
+"""A load folder's turns and their summary: turns grouped by the calls in progress when they
+started.
 
 Failed turns are not dropped: their TTFA is censored at the turn timeout (counted as the
 timeout, so percentiles only get worse), and the failures are counted by kind. The budget
@@ -9,14 +10,25 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
+from pydantic import Field
 
 from voicebench._model import FrozenModel
+from voicebench.runlog import TurnRecord
 
-if TYPE_CHECKING:
-    from voicebench.live.load import LoadTurn
+
+class LoadTurn(FrozenModel):
+    """One turn of one call under load."""
+
+    caller: int
+    call: int
+    """The caller's call number, from 0."""
+    concurrency: int = Field(ge=1)
+    """Calls in progress (this one included) when the turn started."""
+    offset_s: float
+    """When the turn started, seconds after the first arrival."""
+    turn: TurnRecord
 
 
 class LoadLevel(FrozenModel):

@@ -48,9 +48,10 @@ from pipecat.transports.base_transport import BaseTransport, TransportParams
 from voicebench.agentspec import AgentSpec
 from voicebench.errors import InputError, RunError
 from voicebench.llm import connect
+from voicebench.replaying.codecs import agent_codec
 from voicebench.replaying.realtime import Playout
 from voicebench.replaying.telephony import TelephonyAgentSide
-from voicebench.replaying.wire import PCMCodec, PipecatCodec, agent_codec
+from voicebench.replaying.wire import PCMCodec, PipecatCodec
 
 HOST = "127.0.0.1"
 SAMPLE_RATE = 16_000

@@ -9,15 +9,15 @@ This package imports no stage of voicebench; every stage that needs an LLM impor
 
 from voicebench.llm import builtin as _builtin  # noqa: F401  (registers the built-in providers)
 from voicebench.llm.chat import AnthropicChat, OpenAIChat, open_chat
+from voicebench.llm.connect import Connection, connect
 from voicebench.llm.endpoint import Endpoint
 from voicebench.llm.helper import HOST, HelperServer, free_port
 from voicebench.llm.local import LlamaServer, resolve_gguf
 from voicebench.llm.pipecat import OnRequestSent, pipecat_llm
 from voicebench.llm.registry import (
     AnswerFormat,
-    Connection,
     Provider,
-    connect,
+    ServedModel,
     get_provider,
     providers,
     register_provider,
@@ -49,6 +49,7 @@ __all__ = [
     "OpenAIChat",
     "Provider",
     "RetryPolicy",
+    "ServedModel",
     "ask_parsed",
     "backoff_s",
     "classify",

@@ -5,12 +5,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from voicebench.llm.endpoint import Endpoint
-from voicebench.llm.registry import Provider, register_provider
+from voicebench.llm.registry import Provider, ServedModel, register_provider
 
 
 async def _start_local(
-    endpoint: Endpoint, stack: contextlib.AsyncExitStack, warm_prompt: str | None
+    endpoint: ServedModel, stack: contextlib.AsyncExitStack, warm_prompt: str | None
 ) -> str:
     from voicebench.llm.local import LlamaServer, resolve_gguf
 

@@ -16,8 +16,9 @@ import time
 from typing import Any
 
 from voicebench.errors import MissingExtraError
+from voicebench.llm.connect import connect
 from voicebench.llm.endpoint import Endpoint
-from voicebench.llm.registry import AnswerFormat, connect
+from voicebench.llm.registry import AnswerFormat
 from voicebench.llm.retry import ChatClient, ChatText, classify
 
 

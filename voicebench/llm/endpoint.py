@@ -25,6 +25,7 @@ from pydantic import Field, HttpUrl, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from voicebench._model import FrozenModel
+from voicebench.llm.registry import providers
 
 KEYED_PROVIDERS = ("openai", "anthropic")
 """Providers that always need a key variable."""
@@ -95,8 +96,6 @@ class Endpoint(FrozenModel):
     @field_validator("provider")
     @classmethod
     def _registered(cls, name: str) -> str:
-        from voicebench.llm.registry import providers
-
         known = providers()
         if name not in known:
             raise PydanticCustomError(

@@ -16,7 +16,7 @@ from typing import Any
 
 from voicebench.errors import MissingExtraError
 from voicebench.llm.arrival import Wire
-from voicebench.llm.registry import Connection
+from voicebench.llm.connect import Connection
 
 OnRequestSent = Callable[[], None]
 OnAnswerArrived = Callable[[int], None]

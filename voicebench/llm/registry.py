@@ -19,14 +19,26 @@ import functools
 import importlib.metadata
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from voicebench.errors import InputError
-from voicebench.llm.endpoint import Endpoint
 
 ENTRY_POINT_GROUP = "voicebench.providers"
 
-HelperStart = Callable[[Endpoint, contextlib.AsyncExitStack, str | None], Awaitable[str]]
+
+class ServedModel(Protocol):
+    """What a helper server is started for: an ``Endpoint`` (the endpoint module reads the
+    provider names from here, so this module names only what a helper reads)."""
+
+    @property
+    def model(self) -> str: ...
+    @property
+    def n_ctx(self) -> int: ...
+    @property
+    def n_threads(self) -> int | None: ...
+
+
+HelperStart = Callable[[ServedModel, contextlib.AsyncExitStack, str | None], Awaitable[str]]
 """Start a provider's helper server for an endpoint (kept alive by the stack; the string is
 a system prompt to warm its cache with, or None) and return its OpenAI-compatible base URL."""
 
@@ -108,25 +120,3 @@ def _offered() -> frozenset[str]:
 def providers() -> tuple[str, ...]:
     """Every provider name: registered ones and those plugins offer."""
     return tuple(sorted(set(_PROVIDERS) | _offered()))
-
-
-@dataclass(frozen=True)
-class Connection:
-    """An endpoint made reachable: its provider, the base URL to call (a helper server's when
-    one was started; None for the SDK's default) and the key to send."""
-
-    endpoint: Endpoint
-    provider: Provider
-    base_url: str | None
-    key: str
-
-
-async def connect(
-    endpoint: Endpoint, stack: contextlib.AsyncExitStack, *, warm_prompt: str | None = None
-) -> Connection:
-    """Start what ``endpoint`` needs (kept alive by ``stack``) and say how to reach it."""
-    provider = get_provider(endpoint.provider)
-    base_url = endpoint.url
-    if provider.start is not None:
-        base_url = await provider.start(endpoint, stack, warm_prompt)
-    return Connection(endpoint, provider, base_url, endpoint.api_key() or provider.fallback_key)

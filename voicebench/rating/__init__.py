@@ -11,15 +11,6 @@ from voicebench.rating.bt import (
     win_matrices,
 )
 from voicebench.rating.contextual import ContextualFit, fit_contextual
-from voicebench.rating.display import (
-    agreement_lines,
-    disagreement_table,
-    human_ladder_table,
-    latency_board,
-    latency_line,
-    leaderboard,
-    people_lines,
-)
 from voicebench.rating.people import (
     HEART_HUMAN_KAPPA,
     HEART_INTER_HUMAN,
@@ -53,21 +44,14 @@ __all__ = [
     "NothingToRateError",
     "PeopleSummary",
     "RatingTable",
-    "agreement_lines",
     "asymptotic_half_width",
     "bootstrap_elo",
     "current_ratings",
-    "disagreement_table",
     "elo_difference",
     "fit",
     "fit_contextual",
     "folder_judgments",
-    "human_ladder_table",
     "inputs_sha256",
-    "latency_board",
-    "latency_line",
-    "leaderboard",
-    "people_lines",
     "people_summary",
     "rate_judging",
     "to_elo",

@@ -30,6 +30,7 @@ from pydantic import Field
 
 from voicebench._jsonl import write_atomic
 from voicebench._model import FrozenModel
+from voicebench.budgets import TTFA_BUDGET_MS, TTFT_BUDGET_MS
 from voicebench.judging import (
     DIMENSIONS,
     judged_items,
@@ -159,8 +160,8 @@ def rate_judging(
     rounds: int = 1000,
     seed: int = 0,
     prior: float = DEFAULT_PRIOR,
-    budget_ttfa_ms: float = 1000.0,
-    budget_ttft_ms: float = 500.0,
+    budget_ttfa_ms: float = TTFA_BUDGET_MS,
+    budget_ttft_ms: float = TTFT_BUDGET_MS,
     human_judgments: Path | None = None,
     write: bool = True,
 ) -> RatingTable:

@@ -1,5 +1,14 @@
-"""Replay: dialogues spoken through a real pipecat voice pipeline, every turn timed."""
+"""Replay: dialogues spoken to a voice agent in real time, every turn timed.
 
+Every agent implements one interface (``Agent``: start, speak a turn, stop): the local pipecat
+pipeline (``replaying.agent``) and the remote callers (``replaying.remote``, over the wire
+protocols of ``replaying.codecs``). One turn loop (``play_dialogue``) speaks to any of them and
+yields a ``TurnRecord`` per turn; a run (``replay``), each call of a load and every campaign
+cell go through it.
+"""
+
+from voicebench.replaying.interface import Agent, AgentFactory, HeardTurn, TurnCue
+from voicebench.replaying.play import play_dialogue, turn_history
 from voicebench.replaying.run import (
     RunProgress,
     demo_items,
@@ -8,16 +17,23 @@ from voicebench.replaying.run import (
     run_replay,
     select_dialogues,
 )
-from voicebench.replaying.speak import drawn_scenario, hand_over_ms, speak_turn
+from voicebench.replaying.speak import SpokenTurn, drawn_scenario, hand_over_ms, speak_turn
 
 __all__ = [
+    "Agent",
+    "AgentFactory",
+    "HeardTurn",
     "RunProgress",
+    "SpokenTurn",
+    "TurnCue",
     "demo_items",
     "drawn_scenario",
     "hand_over_ms",
     "plan_turns",
+    "play_dialogue",
     "replay",
     "run_replay",
     "select_dialogues",
     "speak_turn",
+    "turn_history",
 ]

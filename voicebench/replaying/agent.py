@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from voicebench.agentspec import AgentSpec, VADSpec
 from voicebench.llm import connect, pipecat_llm
-from voicebench.runlog import TurnError
+from voicebench.replaying.interface import AFTER_ASIDE_S, PLAIN, HeardTurn, TurnCue
 from voicebench.timing import EventKind, TurnEvent
 
 SAMPLE_RATE = 16_000
@@ -31,53 +30,6 @@ SETTLE_S = 0.3
 UNHEARD_S = 2.0
 """After the seeker's audio has all been played, how long a VAD that never started is given
 before the turn ends as unheard (the VAD runs in real time, so this is slack, not a guess)."""
-
-
-AFTER_ASIDE_S = 2.0
-"""After a backchannel, how long an agent that went quiet is given to answer it before the turn
-ends (its turn-end wait, ASR and first audio fit well inside)."""
-
-
-@dataclass(frozen=True)
-class TurnCue:
-    """What the caller does besides saying the turn (``voicebench.scenarios``)."""
-
-    barge_in: bool = False
-    """The utterance is said over the reply still playing, so the agent keeps its own context
-    (its reply cut where it was interrupted) rather than being given the history."""
-    hand_over_ms: float | None = None
-    """Stop waiting this long after the reply's first audible sample and return with the
-    agent still speaking: the next turn barges in on it."""
-    aside: np.ndarray | None = None
-    """A backchannel ("mm-hmm"), said ``aside_ms`` after the reply's first audible sample."""
-    aside_ms: float = 0.0
-
-
-PLAIN = TurnCue()
-"""A turn said on its own."""
-
-
-@dataclass(frozen=True)
-class HeardTurn:
-    """What happened in one spoken turn, before interpretation."""
-
-    speech_end_ns: int
-    events: tuple[TurnEvent, ...]
-    audio: np.ndarray
-    timed_out: bool
-    failure: TurnError | None = None
-    """A failure the agent itself reported (a remote agent's connection, for one)."""
-    black_box: bool = False
-    """Only the audio is observed (a remote agent): no stage milestones, no LLM events."""
-    start_ns: int = 0
-    """When sample 0 of the utterance was said."""
-    played: tuple[tuple[int, int], ...] = ()
-    """The agent's audible spans (``realtime.Audible``) from the talk under way when the
-    utterance began to the end of the turn."""
-    aside_ns: int | None = None
-    """When sample 0 of the backchannel was said; None if the reply ended before it was due."""
-    ended_ns: int = 0
-    """When the turn stopped being watched."""
 
 
 def _turn_done(events: list[TurnEvent], now_ns: int, aside_ns: int | None = None) -> bool:
@@ -153,6 +105,11 @@ class VoiceAgent:
             await self._stack.__aexit__(None, None, None)
             raise
         return self
+
+    @property
+    def connected(self) -> bool:
+        """A pipeline in this process always answers once started."""
+        return True
 
     async def __aexit__(self, *exc) -> None:
         try:

@@ -48,10 +48,10 @@ from voicebench import _arrivals
 from voicebench.agentspec import AgentSpec
 from voicebench.errors import redact
 from voicebench.fixtures.audio import resample, to_int16
-from voicebench.replaying.agent import AFTER_ASIDE_S, PLAIN, HeardTurn, TurnCue
+from voicebench.replaying.codecs import codec
+from voicebench.replaying.interface import AFTER_ASIDE_S, PLAIN, HeardTurn, TurnCue
 from voicebench.replaying.loudspeaker import Loudspeaker
 from voicebench.replaying.realtime import FRAME_NS, NS_PER_S, Microphone
-from voicebench.replaying.wire import codec
 from voicebench.runlog import TurnError
 from voicebench.timing import EventKind
 

@@ -14,17 +14,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-from voicebench import __version__
 from voicebench._folder import claimed
+from voicebench._version import __version__
 from voicebench.agentspec import AgentSpec
-from voicebench.dialogues import Dialogue, Role
+from voicebench.dialogues import Dialogue
 from voicebench.errors import InputError
-from voicebench.fixtures import Manifest, synthesize_fixtures, write_wav
-from voicebench.replaying.speak import TURN_TIMEOUT_S, drawn_scenario, hand_over_ms, speak_turn
+from voicebench.fixtures import synthesize_fixtures
+from voicebench.replaying.interface import Agent, AgentFactory
+from voicebench.replaying.play import play_dialogue
+from voicebench.replaying.speak import TURN_TIMEOUT_S
 from voicebench.runlog import ReplayMode, RunHeader, RunStore, TurnRecord
-from voicebench.scenarios import TurnScenario, parse_scenario
+from voicebench.scenarios import parse_scenario
 from voicebench.scenarios.apply import backchannel_texts
 
 
@@ -37,40 +38,19 @@ class RunProgress:
     record: TurnRecord | None
 
 
-def turn_history(
-    dialogue: Dialogue, k: int, mode: ReplayMode, earlier: dict[int, TurnRecord]
-) -> list[dict[str, str]]:
-    """Messages before seeker turn ``k``.
-
-    Teacher-forced: the dialogue's own turns. Free-running: the turns before the first seeker
-    turn (the greeting), then for each earlier seeker turn what the agent heard and what it
-    answered.
-    """
-
-    def message(role: Role, text: str) -> dict[str, str]:
-        return {"role": "user" if role is Role.SEEKER else "assistant", "content": text}
-
-    if mode is ReplayMode.TEACHER_FORCED:
-        return [message(t.role, t.text) for t in dialogue.turns[:k]]
-    first_seeker = dialogue.seeker_turn_indices[0]
-    messages = [message(t.role, t.text) for t in dialogue.turns[:first_seeker]]
-    for j in dialogue.seeker_turn_indices:
-        if j >= k:
-            break
-        rec = earlier.get(j)
-        messages.append(
-            message(
-                Role.SEEKER,
-                rec.user_transcript if rec and rec.user_transcript else dialogue.turns[j].text,
-            )
-        )
-        if rec and rec.reply_text:
-            messages.append(message(Role.SUPPORTER, rec.reply_text))
-    return messages
-
-
 def plan_turns(dialogues: Sequence[Dialogue]) -> list[tuple[Dialogue, int]]:
     return [(d, k) for d in dialogues for k in d.seeker_turn_indices]
+
+
+def _by_dialogue(todo: Sequence[tuple[Dialogue, int]]) -> list[tuple[Dialogue, list[int]]]:
+    """The turns to play, grouped by dialogue in order."""
+    out: list[tuple[Dialogue, list[int]]] = []
+    for dialogue, k in todo:
+        if out and out[-1][0].id == dialogue.id:
+            out[-1][1].append(k)
+        else:
+            out.append((dialogue, [k]))
+    return out
 
 
 def _sha256(path: Path) -> str:
@@ -88,7 +68,7 @@ async def replay(
     mode: ReplayMode = ReplayMode.TEACHER_FORCED,
     turn_timeout_s: float = TURN_TIMEOUT_S,
     progress: Callable[[RunProgress], None] | None = None,
-    agent_factory: Callable[[AgentSpec], Any] | None = None,
+    agent_factory: AgentFactory | None = None,
     scenarios: Sequence[str] = (),
     seed: int = 0,
 ) -> list[TurnRecord]:
@@ -123,116 +103,61 @@ async def replay(
             progress(RunProgress(len(plan) - len(todo), len(plan), None))
         if not todo:
             return records
-        factory = agent_factory
-        if factory is None:
-            if spec.remote is not None:
-                from voicebench.replaying.remote import RemoteAgent
+        factory: AgentFactory
+        if agent_factory is not None:
+            factory = agent_factory
+        elif spec.remote is not None:
+            from voicebench.replaying.remote import RemoteAgent
 
-                factory = RemoteAgent
-            else:
-                from voicebench.replaying.agent import VoiceAgent
+            factory = RemoteAgent
+        else:
+            from voicebench.replaying.agent import VoiceAgent
 
-                factory = VoiceAgent
-        agent: Any = None
-        handed_over = False  # the last turn returned with the agent still speaking
+            factory = VoiceAgent
+        agent: Agent | None = None
         try:
-            for i, (dialogue, k) in enumerate(todo):
-                cold = agent is None
-                if cold:
-                    agent = factory(spec)
-                    await agent.__aenter__()
-                    handed_over = False
-                following = todo[i + 1] if i + 1 < len(todo) else None
-                next_k = following[1] if following and following[0].id == dialogue.id else None
-                hand_over = hand_over_ms(played, seed, dialogue, k, next_k, manifest)
-                record = await _replay_turn(
-                    agent,
-                    spec,
-                    header,
-                    dialogue,
-                    k,
-                    manifest,
-                    fixtures_dir,
-                    store,
-                    done,
-                    mode,
-                    cold=cold,
-                    scenario=drawn_scenario(played, seed, dialogue, k),
-                    hand_over_ms=hand_over,
-                    barge_in=handed_over,
-                )
-                store.append(record)
-                done[(dialogue.id, k)] = record
-                records.append(record)
-                handed_over = hand_over is not None
-                if record.error is not None:
-                    await agent.__aexit__(None, None, None)
-                    agent = None
-                if progress:
-                    progress(RunProgress(len(done), len(plan), record))
+            for dialogue, turns in _by_dialogue(todo):
+                while turns:
+                    cold = agent is None
+                    if agent is None:
+                        agent = factory(spec)
+                        await agent.__aenter__()
+                    playing = agent
+                    earlier = {
+                        j: done[(dialogue.id, j)]
+                        for j in dialogue.seeker_turn_indices
+                        if (dialogue.id, j) in done
+                    }
+                    async for record in play_dialogue(
+                        playing,
+                        spec,
+                        dialogue,
+                        turns,
+                        run_id=header.run_id,
+                        manifest=manifest,
+                        fixtures_dir=fixtures_dir,
+                        timeout_s=header.turn_timeout_s,
+                        mode=mode,
+                        earlier=earlier,
+                        played=played,
+                        seed=seed,
+                        cold=cold,
+                        audio_dir=store.dir / "audio",
+                    ):
+                        store.append(record)
+                        done[(dialogue.id, record.turn_index)] = record
+                        records.append(record)
+                        turns = turns[1:]
+                        if record.error is not None:
+                            # a failed turn: the agent starts again for the next one
+                            await playing.__aexit__(None, None, None)
+                            agent = None
+                        if progress:
+                            progress(RunProgress(len(done), len(plan), record))
         finally:
             if agent is not None:
                 await agent.__aexit__(None, None, None)
         return records
-
-
-async def _replay_turn(
-    agent,
-    spec: AgentSpec,
-    header: RunHeader,
-    dialogue: Dialogue,
-    k: int,
-    manifest: Manifest,
-    fixtures_dir: Path,
-    store: RunStore,
-    done: dict,
-    mode: ReplayMode,
-    *,
-    cold: bool,
-    scenario: TurnScenario | None = None,
-    hand_over_ms: float | None = None,
-    barge_in: bool = False,
-) -> TurnRecord:
-    turn = dialogue.turns[k]
-    earlier = {
-        j: done[(dialogue.id, j)]
-        for j in dialogue.seeker_turn_indices
-        if j < k and (dialogue.id, j) in done
-    }
-    started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
-    heard, fields, error = await speak_turn(
-        agent,
-        spec,
-        dialogue,
-        k,
-        manifest,
-        fixtures_dir,
-        turn_history(dialogue, k, mode, earlier),
-        timeout_s=header.turn_timeout_s,
-        scenario=scenario,
-        seed=header.seed,
-        hand_over_ms=hand_over_ms,
-        barge_in=barge_in,
-    )
-    audio_path = None
-    if heard.audio.size:
-        audio_path = f"audio/{dialogue.id}__t{k:02d}.wav"
-        write_wav(store.dir / audio_path, heard.audio, 16_000)
-    return TurnRecord(
-        run_id=header.run_id,
-        contestant=spec.id,
-        agent_name=spec.name,
-        dialogue_id=dialogue.id,
-        turn_index=k,
-        final=k == dialogue.final_turn_index,
-        adversarial=dialogue.adversarial,
-        user_text=turn.text,
-        audio_path=audio_path,
-        error=error,
-        cold=cold,
-        started_at=started_at,
-        **fields,
-    )
 
 
 def select_dialogues(

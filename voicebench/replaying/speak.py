@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ from voicebench.agentspec import AgentSpec, api_key
 from voicebench.dialogues import Dialogue
 from voicebench.errors import RunError, redact
 from voicebench.fixtures import Manifest, lookup_fixture, read_wav
+from voicebench.replaying.interface import Agent, HeardTurn, TurnCue
 from voicebench.runlog import ScenarioOutcome, TurnError
 from voicebench.scenarios import Scenario, TurnScenario, draw_dialogue
 from voicebench.scenarios.apply import agent_audio, audio_rng, seeker_audio, spoken_word
@@ -23,15 +25,36 @@ from voicebench.scenarios.overlap import (
     pause_outcome,
 )
 from voicebench.text import wer
-from voicebench.timing import EventKind, derive_timing, reply_text, user_transcript
+from voicebench.timing import EventKind, TurnTiming, derive_timing, reply_text, user_transcript
 
 TURN_TIMEOUT_S = 60.0
 RATE = 16_000
 
 
+@dataclasses.dataclass(frozen=True)
+class SpokenTurn:
+    """One seeker turn spoken to an agent: what came back (``heard``, its audio as the caller
+    heard it) and the turn record's measured fields, or the failure."""
+
+    heard: HeardTurn
+    timing: TurnTiming
+    user_transcript: str
+    """What the agent's ASR heard."""
+    asr_wer: float | None
+    reply_text: str
+    llm_requests: int
+    llm_calls: int | None
+    error: TurnError | None
+    scenario: ScenarioOutcome | None = None
+
+
 def _interpret(
-    heard, *, user_text: str, secret: str | None = None, timeout_s: float = TURN_TIMEOUT_S
-) -> tuple[dict, TurnError | None]:
+    heard: HeardTurn,
+    *,
+    user_text: str,
+    secret: str | None = None,
+    timeout_s: float = TURN_TIMEOUT_S,
+) -> SpokenTurn:
     timing = derive_timing(heard.events, heard.speech_end_ns)
     transcript = user_transcript(heard.events, timing)
     if heard.black_box:
@@ -45,19 +68,25 @@ def _interpret(
     error = _turn_error(heard, timing, transcript, reply, llm_calls, timeout_s)
     if error is not None:
         error = error.model_copy(update={"reason": redact(error.reason, secret)})
-    fields = {
-        "llm_requests": sum(e.kind is EventKind.LLM_REQUEST for e in heard.events),
-        "llm_calls": llm_calls,
-        "user_transcript": transcript,
-        "asr_wer": wer(user_text, transcript) if transcript else None,
-        "reply_text": reply,
-        "timing": timing,
-    }
-    return fields, error
+    return SpokenTurn(
+        heard=heard,
+        timing=timing,
+        user_transcript=transcript,
+        asr_wer=wer(user_text, transcript) if transcript else None,
+        reply_text=reply,
+        llm_requests=sum(e.kind is EventKind.LLM_REQUEST for e in heard.events),
+        llm_calls=llm_calls,
+        error=error,
+    )
 
 
 def _turn_error(
-    heard, timing, transcript: str, reply: str, llm_calls: int | None, timeout_s: float
+    heard: HeardTurn,
+    timing: TurnTiming,
+    transcript: str,
+    reply: str,
+    llm_calls: int | None,
+    timeout_s: float,
 ) -> TurnError | None:
     """Why the turn failed, by kind, with a reason naming the stage; None if it did not."""
     events = heard.events
@@ -113,7 +142,7 @@ def _turn_error(
 
 
 async def speak_turn(
-    agent,
+    agent: Agent,
     spec: AgentSpec,
     dialogue: Dialogue,
     k: int,
@@ -126,16 +155,14 @@ async def speak_turn(
     seed: int = 0,
     hand_over_ms: float | None = None,
     barge_in: bool = False,
-) -> tuple:
-    """Speak seeker turn ``k`` to ``agent`` after ``history`` and interpret what came back:
-    ``(heard, TurnRecord fields, TurnError or None)``. With a ``scenario``, the agent hears
-    the speech through it and the recorded reply is what the caller would hear.
+) -> SpokenTurn:
+    """Speak seeker turn ``k`` to ``agent`` after ``history`` and interpret what came back.
+    With a ``scenario``, the agent hears the speech through it and the recorded reply is what
+    the caller would hear.
 
     ``hand_over_ms``: the next turn barges in, its first sound this long after this reply's
     first audible sample, so this turn returns with the agent still speaking. ``barge_in``:
     the previous turn did that, so this utterance is said over the reply still playing."""
-    from voicebench.replaying.agent import TurnCue
-
     turn = dialogue.turns[k]
     pcm, entry = _fixture(manifest, fixtures_dir, turn.text, f"{dialogue.id} turn {k}")
     end_sample = entry.speech_end_sample
@@ -159,22 +186,21 @@ async def speak_turn(
             lambda: _other_utterances(manifest, fixtures_dir, turn.text),
         )
     heard = await agent.speak(history, pcm, end_sample, timeout_s=timeout_s, cue=cue)
-    fields, error = _interpret(
-        heard, user_text=turn.text, secret=api_key(spec), timeout_s=timeout_s
-    )
-    if scenario is not None:
-        audio, down = agent_audio(scenario, heard.audio, audio_rng(seed, dialogue.id, k, 1))
-        heard = dataclasses.replace(heard, audio=audio)
-        measured.update(down)
-        measured.update(_overlap(scenario, heard, entry.speech_start_sample, word_lead))
-        if scenario.name == "barge-in" and measured.get("agent_speaking"):
-            measured["answered"] = error is None
-        fields["scenario"] = ScenarioOutcome(name=scenario.name, params=scenario.params, **measured)
-    return heard, fields, error
+    spoken = _interpret(heard, user_text=turn.text, secret=api_key(spec), timeout_s=timeout_s)
+    if scenario is None:
+        return spoken
+    audio, down = agent_audio(scenario, heard.audio, audio_rng(seed, dialogue.id, k, 1))
+    heard = dataclasses.replace(heard, audio=audio)
+    measured.update(down)
+    measured.update(_overlap(scenario, heard, entry.speech_start_sample, word_lead))
+    if scenario.name == "barge-in" and measured.get("agent_speaking"):
+        measured["answered"] = spoken.error is None
+    outcome = ScenarioOutcome(name=scenario.name, params=scenario.params, **measured)
+    return dataclasses.replace(spoken, heard=heard, scenario=outcome)
 
 
 def drawn_scenario(
-    played: list[Scenario], seed: int, dialogue: Dialogue, k: int
+    played: Sequence[Scenario], seed: int, dialogue: Dialogue, k: int
 ) -> TurnScenario | None:
     """What seeker turn ``k`` plays (``scenarios.draw_dialogue``)."""
     if not played:
@@ -183,7 +209,7 @@ def drawn_scenario(
 
 
 def hand_over_ms(
-    played: list[Scenario],
+    played: Sequence[Scenario],
     seed: int,
     dialogue: Dialogue,
     k: int,
@@ -205,7 +231,9 @@ def hand_over_ms(
     return max(0.0, float(scenario.params["delay_ms"]) - lead_ms)
 
 
-def _overlap(scenario: TurnScenario, heard, speech_start_sample: int, word_lead: int) -> dict:
+def _overlap(
+    scenario: TurnScenario, heard: HeardTurn, speech_start_sample: int, word_lead: int
+) -> dict:
     """What a barge-in, backchannel or pause did, read off the agent's audible spans."""
     cuts = (
         None if heard.black_box else [e.ns for e in heard.events if e.kind is EventKind.AUDIO_CUT]

@@ -28,18 +28,14 @@ keeps its own history.
 ``twilio`` and ``telnyx``: the phone platforms' media streams (``voicebench.replaying.telephony``),
 8 kHz mu-law in JSON events.
 
-``codec`` is the caller's side of each protocol, ``agent_codec`` the agent's (the same object
-for the two symmetric protocols).
+``voicebench.replaying.codecs`` gives each protocol's codec by name.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from voicebench.replaying.telephony import TelephonyAgentSide, TelephonyCaller
+from typing import Any
 
 PCM_PROTOCOL = "voicebench-pcm/1"
 
@@ -140,23 +136,3 @@ class PipecatCodec:
             data = control_object(frame.message.data)
             return Incoming(control=data if data is not None else {"type": "message"})
         return None
-
-
-def codec(
-    protocol: str, sample_rate: int, parameters: dict[str, str] | None = None
-) -> PCMCodec | PipecatCodec | TelephonyCaller:
-    """The caller's side of ``protocol``; ``parameters`` are a phone call's custom parameters."""
-    from voicebench.replaying.telephony import TELEPHONY, TelephonyCaller
-
-    if protocol in TELEPHONY:
-        return TelephonyCaller(protocol, parameters)
-    return PCMCodec(sample_rate) if protocol == "pcm" else PipecatCodec(sample_rate)
-
-
-def agent_codec(protocol: str, sample_rate: int) -> PCMCodec | PipecatCodec | TelephonyAgentSide:
-    """The agent's side of ``protocol``."""
-    from voicebench.replaying.telephony import TELEPHONY, TelephonyAgentSide
-
-    if protocol in TELEPHONY:
-        return TelephonyAgentSide(protocol)
-    return PCMCodec(sample_rate) if protocol == "pcm" else PipecatCodec(sample_rate)

@@ -19,8 +19,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from voicebench import __version__
 from voicebench._jsonl import write_atomic
+from voicebench._version import __version__
+from voicebench.budgets import TTFA_BUDGET_MS, TTFT_BUDGET_MS
 from voicebench.errors import InputError, VoicebenchError, redact
 from voicebench.judging import HEADER_FILE as JUDGING_HEADER
 from voicebench.judging import (
@@ -231,8 +232,8 @@ def build_report(
     out_dir: Path,
     *,
     title: str | None = None,
-    budget_ttft_ms: float = 500.0,
-    budget_ttfa_ms: float = 1000.0,
+    budget_ttft_ms: float = TTFT_BUDGET_MS,
+    budget_ttfa_ms: float = TTFA_BUDGET_MS,
     human_judgments: Path | None = None,
     seed: int = 0,
     on_status: Callable[[str], None] | None = None,

@@ -11,10 +11,10 @@ from typing import Literal
 
 from voicebench.judging import SMOKE_WARNING
 from voicebench.judging.cards import card_line
-from voicebench.rating import agreement_lines
 from voicebench.reporting import humans
 from voicebench.reporting import scenarios as sc
 from voicebench.reporting import tables as tb
+from voicebench.reporting.lines import agreement_lines
 from voicebench.reporting.models import ItemReplies, Report, StrategySummary
 from voicebench.runlog import kinds_text
 from voicebench.timing import STAGE_LABELS, STAGES
@@ -48,17 +48,17 @@ class Text:
 
 
 @dataclass(frozen=True)
-class Figure:
+class Plot:
     name: str
     caption: str
     kind: str = "figure"
 
 
 @dataclass(frozen=True)
-class Figures:
-    """Figures side by side."""
+class Plots:
+    """Plots side by side."""
 
-    figures: tuple[Figure, ...]
+    figures: tuple[Plot, ...]
     kind: str = "figures"
 
 
@@ -90,7 +90,7 @@ class Replies:
     kind: str = "replies"
 
 
-Block = Text | Figure | Figures | TableBlock | Cards | Replies
+Block = Text | Plot | Plots | TableBlock | Cards | Replies
 
 
 @dataclass(frozen=True)
@@ -100,8 +100,8 @@ class Section:
     blocks: list[Block] = field(default_factory=list)
 
 
-def _figure(report: Report, name: str) -> list[Figure]:
-    return [Figure(name, FIGURE_CAPTIONS.get(name, name))] if name in report.figures else []
+def _figure(report: Report, name: str) -> list[Plot]:
+    return [Plot(name, FIGURE_CAPTIONS.get(name, name))] if name in report.figures else []
 
 
 def _cards(report: Report) -> Cards:
@@ -185,7 +185,7 @@ def _quality(report: Report) -> Section:
     blocks: list[Block] = [Text(n) for n in quality_notes(report)]
     if j is not None and j.ratings is not None:
         blocks.append(
-            Figures(tuple(_figure(report, "frontier_ttft") + _figure(report, "frontier_ttfa")))
+            Plots(tuple(_figure(report, "frontier_ttft") + _figure(report, "frontier_ttfa")))
         )
         blocks.append(TableBlock(tb.leaderboard_table(j)))
         blocks.append(Text(card_line(j.card), "note"))

@@ -22,7 +22,6 @@ from voicebench.runlog.summary import (
     count_kinds,
     kinds_text,
     summarize,
-    summary_table,
 )
 
 __all__ = [
@@ -43,5 +42,4 @@ __all__ = [
     "read_header",
     "read_turns",
     "summarize",
-    "summary_table",
 ]

@@ -18,7 +18,6 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 import numpy as np
-from rich.table import Table
 from scipy import stats
 
 from voicebench._model import FrozenModel
@@ -28,6 +27,8 @@ from voicebench.text import word_errors
 
 Interval = tuple[float, float, float]
 """(point, low, high)."""
+OVERLAP_GROUPS = ("barge-in", "backchannel", "pause")
+"""The scenarios that overlap the agent's talk (they have a table of their own)."""
 
 
 class ScenarioFigures(FrozenModel):
@@ -168,74 +169,3 @@ def scenario_figures(records: Sequence[TurnRecord]) -> list[ScenarioFigures]:
             )
         )
     return rows
-
-
-def _interval(v: Interval | None, scale: float = 1.0, fmt: str = ",.0f") -> str:
-    if v is None:
-        return "-"
-    point, low, high = (x * scale for x in v)
-    return f"{point:{fmt}} [{low:{fmt}}, {high:{fmt}}]"
-
-
-def scenario_table(rows: Sequence[ScenarioFigures], title: str) -> Table:
-    table = Table(title=title, title_justify="left")
-    table.add_column("played")
-    for name in ("turns", "failed", "TTFA p50 ms [95% CI]", "ASR WER % [95% CI]"):
-        table.add_column(name, justify="right")
-    table.add_column("measured")
-    for r in rows:
-        table.add_row(
-            r.group,
-            str(r.turns),
-            str(r.failed),
-            _interval(r.ttfa_p50_ms),
-            _interval(r.wer, 100.0, ".1f"),
-            r.measured,
-        )
-    return table
-
-
-OVERLAP_GROUPS = ("barge-in", "backchannel", "pause")
-
-
-def _unit(text: str, unit: str) -> str:
-    return text if text == "-" else f"{text} {unit}"
-
-
-def overlap_table(rows: Sequence[ScenarioFigures], title: str) -> Table | None:
-    """The overlap scenarios' own figures, a measure a line; None when the run played none."""
-    rows = [r for r in rows if r.group in OVERLAP_GROUPS]
-    if not rows:
-        return None
-    table = Table(title=title, title_justify="left")
-    table.add_column("played")
-    table.add_column("measure")
-    table.add_column("value [95% CI]", justify="right")
-    table.add_column("over", justify="right")
-    for r in rows:
-        talking = f"{r.overlapped} of {r.turns} turns talking"
-        lines: list[tuple[str, str]] = []
-        if r.group == "barge-in":
-            lines = [
-                ("stop latency p50", _unit(_interval(r.stop_p50_ms), "ms")),
-                ("stop latency p90", _unit(_interval(r.stop_p90_ms), "ms")),
-                ("yielded within 2 s", _unit(_interval(r.yielded, 100.0), "%")),
-                ("talk-over, mean", "-" if r.talk_over_s is None else f"{r.talk_over_s:.2f} s"),
-                ("answered the interruption", _unit(_interval(r.answered, 100.0), "%")),
-            ]
-        elif r.group == "backchannel":
-            lost = "-" if r.lost_s is None else f"{r.lost_s:.2f} s"
-            lines = [
-                ("false yields", _unit(_interval(r.false_yield, 100.0), "%")),
-                ("lost per false yield, median", lost),
-            ]
-        elif r.group == "pause":
-            talking = f"{r.turns} turns"
-            early = "-" if r.early_ms is None else f"{r.early_ms:,.0f} ms"
-            lines = [
-                ("premature replies", _unit(_interval(r.premature, 100.0), "%")),
-                ("how early, median", early),
-            ]
-        for i, (measure, value) in enumerate(lines):
-            table.add_row(r.group if i == 0 else "", measure, value, talking if i == 0 else "")
-    return table

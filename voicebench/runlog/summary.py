@@ -7,12 +7,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from rich.table import Table
 
+from voicebench.budgets import TTFT_BUDGET_MS
 from voicebench.runlog.models import TurnRecord
 from voicebench.timing import STAGE_NAMES
 
-TTFT_BUDGET_MS = 500.0
 PERCENTILES = (50, 90, 95)
 
 
@@ -77,32 +76,3 @@ def summarize(records: Sequence[TurnRecord]) -> RunSummary:
         ttft_within_budget=(sum(v <= TTFT_BUDGET_MS for v in ttft) / len(ttft)) if ttft else None,
         mean_wer=float(np.mean(wers)) if wers else None,
     )
-
-
-def _fmt(v: float | None) -> str:
-    return "-" if v is None else f"{v:,.0f}"
-
-
-def summary_table(summary: RunSummary, title: str) -> Table:
-    """A rich table: one row per stage, then TTFT and TTFA."""
-    table = Table(title=title, title_justify="left")
-    table.add_column("stage")
-    table.add_column("n", justify="right")
-    for p in PERCENTILES:
-        table.add_column(f"p{p} ms", justify="right")
-    for row in summary.rows:
-        if row.name == "TTFT":
-            table.add_section()
-        table.add_row(row.name, str(row.n), _fmt(row.p50), _fmt(row.p90), _fmt(row.p95))
-    share = (
-        "-" if summary.ttft_within_budget is None else f"{100 * summary.ttft_within_budget:.0f}%"
-    )
-    wer = "-" if summary.mean_wer is None else f"{100 * summary.mean_wer:.1f}%"
-    table.caption = (
-        f"{summary.turns} turns, {summary.failed} failed"
-        + (f" ({kinds_text(summary.failed_by_kind)})" if summary.failed else "")
-        + f"; TTFT <= {TTFT_BUDGET_MS:.0f} ms: {share};"
-        f" ASR word error rate: {wer}"
-    )
-    table.caption_justify = "left"
-    return table

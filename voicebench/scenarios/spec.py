@@ -131,7 +131,7 @@ def turn_rng(seed: int, dialogue_id: str, turn_index: int) -> np.random.Generato
 
 
 def draw_turn(
-    scenarios: list[Scenario], seed: int, dialogue_id: str, turn_index: int
+    scenarios: Sequence[Scenario], seed: int, dialogue_id: str, turn_index: int
 ) -> TurnScenario | None:
     """The scenario turn ``turn_index`` of ``dialogue_id`` draws, and its values, on its own
     (``draw_dialogue`` then settles where a barge-in can be played)."""
@@ -143,7 +143,7 @@ def draw_turn(
 
 
 def draw_dialogue(
-    scenarios: list[Scenario], seed: int, dialogue_id: str, seeker_turns: Sequence[int]
+    scenarios: Sequence[Scenario], seed: int, dialogue_id: str, seeker_turns: Sequence[int]
 ) -> dict[int, TurnScenario | None]:
     """What each seeker turn of a dialogue plays. A barge-in talks over the reply to the turn
     before, so a dialogue's first seeker turn that draws one plays clean; and a backchannel

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import contextlib
 
-from voicebench.llm import Endpoint, Provider, register_provider
+from voicebench.llm import Provider, ServedModel, register_provider
 
 
 async def _start_scripted(
-    endpoint: Endpoint, stack: contextlib.AsyncExitStack, warm_prompt: str | None
+    endpoint: ServedModel, stack: contextlib.AsyncExitStack, warm_prompt: str | None
 ) -> str:
     from voicebench.testing.scripted_server import ScriptedLLMServer
 

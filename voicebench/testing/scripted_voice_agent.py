@@ -21,7 +21,7 @@ from voicebench.fixtures.audio import (
     speech_bounds,
     to_int16,
 )
-from voicebench.replaying.wire import agent_codec
+from voicebench.replaying.codecs import agent_codec
 
 Fault = Literal["refuse", "close", "silent", "error"]
 FAULTS: tuple[str, ...] = get_args(Fault)

@@ -11,11 +11,6 @@ from voicebench.judging.cards import JudgeCard, Tally
 from voicebench.judging.models import DIMENSION_NAMES
 from voicebench.judging.run import JudgingResult
 
-SMOKE_WARNING = (
-    "offline smoke judge: these verdicts test the judging path only; a 135M model "
-    "cannot judge empathy, so the quality figures mean nothing"
-)
-
 
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.0f}%"

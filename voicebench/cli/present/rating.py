@@ -1,4 +1,5 @@
-"""The leaderboard, the people's ladder and the agreement figures, for the terminal."""
+"""The leaderboard, the people's ladder and the latency views, for the terminal (the
+agreement sentences are shared with the report: ``voicebench.reporting.lines``)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from voicebench.rating.people import (
     PeopleSummary,
 )
 from voicebench.rating.table import RatingTable
+from voicebench.reporting.lines import share as _share
 
 
 def _pct(x: float | None) -> str:
@@ -100,37 +102,6 @@ def latency_board(table: RatingTable) -> Table:
             _num(r.elo_latency_adjusted),
         )
     return t
-
-
-def _share(v: float | None, lo: float | None, hi: float | None) -> str:
-    if v is None or lo is None or hi is None:
-        return "-"
-    return f"{100 * v:.1f}% (95% CI {100 * lo:.1f}\u2013{100 * hi:.1f})"
-
-
-def agreement_lines(table: RatingTable) -> list[str]:
-    """The judges' agreement with each other and with people, one sentence each."""
-    a = table.agreement
-    if a is None:
-        return [
-            "No agreement figures: one judge and no human judgments (use an ensemble judge "
-            "spec, rate replies with voicebench annotate, or pass --human-judgments)."
-        ]
-    lines = [
-        f"Agreement {name}: {_share(v, lo, hi)} over {n} pairs"
-        for name, (v, lo, hi, n) in a.pairwise.items()
-    ]
-    if a.three_way:
-        lines.append(f"Three-way agreement: {_share(*a.three_way[:3])} over {a.three_way[3]} pairs")
-    if a.fleiss_kappa is not None:
-        alpha = "-" if a.krippendorff_alpha is None else f"{a.krippendorff_alpha:.3f}"
-        lines.append(f"Fleiss' kappa {a.fleiss_kappa:.3f}; Krippendorff's alpha {alpha}")
-    if a.human_agreement and table.people is None:  # else people_lines says it, per judge
-        lines.append(
-            f"Judges vs human majority: {_share(*a.human_agreement[:3])} over "
-            f"{a.human_agreement[3]} pairs"
-        )
-    return lines
 
 
 def latency_line(table: RatingTable) -> str | None:

@@ -1,0 +1,137 @@
+"""The turn loop: one dialogue's seeker turns spoken to an agent, one ``TurnRecord`` each.
+
+``play_dialogue`` serves every caller of agents: a run (``voicebench.replaying.run``, which
+campaign cells use too) and each call of a load (``voicebench.live.load``). It never asks what
+kind of agent it speaks to. A turn that fails ends the dialogue's play there: the caller
+decides whether to start the agent again (a run does) or to hang up (a load's call does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from voicebench.agentspec import AgentSpec
+from voicebench.dialogues import Dialogue, Role
+from voicebench.fixtures import Manifest, write_wav
+from voicebench.replaying.interface import Agent
+from voicebench.replaying.speak import drawn_scenario, hand_over_ms, speak_turn
+from voicebench.runlog import ReplayMode, TurnRecord
+from voicebench.scenarios import Scenario
+
+AUDIO_RATE = 16_000
+"""The rate a turn's recorded reply is written at."""
+
+
+def turn_history(
+    dialogue: Dialogue, k: int, mode: ReplayMode, earlier: Mapping[int, TurnRecord]
+) -> list[dict[str, str]]:
+    """Messages before seeker turn ``k``.
+
+    Teacher-forced: the dialogue's own turns. Free-running: the turns before the first seeker
+    turn (the greeting), then for each earlier seeker turn what the agent heard and what it
+    answered.
+    """
+
+    def message(role: Role, text: str) -> dict[str, str]:
+        return {"role": "user" if role is Role.SEEKER else "assistant", "content": text}
+
+    if mode is ReplayMode.TEACHER_FORCED:
+        return [message(t.role, t.text) for t in dialogue.turns[:k]]
+    first_seeker = dialogue.seeker_turn_indices[0]
+    messages = [message(t.role, t.text) for t in dialogue.turns[:first_seeker]]
+    for j in dialogue.seeker_turn_indices:
+        if j >= k:
+            break
+        rec = earlier.get(j)
+        messages.append(
+            message(
+                Role.SEEKER,
+                rec.user_transcript if rec and rec.user_transcript else dialogue.turns[j].text,
+            )
+        )
+        if rec and rec.reply_text:
+            messages.append(message(Role.SUPPORTER, rec.reply_text))
+    return messages
+
+
+async def play_dialogue(
+    agent: Agent,
+    spec: AgentSpec,
+    dialogue: Dialogue,
+    turns: Sequence[int],
+    *,
+    run_id: str,
+    manifest: Manifest,
+    fixtures_dir: Path,
+    timeout_s: float,
+    mode: ReplayMode = ReplayMode.TEACHER_FORCED,
+    earlier: Mapping[int, TurnRecord] | None = None,
+    played: Sequence[Scenario] = (),
+    seed: int = 0,
+    cold: bool = False,
+    audio_dir: Path | None = None,
+    starting: Callable[[int], None] | None = None,
+) -> AsyncIterator[TurnRecord]:
+    """Speak seeker turns ``turns`` of ``dialogue`` (in order) to a started ``agent`` and
+    yield each one's record as it ends; stop after a failed one.
+
+    ``earlier``: records of this dialogue's turns played before (a free-running history is
+    made of them). ``cold``: the agent was just started, so the first turn is its cold one.
+    ``played``: the run's scenarios, each turn's drawn with ``seed``; when the next turn
+    barges in, this one returns with the agent still speaking. ``audio_dir``: where each
+    reply's audio is written (``run_dir/audio``; None keeps none). ``starting(k)`` is called
+    just before turn ``k`` is spoken."""
+    done = dict(earlier or {})
+    handed_over = False  # the turn before returned with the agent still speaking
+    for i, k in enumerate(turns):
+        next_k = turns[i + 1] if i + 1 < len(turns) else None
+        hand_over = hand_over_ms(played, seed, dialogue, k, next_k, manifest)
+        if starting is not None:
+            starting(k)
+        started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
+        spoken = await speak_turn(
+            agent,
+            spec,
+            dialogue,
+            k,
+            manifest,
+            fixtures_dir,
+            turn_history(dialogue, k, mode, done),
+            timeout_s=timeout_s,
+            scenario=drawn_scenario(played, seed, dialogue, k),
+            seed=seed,
+            hand_over_ms=hand_over,
+            barge_in=handed_over,
+        )
+        handed_over = hand_over is not None
+        audio_path = None
+        if audio_dir is not None and spoken.heard.audio.size:
+            audio_path = f"{audio_dir.name}/{dialogue.id}__t{k:02d}.wav"
+            write_wav(audio_dir / f"{dialogue.id}__t{k:02d}.wav", spoken.heard.audio, AUDIO_RATE)
+        record = TurnRecord(
+            run_id=run_id,
+            contestant=spec.id,
+            agent_name=spec.name,
+            dialogue_id=dialogue.id,
+            turn_index=k,
+            final=k == dialogue.final_turn_index,
+            adversarial=dialogue.adversarial,
+            user_text=dialogue.turns[k].text,
+            user_transcript=spoken.user_transcript,
+            asr_wer=spoken.asr_wer,
+            reply_text=spoken.reply_text,
+            llm_requests=spoken.llm_requests,
+            llm_calls=spoken.llm_calls,
+            audio_path=audio_path,
+            timing=spoken.timing,
+            error=spoken.error,
+            scenario=spoken.scenario,
+            cold=cold and i == 0,
+            started_at=started_at,
+        )
+        done[k] = record
+        yield record
+        if record.error is not None:
+            return
