@@ -31,6 +31,7 @@ ORDER = (
     "scenarios",
     "timing",
     "runlog",
+    "metrics",
     "replaying",
     "live",
     "judging",

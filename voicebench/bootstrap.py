@@ -1,7 +1,8 @@
 """Percentile-bootstrap 95% intervals, one helper for every figure that has one.
 
 ``scipy.stats.bootstrap`` (percentile method, seeded, vectorized) does the resampling:
-``percentiles`` resamples observations (latency percentiles over turns), ``clustered_share``
+``percentiles`` resamples observations (latency percentiles over turns), ``difference`` two
+samples independently (a statistic's change between two runs), ``clustered_share``
 resamples clusters, each with its count of successes and of trials (agreement over items, so
 the pairs of one item stay together). With a single observation or cluster every resample is
 the same, so the interval is the point itself. The Bradley-Terry bootstrap, which refits a
@@ -10,7 +11,7 @@ whole rating per resample, batches its own resamples (``voicebench.rating.bt``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from scipy import stats
@@ -67,3 +68,29 @@ def clustered_share(
         random_state=seed,
     ).confidence_interval
     return share, float(ci.low), float(ci.high)
+
+
+def difference(
+    base: np.ndarray,
+    new: np.ndarray,
+    statistic: Callable[..., np.ndarray],
+    *,
+    rounds: int = ROUNDS,
+    seed: int = 0,
+) -> tuple[float, float, float]:
+    """``statistic(new) - statistic(base)`` with the two samples resampled independently:
+    (change, low, high). ``statistic`` takes an array and ``axis``."""
+    point = float(statistic(new, axis=-1) - statistic(base, axis=-1))
+    if base.size < 2 or new.size < 2:
+        return point, point, point
+    ci = stats.bootstrap(
+        (base, new),
+        lambda b, n, axis: statistic(n, axis=axis) - statistic(b, axis=axis),
+        vectorized=True,
+        paired=False,
+        method="percentile",
+        n_resamples=rounds,
+        confidence_level=LEVEL,
+        random_state=seed,
+    ).confidence_interval
+    return point, float(ci.low), float(ci.high)

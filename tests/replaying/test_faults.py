@@ -22,9 +22,10 @@ from voicebench.fixtures.manifest import (
     load_manifest,
     save_manifest,
 )
+from voicebench.metrics import summarize
 from voicebench.replaying import replay
 from voicebench.reporting.build import build_report
-from voicebench.runlog import read_turns, summarize
+from voicebench.runlog import read_turns
 from voicebench.testing import ScriptedLLMServer
 
 pytestmark = pytest.mark.slow

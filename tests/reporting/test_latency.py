@@ -10,7 +10,7 @@ import pytest
 from synthetic_runs import make_run
 
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
-from voicebench.reporting import agent_latency, distribution
+from voicebench.metrics import agent_latency, distribution
 from voicebench.runlog import TurnError, read_header, read_turns
 from voicebench.timing import STAGE_NAMES
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from synthetic_runs import STAMP, timing
 
 from voicebench.cli.present.runs import overlap_table, scenario_table
+from voicebench.metrics.scenarios import scenario_figures
 from voicebench.runlog import ScenarioOutcome, TurnRecord
-from voicebench.runlog.scenario_figures import scenario_figures
 
 TEXT = "I lost my job and I do not know what to tell my family"  # 14 words
 

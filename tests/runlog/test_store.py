@@ -9,6 +9,7 @@ import pytest
 
 from voicebench.agentspec import AgentSpec, LLMSpec
 from voicebench.errors import InputError, RunError
+from voicebench.metrics import summarize
 from voicebench.runlog import (
     RunHeader,
     RunStore,
@@ -16,7 +17,6 @@ from voicebench.runlog import (
     TurnRecord,
     read_header,
     read_turns,
-    summarize,
 )
 from voicebench.timing import TurnTiming
 

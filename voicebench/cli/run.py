@@ -77,7 +77,7 @@ def turn_line(p: RunProgress) -> str:
 
 def show_replay(spec: AgentSpec, out_dir: Path, records: list[TurnRecord]) -> None:
     from voicebench.cli.present.runs import summary_table
-    from voicebench.runlog import summarize
+    from voicebench.metrics import summarize
 
     out.print(summary_table(summarize(records), f"{spec.name} ({spec.id}) - {out_dir}"))
     show_scenarios(records)
@@ -87,7 +87,7 @@ def show_replay(spec: AgentSpec, out_dir: Path, records: list[TurnRecord]) -> No
 def show_scenarios(records: list[TurnRecord]) -> None:
     """Each scenario's figures, when the run played any."""
     from voicebench.cli.present.runs import overlap_table, scenario_table
-    from voicebench.runlog.scenario_figures import scenario_figures
+    from voicebench.metrics.scenarios import scenario_figures
 
     if any(r.scenario is not None for r in records):
         rows = scenario_figures(records)
@@ -294,7 +294,8 @@ def demo(
 def summary(run_dir: Annotated[list[Path], typer.Argument(help="Run directories.")]) -> None:
     """Print the per-stage latency table of finished runs."""
     from voicebench.cli.present.runs import summary_table
-    from voicebench.runlog import read_header, read_turns, summarize
+    from voicebench.metrics import summarize
+    from voicebench.runlog import read_header, read_turns
 
     for d in run_dir:
         header = read_header(d)

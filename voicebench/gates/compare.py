@@ -1,8 +1,8 @@
 """``voicebench compare BASE NEW``: what changed between two runs, and which stage moved.
 
 Each figure is computed on both runs' turns and their difference (NEW - BASE) gets a 95%
-percentile-bootstrap interval, the two runs' turns resampled independently (2,000 rounds,
-seeded):
+percentile-bootstrap interval, the two runs' turns resampled independently
+(``bootstrap.difference``, 1,000 rounds, seeded, as every interval in voicebench):
 
 - TTFT and TTFA at the 50th, 90th and 99th percentile, over the turns that have them;
 - every stage's median over the warm turns (the first turn after each start loads models and
@@ -26,17 +26,16 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from scipy import stats
 
 from voicebench._model import FrozenModel
+from voicebench.bootstrap import difference
 from voicebench.errors import InputError
 from voicebench.gates.figures import read_run
-from voicebench.reporting.latency import cold_flags
+from voicebench.metrics.latency import cold_flags
 from voicebench.runlog import TurnRecord
 from voicebench.timing import STAGE_NAMES
 from voicebench.timing.models import STAGE_LABELS
 
-ROUNDS = 2000
 MIN_CHANGE_MS = 10.0
 ChangeVerdict = Literal["slower", "faster", "worse", "better", "no clear change", "not measured"]
 
@@ -81,24 +80,6 @@ def format_value(value: float | None, unit: str, signed: bool = False) -> str:
     return f"{text}%" if unit == "%" else f"{text} {unit}"
 
 
-def _difference(
-    base: np.ndarray, new: np.ndarray, statistic: Callable[..., np.ndarray], seed: int
-) -> tuple[float, float, float]:
-    point = float(statistic(new, axis=-1) - statistic(base, axis=-1))
-    if base.size < 2 or new.size < 2:
-        return point, point, point
-    ci = stats.bootstrap(
-        (base, new),
-        lambda b, n, axis: statistic(n, axis=axis) - statistic(b, axis=axis),
-        vectorized=True,
-        paired=False,
-        method="percentile",
-        n_resamples=ROUNDS,
-        random_state=seed,
-    ).confidence_interval
-    return point, float(ci.low), float(ci.high)
-
-
 def _row(
     key: str,
     label: str,
@@ -128,7 +109,7 @@ def _row(
             verdict="not measured",
             higher_is=higher_is,
         )
-    change, low, high = (x * scale for x in _difference(a, b, statistic, seed))
+    change, low, high = (x * scale for x in difference(a, b, statistic, seed=seed))
     clear = (low > 0 or high < 0) and abs(change) >= min_change
     if not clear:
         verdict: ChangeVerdict = "no clear change"

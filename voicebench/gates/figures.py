@@ -19,10 +19,10 @@ from voicebench._model import FrozenModel
 from voicebench.bootstrap import clustered_share
 from voicebench.budgets import TTFA_BUDGET_MS, TTFT_BUDGET_MS
 from voicebench.errors import InputError
-from voicebench.reporting.latency import agent_latency
-from voicebench.reporting.models import QUANTILES, Distribution
+from voicebench.metrics import QUANTILES, Distribution
+from voicebench.metrics.latency import agent_latency
+from voicebench.metrics.scenarios import Interval, wilson
 from voicebench.runlog import RunHeader, TurnRecord, read_header, read_turns
-from voicebench.runlog.scenario_figures import Interval, wilson
 
 FIGURE_KEYS: tuple[str, ...] = (
     *(f"{name}_p{q}_ms" for name in ("ttft", "ttfa") for q in QUANTILES),

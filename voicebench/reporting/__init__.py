@@ -2,24 +2,13 @@
 and JSON, built from run logs and a judging folder."""
 
 from voicebench.reporting.build import BuiltReport, build_report, resolve_inputs
-from voicebench.reporting.latency import agent_latency, distribution
-from voicebench.reporting.models import (
-    REPORT_SCHEMA_VERSION,
-    AgentLatency,
-    Distribution,
-    JudgingSummary,
-    Report,
-)
+from voicebench.reporting.models import REPORT_SCHEMA_VERSION, JudgingSummary, Report
 
 __all__ = [
     "REPORT_SCHEMA_VERSION",
-    "AgentLatency",
     "BuiltReport",
-    "Distribution",
     "JudgingSummary",
     "Report",
-    "agent_latency",
     "build_report",
-    "distribution",
     "resolve_inputs",
 ]

@@ -33,23 +33,18 @@ from voicebench.judging import (
     read_verdicts,
 )
 from voicebench.judging.cards import card_of_judging, figure_warning, trust_warning
+from voicebench.metrics import AgentLatency, count_kinds
+from voicebench.metrics.latency import agent_latency
 from voicebench.rating import NothingToRateError, current_ratings
 from voicebench.reporting import figures
 from voicebench.reporting.humans import agreement_figure
-from voicebench.reporting.latency import agent_latency
-from voicebench.reporting.models import (
-    AgentLatency,
-    JudgingSummary,
-    Report,
-    StrategySummary,
-)
+from voicebench.reporting.models import JudgingSummary, Report, StrategySummary
 from voicebench.reporting.replies import AudioFormat, item_replies
 from voicebench.reporting.scenarios import has_noise, snr_curves
 from voicebench.runlog import HEADER_FILE as RUN_HEADER
 from voicebench.runlog import (
     RunHeader,
     TurnRecord,
-    count_kinds,
     read_header,
     read_turns,
 )

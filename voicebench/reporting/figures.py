@@ -22,9 +22,9 @@ import numpy as np
 
 from voicebench._jsonl import write_atomic
 from voicebench.judging import DIMENSION_NAMES, DIMENSIONS
+from voicebench.metrics import AgentLatency
+from voicebench.metrics.latency import cold_flags
 from voicebench.rating import RatingTable
-from voicebench.reporting.latency import cold_flags
-from voicebench.reporting.models import AgentLatency
 from voicebench.runlog import TurnRecord
 from voicebench.strategies.diversity import Diversity
 from voicebench.timing import STAGE_LABELS, STAGE_NAMES

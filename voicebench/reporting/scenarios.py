@@ -9,10 +9,11 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
+from voicebench.metrics import AgentLatency
+from voicebench.metrics.scenarios import OVERLAP_GROUPS, Interval
 from voicebench.reporting.figures import STYLE, save_figure, series_color
-from voicebench.reporting.models import AgentLatency, Report
+from voicebench.reporting.models import Report
 from voicebench.reporting.tables import Cell, Table, _numeric
-from voicebench.runlog.scenario_figures import OVERLAP_GROUPS, Interval
 
 SNR_FIGURE = "scenario_snr"
 SNR_CAPTION = (

@@ -11,12 +11,12 @@ from typing import Literal
 
 from voicebench.judging import SMOKE_WARNING
 from voicebench.judging.cards import card_line
+from voicebench.metrics import kinds_text
 from voicebench.reporting import humans
 from voicebench.reporting import scenarios as sc
 from voicebench.reporting import tables as tb
 from voicebench.reporting.lines import agreement_lines
 from voicebench.reporting.models import ItemReplies, Report, StrategySummary
-from voicebench.runlog import kinds_text
 from voicebench.timing import STAGE_LABELS, STAGES
 
 FIGURE_CAPTIONS = {

@@ -10,14 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from voicebench.judging import DIMENSIONS
-from voicebench.reporting.models import (
-    AgentLatency,
-    Distribution,
-    JudgingSummary,
-    Report,
-    StrategySummary,
-)
-from voicebench.runlog import kinds_text
+from voicebench.metrics import AgentLatency, Distribution, kinds_text
+from voicebench.reporting.models import JudgingSummary, Report, StrategySummary
 from voicebench.timing import STAGE_LABELS, STAGE_NAMES
 
 TEXT_LIMIT = 160

@@ -17,12 +17,6 @@ from voicebench.runlog.store import (
     read_header,
     read_turns,
 )
-from voicebench.runlog.summary import (
-    StageSummary,
-    count_kinds,
-    kinds_text,
-    summarize,
-)
 
 __all__ = [
     "HEADER_FILE",
@@ -32,14 +26,10 @@ __all__ = [
     "RunHeader",
     "RunStore",
     "ScenarioOutcome",
-    "StageSummary",
     "TurnError",
     "TurnRecord",
-    "count_kinds",
     "default_run_dir",
     "folder_stamp",
-    "kinds_text",
     "read_header",
     "read_turns",
-    "summarize",
 ]

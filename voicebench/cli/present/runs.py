@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from rich.table import Table
 
 from voicebench.budgets import TTFT_BUDGET_MS
-from voicebench.runlog.scenario_figures import OVERLAP_GROUPS, Interval, ScenarioFigures
-from voicebench.runlog.summary import PERCENTILES, RunSummary, kinds_text
+from voicebench.metrics.scenarios import OVERLAP_GROUPS, Interval, ScenarioFigures
+from voicebench.metrics.summary import PERCENTILES, RunSummary, kinds_text
 
 
 def _fmt(v: float | None) -> str:

@@ -1,4 +1,5 @@
-"""The latency budget report of one run, from its turn records alone.
+"""The latency figures of one run, from its turn records alone (the report's latency
+section, the gates and compare all read them here).
 
 - Distributions (TTFT, TTFA): p50, p90, p95, p99 by linear interpolation between order
   statistics (numpy's default), each with a 95% percentile-bootstrap interval over turns.
@@ -22,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from voicebench import bootstrap
-from voicebench.reporting.models import (
+from voicebench.metrics.models import (
     QUANTILES,
     AgentLatency,
     Distribution,
@@ -30,16 +31,16 @@ from voicebench.reporting.models import (
     Quantile,
     SlowTurn,
 )
-from voicebench.runlog import RunHeader, TurnRecord, count_kinds
-from voicebench.runlog.scenario_figures import scenario_figures
+from voicebench.metrics.scenarios import scenario_figures
+from voicebench.metrics.summary import count_kinds
+from voicebench.runlog import RunHeader, TurnRecord
 from voicebench.timing import STAGE_NAMES, TurnTiming
 
-BOOTSTRAP_ROUNDS = 1000
 SLOWEST = 10
 
 
 def distribution(
-    values: Sequence[float], budget_ms: float, *, rounds: int = BOOTSTRAP_ROUNDS, seed: int = 0
+    values: Sequence[float], budget_ms: float, *, rounds: int = bootstrap.ROUNDS, seed: int = 0
 ) -> Distribution:
     """Percentiles of ``values`` with bootstrap intervals, and the share within ``budget_ms``."""
     x = np.asarray(values, dtype=float)

@@ -1,4 +1,4 @@
-"""The per-stage latency summary printed at the end of a run."""
+"""The per-stage latency summary printed at the end of a run, and failure counts by kind."""
 
 from __future__ import annotations
 

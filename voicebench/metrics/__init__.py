@@ -1,0 +1,44 @@
+"""Every latency figure, computed once: percentiles with bootstrap intervals, cold and warm
+turns, within-budget shares, Wilson intervals for shares, each scenario's figures, and the
+per-stage summary printed after a run. The run summary, the report, the gates, compare, the
+ratings' latency columns and load read them here, so a figure is the same wherever it shows.
+"""
+
+from voicebench.metrics.latency import agent_latency, cold_flags, distribution
+from voicebench.metrics.models import (
+    QUANTILES,
+    AgentLatency,
+    Distribution,
+    FailedTurn,
+    Quantile,
+    SlowTurn,
+)
+from voicebench.metrics.scenarios import Interval, ScenarioFigures, scenario_figures, wilson
+from voicebench.metrics.summary import (
+    RunSummary,
+    StageSummary,
+    count_kinds,
+    kinds_text,
+    summarize,
+)
+
+__all__ = [
+    "QUANTILES",
+    "AgentLatency",
+    "Distribution",
+    "FailedTurn",
+    "Interval",
+    "Quantile",
+    "RunSummary",
+    "ScenarioFigures",
+    "SlowTurn",
+    "StageSummary",
+    "agent_latency",
+    "cold_flags",
+    "count_kinds",
+    "distribution",
+    "kinds_text",
+    "scenario_figures",
+    "summarize",
+    "wilson",
+]

@@ -1,0 +1,109 @@
+"""A run's latency figures as data: percentiles with their intervals, within-budget shares,
+cold and warm turns, the waterfall, the slowest and failed turns, and each scenario's figures.
+
+Latencies are in ms. Percentile intervals are 95% percentile-bootstrap intervals over the
+turns of one run (1,000 resamples, seeded), so they say how well the run pins the figure
+down, not how the agent varies from day to day.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from voicebench._model import FrozenModel
+from voicebench.metrics.scenarios import ScenarioFigures
+
+QUANTILES = (50, 90, 95, 99)
+
+
+class Quantile(FrozenModel):
+    q: int
+    """The percentile: 50, 90, 95 or 99."""
+    value_ms: float
+    ci_ms: tuple[float, float]
+    """95% bootstrap interval."""
+
+
+class Distribution(FrozenModel):
+    """One latency over a set of turns."""
+
+    n: int
+    """Turns that have the figure."""
+    mean_ms: float | None = None
+    quantiles: tuple[Quantile, ...] = ()
+    budget_ms: float
+    within_budget: float | None = None
+    """Share of these ``n`` turns at or under ``budget_ms``."""
+
+    def quantile(self, q: int) -> Quantile | None:
+        return next((x for x in self.quantiles if x.q == q), None)
+
+
+class SlowTurn(FrozenModel):
+    """One of a run's slowest turns, with what made it slow."""
+
+    dialogue_id: str
+    turn_index: int
+    cold: bool
+    user_text: str
+    ttfa_ms: float
+    ttft_ms: float | None
+    slowest_stage: str
+    """The stage that took longest in this turn."""
+    stages_ms: dict[str, float | None]
+
+
+class FailedTurn(FrozenModel):
+    dialogue_id: str
+    turn_index: int
+    kind: str
+    reason: str
+
+
+class AgentLatency(FrozenModel):
+    """The latency budget report of one run."""
+
+    run_dir: str
+    run_id: str
+    agent_name: str
+    """The run's name in the report: the agent's, or a campaign cell's label."""
+    judged_as: str | None = None
+    """The agent name its replies were judged under, when ``agent_name`` is a cell's label."""
+    contestant: str
+    """The agent's id, ``provider/model``."""
+    family: str
+    mode: str
+    created_at: str
+    turns: int
+    failed: int
+    failed_by_kind: dict[str, int] = Field(default_factory=dict)
+    """Failed turns by ``TurnError.kind``, the most common first."""
+    ttft: Distribution
+    ttfa: Distribution
+    ttft_warm: Distribution
+    ttfa_warm: Distribution
+    ttfa_cold: Distribution
+    """The agent's first turn after each (re)start: model loading and new connections."""
+    ttfa_censored: Distribution | None = None
+    """TTFA with each failed turn counted as the turn timeout (``censored_at_ms``), so failures
+    raise the percentiles instead of vanishing; None when no turn failed."""
+    censored_at_ms: float | None = None
+    cold_turns: int
+    within_budget: float | None
+    """Share of all turns (failed ones count as misses) within both budgets."""
+    waterfall_ms: dict[str, float]
+    """Mean of each stage over the turns with a TTFA; the stages sum to ``waterfall_total_ms``."""
+    waterfall_total_ms: float | None
+    """Mean TTFA over the same turns."""
+    stage_p50_ms: dict[str, float | None]
+    asr_wer_mean: float | None
+    """Mean word error rate of the agent's ASR on the seeker's audio."""
+    asr_wer_turns: int
+    asr_turns_with_errors: int
+    """Turns whose transcript differs from what was said."""
+    llm_calls_per_turn: float | None
+    slowest: tuple[SlowTurn, ...] = ()
+    failures: tuple[FailedTurn, ...] = ()
+    scenarios: tuple[ScenarioFigures, ...] = ()
+    """With ``--scenario``: each group of turns by what it played (``clean``, ``noise pink
+    10 dB``, ``barge-in``...), with its figures and 95% intervals."""
