@@ -14,6 +14,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+KILL_SEEDS_ENV = "VOICEBENCH_KILL_SEEDS"
+
+
+def kill_seeds(seeds: tuple[int, ...]) -> tuple[int, ...]:
+    """The kill tests' seeds: the first by default (each seed is a minute or more of real
+    replay), every one with ``VOICEBENCH_KILL_SEEDS=all``, or those listed (``12,13``)."""
+    wanted = os.environ.get(KILL_SEEDS_ENV, "").strip()
+    if not wanted:
+        return seeds[:1]
+    if wanted == "all":
+        return seeds
+    return tuple(int(s) for s in wanted.split(","))
 
 
 def descendants(pid: int) -> set[int]:

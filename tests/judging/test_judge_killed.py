@@ -15,6 +15,7 @@ from processes import (
     ROOT,
     as_in_a_terminal,
     descendants,
+    kill_seeds,
     kill_until_done,
     survivors,
     voicebench,
@@ -25,7 +26,7 @@ from voicebench.testing import ScriptedLLMServer
 
 pytestmark = pytest.mark.slow
 
-SEEDS = (21, 22, 23)
+SEEDS = kill_seeds((21, 22, 23))
 ANSWER = {
     "winner": "B",
     "strength": 3,

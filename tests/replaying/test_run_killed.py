@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from processes import kill_until_done, voicebench
+from processes import kill_seeds, kill_until_done, voicebench
 
 from voicebench._jsonl import complete_lines
 from voicebench.fixtures import read_wav
@@ -16,7 +16,7 @@ from voicebench.runlog import read_header, read_turns
 
 pytestmark = pytest.mark.slow
 
-SEEDS = (11, 12, 13)
+SEEDS = kill_seeds((11, 12, 13))
 ITEM = "reg-ongoing-depression-02"  # three spoken turns
 AGENT = """\
 name = "kill-test"
