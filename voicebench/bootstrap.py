@@ -20,6 +20,29 @@ LEVEL = 0.95
 ROUNDS = 1000
 
 
+def _bounds(
+    data: tuple[np.ndarray, ...],
+    statistic: Callable[..., np.ndarray],
+    *,
+    paired: bool,
+    rounds: int,
+    seed: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The 95% percentile-bootstrap bounds of ``statistic`` over ``data`` (seeded, vectorized):
+    the one call every interval here makes."""
+    ci = stats.bootstrap(
+        data,
+        statistic,
+        paired=paired,
+        vectorized=True,
+        method="percentile",
+        n_resamples=rounds,
+        confidence_level=LEVEL,
+        random_state=seed,
+    ).confidence_interval
+    return np.asarray(ci.low), np.asarray(ci.high)
+
+
 def percentiles(
     values: Sequence[float] | np.ndarray,
     qs: Sequence[float],
@@ -32,16 +55,14 @@ def percentiles(
     point = np.percentile(x, qs)
     if x.size < 2:
         return point, point.copy(), point.copy()
-    ci = stats.bootstrap(
+    low, high = _bounds(
         (x,),
         lambda s, axis: np.percentile(s, qs, axis=axis),
-        vectorized=True,
-        method="percentile",
-        n_resamples=rounds,
-        confidence_level=LEVEL,
-        random_state=seed,
-    ).confidence_interval
-    return point, np.asarray(ci.low), np.asarray(ci.high)
+        paired=False,
+        rounds=rounds,
+        seed=seed,
+    )
+    return point, low, high
 
 
 def clustered_share(
@@ -57,17 +78,10 @@ def clustered_share(
     share = float(s.sum() / n.sum())
     if s.size < 2:
         return share, share, share
-    ci = stats.bootstrap(
-        (s, n),
-        lambda a, b, axis: a.sum(axis) / b.sum(axis),
-        paired=True,
-        vectorized=True,
-        method="percentile",
-        n_resamples=rounds,
-        confidence_level=LEVEL,
-        random_state=seed,
-    ).confidence_interval
-    return share, float(ci.low), float(ci.high)
+    low, high = _bounds(
+        (s, n), lambda a, b, axis: a.sum(axis) / b.sum(axis), paired=True, rounds=rounds, seed=seed
+    )
+    return share, float(low), float(high)
 
 
 def difference(
@@ -83,14 +97,11 @@ def difference(
     point = float(statistic(new, axis=-1) - statistic(base, axis=-1))
     if base.size < 2 or new.size < 2:
         return point, point, point
-    ci = stats.bootstrap(
+    low, high = _bounds(
         (base, new),
         lambda b, n, axis: statistic(n, axis=axis) - statistic(b, axis=axis),
-        vectorized=True,
         paired=False,
-        method="percentile",
-        n_resamples=rounds,
-        confidence_level=LEVEL,
-        random_state=seed,
-    ).confidence_interval
-    return point, float(ci.low), float(ci.high)
+        rounds=rounds,
+        seed=seed,
+    )
+    return point, float(low), float(high)
