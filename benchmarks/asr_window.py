@@ -31,7 +31,7 @@ from voicebench.agentspec import STTSpec  # noqa: E402
 from voicebench.fixtures import BUILTIN_FIXTURES  # noqa: E402
 from voicebench.fixtures.manifest import load_manifest  # noqa: E402
 from voicebench.judging.gold import split_of  # noqa: E402
-from voicebench.replaying import stt  # noqa: E402
+from voicebench.pipeline import stt  # noqa: E402
 from voicebench.text import word_errors  # noqa: E402
 
 TRAILING_S = 0.5

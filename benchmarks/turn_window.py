@@ -47,7 +47,7 @@ from voicebench.agentspec import VADSpec  # noqa: E402
 from voicebench.fixtures import BUILTIN_FIXTURES  # noqa: E402
 from voicebench.fixtures.manifest import load_manifest  # noqa: E402
 from voicebench.judging.gold import split_of  # noqa: E402
-from voicebench.replaying.agent import silero_vad  # noqa: E402
+from voicebench.pipeline.agent import silero_vad  # noqa: E402
 
 SAMPLE_RATE = 16_000
 FRAME = SAMPLE_RATE // 50

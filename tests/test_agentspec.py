@@ -145,7 +145,7 @@ def test_hosted_agents_without_their_key_fail_in_one_line(monkeypatch, agent, va
 
 def test_the_vad_is_built_with_every_setting_of_the_spec():
     from voicebench.agentspec import VADSpec
-    from voicebench.replaying.agent import silero_vad
+    from voicebench.pipeline.agent import silero_vad
 
     spec = VADSpec(stop_secs=0.1, start_secs=0.03, confidence=0.5, min_volume=0.3)
     params = silero_vad(spec).params

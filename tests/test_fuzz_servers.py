@@ -30,8 +30,8 @@ from voicebench.live.serve import (
     caller_message,
     refusal,
 )
-from voicebench.replaying.codecs import agent_codec, codec
-from voicebench.replaying.loudspeaker import MAX_EVENTS, MAX_MARKS, Loudspeaker
+from voicebench.remote.codecs import agent_codec, codec
+from voicebench.remote.loudspeaker import MAX_EVENTS, MAX_MARKS, Loudspeaker
 
 CASES = 1000
 FUZZ = settings(

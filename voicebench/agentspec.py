@@ -56,7 +56,7 @@ apply)::
 
     [remote]
     url = "ws://127.0.0.1:8765"       # ws:// or wss://
-    protocol = "pcm"                  # "pcm" (voicebench's protocol, voicebench/replaying/wire.py),
+    protocol = "pcm"                  # "pcm" (voicebench's protocol, voicebench/remote/wire.py),
                                       # "pipecat" (pipecat's protobuf frame serializer), or
                                       # "twilio" / "telnyx" (the phone platforms' media streams)
     sample_rate = 16000               # of the PCM both ways (pcm, pipecat; a phone line is 8 kHz)
@@ -181,7 +181,7 @@ class TurnSpec(FrozenModel):
     hold: Literal["text", "audio"] = "text"
     """What of a speculative reply waits for the turn end: its ``text`` (pipecat's own hold in
     the LLM service: TTS starts once the turn is confirmed) or its ``audio`` (TTS speaks it
-    during the silence and the audio waits: ``voicebench/replaying/hold.py``). ``audio`` answers
+    during the silence and the audio waits: ``voicebench/pipeline/hold.py``). ``audio`` answers
     sooner and costs TTS work on withdrawn replies; it matters only with ``speculate``."""
 
     @model_validator(mode="after")

@@ -240,7 +240,7 @@ async def pipecat_bot():
         SingleClientWebsocketServerTransport,
     )
 
-    from voicebench.replaying.agent import VoiceAgent
+    from voicebench.pipeline.agent import VoiceAgent
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -303,7 +303,7 @@ async def pipecat_twilio_bot(seen: dict):
         FastAPIWebsocketTransport,
     )
 
-    from voicebench.replaying.agent import VoiceAgent
+    from voicebench.pipeline.agent import VoiceAgent
 
     bot = AgentSpec(
         name="pipecat-phone-bot",

@@ -65,7 +65,7 @@ def test_every_seeker_turn_is_planned_and_selection_keeps_order():
 
 
 def test_a_turn_is_done_only_once_the_reply_to_the_last_words_was_played():
-    from voicebench.replaying.agent import _turn_done
+    from voicebench.pipeline.agent import _turn_done
     from voicebench.timing import EventKind, TurnEvent
 
     s = 1_000_000_000

@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 from scripted_agent import REPLY, builtin_run, scripted
 
+from voicebench.agent.interface import HeardTurn
 from voicebench.agentspec import TurnSpec, VADSpec
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.fixtures import read_wav, speech_bounds
 from voicebench.fixtures.audio import resample, to_int16
 from voicebench.fixtures.synth import PiperSpeaker
+from voicebench.pipeline import stt as stt_module
+from voicebench.pipeline.agent import VoiceAgent
 from voicebench.replaying import replay
-from voicebench.replaying import stt as stt_module
-from voicebench.replaying.agent import VoiceAgent
-from voicebench.replaying.interface import HeardTurn
 from voicebench.runlog import read_header, read_turns
 from voicebench.timing import EventKind, derive_timing, user_transcript
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import numpy as np
 
+from voicebench.agent.interface import HeardTurn
 from voicebench.agentspec import AgentSpec, LLMSpec
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.fixtures import BUILTIN_FIXTURES
 from voicebench.replaying import replay
-from voicebench.replaying.interface import HeardTurn
 from voicebench.runlog import read_turns
 from voicebench.timing import EventKind, TurnEvent
 

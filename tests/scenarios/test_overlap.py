@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from voicebench.agent.realtime import Audible
 from voicebench.fixtures.audio import speech_bounds
-from voicebench.replaying.realtime import Audible
 from voicebench.scenarios import draw_dialogue, draw_turn, parse_scenario
 from voicebench.scenarios.overlap import (
     backchannel_outcome,

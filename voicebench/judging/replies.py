@@ -77,12 +77,12 @@ class Transcriber:
     """faster-whisper on the packaged model, loaded once."""
 
     def __init__(self, model: str = "tiny.en") -> None:
-        from voicebench.replaying.stt import load_whisper
+        from voicebench.pipeline.stt import load_whisper
 
         self._model = load_whisper(STTSpec(model=model))
 
     def __call__(self, pcm: np.ndarray) -> str:
-        from voicebench.replaying.stt import transcribe_pcm
+        from voicebench.pipeline.stt import transcribe_pcm
 
         if speech_bounds(pcm) is None:
             return ""

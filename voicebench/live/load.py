@@ -38,12 +38,12 @@ from voicebench._folder import claimed
 from voicebench._jsonl import append_record, complete_lines, read_models, write_atomic
 from voicebench._model import FrozenModel, read_model
 from voicebench._version import __version__
+from voicebench.agent.interface import AgentFactory
 from voicebench.agentspec import AgentSpec
 from voicebench.dialogues import Dialogue
 from voicebench.errors import InputError, MissingSecretError, RunError
 from voicebench.fixtures import Manifest
 from voicebench.live.load_summary import LoadSummary, LoadTurn, summarize_load
-from voicebench.replaying.interface import AgentFactory
 from voicebench.replaying.play import play_dialogue
 from voicebench.scenarios import parse_scenario
 from voicebench.scenarios.apply import backchannel_texts
@@ -138,7 +138,7 @@ async def run_load(
         raise InputError("no dialogues to call with", field="dialogues")
     played = [parse_scenario(text) for text in scenarios]
     if agent_factory is None:
-        from voicebench.replaying.remote import RemoteAgent
+        from voicebench.remote.caller import RemoteAgent
 
         agent_factory = RemoteAgent
     with claimed(out_dir, "load"):

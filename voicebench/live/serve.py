@@ -1,7 +1,7 @@
 """``voicebench serve``: any voicebench agent as a WebSocket voice agent on 127.0.0.1.
 
 Each connection is one call with its own pipeline (VAD, Whisper, the LLM, Piper), in any
-protocol of ``voicebench.replaying.wire``: on a phone platform's stream (``twilio``, ``telnyx``)
+protocol of ``voicebench.remote.wire``: on a phone platform's stream (``twilio``, ``telnyx``)
 it is the agent's side, the caller's 8 kHz mu-law resampled for the pipeline and back, and a
 ``clear`` sent when the agent is interrupted. The caller's audio goes straight into the pipeline
 (the caller paces it); the agent's voice is sent as it would be played, in real time. A
@@ -45,13 +45,13 @@ from pipecat.transports.base_input import BaseInputTransport
 from pipecat.transports.base_output import BaseOutputTransport
 from pipecat.transports.base_transport import BaseTransport, TransportParams
 
+from voicebench.agent.realtime import Playout
 from voicebench.agentspec import AgentSpec
 from voicebench.errors import InputError, RunError
 from voicebench.llm import connect
-from voicebench.replaying.codecs import agent_codec
-from voicebench.replaying.realtime import Playout
-from voicebench.replaying.telephony import TelephonyAgentSide
-from voicebench.replaying.wire import PCMCodec, PipecatCodec
+from voicebench.remote.codecs import agent_codec
+from voicebench.remote.telephony import TelephonyAgentSide
+from voicebench.remote.wire import PCMCodec, PipecatCodec
 
 HOST = "127.0.0.1"
 SAMPLE_RATE = 16_000
@@ -212,7 +212,7 @@ async def handle_call(ws, spec: AgentSpec, protocol: str) -> None:
     """One call: a pipeline for this caller until it hangs up."""
     from pipecat.audio.utils import create_stream_resampler
 
-    from voicebench.replaying.agent import VoiceAgent
+    from voicebench.pipeline.agent import VoiceAgent
 
     wire = agent_codec(protocol, SAMPLE_RATE)
     line = wire.sample_rate  # 8 kHz on a phone line: resampled to and from the pipeline's

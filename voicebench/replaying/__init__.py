@@ -1,13 +1,13 @@
 """Replay: dialogues spoken to a voice agent in real time, every turn timed.
 
-Every agent implements one interface (``Agent``: start, speak a turn, stop): the local pipecat
-pipeline (``replaying.agent``) and the remote callers (``replaying.remote``, over the wire
-protocols of ``replaying.codecs``). One turn loop (``play_dialogue``) speaks to any of them and
-yields a ``TurnRecord`` per turn; a run (``replay``), each call of a load and every campaign
-cell go through it.
+Every agent implements one interface (``voicebench.agent.Agent``: start, speak a turn, stop):
+the local pipecat pipeline (``voicebench.pipeline``) and the remote callers
+(``voicebench.remote``). One turn loop (``play_dialogue``) speaks to any of them and yields a
+``TurnRecord`` per turn; a run (``replay``), each call of a load and every campaign cell go
+through it.
 """
 
-from voicebench.replaying.interface import Agent, AgentFactory, HeardTurn, TurnCue
+from voicebench.agent.interface import Agent, AgentFactory, HeardTurn, TurnCue
 from voicebench.replaying.play import play_dialogue, turn_history
 from voicebench.replaying.run import (
     RunProgress,

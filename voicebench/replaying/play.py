@@ -12,10 +12,10 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from voicebench.agent.interface import Agent
 from voicebench.agentspec import AgentSpec
 from voicebench.dialogues import Dialogue, Role
 from voicebench.fixtures import Manifest, write_wav
-from voicebench.replaying.interface import Agent
 from voicebench.replaying.speak import drawn_scenario, hand_over_ms, speak_turn
 from voicebench.runlog import ReplayMode, TurnRecord
 from voicebench.scenarios import Scenario

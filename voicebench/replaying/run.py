@@ -17,11 +17,11 @@ from pathlib import Path
 
 from voicebench._folder import claimed
 from voicebench._version import __version__
+from voicebench.agent.interface import Agent, AgentFactory
 from voicebench.agentspec import AgentSpec
 from voicebench.dialogues import Dialogue
 from voicebench.errors import InputError
 from voicebench.fixtures import synthesize_fixtures
-from voicebench.replaying.interface import Agent, AgentFactory
 from voicebench.replaying.play import play_dialogue
 from voicebench.replaying.speak import TURN_TIMEOUT_S
 from voicebench.runlog import ReplayMode, RunHeader, RunStore, TurnRecord
@@ -107,11 +107,11 @@ async def replay(
         if agent_factory is not None:
             factory = agent_factory
         elif spec.remote is not None:
-            from voicebench.replaying.remote import RemoteAgent
+            from voicebench.remote.caller import RemoteAgent
 
             factory = RemoteAgent
         else:
-            from voicebench.replaying.agent import VoiceAgent
+            from voicebench.pipeline.agent import VoiceAgent
 
             factory = VoiceAgent
         agent: Agent | None = None

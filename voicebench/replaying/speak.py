@@ -10,11 +10,11 @@ from pathlib import Path
 
 import numpy as np
 
+from voicebench.agent.interface import Agent, HeardTurn, TurnCue
 from voicebench.agentspec import AgentSpec, api_key
 from voicebench.dialogues import Dialogue
 from voicebench.errors import RunError, redact
 from voicebench.fixtures import Manifest, lookup_fixture, read_wav
-from voicebench.replaying.interface import Agent, HeardTurn, TurnCue
 from voicebench.runlog import ScenarioOutcome, TurnError
 from voicebench.scenarios import Scenario, TurnScenario, draw_dialogue
 from voicebench.scenarios.apply import agent_audio, audio_rng, seeker_audio, spoken_word

@@ -1,7 +1,7 @@
 """A scripted WebSocket voice agent with a known response delay: the far end for testing and
 self-checking voicebench's remote-agent client and load mode.
 
-It speaks any protocol of ``voicebench.replaying.wire`` (``pcm``, ``pipecat``, or the agent's
+It speaks any protocol of ``voicebench.remote.wire`` (``pcm``, ``pipecat``, or the agent's
 side of a ``twilio`` or ``telnyx`` media stream, 8 kHz mu-law) on 127.0.0.1, one call per
 connection, any number of calls at once. Per call it listens to the caller's 20 ms frames;
 once it has heard speech followed by ``hangover_ms`` of silence it answers, placing the first
@@ -62,8 +62,8 @@ from pathlib import Path
 
 from voicebench.errors import RunError
 from voicebench.llm.helper import HOST, HelperServer
-from voicebench.replaying.arrivals import StampedServerConnection
-from voicebench.replaying.telephony import LINE_RATE, TELEPHONY
+from voicebench.remote.arrivals import StampedServerConnection
+from voicebench.remote.telephony import LINE_RATE, TELEPHONY
 from voicebench.testing.scripted_timing import listener
 from voicebench.testing.scripted_voice_agent import (
     DEFAULT_REPLY,

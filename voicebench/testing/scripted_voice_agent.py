@@ -21,7 +21,7 @@ from voicebench.fixtures.audio import (
     speech_bounds,
     to_int16,
 )
-from voicebench.replaying.codecs import agent_codec
+from voicebench.remote.codecs import agent_codec
 
 Fault = Literal["refuse", "close", "silent", "error"]
 FAULTS: tuple[str, ...] = get_args(Fault)
@@ -61,7 +61,7 @@ def heard_end_shift_ms(pcm: np.ndarray, protocol: str) -> float:
     hears it end on ``protocol``'s line. On a phone stream (8 kHz mu-law) a final fricative's
     energy above 4 kHz never arrives, so for some utterances the last audible sample comes up
     to about 0.2 s early; elsewhere the shift is 0. TTFA stays timed from the true end."""
-    from voicebench.replaying.telephony import LINE_RATE, TELEPHONY
+    from voicebench.remote.telephony import LINE_RATE, TELEPHONY
     from voicebench.scenarios.signal import mulaw_decode, mulaw_encode
 
     if protocol not in TELEPHONY:

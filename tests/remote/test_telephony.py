@@ -14,11 +14,11 @@ from pipecat.frames.frames import InputAudioRawFrame, InterruptionFrame, OutputA
 from pipecat.serializers.telnyx import TelnyxFrameSerializer
 from pipecat.serializers.twilio import TwilioFrameSerializer
 
+from voicebench.agent.interface import PLAIN
 from voicebench.agentspec import AgentSpec, RemoteSpec
 from voicebench.errors import InputError
-from voicebench.replaying.interface import PLAIN
-from voicebench.replaying.remote import RemoteAgent
-from voicebench.replaying.telephony import TelephonyAgentSide, TelephonyCaller
+from voicebench.remote.caller import RemoteAgent
+from voicebench.remote.telephony import TelephonyAgentSide, TelephonyCaller
 from voicebench.timing import EventKind
 
 RATE = 8_000

@@ -7,7 +7,7 @@ import numpy as np
 from pipecat.frames.frames import TTSAudioRawFrame
 
 from voicebench.fixtures.audio import first_speech_sample
-from voicebench.replaying.tts import (
+from voicebench.pipeline.tts import (
     LEAD_KEEP_MS,
     LEAD_MAX_MS,
     FirstClauseAggregator,

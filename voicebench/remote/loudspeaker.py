@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from voicebench.replaying.realtime import NS_PER_S, Audible, Playout
-from voicebench.replaying.telephony import TelephonyCaller
+from voicebench.agent.realtime import NS_PER_S, Audible, Playout
+from voicebench.remote.telephony import TelephonyCaller
 from voicebench.timing import EventKind, TurnEvent
 
 MAX_EVENTS = 10_000

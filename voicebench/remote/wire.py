@@ -25,10 +25,10 @@ it. Audio goes both ways as ``audio`` frames; a ``transcription`` frame is what 
 heard and a ``text`` frame part of what it said. There is no context message: a pipecat bot
 keeps its own history.
 
-``twilio`` and ``telnyx``: the phone platforms' media streams (``voicebench.replaying.telephony``),
+``twilio`` and ``telnyx``: the phone platforms' media streams (``voicebench.remote.telephony``),
 8 kHz mu-law in JSON events.
 
-``voicebench.replaying.codecs`` gives each protocol's codec by name.
+``voicebench.remote.codecs`` gives each protocol's codec by name.
 """
 
 from __future__ import annotations

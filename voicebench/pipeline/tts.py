@@ -9,7 +9,7 @@ Piper starts every sentence with 40-50 ms of near silence. With ``[tts] trim_lea
 default) a reply's first audio is cut to ``LEAD_KEEP_MS`` before its first sample above the
 speech threshold (at most ``LEAD_MAX_MS`` is cut); pauses between sentences are left alone.
 
-A speculative reply that is withdrawn (``[turn] hold = "audio"``, voicebench/replaying/hold.py)
+A speculative reply that is withdrawn (``[turn] hold = "audio"``, voicebench/pipeline/hold.py)
 would be dropped unheard after TTS anyway, so Piper stops speaking it: the verdict passes TTS
 at once, and no chunk of that reply is synthesized after it. On two cores the work saved is
 CPU the next answer needs.
@@ -33,7 +33,7 @@ from pipecat.utils.text.simple_text_aggregator import (
 from voicebench.agentspec import TTSSpec
 from voicebench.fixtures.audio import first_speech_sample
 from voicebench.fixtures.synth import packaged_voice_path
-from voicebench.replaying.hold import KEPT_VERDICTS, SPECULATION_KEY, SpeculationVerdictFrame
+from voicebench.pipeline.hold import KEPT_VERDICTS, SPECULATION_KEY, SpeculationVerdictFrame
 
 CLAUSE_PUNCTUATION = ",;:"
 MIN_CLAUSE_WORDS = 4

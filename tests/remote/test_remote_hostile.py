@@ -19,10 +19,10 @@ import numpy as np
 from voicebench.agentspec import AgentSpec, RemoteSpec
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.fixtures import BUILTIN_FIXTURES
+from voicebench.remote.loudspeaker import MAX_EVENTS, MAX_MARKS, MAX_TEXT_CHARS, Loudspeaker
+from voicebench.remote.telephony import TelephonyAgentSide, TelephonyCaller
+from voicebench.remote.wire import PCMCodec
 from voicebench.replaying import replay
-from voicebench.replaying.loudspeaker import MAX_EVENTS, MAX_MARKS, MAX_TEXT_CHARS, Loudspeaker
-from voicebench.replaying.telephony import TelephonyAgentSide, TelephonyCaller
-from voicebench.replaying.wire import PCMCodec
 
 FRAME = 2**24 - 64  # just under the largest message a caller takes
 FLOODER = f"""

@@ -11,7 +11,7 @@ import pytest
 import websockets
 
 from voicebench import _arrivals
-from voicebench.replaying.arrivals import StampedClientConnection, StampedServerConnection
+from voicebench.remote.arrivals import StampedClientConnection, StampedServerConnection
 from voicebench.testing.scripted_timing import listener
 
 GAP_S = 0.3

@@ -4,7 +4,7 @@
       -> LLM -> Piper TTS [-> AudioHold] -> loudspeaker (CaptureOutputTransport)
       -> assistant aggregator
 
-(``AudioHold`` only with ``[turn] speculate`` and ``hold = "audio"``: voicebench/replaying/hold.py.)
+(``AudioHold`` only with ``[turn] speculate`` and ``hold = "audio"``: voicebench/pipeline/hold.py.)
 
 Before each turn the driver sets the LLM context to the history it wants (the dialogue's
 own turns when teacher-forced, the agent's earlier turns when free-running), queues the
@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from voicebench.agent.interface import AFTER_ASIDE_S, PLAIN, HeardTurn, TurnCue
 from voicebench.agentspec import AgentSpec, VADSpec
 from voicebench.llm import connect, pipecat_llm
-from voicebench.replaying.interface import AFTER_ASIDE_S, PLAIN, HeardTurn, TurnCue
 from voicebench.timing import EventKind, TurnEvent
 
 SAMPLE_RATE = 16_000
@@ -135,11 +135,11 @@ class VoiceAgent:
         from pipecat.turns.user_turn_strategies import UserTurnStrategies
         from pipecat.workers.runner import WorkerRunner
 
-        from voicebench.replaying.hold import AudioHold, PassingGate
-        from voicebench.replaying.stt import LocalWhisperSTT
-        from voicebench.replaying.transports import ReplayTransport
-        from voicebench.replaying.tts import piper_tts
-        from voicebench.replaying.turns import (
+        from voicebench.pipeline.hold import AudioHold, PassingGate
+        from voicebench.pipeline.stt import LocalWhisperSTT
+        from voicebench.pipeline.transports import ReplayTransport
+        from voicebench.pipeline.tts import piper_tts
+        from voicebench.pipeline.turns import (
             PendingTranscriptStopStrategy,
             SpeculativeStopStrategy,
             TranscriptGate,

@@ -10,7 +10,7 @@ import soundfile as sf
 from voicebench.agentspec import STTSpec
 from voicebench.fixtures import BUILTIN_FIXTURES
 from voicebench.fixtures.manifest import load_manifest
-from voicebench.replaying import stt
+from voicebench.pipeline import stt
 from voicebench.text import word_errors
 
 

@@ -30,7 +30,7 @@ answered but no WebSocket opened), ``closed_mid_turn``, ``agent_error``, and, fr
 replay loop, ``timeout`` (nothing audible within the turn timeout).
 
 What an agent sends is not trusted to be small: the loudspeaker caps what one turn keeps
-(``voicebench.replaying.loudspeaker``), and an agent that goes past a cap has its turn ended as
+(``voicebench.remote.loudspeaker``), and an agent that goes past a cap has its turn ended as
 ``agent_error``, naming the cap.
 """
 
@@ -45,13 +45,13 @@ from urllib.parse import quote
 import numpy as np
 
 from voicebench import _arrivals
+from voicebench.agent.interface import AFTER_ASIDE_S, PLAIN, HeardTurn, TurnCue
+from voicebench.agent.realtime import FRAME_NS, NS_PER_S, Microphone
 from voicebench.agentspec import AgentSpec
 from voicebench.errors import redact
 from voicebench.fixtures.audio import resample, to_int16
-from voicebench.replaying.codecs import codec
-from voicebench.replaying.interface import AFTER_ASIDE_S, PLAIN, HeardTurn, TurnCue
-from voicebench.replaying.loudspeaker import Loudspeaker
-from voicebench.replaying.realtime import FRAME_NS, NS_PER_S, Microphone
+from voicebench.remote.codecs import codec
+from voicebench.remote.loudspeaker import Loudspeaker
 from voicebench.runlog import TurnError
 from voicebench.timing import EventKind
 
@@ -128,7 +128,7 @@ class RemoteAgent:
         from websockets.proxy import get_proxy
         from websockets.uri import parse_uri
 
-        from voicebench.replaying.arrivals import StampedClientConnection
+        from voicebench.remote.arrivals import StampedClientConnection
 
         uri = parse_uri(url)
         sock = None

@@ -25,8 +25,8 @@ from pipecat.workers.runner import WorkerRunner
 from speculating import MS, TTFT_MS, FakeNow, ScriptedSpeculatingLLM, until
 
 from voicebench.agentspec import TTSSpec
-from voicebench.replaying.hold import AudioHold, PassingGate
-from voicebench.replaying.tts import piper_tts
+from voicebench.pipeline.hold import AudioHold, PassingGate
+from voicebench.pipeline.tts import piper_tts
 from voicebench.timing import EventKind, RunClock, TimingObserver, derive_timing
 
 HOLD_MS = 321

