@@ -89,5 +89,10 @@ def test_demo_replays_judges_three_contestants_and_leaves_nothing_running(tmp_pa
         assert "second agent skipped" in result.stderr
     # It ends by writing the report and printing where it is.
     assert f"report: {out}/report/index.html" in result.stdout
+    # The demo is a campaign of its agents, one cell each, its plan kept as a campaign's is.
+    plan = json.loads((out / "campaign.json").read_text())
+    assert [Path(c["run_dir"]) for c in plan["cells"]] == [out / a for a in agents]
+    assert plan["campaign"]["scenarios"] == [["noise:kind=pink,snr_db=20"]]
+    assert all(c["judged"] for c in plan["cells"]) and plan["file"] is None
     assert {"latency_ecdf", "waterfall"} <= set(report["figures"])
     assert _servers(mark) == set()

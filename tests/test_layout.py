@@ -103,6 +103,20 @@ def test_only_the_command_line_shows_things():
     assert showing == []
 
 
+def test_commands_share_presentation_not_each_other():
+    """A command module reaches another's tables and lines through ``cli/present/`` (and its
+    options through ``cli/common.py``), never by importing the other command."""
+    cli = PACKAGE / "cli"
+    commands = {p.stem for p in cli.glob("*.py")} - {"__init__", "common"}
+    crossing = sorted(
+        f"{p.relative_to(PACKAGE)} imports {m}"
+        for p in [*cli.glob("*.py"), *(cli / "present").glob("*.py")]
+        for m in imports(p)
+        if m.startswith("voicebench.cli.") and m.split(".")[2] in commands
+    )
+    assert commands >= {"run", "judge", "report", "campaign"} and crossing == []
+
+
 def test_no_file_is_longer_than_a_sitting():
     long = {
         str(p.relative_to(PACKAGE)): n

@@ -60,7 +60,8 @@ class Cell:
 @dataclass(frozen=True)
 class CampaignPlan:
     spec: CampaignSpec
-    file: Path
+    file: Path | None
+    """The campaign file (none for the demo, whose plan is made from its options)."""
     out_dir: Path
     cells: tuple[Cell, ...]
     judges: tuple[Path, ...]
@@ -68,6 +69,11 @@ class CampaignPlan:
     judge_providers: frozenset[str]
     """The providers the judges' models call, each bounded by ``[judging]``."""
     judged_items: int
+    title: str | None = None
+    """The report's title (default: the report's own)."""
+    flat: bool = False
+    """The demo's folders: each agent's one cell in ``OUT/AGENT`` and its one judge's verdicts
+    in ``OUT/judging``, instead of ``OUT/cells/CELL`` and ``OUT/judging/JUDGE``."""
 
     @property
     def turns(self) -> int:
@@ -86,7 +92,12 @@ class CampaignPlan:
         return 2 * pairs * self.judged_items * self.judge_models
 
     def run_dir(self, cell: Cell) -> Path:
-        return self.out_dir / "cells" / cell.key
+        return self.out_dir / cell.variant if self.flat else self.out_dir / "cells" / cell.key
+
+    def judging_dir(self, judge: Path) -> Path:
+        return (
+            self.out_dir / "judging" if self.flat else self.out_dir / "judging" / slug(judge.stem)
+        )
 
 
 def _played(scenarios: Sequence[str]) -> str:
@@ -117,8 +128,21 @@ def _audio_s(items: tuple[Dialogue, ...], fixtures: Path) -> tuple[int, float]:
 def plan_campaign(file: Path, out_dir: Path | None = None) -> CampaignPlan:
     """Load everything the campaign names and lay out its cells; nothing runs."""
     spec = load_campaign(file)
-    here = file.parent
     out_dir = out_dir or Path("reports") / "campaigns" / slug(spec.name)
+    return lay_out(spec, out_dir, file=file, title=f"Campaign {spec.name}")
+
+
+def lay_out(
+    spec: CampaignSpec,
+    out_dir: Path,
+    *,
+    file: Path | None,
+    title: str | None = None,
+    flat: bool = False,
+) -> CampaignPlan:
+    """Load everything ``spec`` names (paths relative to ``file``'s folder, or as given when
+    there is no file) and lay out its cells; a problem names the file and the field."""
+    here = file.parent if file is not None else None
     variants: list[tuple[str, AgentSpec, Path, float]] = []
     for i, a in enumerate(spec.agents):
         path = builtin.spec_path("agents", a.spec, base=here)
@@ -159,7 +183,7 @@ def plan_campaign(file: Path, out_dir: Path | None = None) -> CampaignPlan:
     sets: list[tuple[str, Path, Path, tuple[Dialogue, ...]]] = []
     seen_ids: dict[str, str] = {}
     for i, d in enumerate(spec.dialogues):
-        path = here / d.path
+        path = here / d.path if here is not None else Path(d.path)
         items = tuple(load_dialogues(path))
         items = tuple(demo_items(list(items), d.limit)) if d.limit else items
         for item in items:
@@ -171,7 +195,7 @@ def plan_campaign(file: Path, out_dir: Path | None = None) -> CampaignPlan:
                     field=f"dialogues.{i}.path",
                 )
             seen_ids[item.id] = d.path
-        fixtures = here / d.fixtures if d.fixtures else BUILTIN_FIXTURES
+        fixtures = (here or Path()) / d.fixtures if d.fixtures else BUILTIN_FIXTURES
         set_name = slug(path.stem)
         if _folder_name(set_name) in [_folder_name(s[0]) for s in sets]:
             set_name = f"{set_name}-{i + 1}"
@@ -230,4 +254,6 @@ def plan_campaign(file: Path, out_dir: Path | None = None) -> CampaignPlan:
         len(models),
         frozenset(m.provider for m in models),
         judged_items,
+        title,
+        flat,
     )

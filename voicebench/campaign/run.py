@@ -27,7 +27,6 @@ from typing import Protocol
 from voicebench._folder import claimed
 from voicebench._jsonl import write_atomic
 from voicebench.campaign.plan import CampaignPlan, Cell
-from voicebench.campaign.spec import slug
 from voicebench.judging import JudgingResult, Verdict, judge_runs
 from voicebench.rating import NothingToRateError, RatingTable, rate_judging
 from voicebench.replaying import RunProgress, run_replay
@@ -74,7 +73,7 @@ def plan_record(plan: CampaignPlan) -> str:
     ]
     record = {
         "campaign": plan.spec.model_dump(mode="json"),
-        "file": str(plan.file),
+        "file": None if plan.file is None else str(plan.file),
         "cells": cells,
         "judges": [str(j) for j in plan.judges],
     }
@@ -128,10 +127,6 @@ def run_here(plan: CampaignPlan, cells: Sequence[Cell], hooks: CampaignHooks) ->
         hooks.cell(cell, run_cell(plan, cell, hooks.turn))
 
 
-def judging_dir(plan: CampaignPlan, judge: Path) -> Path:
-    return plan.out_dir / "judging" / slug(judge.stem)
-
-
 def run_campaign(
     plan: CampaignPlan, hooks: CampaignHooks, run_cells: RunCells = run_here
 ) -> BuiltReport:
@@ -158,7 +153,7 @@ async def _judge_all(plan: CampaignPlan, hooks: CampaignHooks) -> list[JudgingRe
                 judge_runs(
                     judged,
                     judge,
-                    judging_dir(plan, judge),
+                    plan.judging_dir(judge),
                     concurrency=sum(plan.spec.judging.bound(p) for p in providers),
                     seed=plan.spec.seed,
                     pairs_per_item=plan.spec.judging.pairs_per_item,
@@ -180,7 +175,7 @@ def finish_campaign(plan: CampaignPlan, hooks: CampaignHooks) -> BuiltReport:
         hooks.judged(result)
         try:
             table = rate_judging(
-                judging_dir(plan, judge),
+                plan.judging_dir(judge),
                 budget_ttfa_ms=budgets.ttfa_ms,
                 budget_ttft_ms=budgets.ttft_ms,
             )
@@ -188,11 +183,11 @@ def finish_campaign(plan: CampaignPlan, hooks: CampaignHooks) -> BuiltReport:
         except NothingToRateError as exc:
             hooks.rated(None, str(exc))
     unjudged = [plan.run_dir(c) for c in plan.cells if not c.judged]
-    paths = [judging_dir(plan, plan.judges[0]), *unjudged] if plan.judges else unjudged
+    paths = [plan.judging_dir(plan.judges[0]), *unjudged] if plan.judges else unjudged
     return build_report(
         paths,
         plan.out_dir / "report",
-        title=f"Campaign {plan.spec.name}",
+        title=plan.title,
         budget_ttft_ms=budgets.ttft_ms,
         budget_ttfa_ms=budgets.ttfa_ms,
         on_status=hooks.status,

@@ -87,8 +87,8 @@ def campaign(
     a lost worker's cell continuing on another."""
     quiet_libraries(verbose)
     from voicebench.campaign import plan_campaign, run_campaign, run_here
-    from voicebench.cli.report import show_report
-    from voicebench.cli.run import ShownJob
+    from voicebench.cli.present.job import ShownJob
+    from voicebench.cli.present.report import show_report
 
     if backend is Backend.local and (address is not None or workers is not None):
         raise InputError(
@@ -111,11 +111,11 @@ def campaign(
 
     class Shown(ShownJob):
         def cell(self, cell: Cell, records: list[TurnRecord]) -> None:
-            self.replayed(cell.agent, plan.run_dir(cell), records)
+            super().cell(cell, records)
             show(f"cell {cell.key} done")
 
     with Steps("campaign") as s:
-        built = run_campaign(plan, Shown(s), run_cells)
+        built = run_campaign(plan, Shown(s, plan), run_cells)
     show_report(built)
 
 

@@ -24,68 +24,13 @@ from voicebench.cli.common import (
     quiet_libraries,
     say,
     show,
-    show_trust,
 )
+from voicebench.cli.present.judging import show_judging, verdict_line
+from voicebench.cli.present.rating import show_rating
 
 if TYPE_CHECKING:
-    from voicebench.judging import JudgingResult, Verdict
     from voicebench.judging.cards import JudgeCard
-    from voicebench.rating import RatingTable
     from voicebench.strategies import ReplyStrategies
-
-
-def verdict_line(v: Verdict, n: int, total: int) -> str | None:
-    """A line for every twentieth verdict, the last one and every failure."""
-    if notable(n, total, v.answer is None):
-        what = f"[red]failed: {plain(v.failure or '')}[/]" if v.answer is None else "ok"
-        return f"[{n}/{total}] {v.item_id} {v.contestant_a} vs {v.contestant_b} ({v.judge}) {what}"
-    return None
-
-
-def show_judging(result: JudgingResult) -> None:
-    from voicebench.cli.present.judging import health_table, record_table
-
-    out.print(health_table(result))
-    out.print(record_table(result))
-    if result.skipped_pairs:
-        show(f"{result.skipped_pairs} pairs skipped: every judge shares a family with a contestant")
-    for judge, who in result.own_family:
-        show(
-            f"[yellow]{judge} shares a family with {who} and rated it anyway "
-            "(rates_own_family): it may favour its own family's style[/]"
-        )
-    show_trust(result.card, result.spec_path)
-    show(f"verdicts: {result.out_dir}/verdicts.jsonl")
-
-
-def show_rating(table: RatingTable) -> None:
-    from voicebench.cli.present.rating import (
-        disagreement_table,
-        human_ladder_table,
-        latency_board,
-        latency_line,
-        leaderboard,
-        people_lines,
-    )
-    from voicebench.judging import read_judging_header
-    from voicebench.judging.cards import card_of_judging
-    from voicebench.rating import RATINGS_FILE
-    from voicebench.reporting.lines import agreement_lines
-
-    card = card_of_judging(Path(table.judging_dir))
-    out.print(leaderboard(table, card))
-    out.print(latency_board(table))
-    for line in [latency_line(table)] + (agreement_lines(table) if table.agreement else []):
-        if line is not None:
-            show(line)
-    if table.people is not None:
-        out.print(human_ladder_table(table.people))
-        for line in people_lines(table.people):
-            show(line)
-        if table.people.disagreements:
-            out.print(disagreement_table(table.people))
-    show_trust(card, read_judging_header(Path(table.judging_dir)).judge_spec_path)
-    show(f"ratings: {Path(table.judging_dir) / RATINGS_FILE}")
 
 
 def judge(

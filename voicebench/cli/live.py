@@ -221,7 +221,7 @@ def load(
     url = spec.remote.url if spec.remote is not None else spec.id
     out.print(load_table(summary, f"{spec.name} ({url}) under load"))
     if scenario:
-        from voicebench.cli.run import show_scenarios
+        from voicebench.cli.present.runs import show_scenarios
         from voicebench.live import read_load
 
         show_scenarios([t.turn for t in read_load(target)[1]])

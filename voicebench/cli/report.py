@@ -9,28 +9,16 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from voicebench.budgets import TTFA_BUDGET_MS, TTFT_BUDGET_MS
-from voicebench.cli.common import say, show, show_trust
+from voicebench.cli.common import say
+from voicebench.cli.present.report import show_report
 
 if TYPE_CHECKING:
-    from voicebench.reporting import BuiltReport
+    pass
 
 
 class AudioChoice(enum.StrEnum):
     wav = "wav"
     opus = "opus"
-
-
-def show_report(built: BuiltReport) -> None:
-    j = built.report.judging
-    if j is not None:
-        show_trust(j.card)
-    clips = sum(1 for item in built.report.replies for r in item.replies if r.audio)
-    show(
-        f"report: {built.out_dir / 'index.html'} (also report.md, report.json, "
-        f"{len(built.report.figures)} figures as PNG and SVG"
-        + (f", {clips} replies' audio in audio/" if clips else "")
-        + ")"
-    )
 
 
 def report(

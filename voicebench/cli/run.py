@@ -24,21 +24,17 @@ from voicebench.cli.common import (
     judge_spec,
     on_interrupt,
     out,
-    plain,
     quiet_libraries,
     say,
     show,
 )
-from voicebench.cli.judge import show_judging, show_rating, verdict_line
-from voicebench.cli.report import show_report
+from voicebench.cli.present.job import ShownJob
+from voicebench.cli.present.report import show_report
+from voicebench.cli.present.runs import show_replay, show_scenarios, turn_line
 from voicebench.errors import InputError
 
 if TYPE_CHECKING:
-    from voicebench.agentspec import AgentSpec
-    from voicebench.judging import JudgingResult, Verdict
-    from voicebench.rating import RatingTable
-    from voicebench.replaying import RunProgress
-    from voicebench.runlog import TurnRecord
+    pass
 
 
 def synth(
@@ -58,43 +54,6 @@ def synth(
         f"{report.synthesized} synthesized, {report.reused} already there; "
         f"manifest: {Path(fixtures) / 'manifest.json'}"
     )
-
-
-def turn_line(p: RunProgress) -> str:
-    """One line per finished turn: readable on a terminal and in a CI log alike."""
-    r = p.record
-    if r is None:
-        return f"{p.done}/{p.total} turns already done" if p.done else f"replaying {p.total} turns"
-    t = r.timing
-    figures = "  ".join(
-        f"{name} {value:,.0f} ms"
-        for name, value in (("TTFT", t.ttft_ms if t else None), ("TTFA", t.ttfa_ms if t else None))
-        if value is not None
-    )
-    status = f"[red]{r.error.kind}: {plain(r.error.reason)}[/]" if r.error else figures
-    return f"[{p.done}/{p.total}] {r.dialogue_id} turn {r.turn_index}  {status}"
-
-
-def show_replay(spec: AgentSpec, out_dir: Path, records: list[TurnRecord]) -> None:
-    from voicebench.cli.present.runs import summary_table
-    from voicebench.metrics import summarize
-
-    out.print(summary_table(summarize(records), f"{spec.name} ({spec.id}) - {out_dir}"))
-    show_scenarios(records)
-    show(f"run log: {out_dir}/turns.jsonl")
-
-
-def show_scenarios(records: list[TurnRecord]) -> None:
-    """Each scenario's figures, when the run played any."""
-    from voicebench.cli.present.runs import overlap_table, scenario_table
-    from voicebench.metrics.scenarios import scenario_figures
-
-    if any(r.scenario is not None for r in records):
-        rows = scenario_figures(records)
-        out.print(scenario_table(rows, "by scenario"))
-        overlap = overlap_table(rows, "when the seeker spoke over the agent, or paused")
-        if overlap is not None:
-            out.print(overlap)
 
 
 def _resume_note(out_dir: Path) -> str:
@@ -170,37 +129,6 @@ def run(
             progress=lambda p: s.advance(p.done, p.total, turn_line(p)),
         )
     show_replay(run.header.agent, target, list(run.records))
-
-
-class ShownJob:
-    """A whole job's steps (the demo's, a campaign's) as the terminal shows them."""
-
-    def __init__(self, steps: Steps) -> None:
-        self.steps = steps
-
-    def status(self, message: str) -> None:
-        self.steps.line(message)
-
-    def turn(self, progress: RunProgress) -> None:
-        self.steps.advance(progress.done, progress.total, turn_line(progress))
-
-    def replayed(self, spec: AgentSpec, out_dir: Path, records: list[TurnRecord]) -> None:
-        with self.steps.paused():
-            show_replay(spec, out_dir, records)
-
-    def verdict(self, verdict: Verdict, done: int, total: int) -> None:
-        self.steps.advance(done, total, verdict_line(verdict, done, total))
-
-    def judged(self, result: JudgingResult) -> None:
-        with self.steps.paused():
-            show_judging(result)
-
-    def rated(self, table: RatingTable | None, why_not: str | None) -> None:
-        with self.steps.paused():
-            if table is None:
-                show(f"no leaderboard: {why_not}")
-            else:
-                show_rating(table)
 
 
 def demo(
@@ -282,7 +210,7 @@ def demo(
     )
     on_interrupt(_resume_note(plan.out_dir))
     with Steps("demo") as s:
-        built = run_demo(plan, ShownJob(s))
+        built = run_demo(plan, ShownJob(s, plan))
     show_report(built)
     if built.report.judging is not None:
         show(

@@ -7,9 +7,10 @@ from pathlib import Path
 
 from rich.table import Table
 
+from voicebench.cli.common import notable, out, plain, show, show_trust
 from voicebench.judging.cards import JudgeCard, Tally
 from voicebench.judging.models import DIMENSION_NAMES
-from voicebench.judging.run import JudgingResult
+from voicebench.judging.run import JudgingResult, Verdict
 
 
 def _pct(x: float | None) -> str:
@@ -98,3 +99,25 @@ def card_tables(card: JudgeCard) -> list[Table]:
     for d, t in card.by_dimension.items():
         dims.add_row(f"{d} {DIMENSION_NAMES[d]}", _tally(t))
     return [head] + [t for t in (cats, dims) if t.row_count]
+
+
+def verdict_line(v: Verdict, n: int, total: int) -> str | None:
+    """A line for every twentieth verdict, the last one and every failure."""
+    if notable(n, total, v.answer is None):
+        what = f"[red]failed: {plain(v.failure or '')}[/]" if v.answer is None else "ok"
+        return f"[{n}/{total}] {v.item_id} {v.contestant_a} vs {v.contestant_b} ({v.judge}) {what}"
+    return None
+
+
+def show_judging(result: JudgingResult) -> None:
+    out.print(health_table(result))
+    out.print(record_table(result))
+    if result.skipped_pairs:
+        show(f"{result.skipped_pairs} pairs skipped: every judge shares a family with a contestant")
+    for judge, who in result.own_family:
+        show(
+            f"[yellow]{judge} shares a family with {who} and rated it anyway "
+            "(rates_own_family): it may favour its own family's style[/]"
+        )
+    show_trust(result.card, result.spec_path)
+    show(f"verdicts: {result.out_dir}/verdicts.jsonl")

@@ -3,8 +3,11 @@ agreement sentences are shared with the report: ``voicebench.reporting.lines``).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.table import Table
 
+from voicebench.cli.common import out, show, show_trust
 from voicebench.judging import DIMENSIONS
 from voicebench.judging.cards import JudgeCard, card_line, trust_warning
 from voicebench.rating.people import (
@@ -184,3 +187,25 @@ def disagreement_table(people: PeopleSummary) -> Table:
             f"{d.judge_winner} (strength {d.judge_strength:.1f}): {d.rationale}",
         )
     return t
+
+
+def show_rating(table: RatingTable) -> None:
+    from voicebench.judging import read_judging_header
+    from voicebench.judging.cards import card_of_judging
+    from voicebench.rating import RATINGS_FILE
+    from voicebench.reporting.lines import agreement_lines
+
+    card = card_of_judging(Path(table.judging_dir))
+    out.print(leaderboard(table, card))
+    out.print(latency_board(table))
+    for line in [latency_line(table)] + (agreement_lines(table) if table.agreement else []):
+        if line is not None:
+            show(line)
+    if table.people is not None:
+        out.print(human_ladder_table(table.people))
+        for line in people_lines(table.people):
+            show(line)
+        if table.people.disagreements:
+            out.print(disagreement_table(table.people))
+    show_trust(card, read_judging_header(Path(table.judging_dir)).judge_spec_path)
+    show(f"ratings: {Path(table.judging_dir) / RATINGS_FILE}")

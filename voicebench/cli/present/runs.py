@@ -4,12 +4,20 @@ scenarios, each scenario's figures and the overlap scenarios' outcomes."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 
 from voicebench.budgets import TTFT_BUDGET_MS
+from voicebench.cli.common import out, plain, show
 from voicebench.metrics.scenarios import OVERLAP_GROUPS, Interval, ScenarioFigures
 from voicebench.metrics.summary import PERCENTILES, RunSummary, kinds_text
+
+if TYPE_CHECKING:
+    from voicebench.agentspec import AgentSpec
+    from voicebench.replaying import RunProgress
+    from voicebench.runlog import TurnRecord
 
 
 def _fmt(v: float | None) -> str:
@@ -107,3 +115,38 @@ def overlap_table(rows: Sequence[ScenarioFigures], title: str) -> Table | None:
         for i, (measure, value) in enumerate(lines):
             table.add_row(r.group if i == 0 else "", measure, value, talking if i == 0 else "")
     return table
+
+
+def turn_line(p: RunProgress) -> str:
+    """One line per finished turn: readable on a terminal and in a CI log alike."""
+    r = p.record
+    if r is None:
+        return f"{p.done}/{p.total} turns already done" if p.done else f"replaying {p.total} turns"
+    t = r.timing
+    figures = "  ".join(
+        f"{name} {value:,.0f} ms"
+        for name, value in (("TTFT", t.ttft_ms if t else None), ("TTFA", t.ttfa_ms if t else None))
+        if value is not None
+    )
+    status = f"[red]{r.error.kind}: {plain(r.error.reason)}[/]" if r.error else figures
+    return f"[{p.done}/{p.total}] {r.dialogue_id} turn {r.turn_index}  {status}"
+
+
+def show_replay(spec: AgentSpec, out_dir: Path, records: list[TurnRecord]) -> None:
+    from voicebench.metrics import summarize
+
+    out.print(summary_table(summarize(records), f"{spec.name} ({spec.id}) - {out_dir}"))
+    show_scenarios(records)
+    show(f"run log: {out_dir}/turns.jsonl")
+
+
+def show_scenarios(records: list[TurnRecord]) -> None:
+    """Each scenario's figures, when the run played any."""
+    from voicebench.metrics.scenarios import scenario_figures
+
+    if any(r.scenario is not None for r in records):
+        rows = scenario_figures(records)
+        out.print(scenario_table(rows, "by scenario"))
+        overlap = overlap_table(rows, "when the seeker spoke over the agent, or paused")
+        if overlap is not None:
+            out.print(overlap)

@@ -1,0 +1,23 @@
+"""What the terminal says when a report is written."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from voicebench.cli.common import show, show_trust
+
+if TYPE_CHECKING:
+    from voicebench.reporting import BuiltReport
+
+
+def show_report(built: BuiltReport) -> None:
+    j = built.report.judging
+    if j is not None:
+        show_trust(j.card)
+    clips = sum(1 for item in built.report.replies for r in item.replies if r.audio)
+    show(
+        f"report: {built.out_dir / 'index.html'} (also report.md, report.json, "
+        f"{len(built.report.figures)} figures as PNG and SVG"
+        + (f", {clips} replies' audio in audio/" if clips else "")
+        + ")"
+    )
