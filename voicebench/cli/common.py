@@ -79,6 +79,12 @@ JudgeOpt = Annotated[
 ]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Show library logs.")]
 ConcurrencyOpt = Annotated[int, typer.Option(min=1, max=256, help="Requests in flight at once.")]
+TTFTBudgetOpt = Annotated[
+    float, typer.Option(min=0, help="TTFT budget (ms): a turn at or under it is within budget.")
+]
+TTFABudgetOpt = Annotated[
+    float, typer.Option(min=0, help="TTFA budget (ms): a turn at or under it is within budget.")
+]
 ScenarioOpt = Annotated[
     list[str] | None,
     typer.Option(

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from voicebench.budgets import TTFA_BUDGET_MS, TTFT_BUDGET_MS
-from voicebench.cli.common import out, show
+from voicebench.cli.common import TTFABudgetOpt, TTFTBudgetOpt, out, show
 
 GateOpt = Annotated[float | None, typer.Option(show_default=False)]
 
@@ -52,8 +52,8 @@ def check(
     summary_md: Annotated[
         Path | None, typer.Option("--summary-md", help="Write a Markdown table of the gates.")
     ] = None,
-    budget_ttft_ms: Annotated[float, typer.Option(help="TTFT budget (ms).")] = TTFT_BUDGET_MS,
-    budget_ttfa_ms: Annotated[float, typer.Option(help="TTFA budget (ms).")] = TTFA_BUDGET_MS,
+    budget_ttft_ms: TTFTBudgetOpt = TTFT_BUDGET_MS,
+    budget_ttfa_ms: TTFABudgetOpt = TTFA_BUDGET_MS,
 ) -> None:
     """Check a run folder (latency, failures, WER, interruptions) or a judging folder (Elo,
     judge accuracy) against gates: a table of every gate with its value, 95% interval and
@@ -143,12 +143,8 @@ def compare(
     min_change_ms: Annotated[
         float, typer.Option(min=0.0, help="Smallest latency change that counts (ms).")
     ] = 10.0,
-    budget_ttft_ms: Annotated[
-        float, typer.Option(help="TTFT budget (ms), on the page.")
-    ] = TTFT_BUDGET_MS,
-    budget_ttfa_ms: Annotated[
-        float, typer.Option(help="TTFA budget (ms), on the page.")
-    ] = TTFA_BUDGET_MS,
+    budget_ttft_ms: TTFTBudgetOpt = TTFT_BUDGET_MS,
+    budget_ttfa_ms: TTFABudgetOpt = TTFA_BUDGET_MS,
 ) -> None:
     """Compare two runs: TTFT and TTFA percentiles, every stage's median, WER, failures and
     the interruption figures (and, with --judging, the Elo), each change with a 95% bootstrap

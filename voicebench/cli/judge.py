@@ -15,6 +15,8 @@ from voicebench.cli.common import (
     ConcurrencyOpt,
     JudgeOpt,
     Steps,
+    TTFABudgetOpt,
+    TTFTBudgetOpt,
     VerboseOpt,
     judge_spec,
     notable,
@@ -94,12 +96,8 @@ def rate(
     ],
     rounds: Annotated[int, typer.Option(min=0, help="Bootstrap rounds (0: skip).")] = 1000,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
-    budget_ttfa_ms: Annotated[
-        float, typer.Option(help="TTFA budget for goodput.")
-    ] = TTFA_BUDGET_MS,
-    budget_ttft_ms: Annotated[
-        float, typer.Option(help="TTFT budget for goodput.")
-    ] = TTFT_BUDGET_MS,
+    budget_ttfa_ms: TTFABudgetOpt = TTFA_BUDGET_MS,
+    budget_ttft_ms: TTFTBudgetOpt = TTFT_BUDGET_MS,
     human_judgments: Annotated[
         Path | None,
         typer.Option(

@@ -17,6 +17,7 @@ from voicebench.cli.common import (
     FixturesOpt,
     ScenarioOpt,
     Steps,
+    TTFABudgetOpt,
     VerboseOpt,
     agent_spec,
     on_interrupt,
@@ -172,7 +173,7 @@ def load(
     ] = None,
     dialogues: DialoguesOpt = DEFAULT_DIALOGUES,
     fixtures: FixturesOpt = DEFAULT_FIXTURES,
-    budget_ttfa_ms: Annotated[float, typer.Option(help="TTFA budget (ms).")] = TTFA_BUDGET_MS,
+    budget_ttfa_ms: TTFABudgetOpt = TTFA_BUDGET_MS,
     turn_timeout: Annotated[
         float,
         typer.Option(

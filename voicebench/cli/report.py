@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from voicebench.budgets import TTFA_BUDGET_MS, TTFT_BUDGET_MS
-from voicebench.cli.common import say
+from voicebench.cli.common import TTFABudgetOpt, TTFTBudgetOpt, say
 from voicebench.cli.present.report import show_report
 
 if TYPE_CHECKING:
@@ -34,8 +34,8 @@ def report(
         typer.Option("--out", "-o", help="Report folder (default reports/report-TIMESTAMP)."),
     ] = None,
     title: Annotated[str | None, typer.Option(help="Page title.")] = None,
-    budget_ttft_ms: Annotated[float, typer.Option(help="TTFT budget (ms).")] = TTFT_BUDGET_MS,
-    budget_ttfa_ms: Annotated[float, typer.Option(help="TTFA budget (ms).")] = TTFA_BUDGET_MS,
+    budget_ttft_ms: TTFTBudgetOpt = TTFT_BUDGET_MS,
+    budget_ttfa_ms: TTFABudgetOpt = TTFA_BUDGET_MS,
     human_judgments: Annotated[
         Path | None, typer.Option(help="Human judgments (CSV or JSONL) for the agreement figures.")
     ] = None,

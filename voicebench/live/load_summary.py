@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-import numpy as np
 from pydantic import Field
 
 from voicebench._model import FrozenModel
+from voicebench.metrics.latency import censored_ttfa, percentiles_ms
 from voicebench.runlog import TurnRecord
 
 
@@ -59,20 +59,12 @@ class LoadSummary(FrozenModel):
 def summarize_load(
     turns: Sequence[LoadTurn], *, budget_ttfa_ms: float, turn_timeout_s: float
 ) -> LoadSummary:
-    censor = turn_timeout_s * 1000.0
-
-    def ttfa(t: LoadTurn) -> float:
-        timing = t.turn.timing
-        if t.turn.error is None and timing is not None and timing.ttfa_ms is not None:
-            return timing.ttfa_ms
-        return censor
-
     levels = []
     for c in sorted({t.concurrency for t in turns}):
         group = [t for t in turns if t.concurrency == c]
-        x = np.array([ttfa(t) for t in group])
-        p50, p90, p99 = (round(float(v), 1) for v in np.percentile(x, [50, 90, 99]))
-        ok = [t.turn.error is None and ttfa(t) <= budget_ttfa_ms for t in group]
+        x = censored_ttfa([t.turn for t in group], turn_timeout_s * 1000.0)
+        p50, p90, p99 = percentiles_ms(x, (50, 90, 99))
+        ok = [t.turn.error is None and v <= budget_ttfa_ms for t, v in zip(group, x, strict=True)]
         levels.append(
             LoadLevel(
                 concurrency=c,

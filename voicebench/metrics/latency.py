@@ -39,6 +39,42 @@ from voicebench.timing import STAGE_NAMES, TurnTiming
 SLOWEST = 10
 
 
+def median_ms(values: Sequence[float]) -> float | None:
+    """The median, to 0.1 ms; none of no values."""
+    return round(float(np.median(values)), 1) if len(values) else None
+
+
+def percentiles_ms(values: Sequence[float], qs: Sequence[float]) -> tuple[float, ...]:
+    """Point percentiles (0-100), to 0.1 ms, without intervals (load's levels)."""
+    return tuple(round(float(v), 1) for v in np.percentile(np.asarray(values, float), qs))
+
+
+def measured(records: Sequence[TurnRecord], figure: str) -> list[float]:
+    """A timing figure (``ttft_ms``, ``ttfa_ms``) of every turn that has it."""
+    values = (getattr(r.timing, figure) for r in records if r.timing is not None)
+    return [v for v in values if v is not None]
+
+
+def censored_ttfa(records: Sequence[TurnRecord], turn_timeout_ms: float) -> list[float]:
+    """Every turn's TTFA, a failed or unheard turn's counted as the turn timeout."""
+    return [
+        r.timing.ttfa_ms
+        if r.error is None and r.timing is not None and r.timing.ttfa_ms is not None
+        else turn_timeout_ms
+        for r in records
+    ]
+
+
+def within_budgets(
+    records: Sequence[TurnRecord], *, budget_ttfa_ms: float, budget_ttft_ms: float
+) -> float | None:
+    """The share of all turns (failed ones as misses) within both budgets, to 4 places."""
+    if not records:
+        return None
+    ok = sum(r.within_budgets(budget_ttfa_ms, budget_ttft_ms) for r in records)
+    return round(ok / len(records), 4)
+
+
 def distribution(
     values: Sequence[float], budget_ms: float, *, rounds: int = bootstrap.ROUNDS, seed: int = 0
 ) -> Distribution:
@@ -120,27 +156,13 @@ def agent_latency(
         else {}
     )
     p50 = {
-        s: (
-            round(float(np.median(v)), 1)
-            if (v := [x for row in stage_rows if (x := row[s]) is not None])
-            else None
-        )
-        for s in STAGE_NAMES
+        s: median_ms([x for row in stage_rows if (x := row[s]) is not None]) for s in STAGE_NAMES
     }
 
     failed = sum(r.error is not None for r in records)
     censored = None
     if failed:
-        censored = distribution(
-            [
-                r.timing.ttfa_ms
-                if r.error is None and r.timing is not None and r.timing.ttfa_ms is not None
-                else turn_timeout_ms
-                for r in records
-            ],
-            budget_ttfa_ms,
-            seed=seed,
-        )
+        censored = distribution(censored_ttfa(records, turn_timeout_ms), budget_ttfa_ms, seed=seed)
     wers = [r.asr_wer for r in records if r.asr_wer is not None]
     calls = [r.llm_calls for r in records if r.llm_calls is not None]
     slowest = sorted(timed, key=lambda x: -x[2])[:SLOWEST]
@@ -163,14 +185,8 @@ def agent_latency(
         ttfa_censored=censored,
         censored_at_ms=turn_timeout_ms if failed else None,
         cold_turns=sum(cold),
-        within_budget=(
-            round(
-                sum(r.within_budgets(budget_ttfa_ms, budget_ttft_ms) for r in records)
-                / len(records),
-                4,
-            )
-            if records
-            else None
+        within_budget=within_budgets(
+            records, budget_ttfa_ms=budget_ttfa_ms, budget_ttft_ms=budget_ttft_ms
         ),
         waterfall_ms=waterfall,
         waterfall_total_ms=(

@@ -36,6 +36,7 @@ from voicebench.judging import (
     judged_items,
     read_judging_header,
 )
+from voicebench.metrics.latency import measured, median_ms, within_budgets
 from voicebench.rating.agreement import Agreement, agreement_report
 from voicebench.rating.bt import (
     DEFAULT_PRIOR,
@@ -136,14 +137,10 @@ def _latency(run_dirs, budget_ttfa_ms, budget_ttft_ms):
         by_name[read_header(run_dir).agent.name] += read_turns(run_dir)
 
     for name, records in by_name.items():
-        ttft = [r.timing.ttft_ms for r in records if r.timing and r.timing.ttft_ms is not None]
-        ttfa = [r.timing.ttfa_ms for r in records if r.timing and r.timing.ttfa_ms is not None]
         summary[name] = (
-            round(float(np.median(ttft)), 1) if ttft else None,
-            round(float(np.median(ttfa)), 1) if ttfa else None,
-            _rate(
-                sum(r.within_budgets(budget_ttfa_ms, budget_ttft_ms) for r in records), len(records)
-            ),
+            median_ms(measured(records, "ttft_ms")),
+            median_ms(measured(records, "ttfa_ms")),
+            within_budgets(records, budget_ttfa_ms=budget_ttfa_ms, budget_ttft_ms=budget_ttft_ms),
         )
         for r in records:
             if r.final:
