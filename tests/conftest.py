@@ -1,9 +1,13 @@
-"""Shared test set-up: no hub access, and pipecat's per-frame logging kept out of test output."""
+"""Shared test set-up: no hub access, pipecat's per-frame logging kept out of test output, and
+the short set (``tests/short_set.py``) for tests that replay only to check bookkeeping."""
 
 from __future__ import annotations
 
 import os
 import sys
+
+import pytest
+from short_set import ShortSet, make_short_set
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -14,3 +18,9 @@ try:
     logger.add(sys.stderr, level="WARNING")
 except ImportError:  # pragma: no cover
     pass
+
+
+@pytest.fixture(scope="session")
+def short_set(tmp_path_factory) -> ShortSet:
+    """The short set, its audio synthesized with Piper once per session."""
+    return make_short_set(tmp_path_factory.mktemp("short-fixtures"))

@@ -7,11 +7,10 @@ import socket
 from pathlib import Path
 
 import pytest
+from short_set import ShortSet
 
 from voicebench.agentspec import AgentSpec, RemoteSpec
-from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.fixtures import (
-    BUILTIN_FIXTURES,
     load_manifest,
     lookup_fixture,
     read_wav,
@@ -35,33 +34,35 @@ def remote(url: str, protocol: str = "pcm", **over) -> AgentSpec:
     )
 
 
-def fixture_pcm(text: str):
-    entry = lookup_fixture(load_manifest(BUILTIN_FIXTURES), text)
+def fixture_pcm(short: ShortSet, text: str):
+    entry = lookup_fixture(load_manifest(short.fixtures_dir), text)
     assert entry is not None
-    return read_wav(BUILTIN_FIXTURES / entry.path, expect_rate=16_000)
+    return read_wav(short.fixtures_dir / entry.path, expect_rate=16_000)
 
 
-def dialogue(turns: int = 2):
-    return next(d for d in load_dialogues(BUILTIN_DIALOGUES) if len(d.seeker_turn_indices) == turns)
+def dialogue(short: ShortSet, turns: int = 2):
+    return next(d for d in short.dialogues if len(d.seeker_turn_indices) == turns)
 
 
-async def _replay(spec: AgentSpec, out: Path, d=None, **kwargs):
-    d = d or dialogue()
+async def _replay(spec: AgentSpec, out: Path, short: ShortSet, d=None, **kwargs):
+    """A dialogue of the short set (two spoken turns unless ``d`` is given) through ``spec``."""
     return await replay(
         spec,
         spec_path=Path("far.toml"),
-        dialogues=[d],
-        dialogues_path=BUILTIN_DIALOGUES,
-        fixtures_dir=BUILTIN_FIXTURES,
+        dialogues=[d or dialogue(short)],
+        dialogues_path=short.dialogues_path,
+        fixtures_dir=short.fixtures_dir,
         out_dir=out,
         **kwargs,
     )
 
 
 @pytest.mark.parametrize("protocol", ["pcm", "pipecat", "twilio", "telnyx"])
-async def test_a_remote_agent_is_timed_from_the_end_of_speech(tmp_path: Path, protocol: str):
+async def test_a_remote_agent_is_timed_from_the_end_of_speech(
+    tmp_path: Path, short_set, protocol: str
+):
     async with ScriptedVoiceAgent(delay_ms=DELAY_MS, protocol=protocol) as agent:
-        records = await _replay(remote(agent.url, protocol), tmp_path / "run")
+        records = await _replay(remote(agent.url, protocol), tmp_path / "run", short_set)
         answered = agent.turns()
     assert len(records) == 2 and len(answered) == 2
     for r in records:
@@ -70,7 +71,7 @@ async def test_a_remote_agent_is_timed_from_the_end_of_speech(tmp_path: Path, pr
         # The agent sends its first audible sample DELAY_MS after the end of speech it heard
         # (on a phone line, up to 0.2 s before the true end); the caller cannot hear it
         # sooner, and on loopback it arrives within milliseconds.
-        expected = DELAY_MS - heard_end_shift_ms(fixture_pcm(r.user_text), protocol)
+        expected = DELAY_MS - heard_end_shift_ms(fixture_pcm(short_set, r.user_text), protocol)
         assert expected - 5 <= r.timing.ttfa_ms < expected + 300, r.timing
         assert r.timing.stages_ms["endpointing"] is None  # a black box has no stages
         bot = read_wav(tmp_path / "run" / r.audio_path, expect_rate=16_000)
@@ -87,15 +88,17 @@ async def test_a_remote_agent_is_timed_from_the_end_of_speech(tmp_path: Path, pr
 
 
 @pytest.mark.parametrize("protocol", ["pcm", "twilio"])
-async def test_remote_failures_are_recorded_on_their_turns(tmp_path: Path, protocol: str):
-    d = dialogue(3)
+async def test_remote_failures_are_recorded_on_their_turns(
+    tmp_path: Path, short_set, protocol: str
+):
+    d = dialogue(short_set, 3)
     # Call 0 is refused at the handshake, call 1 is closed as its reply starts, call 2 never
     # answers; the replay reconnects after each failed turn.
     async with ScriptedVoiceAgent(
         delay_ms=800, faults=["refuse", "close", "silent"], protocol=protocol
     ) as agent:
         records = await _replay(
-            remote(agent.url, protocol), tmp_path / "run", d, turn_timeout_s=4.0
+            remote(agent.url, protocol), tmp_path / "run", short_set, d, turn_timeout_s=4.0
         )
     kinds = [r.error.kind if r.error else None for r in records]
     assert kinds == ["handshake", "closed_mid_turn", "timeout"]
@@ -104,26 +107,28 @@ async def test_remote_failures_are_recorded_on_their_turns(tmp_path: Path, proto
     assert all(r.cold for r in records)
 
 
-async def test_connection_refused_is_a_turn_failure(tmp_path: Path):
+async def test_connection_refused_is_a_turn_failure(tmp_path: Path, short_set):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed again before the call: nobody listens there
-    records = await _replay(remote(f"ws://127.0.0.1:{port}"), tmp_path / "run")
+    records = await _replay(remote(f"ws://127.0.0.1:{port}"), tmp_path / "run", short_set)
     assert {r.error.kind for r in records} == {"connection_refused"}
     assert f"ws://127.0.0.1:{port}" in records[0].error.reason
 
 
 async def test_a_token_is_presented_and_kept_out_of_everything_written(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, short_set, monkeypatch: pytest.MonkeyPatch
 ):
     secret = "tok-4f9a1c2e7b"
     monkeypatch.setenv("FAR_TOKEN", secret)
     header = {"token_env": "FAR_TOKEN"}  # Authorization: Bearer TOKEN
     query = {"token_env": "FAR_TOKEN", "header": None, "query": "token"}
     async with ScriptedVoiceAgent(delay_ms=300, protocol="twilio", token_env="FAR_TOKEN") as agent:
-        by_header = await _replay(remote(agent.url, "twilio", auth=header), tmp_path / "a")
-        by_query = await _replay(remote(agent.url, "twilio", auth=query), tmp_path / "b")
-        without = await _replay(remote(agent.url, "twilio"), tmp_path / "c")
+        by_header = await _replay(
+            remote(agent.url, "twilio", auth=header), tmp_path / "a", short_set
+        )
+        by_query = await _replay(remote(agent.url, "twilio", auth=query), tmp_path / "b", short_set)
+        without = await _replay(remote(agent.url, "twilio"), tmp_path / "c", short_set)
     assert all(r.error is None for r in by_header + by_query)
     assert {r.error.kind for r in without} == {"handshake"}
     assert "401" in without[0].error.reason

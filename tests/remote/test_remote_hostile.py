@@ -17,8 +17,6 @@ from urllib.parse import quote
 import numpy as np
 
 from voicebench.agentspec import AgentSpec, RemoteSpec
-from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
-from voicebench.fixtures import BUILTIN_FIXTURES
 from voicebench.remote.loudspeaker import MAX_EVENTS, MAX_MARKS, MAX_TEXT_CHARS, Loudspeaker
 from voicebench.remote.telephony import TelephonyAgentSide, TelephonyCaller
 from voicebench.remote.wire import PCMCodec
@@ -54,15 +52,15 @@ def resident_mib() -> float:
     raise AssertionError("no VmRSS")
 
 
-async def test_an_agent_streaming_16_mib_frames_fails_its_turn_with_memory_flat(tmp_path: Path):
+async def test_an_agent_streaming_16_mib_frames_fails_its_turn_with_memory_flat(
+    tmp_path: Path, short_set
+):
     agent = subprocess.Popen(
         [sys.executable, "-c", FLOODER], stdout=subprocess.PIPE, text=True, bufsize=1
     )
     try:
         port = int(agent.stdout.readline())
-        dialogue = next(
-            d for d in load_dialogues(BUILTIN_DIALOGUES) if len(d.seeker_turn_indices) == 2
-        )
+        dialogue = short_set.item("short-dog")  # two short spoken turns
         spec = AgentSpec(
             name="flooder",
             family="x",
@@ -85,8 +83,8 @@ async def test_an_agent_streaming_16_mib_frames_fails_its_turn_with_memory_flat(
                 spec,
                 spec_path=Path("flooder.toml"),
                 dialogues=[dialogue],
-                dialogues_path=BUILTIN_DIALOGUES,
-                fixtures_dir=BUILTIN_FIXTURES,
+                dialogues_path=short_set.dialogues_path,
+                fixtures_dir=short_set.fixtures_dir,
                 out_dir=tmp_path / "run",
                 turn_timeout_s=20,
             )
@@ -145,7 +143,9 @@ async def test_a_million_marks_and_replies_leave_bounded_state():
 TOKEN = "s3cr3t/t0ken+value=" * 2
 
 
-async def test_an_agents_error_text_is_redacted_before_it_is_cut(tmp_path: Path, monkeypatch):
+async def test_an_agents_error_text_is_redacted_before_it_is_cut(
+    tmp_path: Path, monkeypatch, short_set
+):
     """The agent echoes the token, plain and URL-quoted, across the 500th character of its
     error: the recorded reason keeps no piece of either."""
     import websockets
@@ -176,13 +176,13 @@ async def test_an_agents_error_text_is_redacted_before_it_is_cut(tmp_path: Path,
                 auth=RemoteAuth(token_env="VB_TEST_AGENT_TOKEN", query="token"),
             ),
         )
-        dialogue = load_dialogues(BUILTIN_DIALOGUES)[0]
+        dialogue = short_set.item("short-dog")
         records = await replay(
             spec,
             spec_path=Path("echo.toml"),
             dialogues=[dialogue],
-            dialogues_path=BUILTIN_DIALOGUES,
-            fixtures_dir=BUILTIN_FIXTURES,
+            dialogues_path=short_set.dialogues_path,
+            fixtures_dir=short_set.fixtures_dir,
             out_dir=tmp_path / "run",
             turn_timeout_s=1,
         )

@@ -14,8 +14,7 @@ import pytest
 
 from voicebench.agentspec import load_agent_spec
 from voicebench.cli.present.runs import summary_table
-from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
-from voicebench.fixtures import BUILTIN_FIXTURES, lookup_fixture, write_wav
+from voicebench.fixtures import lookup_fixture, write_wav
 from voicebench.fixtures.manifest import (
     Manifest,
     file_sha256,
@@ -30,13 +29,15 @@ from voicebench.testing import ScriptedLLMServer
 
 pytestmark = pytest.mark.slow
 
-ITEMS = ("adv-linear-ramp-01", "reg-ongoing-depression-02")  # 4 + 3 spoken turns
+ITEMS = ("short-tired", "short-test")  # 3 + 4 short spoken turns (tests/short_set.py)
 TURN_TIMEOUT_S = 8.0
 
 
-def fixtures_with_a_silent_turn(folder: Path, dialogues, silent: tuple[str, int]) -> Path:
-    """The built-in fixtures of ``dialogues``, with one turn's speech replaced by silence."""
-    builtin = load_manifest(BUILTIN_FIXTURES)
+def fixtures_with_a_silent_turn(
+    folder: Path, source: Path, dialogues, silent: tuple[str, int]
+) -> Path:
+    """The fixtures of ``dialogues`` in ``source``, with one turn's speech replaced by silence."""
+    builtin = load_manifest(source)
     entries = []
     for d in dialogues:
         for k in d.seeker_turn_indices:
@@ -46,17 +47,18 @@ def fixtures_with_a_silent_turn(folder: Path, dialogues, silent: tuple[str, int]
                 write_wav(folder / entry.path, np.zeros(entry.num_samples, np.int16), 16_000)
                 entry = entry.model_copy(update={"sha256": file_sha256(folder / entry.path)})
             else:
-                shutil.copyfile(BUILTIN_FIXTURES / entry.path, folder / entry.path)
+                shutil.copyfile(source / entry.path, folder / entry.path)
             entries.append(entry)
     save_manifest(folder, Manifest(entries=tuple(entries)))
     return folder
 
 
-async def test_each_provider_fault_is_recorded_on_its_turn_and_counted(tmp_path: Path):
-    by_id = {d.id: d for d in load_dialogues(BUILTIN_DIALOGUES)}
-    dialogues = [by_id[i] for i in ITEMS]
-    silent = (ITEMS[1], dialogues[1].seeker_turn_indices[1])
-    fixtures = fixtures_with_a_silent_turn(tmp_path / "fixtures", dialogues, silent)
+async def test_each_provider_fault_is_recorded_on_its_turn_and_counted(tmp_path: Path, short_set):
+    dialogues = [short_set.item(i) for i in ITEMS]
+    silent = (ITEMS[1], dialogues[1].seeker_turn_indices[2])  # the sixth turn
+    fixtures = fixtures_with_a_silent_turn(
+        tmp_path / "fixtures", short_set.fixtures_dir, dialogues, silent
+    )
     with ScriptedLLMServer(ttft_ms=80, token_delay_ms=5, reply="I hear you. Tell me more.") as llm:
         # One entry per request, in order. The silent turn sends none.
         for content, fault in [
@@ -81,7 +83,7 @@ async def test_each_provider_fault_is_recorded_on_its_turn_and_counted(tmp_path:
             load_agent_spec(spec_path),
             spec_path=spec_path,
             dialogues=dialogues,
-            dialogues_path=BUILTIN_DIALOGUES,
+            dialogues_path=short_set.dialogues_path,
             fixtures_dir=fixtures,
             out_dir=tmp_path / "run",
             turn_timeout_s=TURN_TIMEOUT_S,

@@ -17,7 +17,7 @@ from voicebench.runlog import read_header, read_turns
 pytestmark = pytest.mark.slow
 
 SEEDS = kill_seeds((11, 12, 13))
-ITEM = "reg-ongoing-depression-02"  # three spoken turns
+ITEM = "short-tired"  # three short spoken turns (tests/short_set.py)
 AGENT = """\
 name = "kill-test"
 family = "scripted"
@@ -61,11 +61,13 @@ def agent(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def uninterrupted(tmp_path_factory, agent) -> tuple[list[dict], float]:
+def uninterrupted(tmp_path_factory, agent, short_set) -> tuple[list[dict], float]:
     """The run log of the same command never interrupted, and how long it took."""
     run = tmp_path_factory.mktemp("whole") / "run"
     log = kill_until_done(
-        voicebench("run", "--agent", str(agent), "--id", ITEM, "--out", str(run)),
+        voicebench(
+            "run", "--agent", str(agent), "--id", ITEM, *short_set.options(), "--out", str(run)
+        ),
         0,
         window_s=(0, 0),
         max_kills=0,
@@ -76,10 +78,12 @@ def uninterrupted(tmp_path_factory, agent) -> tuple[list[dict], float]:
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_a_run_killed_at_random_moments_resumes_to_the_uninterrupted_log(
-    seed, tmp_path, agent, uninterrupted
+    seed, tmp_path, agent, uninterrupted, short_set
 ):
     run = tmp_path / "run"
-    command = voicebench("run", "--agent", str(agent), "--id", ITEM, "--out", str(run))
+    command = voicebench(
+        "run", "--agent", str(agent), "--id", ITEM, *short_set.options(), "--out", str(run)
+    )
     expected, whole_s = uninterrupted
     # Kill points anywhere in the first 90% of an uninterrupted run, start-up included.
     log = kill_until_done(

@@ -9,8 +9,6 @@ import pytest
 from loguru import logger
 
 from voicebench.agentspec import AgentSpec, LLMSpec, api_key
-from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
-from voicebench.fixtures import BUILTIN_FIXTURES
 from voicebench.replaying import replay
 from voicebench.reporting import build_report
 from voicebench.testing import ScriptedLLMServer
@@ -20,7 +18,7 @@ pytestmark = pytest.mark.slow
 KEY = "sk-dummy-7f3a9c2e5b8d1046aa91c3e8f0b2d574"
 
 
-async def test_no_output_of_a_keyed_run_holds_the_key(tmp_path: Path, monkeypatch):
+async def test_no_output_of_a_keyed_run_holds_the_key(tmp_path: Path, monkeypatch, short_set):
     monkeypatch.setenv("VB_TEST_DUMMY_KEY", KEY)
     debug = tmp_path / "debug.log"
     sink = logger.add(debug, level="DEBUG")
@@ -37,15 +35,13 @@ async def test_no_output_of_a_keyed_run_holds_the_key(tmp_path: Path, monkeypatc
                 ),
             )
             assert api_key(spec) == KEY  # the pipeline's client is built with it
-            dialogue = next(
-                d for d in load_dialogues(BUILTIN_DIALOGUES) if len(d.seeker_turn_indices) == 2
-            )
+            dialogue = short_set.item("short-dog")  # two short spoken turns
             records = await replay(
                 spec,
                 spec_path=Path("keyed.toml"),
                 dialogues=[dialogue],
-                dialogues_path=BUILTIN_DIALOGUES,
-                fixtures_dir=BUILTIN_FIXTURES,
+                dialogues_path=short_set.dialogues_path,
+                fixtures_dir=short_set.fixtures_dir,
                 out_dir=tmp_path / "run",
             )
     finally:

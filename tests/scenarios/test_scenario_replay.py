@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scripted_agent import builtin_run, scripted
+from scripted_agent import scripted
 
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.errors import RunError
@@ -35,11 +35,10 @@ def high_band_fraction(pcm: np.ndarray, rate: int = 16_000) -> float:
     return float(power[freqs > 4_000].sum() / power.sum())
 
 
-async def test_each_turn_plays_its_drawn_scenario_and_records_it(tmp_path: Path):
-    dialogues = load_dialogues(BUILTIN_DIALOGUES)
-    dialogue = next(d for d in dialogues if len(d.seeker_turn_indices) >= 3)
+async def test_each_turn_plays_its_drawn_scenario_and_records_it(tmp_path: Path, short_set):
+    dialogue = short_set.item("short-tired")  # three short spoken turns
     out = tmp_path / "run"
-    kwargs = builtin_run([dialogue], out)
+    kwargs = short_set.run([dialogue], out)
     records = await replay(scripted(), scenarios=SCENARIOS, seed=SEED, **kwargs)
 
     parsed = [parse_scenario(s) for s in SCENARIOS]

@@ -1,0 +1,47 @@
+"""The short set: three dialogues whose seeker turns are about 1.5 s of speech (the built-in
+ones average 6.5 s), for tests that check bookkeeping (resume, faults, protocols, records) and
+not what long speech does. Its audio is synthesized with Piper once per test session."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from voicebench.dialogues import Dialogue, load_dialogues
+
+DIALOGUES = Path(__file__).resolve().parent / "data" / "short" / "dialogues.jsonl"
+SHORT_REPLY = "I hear you. That sounds hard."
+"""A reply of about 2 s, for tests that do not look at what the agent says."""
+
+
+@dataclass(frozen=True)
+class ShortSet:
+    dialogues_path: Path
+    fixtures_dir: Path
+    dialogues: tuple[Dialogue, ...]
+
+    def item(self, dialogue_id: str) -> Dialogue:
+        return next(d for d in self.dialogues if d.id == dialogue_id)
+
+    def run(self, dialogues, out_dir: Path) -> dict[str, Any]:
+        """``replay`` arguments for ``dialogues`` of this set, written to ``out_dir``."""
+        return dict(
+            spec_path=Path("agents/scripted.toml"),
+            dialogues=dialogues,
+            dialogues_path=self.dialogues_path,
+            fixtures_dir=self.fixtures_dir,
+            out_dir=out_dir,
+        )
+
+    def options(self) -> list[str]:
+        """The same set for ``voicebench run``."""
+        return ["--dialogues", str(self.dialogues_path), "--fixtures", str(self.fixtures_dir)]
+
+
+def make_short_set(folder: Path) -> ShortSet:
+    from voicebench.fixtures import synthesize_fixtures
+
+    dialogues = tuple(load_dialogues(DIALOGUES))
+    synthesize_fixtures(dialogues, folder)
+    return ShortSet(DIALOGUES, folder, dialogues)
