@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from campaign_files import dialogue_set
 from processes import ROOT, voicebench
 
 from voicebench.runlog import read_turns
@@ -53,7 +54,9 @@ def complete_lines(path: Path) -> int:
     return path.read_bytes().count(b"\n") if path.exists() else 0
 
 
-def test_a_killed_worker_s_cell_is_resumed_and_ends_as_an_uninterrupted_one(tmp_path: Path):
+def test_a_killed_worker_s_cell_is_resumed_and_ends_as_an_uninterrupted_one(
+    tmp_path: Path, short_set
+):
     assert not ray_processes(), "a Ray instance is already running here"
     with (
         ScriptedVoiceAgent(delay_ms=800, reply=REPLY) as fast,
@@ -67,7 +70,8 @@ def test_a_killed_worker_s_cell_is_resumed_and_ends_as_an_uninterrupted_one(tmp_
         file = tmp_path / "c.toml"
         file.write_text(
             'name = "killed"\n[[agents]]\nspec = "fast.toml"\n[[agents]]\nspec = "slow.toml"\n'
-            f'[[dialogues]]\npath = "{ROOT}/audio_fixtures/dialogues.jsonl"\nlimit = 2\n'
+            + dialogue_set(short_set)
+            + "limit = 2\n"  # two short items, five spoken turns
         )
         here, on_ray = tmp_path / "here", tmp_path / "ray"
         baseline = subprocess.Popen(
@@ -122,7 +126,7 @@ def test_a_killed_worker_s_cell_is_resumed_and_ends_as_an_uninterrupted_one(tmp_
     after = read_turns(killed)
     assert [r.model_dump() for r in after[: len(before)]] == [r.model_dump() for r in before]
     header = (killed / "run.json").read_text()
-    assert str(ROOT / "audio_fixtures" / "dialogues.jsonl") in header
+    assert str(short_set.dialogues_path) in header
     assert (on_ray / "report" / "index.html").is_file()
 
     deadline = time.monotonic() + 20

@@ -20,8 +20,6 @@ from voicebench.runlog import read_turns
 pytestmark = pytest.mark.slow
 CHROMIUM = find_chromium()
 
-CAMPAIGN = two_speeds(500, limit=1)
-
 
 async def look(page: Path) -> tuple[list, dict[str, bool], str]:
     async with Browser(CHROMIUM) as browser:
@@ -44,8 +42,8 @@ def campaign(file: Path, out: Path) -> subprocess.CompletedProcess:
     )
 
 
-def test_a_campaign_runs_judges_reports_and_resumes(tmp_path: Path):
-    file = write_campaign(tmp_path, CAMPAIGN)
+def test_a_campaign_runs_judges_reports_and_resumes(tmp_path: Path, short_set):
+    file = write_campaign(tmp_path, two_speeds(500, limit=1, short=short_set))
     out = tmp_path / "out"
     first = campaign(file, out)
     assert first.returncode == 0, first.stderr[-3000:]
