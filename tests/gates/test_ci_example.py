@@ -1,6 +1,7 @@
 """The example CI workflow's commands, run as written on the scripted agent, and two real runs
 that differ only by 100 ms of LLM time to first token: `compare` names the LLM stage first,
-`check` passes one and fails the other."""
+`check` passes one and fails the other. Both replay the short set (``tests/short_set.py``),
+which the workflow's `voicebench run` reads from VOICEBENCH_DIALOGUES and VOICEBENCH_FIXTURES."""
 
 from __future__ import annotations
 
@@ -27,17 +28,19 @@ def workflow_commands() -> list[str]:
     return [s["run"] for s in steps if "run" in s and s["run"].strip() != "make setup"]
 
 
-def call(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(voicebench(*args), cwd=ROOT, capture_output=True, text=True)
+def call(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(voicebench(*args), cwd=ROOT, capture_output=True, text=True, env=env)
 
 
-def test_the_example_workflow_and_a_100_ms_slower_llm(tmp_path: Path):
+def test_the_example_workflow_and_a_100_ms_slower_llm(tmp_path: Path, short_set):
     slower = tmp_path / "scripted-400ms.toml"
     spec = (ROOT / "agents" / "scripted.toml").read_text()
     slower.write_text(spec.replace("ttft_ms = 300", "ttft_ms = 400"))
     assert slower.read_text() != spec
     baseline = tmp_path / "slow"
-    made = call("run", "--agent", str(slower), "--limit", "3", "--out", str(baseline))
+    made = call(
+        "run", "--agent", str(slower), "--limit", "3", *short_set.options(), "--out", str(baseline)
+    )
     assert made.returncode == 0, made.stderr[-2000:]
 
     out = tmp_path / "ci"
@@ -48,6 +51,8 @@ def test_the_example_workflow_and_a_100_ms_slower_llm(tmp_path: Path):
         "OUT": str(out),
         "BASELINE": str(baseline),
         "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        "VOICEBENCH_DIALOGUES": str(short_set.dialogues_path),
+        "VOICEBENCH_FIXTURES": str(short_set.fixtures_dir),
     }
     here = f"{shlex.quote(sys.executable)} -m voicebench"
     commands = workflow_commands()

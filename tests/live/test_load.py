@@ -12,8 +12,7 @@ from typer.testing import CliRunner
 
 from voicebench.agentspec import AgentSpec, RemoteSpec
 from voicebench.cli import app
-from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
-from voicebench.fixtures import BUILTIN_FIXTURES, synthesize_fixtures
+from voicebench.fixtures import load_manifest
 from voicebench.live import LoadTurn, read_load, run_load, summarize_load
 from voicebench.live.load import arrival_times
 from voicebench.runlog import TurnError, TurnRecord
@@ -68,9 +67,9 @@ def test_summary_censors_failures_and_finds_where_the_budget_breaks():
 
 
 @pytest.mark.slow
-async def test_load_against_the_scripted_agent(tmp_path: Path):
-    items = [d for d in load_dialogues(BUILTIN_DIALOGUES) if len(d.seeker_turn_indices) == 2][:3]
-    manifest = synthesize_fixtures(items, BUILTIN_FIXTURES).manifest
+async def test_load_against_the_scripted_agent(tmp_path: Path, short_set):
+    items = [d for d in short_set.dialogues if len(d.seeker_turn_indices) == 2][:3]
+    manifest = load_manifest(short_set.fixtures_dir)
     out = tmp_path / "load"
     async with ScriptedVoiceAgent(delay_ms=700, faults=["refuse"]) as agent:
         spec = AgentSpec(
@@ -82,7 +81,7 @@ async def test_load_against_the_scripted_agent(tmp_path: Path):
             spec,
             items,
             manifest,
-            BUILTIN_FIXTURES,
+            short_set.fixtures_dir,
             out,
             callers=3,
             ramp_s=1.0,
@@ -101,9 +100,11 @@ async def test_load_against_the_scripted_agent(tmp_path: Path):
     assert summary.failures == {"handshake": 1}
 
 
-async def test_load_callers_play_scenarios_and_barge_in_within_their_call(tmp_path: Path):
-    items = [d for d in load_dialogues(BUILTIN_DIALOGUES) if len(d.seeker_turn_indices) == 2][:2]
-    manifest = synthesize_fixtures(items, BUILTIN_FIXTURES).manifest
+async def test_load_callers_play_scenarios_and_barge_in_within_their_call(
+    tmp_path: Path, short_set
+):
+    items = [d for d in short_set.dialogues if len(d.seeker_turn_indices) == 2][:2]
+    manifest = load_manifest(short_set.fixtures_dir)
     out = tmp_path / "load"
     async with ScriptedVoiceAgent(delay_ms=300, stop_ms=150) as agent:
         spec = AgentSpec(name="s", family="s", remote=RemoteSpec(url=agent.url, quiet_secs=0.8))
@@ -111,7 +112,7 @@ async def test_load_callers_play_scenarios_and_barge_in_within_their_call(tmp_pa
             spec,
             items,
             manifest,
-            BUILTIN_FIXTURES,
+            short_set.fixtures_dir,
             out,
             callers=2,
             ramp_s=0.5,

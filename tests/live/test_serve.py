@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 from fastapi import WebSocket  # at module level: FastAPI resolves the endpoint's annotations here
 from processes import ROOT, as_in_a_terminal, descendants, survivors, voicebench
+from short_set import ShortSet
 
 from voicebench.agentspec import AgentSpec, LLMSpec, RemoteAuth, RemoteSpec, load_agent_spec
-from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
-from voicebench.fixtures import BUILTIN_FIXTURES, read_wav, speech_bounds
+from voicebench.fixtures import read_wav, speech_bounds
 from voicebench.replaying import replay
 
 pytestmark = pytest.mark.slow
@@ -47,14 +47,14 @@ def _remote(url: str, protocol: str, **over) -> AgentSpec:
     )
 
 
-async def _call(url: str, protocol: str, out: Path, **over):
-    dialogue = next(d for d in load_dialogues(BUILTIN_DIALOGUES) if len(d.seeker_turn_indices) == 2)
+async def _call(url: str, protocol: str, out: Path, short: ShortSet, **over):
+    """One call of two short spoken turns (``tests/short_set.py``)."""
     return await replay(
         _remote(url, protocol, **over),
         spec_path=Path("served.toml"),
-        dialogues=[dialogue],
-        dialogues_path=BUILTIN_DIALOGUES,
-        fixtures_dir=BUILTIN_FIXTURES,
+        dialogues=[short.item("short-dog")],
+        dialogues_path=short.dialogues_path,
+        fixtures_dir=short.fixtures_dir,
         out_dir=out,
     )
 
@@ -70,17 +70,16 @@ def _check(records, out: Path) -> None:
         assert (last - first) / 16_000 > 1.0
 
 
-async def _load(url: str, protocol: str, out: Path, *, callers: int, **over):
-    from voicebench.fixtures import synthesize_fixtures
+async def _load(url: str, protocol: str, out: Path, short: ShortSet, *, callers: int, **over):
+    from voicebench.fixtures import load_manifest
     from voicebench.live import run_load
 
-    items = [d for d in load_dialogues(BUILTIN_DIALOGUES) if len(d.seeker_turn_indices) == 2][:2]
-    manifest = synthesize_fixtures(items, BUILTIN_FIXTURES).manifest
+    items = [d for d in short.dialogues if len(d.seeker_turn_indices) == 2][:2]
     return await run_load(
         _remote(url, protocol, **over),
         items,
-        manifest,
-        BUILTIN_FIXTURES,
+        load_manifest(short.fixtures_dir),
+        short.fixtures_dir,
         out,
         callers=callers,
         ramp_s=0.5,
@@ -89,7 +88,7 @@ async def _load(url: str, protocol: str, out: Path, *, callers: int, **over):
     )
 
 
-async def test_serve_answers_calls_and_stops_cleanly(tmp_path: Path):
+async def test_serve_answers_calls_and_stops_cleanly(tmp_path: Path, short_set):
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -115,10 +114,10 @@ async def test_serve_answers_calls_and_stops_cleanly(tmp_path: Path):
         printed = re.search(r"^token (\S+) ", proc.stdout.readline())
         assert printed and len(printed.group(1)) >= 16
         os.environ[TOKEN_ENV] = printed.group(1)
-        records = await _call(match.group(1), "pcm", tmp_path / "run")
+        records = await _call(match.group(1), "pcm", tmp_path / "run", short_set)
         _check(records, tmp_path / "run")
         # Two callers at once: one pipeline each, one shared scripted LLM.
-        turns = await _load(match.group(1), "pcm", tmp_path / "load", callers=2)
+        turns = await _load(match.group(1), "pcm", tmp_path / "load", short_set, callers=2)
         assert len(turns) == 4 and all(t.turn.error is None for t in turns)
         assert max(t.concurrency for t in turns) == 2
         helpers = descendants(proc.pid)
@@ -157,10 +156,10 @@ def _serve(tmp_path: Path, protocol: str = "pcm") -> tuple[subprocess.Popen, str
     return proc, match.group(1)
 
 
-async def test_serve_answers_phone_calls_on_a_twilio_stream(tmp_path: Path):
+async def test_serve_answers_phone_calls_on_a_twilio_stream(tmp_path: Path, short_set):
     serve, url = _serve(tmp_path, "twilio")
     try:
-        records = await _call(url, "twilio", tmp_path / "run")
+        records = await _call(url, "twilio", tmp_path / "run", short_set)
         _check(records, tmp_path / "run")
     finally:
         serve.send_signal(signal.SIGTERM)
@@ -170,7 +169,7 @@ async def test_serve_answers_phone_calls_on_a_twilio_stream(tmp_path: Path):
     assert log.count("call started") == log.count("call ended") == 1
 
 
-def test_callers_hanging_up_mid_call_end_their_pipelines(tmp_path: Path):
+def test_callers_hanging_up_mid_call_end_their_pipelines(tmp_path: Path, short_set):
     """`load` interrupted with Ctrl-C mid-call: it exits 130 keeping its finished turns, and
     `serve` stops both callers' pipelines and keeps serving; then SIGTERM stops it and its
     helper."""
@@ -182,6 +181,7 @@ def test_callers_hanging_up_mid_call_end_their_pipelines(tmp_path: Path):
                 "load",
                 "--agent",
                 url,
+                *short_set.options(),
                 "--callers",
                 "2",
                 "--ramp",
@@ -268,9 +268,9 @@ async def pipecat_bot():
         yield f"ws://127.0.0.1:{port}"
 
 
-async def test_a_plain_pipecat_websocket_bot_is_measured_unchanged(tmp_path: Path):
+async def test_a_plain_pipecat_websocket_bot_is_measured_unchanged(tmp_path: Path, short_set):
     async with pipecat_bot() as url:
-        records = await _call(url, "pipecat", tmp_path / "run", auth=None)
+        records = await _call(url, "pipecat", tmp_path / "run", short_set, auth=None)
     _check(records, tmp_path / "run")
     # What the listener heard is transcribed for judging like any contestant's reply.
     from voicebench.judging.replies import Transcriber, agent_replies
@@ -280,9 +280,9 @@ async def test_a_plain_pipecat_websocket_bot_is_measured_unchanged(tmp_path: Pat
     assert len(replies[0].heard.split()) >= 5 and replies[0].failed is None
 
 
-async def test_load_against_a_pipecat_bot(tmp_path: Path):
+async def test_load_against_a_pipecat_bot(tmp_path: Path, short_set):
     async with pipecat_bot() as url:
-        turns = await _load(url, "pipecat", tmp_path / "load", callers=1, auth=None)
+        turns = await _load(url, "pipecat", tmp_path / "load", short_set, callers=1, auth=None)
     assert turns and all(t.turn.error is None for t in turns)
 
 
@@ -352,11 +352,13 @@ async def pipecat_twilio_bot(seen: dict):
         await task
 
 
-async def test_a_plain_pipecat_twilio_bot_is_called_as_a_phone_platform_would(tmp_path: Path):
+async def test_a_plain_pipecat_twilio_bot_is_called_as_a_phone_platform_would(
+    tmp_path: Path, short_set
+):
     seen: dict = {}
     async with pipecat_twilio_bot(seen) as url:
         records = await _call(
-            url, "twilio", tmp_path / "run", parameters={"caller": "vb"}, auth=None
+            url, "twilio", tmp_path / "run", short_set, parameters={"caller": "vb"}, auth=None
         )
     # pipecat recognised a Twilio stream and read its ids and custom parameters.
     assert seen["platform"] == "twilio" and seen["stream"].startswith("MZ")
@@ -370,6 +372,7 @@ async def test_a_plain_pipecat_twilio_bot_is_called_as_a_phone_platform_would(tm
 
 async def test_serve_refuses_a_missing_token_a_foreign_origin_and_calls_over_the_cap(
     tmp_path: Path,
+    short_set,
 ):
     """Each refusal is a WebSocket close with its code and reason, before any pipeline; the
     one call allowed runs, and a context over its caps ends it the same way."""
@@ -412,7 +415,7 @@ async def test_serve_refuses_a_missing_token_a_foreign_origin_and_calls_over_the
         )
         assert code == 1008 and reason.startswith("origin https://evil.example is not allowed")
         # The remote-agent client records the reason on the turn.
-        records = await _call(url, "pcm", tmp_path / "refused", auth=None)
+        records = await _call(url, "pcm", tmp_path / "refused", short_set, auth=None)
         assert records[0].error.kind == "closed_mid_turn"
         assert "(1008: missing or wrong token)" in records[0].error.reason
         # One call at a time: the second is told to come back later.
