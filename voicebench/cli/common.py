@@ -104,13 +104,13 @@ def plain(text: str) -> str:
 
 
 def say(message: str) -> None:
-    """A status line on stderr."""
-    err.print(message, highlight=False)
+    """A status line on stderr, never broken inside (a path in it stays one piece to copy)."""
+    err.print(message, highlight=False, soft_wrap=True)
 
 
 def show(message: str) -> None:
-    """A result line on stdout."""
-    out.print(message, highlight=False)
+    """A result line on stdout, never broken inside (a path in it stays one piece to copy)."""
+    out.print(message, highlight=False, soft_wrap=True)
 
 
 def quiet_libraries(verbose: bool) -> None:
