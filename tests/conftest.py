@@ -1,5 +1,6 @@
-"""Shared test set-up: no hub access, pipecat's per-frame logging kept out of test output, and
-the short set (``tests/short_set.py``) for tests that replay only to check bookkeeping."""
+"""Shared test set-up: no hub access, pipecat's per-frame logging kept out of test output, the
+slow tests first, and the short set (``tests/short_set.py``) for tests that replay only to
+check bookkeeping."""
 
 from __future__ import annotations
 
@@ -18,6 +19,12 @@ try:
     logger.add(sys.stderr, level="WARNING")
 except ImportError:  # pragma: no cover
     pass
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked slow first (in their order), then the rest: with two processes the
+    quick ones fill in at the end, so both finish about together."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.fixture(scope="session")
