@@ -22,8 +22,8 @@ except ImportError:  # pragma: no cover
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests marked slow first (in their order), then the rest: with two processes the
-    quick ones fill in at the end, so both finish about together."""
+    """The tests marked slow first (in their order), then the rest: with several processes the
+    quick ones fill in at the end, so they finish about together."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 

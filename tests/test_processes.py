@@ -16,7 +16,7 @@ from processes import ROOT, as_in_a_terminal, descendants, survivors, voicebench
 pytestmark = pytest.mark.slow
 
 
-def test_ctrl_c_mid_run_stops_helpers_and_keeps_finished_turns(tmp_path: Path):
+def test_ctrl_c_mid_run_stops_helpers_and_keeps_finished_turns(tmp_path: Path, short_set):
     out = tmp_path / "run"
     command = [
         sys.executable,
@@ -26,7 +26,8 @@ def test_ctrl_c_mid_run_stops_helpers_and_keeps_finished_turns(tmp_path: Path):
         "--agent",
         "agents/scripted.toml",
         "--id",
-        "reg-job-crisis-01",
+        "short-tired",  # three short turns (tests/short_set.py)
+        *short_set.options(),
         "--out",
         str(out),
     ]

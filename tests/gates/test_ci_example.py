@@ -39,7 +39,7 @@ def test_the_example_workflow_and_a_100_ms_slower_llm(tmp_path: Path, short_set)
     assert slower.read_text() != spec
     baseline = tmp_path / "slow"
     made = call(
-        "run", "--agent", str(slower), "--limit", "3", *short_set.options(), "--out", str(baseline)
+        "run", "--agent", str(slower), "--limit", "2", *short_set.options(), "--out", str(baseline)
     )
     assert made.returncode == 0, made.stderr[-2000:]
 
@@ -47,7 +47,7 @@ def test_the_example_workflow_and_a_100_ms_slower_llm(tmp_path: Path, short_set)
     env = {
         **os.environ,
         "AGENT": "agents/scripted.toml",
-        "LIMIT": "3",
+        "LIMIT": "2",
         "OUT": str(out),
         "BASELINE": str(baseline),
         "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scripted_agent import REPLY, scripted
+from scripted_agent import REPLY, builtin_run, scripted
 
 from voicebench.agent.interface import HeardTurn
 from voicebench.agentspec import TurnSpec, VADSpec
+from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.fixtures import read_wav, speech_bounds
 from voicebench.fixtures.audio import resample, to_int16
 from voicebench.fixtures.synth import PiperSpeaker
@@ -24,10 +25,12 @@ from voicebench.timing import EventKind, derive_timing, user_transcript
 pytestmark = pytest.mark.slow
 
 
-async def test_replay_times_every_turn_and_resumes_without_redoing_any(tmp_path: Path, short_set):
-    dialogue = short_set.item("short-tired")  # three short spoken turns
+async def test_replay_times_every_turn_and_resumes_without_redoing_any(tmp_path: Path):
+    # Built-in turns: the ASR's word error rate is checked, which one misheard word of a
+    # four-word turn would put at 0.25.
+    dialogue = load_dialogues(BUILTIN_DIALOGUES)[0]
     out = tmp_path / "run"
-    kwargs = short_set.run([dialogue], out)
+    kwargs = builtin_run([dialogue], out)
     records = await replay(scripted(), **kwargs)
 
     assert [r.turn_index for r in records] == list(dialogue.seeker_turn_indices)
