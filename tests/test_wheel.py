@@ -2,13 +2,16 @@
 environment, run from an empty folder far from the checkout.
 
 The fresh environment gets the wheel itself; its dependencies are the test environment's (a
-path line, so nothing is downloaded), never the checkout's own editable voicebench.
+path line, so nothing is downloaded), never the checkout's own editable voicebench. The wheel
+is built from a copy of the sources, so the build's own files (``build/``, ``*.egg-info``)
+never appear in the checkout while other tests run commands there.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -21,6 +24,8 @@ from processes import ROOT
 
 pytestmark = pytest.mark.slow
 PIP = [sys.executable, "-m", "pip"]
+SOURCES = ("pyproject.toml", "README.md", "voicebench", "agents", "judges", "audio_fixtures")
+"""What the wheel is built from (``voicebench/_data`` links to the three data folders)."""
 
 
 def _tree(folder: Path) -> dict[str, tuple[int, int]]:
@@ -31,9 +36,21 @@ def _tree(folder: Path) -> dict[str, tuple[int, int]]:
 def installed(tmp_path_factory) -> tuple[Path, Path]:
     """(the environment's python, the voicebench package folder inside it)."""
     tmp = tmp_path_factory.mktemp("wheel")
+    source = tmp / "source"
+    source.mkdir()
+    for name in SOURCES:
+        if (ROOT / name).is_dir():
+            shutil.copytree(
+                ROOT / name,
+                source / name,
+                symlinks=True,
+                ignore=shutil.ignore_patterns("__pycache__"),
+            )
+        else:
+            shutil.copy2(ROOT / name, source / name)
     dist = str(tmp / "dist")
     subprocess.run(
-        [*PIP, "wheel", "--quiet", "--no-deps", "--no-build-isolation", str(ROOT), "-w", dist],
+        [*PIP, "wheel", "--quiet", "--no-deps", "--no-build-isolation", str(source), "-w", dist],
         check=True,
         capture_output=True,
     )
