@@ -24,10 +24,12 @@ class ShortSet:
     def item(self, dialogue_id: str) -> Dialogue:
         return next(d for d in self.dialogues if d.id == dialogue_id)
 
-    def run(self, dialogues, out_dir: Path) -> dict[str, Any]:
+    def run(
+        self, dialogues, out_dir: Path, spec_path: Path = Path("agents/scripted.toml")
+    ) -> dict[str, Any]:
         """``replay`` arguments for ``dialogues`` of this set, written to ``out_dir``."""
         return dict(
-            spec_path=Path("agents/scripted.toml"),
+            spec_path=spec_path,
             dialogues=dialogues,
             dialogues_path=self.dialogues_path,
             fixtures_dir=self.fixtures_dir,

@@ -51,11 +51,7 @@ async def _call(url: str, protocol: str, out: Path, short: ShortSet, **over):
     """One call of two short spoken turns (``tests/short_set.py``)."""
     return await replay(
         _remote(url, protocol, **over),
-        spec_path=Path("served.toml"),
-        dialogues=[short.item("short-dog")],
-        dialogues_path=short.dialogues_path,
-        fixtures_dir=short.fixtures_dir,
-        out_dir=out,
+        **short.run([short.item("short-dog")], out, Path("served.toml")),
     )
 
 

@@ -48,11 +48,7 @@ async def _replay(spec: AgentSpec, out: Path, short: ShortSet, d=None, **kwargs)
     """A dialogue of the short set (two spoken turns unless ``d`` is given) through ``spec``."""
     return await replay(
         spec,
-        spec_path=Path("far.toml"),
-        dialogues=[d or dialogue(short)],
-        dialogues_path=short.dialogues_path,
-        fixtures_dir=short.fixtures_dir,
-        out_dir=out,
+        **short.run([d or dialogue(short)], out, Path("far.toml")),
         **kwargs,
     )
 

@@ -81,11 +81,7 @@ async def test_an_agent_streaming_16_mib_frames_fails_its_turn_with_memory_flat(
         try:
             records = await replay(
                 spec,
-                spec_path=Path("flooder.toml"),
-                dialogues=[dialogue],
-                dialogues_path=short_set.dialogues_path,
-                fixtures_dir=short_set.fixtures_dir,
-                out_dir=tmp_path / "run",
+                **short_set.run([dialogue], tmp_path / "run", Path("flooder.toml")),
                 turn_timeout_s=20,
             )
         finally:
@@ -179,11 +175,7 @@ async def test_an_agents_error_text_is_redacted_before_it_is_cut(
         dialogue = short_set.item("short-dog")
         records = await replay(
             spec,
-            spec_path=Path("echo.toml"),
-            dialogues=[dialogue],
-            dialogues_path=short_set.dialogues_path,
-            fixtures_dir=short_set.fixtures_dir,
-            out_dir=tmp_path / "run",
+            **short_set.run([dialogue], tmp_path / "run", Path("echo.toml")),
             turn_timeout_s=1,
         )
     assert seen_headers["Authorization"] == f"Bearer {TOKEN}"  # it was presented

@@ -38,11 +38,7 @@ async def test_no_output_of_a_keyed_run_holds_the_key(tmp_path: Path, monkeypatc
             dialogue = short_set.item("short-dog")  # two short spoken turns
             records = await replay(
                 spec,
-                spec_path=Path("keyed.toml"),
-                dialogues=[dialogue],
-                dialogues_path=short_set.dialogues_path,
-                fixtures_dir=short_set.fixtures_dir,
-                out_dir=tmp_path / "run",
+                **short_set.run([dialogue], tmp_path / "run", Path("keyed.toml")),
             )
     finally:
         logger.remove(sink)
