@@ -74,8 +74,8 @@ docs: setup
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 test: lint docs browser offline-judge
-	$(PY) -m pytest -n 2 --dist loadfile --durations=15
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=15
 
 # The loop while working: lint and the tests not marked slow.
 check: lint
-	$(PY) -m pytest -n 2 --dist loadfile -m "not slow" --durations=15
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder -m "not slow" --durations=15

@@ -17,13 +17,19 @@ AGENT = os.environ.get("VOICEBENCH_AGENT", "scripted")
 ITEMS = int(os.environ.get("VOICEBENCH_ITEMS", "6"))
 MAX_TTFA_P90_MS = float(os.environ.get("VOICEBENCH_MAX_TTFA_P90_MS", "2500"))
 JUDGE = os.environ.get("VOICEBENCH_JUDGE", "local")
+DIALOGUES = os.environ.get("VOICEBENCH_DIALOGUES")  # unset: the built-in set
+FIXTURES = os.environ.get("VOICEBENCH_FIXTURES")  # the audio of another set's seeker turns
 
 
-@pytest.mark.voicebench(agent=AGENT, limit=ITEMS, judge=JUDGE)
+@pytest.mark.voicebench(
+    agent=AGENT, dialogues=DIALOGUES, fixtures=FIXTURES, limit=ITEMS, judge=JUDGE
+)
 def test_answers_within_budget(voicebench_run):
     expect(voicebench_run, max_ttfa_p90_ms=MAX_TTFA_P90_MS, max_failed_pct=0)
 
 
-@pytest.mark.voicebench(agent=AGENT, limit=ITEMS, judge=JUDGE)
+@pytest.mark.voicebench(
+    agent=AGENT, dialogues=DIALOGUES, fixtures=FIXTURES, limit=ITEMS, judge=JUDGE
+)
 def test_not_clearly_worse_than_people(voicebench_run, voicebench_judging):
     expect_not_below(voicebench_judging, voicebench_run.agent, reference="human")

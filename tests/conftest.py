@@ -1,5 +1,5 @@
 """Shared test set-up: no hub access, pipecat's per-frame logging kept out of test output, the
-slow tests first, and the short set (``tests/short_set.py``) for tests that replay only to
+heaviest tests first, and the short set (``tests/short_set.py``) for tests that replay only to
 check bookkeeping."""
 
 from __future__ import annotations
@@ -21,10 +21,34 @@ except ImportError:  # pragma: no cover
     pass
 
 
+HEAVIEST = (
+    "test_demo.py",
+    "test_overlap_replay.py",
+    "test_wheel.py",
+    "test_serve.py",
+    "test_remote.py",
+    "test_campaign_run.py",
+    "test_example.py",
+    "test_ci_example.py",
+    "test_judge_killed.py",
+    "test_replay.py",
+    "test_run_killed.py",
+)
+"""The test files that take longest (a minute or more each in ``--durations``), longest first."""
+
+
+def _order(item: pytest.Item) -> tuple[int, int]:
+    name = item.path.name
+    if name in HEAVIEST:
+        return 0, HEAVIEST.index(name)
+    return (1 if item.get_closest_marker("slow") else 2), 0
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests marked slow first (in their order), then the rest: with several processes the
-    quick ones fill in at the end, so they finish about together."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    """The heaviest test files first, longest first, then the other slow tests, then the rest.
+    The processes take a file at a time in this order (``--no-loadscope-reorder``), so the
+    quick ones fill in at the end and the two finish about together."""
+    items.sort(key=_order)
 
 
 @pytest.fixture(scope="session")

@@ -17,8 +17,13 @@ pytestmark = pytest.mark.slow
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts="]
 
 
-def _pytest(folder: Path, **env: str) -> subprocess.CompletedProcess[str]:
+def _pytest(folder: Path, short_set, **env: str) -> subprocess.CompletedProcess[str]:
     settings = {**os.environ, "VOICEBENCH_AGENT": "scripted", "VOICEBENCH_ITEMS": "1"}
+    # the first item of the short set: three seeker turns
+    settings |= {
+        "VOICEBENCH_DIALOGUES": str(short_set.dialogues_path),
+        "VOICEBENCH_FIXTURES": str(short_set.fixtures_dir),
+    }
     # the smoke judge keeps it quick: the test is of the plugin's plumbing
     settings |= {"VOICEBENCH_JUDGE": "local-smoke", **env}
     return subprocess.run(
@@ -31,25 +36,25 @@ def _pytest(folder: Path, **env: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_the_example_fails_readably_then_passes(tmp_path):
+def test_the_example_fails_readably_then_passes(tmp_path, short_set):
     folder = tmp_path / "kept"
-    tight = _pytest(folder, VOICEBENCH_MAX_TTFA_P90_MS="1")
+    tight = _pytest(folder, short_set, VOICEBENCH_MAX_TTFA_P90_MS="1")
     assert tight.returncode == 1, tight.stdout[-3000:] + tight.stderr[-2000:]
     out = tight.stdout
     assert "1 failed, 1 passed" in out
     assert "voicebench gates failed in" in out
-    gate = re.search(r"ttfa_p90_ms = ([\d,.]+) ms \(95% CI \[[\d,.]+ ms, [\d,.]+ ms\], n=2\)", out)
+    gate = re.search(r"ttfa_p90_ms = ([\d,.]+) ms \(95% CI \[[\d,.]+ ms, [\d,.]+ ms\], n=3\)", out)
     assert gate and float(gate.group(1).replace(",", "")) > 1, out[-3000:]
     assert "bound <= 1.0 ms" in out
     kept = re.search(r"kept for a look: (\S+)", out)
     assert kept, out[-3000:]
     run = Path(kept.group(1))
-    assert (run / "run.json").is_file() and len((run / "turns.jsonl").read_text().splitlines()) == 2
+    assert (run / "run.json").is_file() and len((run / "turns.jsonl").read_text().splitlines()) == 3
     # the passing test's own folder (the judging) is gone; the failed test's run stays
     assert sorted(p.name for p in folder.iterdir()) == [run.name]
 
     # the same suite with the gate as shipped: passes, resuming the kept run
-    fine = _pytest(folder)
+    fine = _pytest(folder, short_set)
     assert fine.returncode == 0, fine.stdout[-3000:] + fine.stderr[-2000:]
     assert "2 passed" in fine.stdout
     assert not folder.exists() or not any(folder.iterdir())

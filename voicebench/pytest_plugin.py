@@ -11,8 +11,8 @@ Mark a test with the agent to replay, take the ``voicebench_run`` fixture (and
         expect(voicebench_run, max_ttfa_p90_ms=1200, max_failed_pct=0)
         expect_not_below(voicebench_judging, voicebench_run.agent, reference="human")
 
-The marker takes ``replay``'s arguments (``agent``, ``dialogues``, ``limit``, ``ids``,
-``scenarios``, ``seed``, ``mode``) and ``judge`` (a judge spec for ``voicebench_judging``;
+The marker takes ``replay``'s arguments (``agent``, ``dialogues``, ``fixtures``, ``limit``,
+``ids``, ``scenarios``, ``seed``, ``mode``) and ``judge`` (a judge spec for ``voicebench_judging``;
 default ``local-smoke``). Tests with the same marker share one replay and one judging. The
 folders go under ``--voicebench-dir`` (default: pytest's temporary folder); a folder that a
 failed test used is kept and its path is printed with the failure, the others are removed
@@ -31,7 +31,7 @@ import pytest
 
 from voicebench.api import GateResults, Judging, Run, check, judge, replay
 
-REPLAY_ARGS = ("agent", "dialogues", "limit", "ids", "scenarios", "seed", "mode")
+REPLAY_ARGS = ("agent", "dialogues", "fixtures", "limit", "ids", "scenarios", "seed", "mode")
 _FOLDERS = pytest.StashKey[list[Path]]()
 _KEEP = pytest.StashKey[set[Path]]()
 _RESULTS = pytest.StashKey[dict[tuple, Any]]()
