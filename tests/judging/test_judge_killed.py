@@ -135,9 +135,10 @@ def test_a_judging_job_killed_at_random_moments_resumes_to_the_uninterrupted_ver
 def test_ctrl_c_mid_judging_stops_the_local_judge_and_keeps_its_verdicts(tmp_path, setup):
     runs, _ = setup
     out = tmp_path / "judging"
+    # One run against the human reference: one pair, both orders, two items.
     command = voicebench(
         "judge",
-        *map(str, runs),
+        str(runs[0]),
         "--judge",
         "judges/local-smoke.toml",
         "--out",
@@ -165,9 +166,9 @@ def test_ctrl_c_mid_judging_stops_the_local_judge_and_keeps_its_verdicts(tmp_pat
     assert helpers, "the llama.cpp server should have been running"
     assert not survivors(helpers)
     kept = _records(out / "verdicts.jsonl")
-    assert 1 <= len(kept) < 24
+    assert 1 <= len(kept) < 4
     again = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr[-2000:]
     assert f"({len(kept)} already decided)" in " ".join(again.stderr.split())
     final = _records(out / "verdicts.jsonl")
-    assert final[: len(kept)] == kept and len({v["key"] for v in final}) == len(final) == 24
+    assert final[: len(kept)] == kept and len({v["key"] for v in final}) == len(final) == 4

@@ -21,6 +21,8 @@ pytestmark = pytest.mark.slow
 
 THREE_TURNS = "short-tired"
 """A dialogue of the short set with three seeker turns: the first cannot barge in, two can."""
+TWO_TURNS = "short-dog"
+"""One with two: the second barges in."""
 
 
 def remote(url: str, protocol: str = "pcm") -> AgentSpec:
@@ -127,7 +129,7 @@ async def test_a_pause_longer_than_the_agents_wait_draws_a_premature_reply(tmp_p
 
 
 async def test_the_in_process_pipeline_yields_on_its_frames(tmp_path: Path, short_set):
-    d = short_set.item(THREE_TURNS)
+    d = short_set.item(TWO_TURNS)
     barged = await replay(
         scripted(), scenarios=["barge-in:delay_ms=600"], **short_set.run([d], tmp_path / "a")
     )
