@@ -210,7 +210,8 @@ class Steps:
 
     def line(self, message: str) -> None:
         """A line for the log (above the bar on a terminal)."""
-        (self._bar.console if self._bar is not None else err).print(message, highlight=False)
+        console = self._bar.console if self._bar is not None else err
+        console.print(message, highlight=False, soft_wrap=True)
 
     def advance(self, done: int, total: int, message: str | None = None) -> None:
         """``done`` of ``total`` steps finished; ``message`` (if any) is logged."""
