@@ -43,6 +43,7 @@ ORDER = (
     "reporting",
     "annotate",
     "gates",
+    "converse",
     "campaign",
     # the front: the Python calls, the demo, the pytest plugin, the commands
     "api",

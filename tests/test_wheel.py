@@ -62,6 +62,7 @@ def installed(tmp_path_factory) -> tuple[Path, Path]:
         "voicebench/_data/judges/pairs-gold.jsonl",
         "voicebench/_data/audio_fixtures/dialogues.jsonl",
         "voicebench/_data/audio_fixtures/manifest.json",
+        "voicebench/_data/audio_fixtures/personas.jsonl",
         "voicebench/reporting/templates/report.html.j2",
     ):
         assert shipped in names, shipped

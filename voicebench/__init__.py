@@ -15,12 +15,15 @@ dialogues -> fixtures (audio) -> replay (pipeline + timing) -> runlog -> judging
 
 from voicebench._version import __version__
 from voicebench.api import (
+    Calls,
     EloDifference,
     GateResults,
     Judging,
     Run,
     check,
     compare,
+    converse,
+    converse_async,
     judge,
     judge_async,
     rate,
@@ -30,6 +33,7 @@ from voicebench.api import (
 )
 
 __all__ = [
+    "Calls",
     "EloDifference",
     "GateResults",
     "Judging",
@@ -37,6 +41,8 @@ __all__ = [
     "__version__",
     "check",
     "compare",
+    "converse",
+    "converse_async",
     "judge",
     "judge_async",
     "rate",

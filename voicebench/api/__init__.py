@@ -1,4 +1,5 @@
-"""voicebench from Python: replay an agent, judge the runs, rate, check gates, compare, report.
+"""voicebench from Python: replay an agent, call it with simulated seekers, judge the runs,
+rate, check gates, compare, report.
 
 Each call takes paths (or a shipped spec's name) or loaded objects and returns a typed result
 that carries data; the command line calls the same library. ``replay`` and ``judge`` have
@@ -7,16 +8,19 @@ is already running (a notebook), by running the work on a thread with a loop of 
 """
 
 from voicebench.api.quality import check, compare, judge, judge_async, rate, report
-from voicebench.api.results import EloDifference, GateResults, Judging, Run, run_sync
-from voicebench.api.runs import replay, replay_async
+from voicebench.api.results import Calls, EloDifference, GateResults, Judging, Run, run_sync
+from voicebench.api.runs import converse, converse_async, replay, replay_async
 
 __all__ = [
+    "Calls",
     "EloDifference",
     "GateResults",
     "Judging",
     "Run",
     "check",
     "compare",
+    "converse",
+    "converse_async",
     "judge",
     "judge_async",
     "rate",

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
+    from voicebench.converse import CallRecord
     from voicebench.gates import Figure, GateResult
     from voicebench.judging import JudgingHeader, JudgingResult, Verdict
     from voicebench.runlog import RunHeader, TurnRecord
@@ -28,6 +29,32 @@ def run_sync(work: Coroutine[Any, Any, T]) -> T:
         return asyncio.run(work)
     with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="voicebench") as pool:
         return pool.submit(asyncio.run, work).result()
+
+
+@dataclass(frozen=True)
+class Calls:
+    """A folder of simulated calls: the run of every agent turn, and each call's record."""
+
+    path: Path
+    run: Run
+    calls: tuple[CallRecord, ...]
+
+    @classmethod
+    def load(cls, path: PathLike) -> Calls:
+        from voicebench.converse import read_calls
+
+        path = Path(path)
+        return cls(path, Run.load(path), tuple(read_calls(path)))
+
+    @property
+    def items(self) -> Path:
+        """The valid calls as dialogue items (replay them with their ``fixtures``)."""
+        return self.path / "items.jsonl"
+
+    @property
+    def fixtures(self) -> Path:
+        """The audio of the seekers' lines."""
+        return self.path / "fixtures"
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""``replay``: dialogues spoken through an agent, every turn timed, from Python."""
+"""``replay``: dialogues spoken through an agent, every turn timed, from Python; ``converse``:
+simulated callers talking with it."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from voicebench import builtin
-from voicebench.api.results import PathLike, Run, run_sync
+from voicebench.api.results import Calls, PathLike, Run, run_sync
 
 if TYPE_CHECKING:
     from voicebench.agentspec import AgentSpec
+    from voicebench.converse.records import CallProgress
     from voicebench.dialogues import Dialogue
     from voicebench.replaying import RunProgress
 
@@ -43,14 +45,13 @@ async def replay_async(
     from voicebench.errors import InputError
     from voicebench.replaying import replay as replay_dialogues
     from voicebench.replaying import select_dialogues
-    from voicebench.runlog import ReplayMode, default_run_dir
+    from voicebench.runlog import REPLAY_MODES, ReplayMode, default_run_dir
 
     spec, spec_path = _agent(agent)
-    try:
-        replay_mode = ReplayMode(mode)
-    except ValueError:
-        choices = ", ".join(m.value for m in ReplayMode)
-        raise InputError(f"must be one of: {choices}", field="mode") from None
+    if mode not in {m.value for m in REPLAY_MODES}:
+        choices = ", ".join(m.value for m in REPLAY_MODES)
+        raise InputError(f"must be one of: {choices}", field="mode")
+    replay_mode = ReplayMode(mode)
     out_dir = Path(out) if out is not None else default_run_dir(spec.name)
     if dialogues is None or isinstance(dialogues, str | Path):
         set_path = Path(dialogues) if dialogues is not None else builtin.DIALOGUES
@@ -128,6 +129,111 @@ def replay(
             seed=seed,
             mode=mode,
             fixtures=fixtures,
+            turn_timeout_s=turn_timeout_s,
+            progress=progress,
+        )
+    )
+
+
+async def converse_async(
+    agent: AgentSpec | PathLike,
+    dialogues: PathLike | None = None,
+    *,
+    seeker: PathLike | None = None,
+    personas: PathLike | None = None,
+    out: PathLike | None = None,
+    limit: int | None = None,
+    ids: Sequence[str] | None = None,
+    turns: int = 6,
+    scenarios: Sequence[str] = (),
+    seed: int = 0,
+    turn_timeout_s: float = 60.0,
+    progress: Callable[[CallProgress], None] | None = None,
+) -> Calls:
+    """Simulated calls with the agent, one per item; see ``converse``."""
+    from voicebench.converse import converse as converse_calls
+    from voicebench.converse import load_seeker_spec
+    from voicebench.dialogues import load_dialogues
+    from voicebench.dialogues.personas import personas_for
+    from voicebench.errors import InputError
+    from voicebench.replaying import select_dialogues
+    from voicebench.runlog import default_run_dir
+
+    if turns < 1:
+        raise InputError("must be at least 1", field="turns")
+    spec, spec_path = _agent(agent)
+    seeker_spec = load_seeker_spec(seeker)
+    set_path = Path(dialogues) if dialogues is not None else builtin.DIALOGUES
+    chosen = select_dialogues(load_dialogues(set_path), limit=limit, ids=ids, file=set_path)
+    cards = personas_for(chosen, Path(personas) if personas is not None else None)
+    out_dir = Path(out) if out is not None else default_run_dir(spec.name, prefix="calls-")
+    if spec_path is None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        spec_path = out_dir / "agent.json"
+        spec_path.write_text(spec.model_dump_json(indent=2) + "\n")
+    await converse_calls(
+        spec,
+        spec_path=spec_path,
+        dialogues=chosen,
+        dialogues_path=set_path,
+        personas=cards,
+        seeker_spec=seeker_spec,
+        out_dir=out_dir,
+        turns=turns,
+        seed=seed,
+        scenarios=scenarios,
+        turn_timeout_s=turn_timeout_s,
+        progress=progress,
+    )
+    return Calls.load(out_dir)
+
+
+def converse(
+    agent: AgentSpec | PathLike,
+    dialogues: PathLike | None = None,
+    *,
+    seeker: PathLike | None = None,
+    personas: PathLike | None = None,
+    out: PathLike | None = None,
+    limit: int | None = None,
+    ids: Sequence[str] | None = None,
+    turns: int = 6,
+    scenarios: Sequence[str] = (),
+    seed: int = 0,
+    turn_timeout_s: float = 60.0,
+    progress: Callable[[CallProgress], None] | None = None,
+) -> Calls:
+    """Simulated calls: an LLM plays each item's seeker (its persona card) live against the
+    agent, every agent turn timed as a replayed one.
+
+    Args:
+        agent: an agent spec (a TOML path, a shipped name, or an ``AgentSpec``).
+        dialogues: the items whose personas call (default: the built-in set).
+        seeker: a seeker spec (TOML with an ``[llm]`` table; default: the packaged
+            Qwen2.5-Coder-1.5B on llama.cpp).
+        personas: persona cards (JSONL; default: the built-in cards; an item with no card
+            gets one derived from it).
+        out: the folder (default ``reports/runs/calls-AGENT-TIMESTAMP``); an existing one is
+            resumed, call by call.
+        limit, ids: which items call.
+        turns: the most seeker lines per call.
+        scenarios, seed: as for ``replay``.
+
+    Returns:
+        ``Calls``: the run (every agent turn) and each finished call's record.
+    """
+    return run_sync(
+        converse_async(
+            agent,
+            dialogues,
+            seeker=seeker,
+            personas=personas,
+            out=out,
+            limit=limit,
+            ids=ids,
+            turns=turns,
+            scenarios=scenarios,
+            seed=seed,
             turn_timeout_s=turn_timeout_s,
             progress=progress,
         )

@@ -1,6 +1,7 @@
 """The ``voicebench`` command line: a thin app of commands, one module per command group.
 
 - ``run``: ``synth``, ``run``, ``demo``, ``summary`` (replay);
+- ``converse``: ``converse`` (simulated seekers calling the agent);
 - ``judge``: ``judge``, ``rate``, ``strategies`` (quality);
 - ``report``: ``report``;
 - ``live``: ``serve``, ``load`` (agents over WebSocket);
@@ -20,7 +21,17 @@ import os
 
 import typer
 
-from voicebench.cli import annotate, campaign, dialogues, gates, judge, live, report, run
+from voicebench.cli import (
+    annotate,
+    campaign,
+    converse,
+    dialogues,
+    gates,
+    judge,
+    live,
+    report,
+    run,
+)
 from voicebench.cli.common import VoicebenchGroup
 
 app = typer.Typer(
@@ -31,7 +42,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode="markdown",  # docstrings are reflowed paragraphs in --help
 )
-for group in (run, judge, annotate, report, live, gates, campaign):
+for group in (run, converse, judge, annotate, report, live, gates, campaign):
     group.register(app)
 app.add_typer(dialogues.app, name="dialogues")
 

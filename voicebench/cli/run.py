@@ -105,11 +105,11 @@ def run(
     quiet_libraries(verbose)
     from voicebench.agentspec import load_agent_spec
     from voicebench.api import replay
-    from voicebench.runlog import ReplayMode, default_run_dir
+    from voicebench.runlog import REPLAY_MODES, default_run_dir
 
-    if mode not in {m.value for m in ReplayMode}:
+    if mode not in {m.value for m in REPLAY_MODES}:
         raise InputError(
-            f"must be one of: {', '.join(m.value for m in ReplayMode)}", field="--mode"
+            f"must be one of: {', '.join(m.value for m in REPLAY_MODES)}", field="--mode"
         )
     spec = load_agent_spec(agent)
     target = out_dir or default_run_dir(spec.name)

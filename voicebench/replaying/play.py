@@ -16,7 +16,7 @@ from voicebench.agent.interface import Agent
 from voicebench.agentspec import AgentSpec
 from voicebench.dialogues import Dialogue, Role
 from voicebench.fixtures import Manifest, write_wav
-from voicebench.replaying.speak import drawn_scenario, hand_over_ms, speak_turn
+from voicebench.replaying.speak import SpokenTurn, drawn_scenario, hand_over_ms, speak_turn
 from voicebench.runlog import ReplayMode, TurnRecord
 from voicebench.scenarios import Scenario
 
@@ -54,6 +54,47 @@ def turn_history(
         if rec and rec.reply_text:
             messages.append(message(Role.SUPPORTER, rec.reply_text))
     return messages
+
+
+def turn_record(
+    spec: AgentSpec,
+    dialogue: Dialogue,
+    k: int,
+    spoken: SpokenTurn,
+    *,
+    run_id: str,
+    final: bool,
+    cold: bool,
+    started_at: str,
+    audio_dir: Path | None,
+) -> TurnRecord:
+    """The record of seeker turn ``k`` of ``dialogue`` as spoken; its reply's audio is written
+    to ``audio_dir`` (None keeps none)."""
+    audio_path = None
+    if audio_dir is not None and spoken.heard.audio.size:
+        audio_path = f"{audio_dir.name}/{dialogue.id}__t{k:02d}.wav"
+        write_wav(audio_dir / f"{dialogue.id}__t{k:02d}.wav", spoken.heard.audio, AUDIO_RATE)
+    return TurnRecord(
+        run_id=run_id,
+        contestant=spec.id,
+        agent_name=spec.name,
+        dialogue_id=dialogue.id,
+        turn_index=k,
+        final=final,
+        adversarial=dialogue.adversarial,
+        user_text=dialogue.turns[k].text,
+        user_transcript=spoken.user_transcript,
+        asr_wer=spoken.asr_wer,
+        reply_text=spoken.reply_text,
+        llm_requests=spoken.llm_requests,
+        llm_calls=spoken.llm_calls,
+        audio_path=audio_path,
+        timing=spoken.timing,
+        error=spoken.error,
+        scenario=spoken.scenario,
+        cold=cold,
+        started_at=started_at,
+    )
 
 
 async def play_dialogue(
@@ -106,30 +147,16 @@ async def play_dialogue(
             barge_in=handed_over,
         )
         handed_over = hand_over is not None
-        audio_path = None
-        if audio_dir is not None and spoken.heard.audio.size:
-            audio_path = f"{audio_dir.name}/{dialogue.id}__t{k:02d}.wav"
-            write_wav(audio_dir / f"{dialogue.id}__t{k:02d}.wav", spoken.heard.audio, AUDIO_RATE)
-        record = TurnRecord(
+        record = turn_record(
+            spec,
+            dialogue,
+            k,
+            spoken,
             run_id=run_id,
-            contestant=spec.id,
-            agent_name=spec.name,
-            dialogue_id=dialogue.id,
-            turn_index=k,
             final=k == dialogue.final_turn_index,
-            adversarial=dialogue.adversarial,
-            user_text=dialogue.turns[k].text,
-            user_transcript=spoken.user_transcript,
-            asr_wer=spoken.asr_wer,
-            reply_text=spoken.reply_text,
-            llm_requests=spoken.llm_requests,
-            llm_calls=spoken.llm_calls,
-            audio_path=audio_path,
-            timing=spoken.timing,
-            error=spoken.error,
-            scenario=spoken.scenario,
             cold=cold and i == 0,
             started_at=started_at,
+            audio_dir=audio_dir,
         )
         done[k] = record
         yield record

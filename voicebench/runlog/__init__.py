@@ -1,6 +1,7 @@
 """The versioned run log, the only input of judging, ratings and reports."""
 
 from voicebench.runlog.models import (
+    REPLAY_MODES,
     RUNLOG_SCHEMA_VERSION,
     ReplayMode,
     RunHeader,
@@ -20,6 +21,7 @@ from voicebench.runlog.store import (
 
 __all__ = [
     "HEADER_FILE",
+    "REPLAY_MODES",
     "RUNLOG_SCHEMA_VERSION",
     "TURNS_FILE",
     "ReplayMode",

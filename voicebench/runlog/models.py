@@ -49,6 +49,12 @@ class ReplayMode(StrEnum):
     """The dialogue's original turns, as text; only the current seeker turn is spoken."""
     FREE_RUNNING = "free-running"
     """The agent's own earlier replies form the history."""
+    SIMULATED = "simulated"
+    """A simulated seeker says each line in answer to the agent (``voicebench converse``)."""
+
+
+REPLAY_MODES = (ReplayMode.TEACHER_FORCED, ReplayMode.FREE_RUNNING)
+"""The modes a replay of a dialogue set takes (a simulated call is not a replay)."""
 
 
 class TurnError(FrozenModel):
@@ -191,3 +197,6 @@ class RunHeader(FrozenModel):
     """The ``--scenario`` options as given; each turn plays one of them."""
     seed: int = 0
     """Fixes what each turn draws from its scenario, and the noise and losses it gets."""
+    # Left out of a dump when unset, so replays' logs keep the fields they always had.
+    seeker: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """A simulated call's seeker LLM (``provider/model``)."""

@@ -1,0 +1,140 @@
+"""The simulated seeker over the built-in persona cards: how often it breaks role, how long its
+lines are, how long each takes, and how many calls end with a goodbye.
+
+Each card plays one call in text against the agent spec's LLM (the same system prompt and
+endpoint as the voice agent; no audio: the seeker's own figures do not depend on it), up to
+``--turns`` seeker lines, by the rules of ``voicebench converse``: a line that breaks role is
+asked for again and counted, a call with two breaks is invalid, a goodbye ends the call.
+Seconds per line are wall time per request to the seeker on this machine.
+
+    python benchmarks/seeker.py                      # the offline seeker, every built-in card
+    python benchmarks/seeker.py --limit 10 --turns 6 --seeker my-seeker.toml
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from voicebench.agentspec import load_agent_spec  # noqa: E402
+from voicebench.converse.records import greeting_of  # noqa: E402
+from voicebench.converse.seeker import (  # noqa: E402
+    MAX_ROLE_BREAKS,
+    Seeker,
+    SeekerCache,
+    load_seeker_spec,
+    says_goodbye,
+    spoken,
+)
+from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues  # noqa: E402
+from voicebench.dialogues.personas import personas_for  # noqa: E402
+from voicebench.llm.chat import open_chat  # noqa: E402
+from voicebench.metrics.scenarios import wilson  # noqa: E402
+
+
+class TimedClient:
+    """A chat client that keeps the wall time of each request."""
+
+    def __init__(self, client) -> None:
+        self._client, self.seconds = client, []
+
+    async def ask(self, messages):
+        start = time.perf_counter()
+        answer = await self._client.ask(messages)
+        self.seconds.append(time.perf_counter() - start)
+        return answer
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeker", type=Path, default=None, help="Seeker spec (TOML).")
+    parser.add_argument("--agent", type=Path, default=ROOT / "agents" / "local.toml")
+    parser.add_argument("--limit", type=int, default=None, help="The first N cards.")
+    parser.add_argument("--turns", type=int, default=6)
+    args = parser.parse_args()
+    console = Console(stderr=True)
+
+    items = load_dialogues(BUILTIN_DIALOGUES)[: args.limit]
+    cards = personas_for(items)
+    spec = load_seeker_spec(args.seeker)
+    agent = load_agent_spec(args.agent)
+    assert agent.llm is not None, "the agent spec needs an [llm] table"
+    kept_words: list[int] = []
+    asked = breaks = invalid = goodbyes = 0
+    async with contextlib.AsyncExitStack() as stack:
+        timed = TimedClient(await open_chat(spec.llm, stack))
+        agent_llm = await open_chat(agent.llm, stack)
+        cache = SeekerCache(Path(tempfile.mkdtemp()) / "cache.jsonl")  # fresh: every line asked
+        seeker = Seeker(spec, timed, cache)
+        for n, item in enumerate(items, start=1):
+            card, greeting = cards[item.id], greeting_of(item)
+            history = [{"role": "system", "content": agent.system_prompt}]
+            history.append({"role": "assistant", "content": greeting})
+            exchanges: list[tuple[str, str]] = []
+            call_breaks, ended = 0, "turns"
+            for _ in range(args.turns):
+                line = await seeker.next_line(
+                    card, greeting, exchanges, MAX_ROLE_BREAKS - call_breaks
+                )
+                asked += 1 + len(line.breaks)
+                call_breaks += len(line.breaks)
+                if call_breaks >= MAX_ROLE_BREAKS:
+                    ended = "invalid"
+                    break
+                said = spoken(line.text)
+                kept_words.append(len(said.split()))
+                history.append({"role": "user", "content": said})
+                reply = (await agent_llm.ask(history)).text.strip()
+                history.append({"role": "assistant", "content": reply})
+                exchanges.append((said, reply))
+                if says_goodbye(line.text):
+                    ended = "goodbye"
+                    break
+            breaks += call_breaks
+            invalid += ended == "invalid"
+            goodbyes += ended == "goodbye"
+            console.print(f"[{n}/{len(items)}] {item.id}: {len(exchanges)} lines, {ended}")
+
+    calls = len(items)
+    share = wilson(breaks, asked)
+    table = Table(
+        title=f"seeker {spec.llm.id} over {calls} built-in cards, up to {args.turns} lines"
+    )
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    table.add_row("lines asked for", str(asked))
+    table.add_row(
+        "role-break rate (95% CI)",
+        f"{100 * share[0]:.1f}% ({100 * share[1]:.1f}-{100 * share[2]:.1f}%)" if share else "-",
+    )
+    table.add_row("invalid calls (two breaks)", f"{invalid} of {calls}")
+    table.add_row(
+        "mean words per kept line", f"{statistics.mean(kept_words):.1f}" if kept_words else "-"
+    )
+    table.add_row(
+        "seconds per seeker request (median, p90)",
+        f"{statistics.median(timed.seconds):.2f}, "
+        f"{sorted(timed.seconds)[int(0.9 * (len(timed.seconds) - 1))]:.2f}"
+        if timed.seconds
+        else "-",
+    )
+    table.add_row(
+        "calls ended with a goodbye", f"{goodbyes} of {calls} ({100 * goodbyes / calls:.0f}%)"
+    )
+    Console().print(table)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,168 @@
+"""Simulated calls against scripted parts: the seeker is the scripted LLM server answering
+queued lines, the agent the scripted voice agent answering a known reply a known delay after
+the end of speech. Every turn is real time and real audio (Piper speaks the seeker's lines,
+Whisper transcribes the agent's replies for the seeker)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from processes import voicebench
+
+from voicebench.agentspec import AgentSpec, RemoteSpec
+from voicebench.api import Calls, converse_async, replay_async
+from voicebench.converse.seeker import REASK
+from voicebench.testing.scripted_server import ScriptedLLMServer
+from voicebench.testing.scripted_voice import ScriptedVoiceAgent
+
+pytestmark = pytest.mark.slow
+
+DELAY_MS = 800.0  # after the agent's 600 ms hangover
+REPLY = "That sounds hard. How have you been sleeping?"
+ITEM = "reg-sleep-problems-01"
+REPORT = {"intensity_before": 4, "intensity_after": 3, "felt_heard": 4, "would_call_again": True}
+
+
+def far(url: str) -> AgentSpec:
+    return AgentSpec(
+        name="far-bot", family="acme", remote=RemoteSpec(url=url, protocol="pcm", quiet_secs=0.8)
+    )
+
+
+def seeker_spec(tmp_path: Path, server: ScriptedLLMServer) -> Path:
+    path = tmp_path / "seeker.toml"
+    path.write_text(
+        f'name = "scripted-seeker"\n[llm]\nprovider = "openai-compatible"\n'
+        f'model = "scripted-llm"\nbase_url = "{server.base_url}"\n'
+    )
+    return path
+
+
+def asked(server: ScriptedLLMServer) -> list[list[dict]]:
+    return [body["messages"] for body in server.history()]
+
+
+async def test_a_scripted_call_is_timed_heard_reported_and_saved(tmp_path: Path):
+    """Through the command, as a user runs it."""
+    lines = [
+        "I have barely slept for weeks and it is wrecking my work.",
+        "Thank you, that helps a little. Goodbye. [END]",
+    ]
+    with ScriptedLLMServer(ttft_ms=20) as seeker:
+        for line in lines:
+            seeker.enqueue(line)
+        seeker.enqueue(json.dumps(REPORT))
+        async with ScriptedVoiceAgent(delay_ms=DELAY_MS, reply=REPLY) as agent:
+            spec = tmp_path / "far.toml"
+            spec.write_text(
+                f'name = "far-bot"\nfamily = "acme"\n[remote]\nurl = "{agent.url}"\n'
+                'protocol = "pcm"\nquiet_secs = 0.8\n'
+            )
+            done = await asyncio.to_thread(
+                subprocess.run,
+                voicebench(
+                    *("converse", "--agent", str(spec), "--id", ITEM, "--turns", "6"),
+                    *("--seeker", str(seeker_spec(tmp_path, seeker))),
+                    *("--out", str(tmp_path / "calls")),
+                ),
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+        requests = asked(seeker)
+    assert done.returncode == 0, done.stderr[-3000:]
+    # The command shows each turn as it is timed and the call as it ends (progress, on
+    # stderr), then the tables and where it all is.
+    assert f"call 1/1 {ITEM} turn 3  TTFA" in done.stderr
+    assert "the caller said goodbye; intensity 4 -> 3, felt heard 4/5" in done.stderr
+    assert "latency by the turn's place in the call" in done.stdout
+    assert "1 call(s): 1 valid, 0 invalid" in done.stdout
+    assert f"--id call-{ITEM}" in done.stdout
+    result = Calls.load(tmp_path / "calls")
+
+    (call,) = result.calls
+    assert call.ended_by == "goodbye" and call.valid and call.role_breaks == 0
+    assert [e.said for e in call.exchanges] == [line.replace(" [END]", "") for line in lines]
+    # Every agent turn is timed as a replayed one: its first audible sample DELAY_MS after the
+    # end of the seeker's synthesized speech, as the remote-agent tests bound it.
+    records = list(result.run.records)
+    assert [r.turn_index for r in records] == [1, 3]
+    for r in records:
+        assert r.error is None, r.error
+        assert DELAY_MS - 5 <= r.timing.ttfa_ms < DELAY_MS + 300, r.timing
+    assert [r.final for r in records] == [False, True]
+    assert result.run.header.mode.value == "simulated"
+    assert result.run.header.seeker == "openai-compatible/scripted-llm"
+    # The seeker was given the agent's words as transcribed from its audio, not its text.
+    assert len(requests) == 3  # two lines and the report
+    assert requests[1][-1] == {"role": "user", "content": call.exchanges[0].heard}
+    assert requests[2][-2] == {"role": "user", "content": call.exchanges[1].heard}
+    # The far agent sends only audio: what the seeker heard is Whisper's transcript of it.
+    assert all("sleeping" in e.heard.lower() for e in call.exchanges)
+    assert requests[0][1]["content"].startswith("Hi")  # the item's greeting opens the call
+    assert "sleep" in requests[0][0]["content"]  # the persona card is the system prompt
+    assert call.report is not None and call.report.model_dump() == REPORT
+
+    # The call is saved as an item that a replay speaks again, teacher-forced.
+    saved = [json.loads(x) for x in result.items.read_text().splitlines()]
+    assert [d["id"] for d in saved] == [f"call-{ITEM}"]
+    assert [t["text"] for t in saved[0]["turns"] if t["role"] == "seeker"] == [
+        e.said for e in call.exchanges
+    ]
+    async with ScriptedVoiceAgent(delay_ms=DELAY_MS, reply=REPLY) as agent:
+        again = await replay_async(
+            far(agent.url), result.items, fixtures=result.fixtures, out=tmp_path / "again"
+        )
+    assert [r.user_text for r in again.records] == [e.said for e in call.exchanges]
+    assert all(r.error is None for r in again.records)
+
+
+async def test_a_seeker_that_breaks_role_is_asked_again_then_the_call_is_invalid(
+    tmp_path: Path,
+):
+    with ScriptedLLMServer(ttft_ms=20) as seeker:
+        # The first call: a speaker label, then a stage direction: two breaks, invalid.
+        seeker.enqueue("Supporter: How can I help you today?")
+        seeker.enqueue("*sighs* I guess I'm fine.")
+        # The second: one break, asked again, then a line in role that ends the call.
+        seeker.enqueue("(long pause) I don't know.")
+        seeker.enqueue("I don't really know where to start. Bye for now. [END]")
+        seeker.enqueue(json.dumps(REPORT))
+        async with ScriptedVoiceAgent(delay_ms=DELAY_MS, reply=REPLY) as agent:
+            result = await converse_async(
+                far(agent.url),
+                seeker=seeker_spec(tmp_path, seeker),
+                ids=["reg-job-crisis-01", ITEM],
+                turns=4,
+                out=tmp_path / "calls",
+            )
+            requests = asked(seeker)
+            # The same command again: every call is done, nothing is asked or spoken.
+            again = await converse_async(
+                far(agent.url),
+                seeker=seeker_spec(tmp_path, seeker),
+                ids=["reg-job-crisis-01", ITEM],
+                turns=4,
+                out=tmp_path / "calls",
+            )
+            assert asked(seeker) == requests and again.calls == result.calls
+
+    invalid, valid = result.calls
+    assert invalid.call_id == "reg-job-crisis-01"
+    assert not invalid.valid and invalid.ended_by == "role" and invalid.role_breaks == 2
+    assert invalid.exchanges == () and invalid.report is None and invalid.item_id is None
+    assert valid.valid and valid.ended_by == "goodbye" and valid.role_breaks == 1
+    (e,) = valid.exchanges
+    assert e.role_breaks == ("narration or stage directions",)
+    assert e.said == "I don't really know where to start. Bye for now."
+    # Asked again with the broken line and why it broke, in the same request.
+    retry = requests[3]
+    assert retry[-2] == {"role": "assistant", "content": "(long pause) I don't know."}
+    assert retry[-1]["content"] == REASK.format(why="narration or stage directions")
+    # Only the valid call's turn was timed and saved as an item.
+    assert [r.dialogue_id for r in result.run.records] == [ITEM]
+    assert [json.loads(x)["id"] for x in result.items.read_text().splitlines()] == [f"call-{ITEM}"]

@@ -1,0 +1,70 @@
+"""Persona cards: one for every built-in item, validated with the file, line and field named."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from voicebench.converse.seeker import role_break, says_goodbye, spoken, system_prompt
+from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
+from voicebench.dialogues.personas import (
+    BUILTIN_PERSONAS,
+    load_personas,
+    persona_from_dialogue,
+    personas_for,
+)
+from voicebench.errors import InputError
+
+
+def test_every_builtin_item_has_its_own_card():
+    items = load_dialogues(BUILTIN_DIALOGUES)
+    cards = {c.id: c for c in load_personas(BUILTIN_PERSONAS)}
+    assert set(cards) == {d.id for d in items}
+    for d in items:
+        card = cards[d.id]
+        assert card.source == "builtin" and card.emotion == d.emotion_type
+        assert card.resistance == d.escalation_profile  # the adversarial items resist
+        assert 1 <= card.intensity <= 5
+    assert len({c.who for c in cards.values()}) == len(cards)  # each written for its item
+
+
+def test_a_bad_card_names_the_file_the_line_and_the_field(tmp_path: Path):
+    good = BUILTIN_PERSONAS.read_text().splitlines()[0]
+    bad = json.loads(good) | {"id": "x-1", "intensity": 9}
+    path = tmp_path / "cards.jsonl"
+    path.write_text(good + "\n" + json.dumps(bad) + "\n")
+    with pytest.raises(InputError) as info:
+        load_personas(path)
+    text = str(info.value)
+    assert str(path) in text and "line 2 (x-1)" in text and "intensity" in text
+    path.write_text(good + "\n" + good + "\n")
+    with pytest.raises(InputError, match="duplicate id"):
+        load_personas(path)
+
+
+def test_an_item_without_a_card_gets_one_derived_from_it(tmp_path: Path):
+    item = load_dialogues(BUILTIN_DIALOGUES)[0].model_copy(update={"id": "esconv-7"})
+    cards = personas_for([item])
+    card = cards["esconv-7"]
+    assert card == persona_from_dialogue(item)
+    assert card.what_happened == item.situation and card.emotion == item.emotion_type
+
+
+def test_role_checks():
+    card = load_personas(BUILTIN_PERSONAS)[0]
+    assert role_break("Honestly I just feel tired all the time.", card) is None
+    assert role_break("Caller: I feel tired.", card) == "a speaker label"
+    assert role_break("I feel tired *looks away*", card) == "narration or stage directions"
+    assert role_break("It sounds like you are under a lot of stress.", card) == (
+        "speaking as the supporter"
+    )
+    assert role_break("", card) == "an empty line"
+    long = " ".join(["word"] * (card.max_words + 1))
+    assert role_break(long, card) is not None and "words" in role_break(long, card)
+    assert says_goodbye("Okay, thanks. Bye. [END]") and says_goodbye("I have to go now.")
+    assert not says_goodbye("I keep thinking about it.")
+    assert spoken('"Okay, thanks. Bye." [END]') == "Okay, thanks. Bye."
+    prompt = system_prompt(card)
+    assert card.who in prompt and card.hangs_up in prompt and str(card.max_words) in prompt

@@ -1,0 +1,334 @@
+"""Simulated calls: a seeker LLM playing each item's persona talks with the agent in real time.
+
+For each item, the call opens with the item's greeting (its first supporter turn, as the
+history both sides share). Then, up to ``turns`` times: the seeker is asked for its next line
+(``seeker.Seeker``), the line is synthesized with Piper into ``OUT/fixtures`` (so the end of
+its speech is known to the sample) and spoken to the agent, and the agent's turn is timed and
+recorded exactly as a replayed turn (``replaying.speak_turn``; the run's scenarios apply to
+it). The agent's reply, transcribed from its audio, is what the seeker hears next. A call ends
+at ``turns`` seeker lines, when the seeker says goodbye, when the agent fails a turn, or when
+the seeker broke role ``MAX_ROLE_BREAKS`` times (the call is then invalid: kept, counted, and
+never judged).
+
+The output folder is a run (``run.json``, ``turns.jsonl``, ``audio/``; mode ``simulated``,
+the seeker named in the header), plus:
+
+- ``calls.jsonl``: one ``CallRecord`` per finished call (how it ended, the seeker's lines and
+  what it heard, its role breaks, its own report of the call);
+- ``items.jsonl`` and ``fixtures/``: each valid call as a dialogue item (the seeker's lines,
+  the agent's replies as heard, the last reply as the reference) with the lines' audio, so
+  ``voicebench run --dialogues OUT/items.jsonl --fixtures OUT/fixtures`` replays it,
+  teacher-forced, against any agent;
+- ``seeker-cache.jsonl``: the seeker's answers by request.
+
+A call is the unit of resumption: its turns are written when it ends, so a killed run loses
+at most the call under way, and rerunning the command redoes only that one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from voicebench._folder import claimed
+from voicebench._jsonl import append_record, write_atomic
+from voicebench._version import __version__
+from voicebench.agent.interface import Agent, AgentFactory
+from voicebench.agentspec import AgentSpec
+from voicebench.converse.records import (
+    CACHE_FILE,
+    CALLS_FILE,
+    FIXTURES_DIR,
+    ITEMS_FILE,
+    CallProgress,
+    CallRecord,
+    EndedBy,
+    Exchange,
+    call_item,
+    greeting_of,
+    read_calls,
+    saved_items,
+)
+from voicebench.converse.seeker import (
+    MAX_ROLE_BREAKS,
+    REPORT_FORMAT,
+    Seeker,
+    SeekerCache,
+    SeekerSpec,
+    says_goodbye,
+    spoken,
+)
+from voicebench.dialogues import Dialogue, Role, Turn, save_dialogues
+from voicebench.dialogues.personas import Persona
+from voicebench.fixtures import Manifest, load_manifest, save_manifest, synthesize_fixtures
+from voicebench.fixtures.manifest import fixture_key
+from voicebench.fixtures.synth import (
+    DEFAULT_VOICE,
+    FIXTURE_SAMPLE_RATE,
+    SYNTH_SETTINGS,
+    PiperSpeaker,
+    render_fixture,
+)
+from voicebench.llm.chat import open_chat
+from voicebench.replaying.play import turn_history, turn_record
+from voicebench.replaying.speak import TURN_TIMEOUT_S, drawn_scenario, speak_turn
+from voicebench.runlog import TURNS_FILE, ReplayMode, RunHeader, RunStore, TurnRecord
+from voicebench.scenarios import parse_scenario
+from voicebench.scenarios.apply import backchannel_texts
+
+
+class _Lines:
+    """The seeker's lines as fixtures in ``OUT/fixtures``, synthesized as they come."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.manifest = load_manifest(folder)
+        self._speaker: PiperSpeaker | None = None
+
+    def add(self, text: str) -> Manifest:
+        key = fixture_key(text, DEFAULT_VOICE, FIXTURE_SAMPLE_RATE, SYNTH_SETTINGS)
+        entries = self.manifest.by_key()
+        if key not in entries:
+            if self._speaker is None:
+                self._speaker = PiperSpeaker()
+            entries[key] = render_fixture(self._speaker, self.folder, text)
+            self.manifest = Manifest(entries=tuple(entries.values()))
+            save_manifest(self.folder, self.manifest)
+        return self.manifest
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+async def converse(
+    spec: AgentSpec,
+    *,
+    spec_path: Path,
+    dialogues: Sequence[Dialogue],
+    dialogues_path: Path,
+    personas: dict[str, Persona],
+    seeker_spec: SeekerSpec,
+    out_dir: Path,
+    turns: int = 6,
+    seed: int = 0,
+    scenarios: Sequence[str] = (),
+    turn_timeout_s: float = TURN_TIMEOUT_S,
+    progress: Callable[[CallProgress], None] | None = None,
+    agent_factory: AgentFactory | None = None,
+    transcribe: Callable | None = None,
+) -> list[CallRecord]:
+    """One simulated call per item of ``dialogues``, each of at most ``turns`` seeker lines;
+    returns every finished call of the folder, old and new."""
+    played = [parse_scenario(text) for text in scenarios]
+    fixtures_dir = out_dir / FIXTURES_DIR
+    with claimed(out_dir, "run"):
+        synthesize_fixtures([], fixtures_dir, extra=backchannel_texts(played))
+        header = RunHeader(
+            run_id=out_dir.name,
+            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            voicebench_version=__version__,
+            agent=spec,
+            agent_spec_path=str(spec_path),
+            dialogues_path=str(dialogues_path),
+            dialogues_sha256=_sha256(dialogues_path),
+            dialogue_ids=tuple(d.id for d in dialogues),
+            mode=ReplayMode.SIMULATED,
+            fixtures_dir=str(fixtures_dir),
+            turn_timeout_s=turn_timeout_s,
+            scenarios=tuple(scenarios),
+            seed=seed,
+            seeker=seeker_spec.llm.id,
+        )
+        store = RunStore(out_dir)
+        records = store.open(header)
+        calls = read_calls(out_dir)
+        done = {c.call_id for c in calls}
+        if any(r.dialogue_id not in done for r in records):  # killed as a call was written
+            kept = [r for r in records if r.dialogue_id in done]
+            write_atomic(out_dir / TURNS_FILE, "".join(r.model_dump_json() + "\n" for r in kept))
+        todo = [d for d in dialogues if d.id not in done]
+        if not todo:
+            return calls
+        lines = _Lines(fixtures_dir)
+        if transcribe is None:
+            from voicebench.judging.replies import Transcriber
+
+            transcribe = Transcriber()
+        factory = agent_factory or _factory(spec)
+        async with contextlib.AsyncExitStack() as stack:
+            client = await open_chat(seeker_spec.llm, stack)
+            reporter = await open_chat(seeker_spec.llm, stack, REPORT_FORMAT)
+            seeker = Seeker(
+                seeker_spec, client, SeekerCache(out_dir / CACHE_FILE), reporter=reporter, seed=seed
+            )
+            agent: Agent | None = None
+            try:
+                for n, dialogue in enumerate(todo, start=len(done) + 1):
+                    cold = agent is None
+                    if agent is None:
+                        agent = factory(spec)
+                        await agent.__aenter__()
+                    call, records = await _call(
+                        agent,
+                        spec,
+                        dialogue,
+                        personas[dialogue.id],
+                        seeker,
+                        lines,
+                        transcribe,
+                        run_id=header.run_id,
+                        turns=turns,
+                        seed=seed,
+                        played=played,
+                        timeout_s=turn_timeout_s,
+                        cold=cold,
+                        audio_dir=store.audio_dir,
+                        on_turn=_reporter(progress, n, len(dialogues), dialogue.id),
+                    )
+                    item = call_item(call.item_id or "", call.greeting, call.exchanges, dialogue)
+                    if item is not None and call.valid:
+                        saved = [d for d in saved_items(out_dir) if d.id != item.id]
+                        save_dialogues([*saved, item], out_dir / ITEMS_FILE)
+                    else:
+                        call = call.model_copy(update={"item_id": None})
+                    for record in records:
+                        store.append(record)
+                    append_record(out_dir / CALLS_FILE, call)
+                    calls.append(call)
+                    if progress:
+                        progress(CallProgress(n, len(dialogues), dialogue.id, finished=call))
+                    if call.ended_by == "agent":
+                        await agent.__aexit__(None, None, None)
+                        agent = None
+            finally:
+                if agent is not None:
+                    await agent.__aexit__(None, None, None)
+        return calls
+
+
+def _reporter(
+    progress: Callable[[CallProgress], None] | None, n: int, total: int, call_id: str
+) -> Callable[[TurnRecord], None]:
+    def report(record: TurnRecord) -> None:
+        if progress is not None:
+            progress(CallProgress(n, total, call_id, record=record))
+
+    return report
+
+
+def _factory(spec: AgentSpec) -> AgentFactory:
+    if spec.remote is not None:
+        from voicebench.remote.caller import RemoteAgent
+
+        return RemoteAgent
+    from voicebench.pipeline.agent import VoiceAgent
+
+    return VoiceAgent
+
+
+async def _call(
+    agent: Agent,
+    spec: AgentSpec,
+    base: Dialogue,
+    card: Persona,
+    seeker: Seeker,
+    lines: _Lines,
+    transcribe: Callable,
+    *,
+    run_id: str,
+    turns: int,
+    seed: int,
+    played: Sequence,
+    timeout_s: float,
+    cold: bool,
+    audio_dir: Path,
+    on_turn: Callable[[TurnRecord], object],
+) -> tuple[CallRecord, list[TurnRecord]]:
+    started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
+    greeting = greeting_of(base)
+    said: list[Turn] = [Turn(role=Role.SUPPORTER, text=greeting)]
+    exchanges: list[Exchange] = []
+    records: list[TurnRecord] = []
+    earlier: dict[int, TurnRecord] = {}
+    breaks = 0
+    ended_by: EndedBy = "turns"
+    for j in range(turns):
+        heard_so_far = [(e.said, e.heard) for e in exchanges]
+        line = await seeker.next_line(card, greeting, heard_so_far, MAX_ROLE_BREAKS - breaks)
+        breaks += len(line.breaks)
+        if breaks >= MAX_ROLE_BREAKS:
+            ended_by = "role"
+            break
+        text = spoken(line.text)
+        goodbye = says_goodbye(line.text)
+        manifest = lines.add(text)
+        if said[-1].role is Role.SEEKER:  # the agent said nothing heard: a silent turn
+            said.append(Turn(role=Role.SUPPORTER, text="..."))
+        said.append(Turn(role=Role.SEEKER, text=text))
+        k = len(said) - 1
+        dialogue = base.model_copy(update={"turns": tuple(said)})
+        turn_started = datetime.now(UTC).isoformat(timespec="milliseconds")
+        result = await speak_turn(
+            agent,
+            spec,
+            dialogue,
+            k,
+            manifest,
+            lines.folder,
+            turn_history(dialogue, k, ReplayMode.FREE_RUNNING, earlier),
+            timeout_s=timeout_s,
+            scenario=drawn_scenario(played, seed, dialogue, k),
+            seed=seed,
+        )
+        last = goodbye or j == turns - 1
+        record = turn_record(
+            spec,
+            dialogue,
+            k,
+            result,
+            run_id=run_id,
+            final=last,
+            cold=cold and j == 0,
+            started_at=turn_started,
+            audio_dir=audio_dir,
+        )
+        earlier[k] = record
+        records.append(record)
+        on_turn(record)
+        heard = transcribe(result.heard.audio) if result.heard.audio.size else ""
+        exchanges.append(
+            Exchange(turn_index=k, said=text, heard=heard.strip(), role_breaks=line.breaks)
+        )
+        if heard.strip():
+            said.append(Turn(role=Role.SUPPORTER, text=heard.strip()))
+        if record.error is not None:
+            ended_by = "agent"
+            break
+        if goodbye:
+            ended_by = "goodbye"
+            break
+    valid = breaks < MAX_ROLE_BREAKS
+    report = None
+    if valid and exchanges:
+        report = await seeker.report(card, greeting, [(e.said, e.heard) for e in exchanges])
+    call = CallRecord(
+        call_id=base.id,
+        agent_name=spec.name,
+        seeker=seeker.spec.llm.id,
+        persona=card,
+        greeting=greeting,
+        exchanges=tuple(exchanges),
+        ended_by=ended_by,
+        valid=valid,
+        role_breaks=breaks,
+        report=report,
+        item_id=f"call-{base.id}",
+        started_at=started_at,
+        finished_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+        seed=seed,
+    )
+    return call, records

@@ -1,0 +1,322 @@
+"""The simulated seeker: an LLM playing a persona card on a call with the agent.
+
+The seeker is given its card and the call so far as it heard it (the agent's replies as
+transcribed from their audio, never their text) and asked for its next line. Each line is
+checked for staying in role (``role_break``); a line that breaks role is asked for again, and
+a call whose seeker broke role ``MAX_ROLE_BREAKS`` times is invalid. Every request is cached by
+its content (``SeekerCache``), so the same seed, model and settings give the same lines for the
+same agent replies, and a resumed call asks nothing twice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import Field
+
+from voicebench._jsonl import append_record, json_lines
+from voicebench._model import FrozenModel, read_toml, validate_record
+from voicebench.dialogues.personas import Persona
+from voicebench.errors import InputError, RunError
+from voicebench.llm import Endpoint
+from voicebench.llm.registry import AnswerFormat
+from voicebench.llm.retry import ChatClient, RetryPolicy, ask_parsed
+
+MAX_ROLE_BREAKS = 2
+"""Role breaks that make a call invalid."""
+END_MARK = "[END]"
+"""What the seeker adds to its line when it ends the call (taken off before it is spoken)."""
+
+INTENSITY_WORDS = {1: "mildly", 2: "somewhat", 3: "clearly", 4: "strongly", 5: "overwhelmingly"}
+RESISTANCE = {
+    "always-10": "You are hostile from the first word: you doubt this call can help and say so.",
+    "linear-ramp": "You start polite and grow more irritated with every answer that does not "
+    "land, until you are openly fed up.",
+    "mid-spike": "You are calm at first, then snap sharply at the first suggestion that you "
+    "do something, and cool down only slowly.",
+    "mid-ramp": "You are calm at first; from the middle of the call you grow more and more "
+    "frustrated with advice that feels out of touch.",
+}
+
+SYSTEM = """\
+You are acting as a caller on an emotional support phone line. Stay in this role for the whole
+call; you are never the supporter and never an assistant.
+
+Who you are: {who}
+What happened: {what_happened}
+How you feel: {intensity} {emotion} (intensity {level} of 5) as the call begins.
+What you want from this call: {wants}
+How you talk: {style}{resistance}
+You would hang up: {hangs_up}
+
+Say only your own next words, as you would say them aloud on the phone: no name or label in
+front, no actions or feelings in brackets or asterisks, no quotation marks, at most {words}
+words. React to what the supporter just said. When you are ready to end the call, or would
+hang up, say goodbye in your own words and put {end} at the very end."""
+
+REPORT = """\
+The call is over. Still as the caller, say how it went, as JSON with these fields:
+intensity_before (1-5: how strong your feeling was when you called), intensity_after (1-5:
+how strong it is now), felt_heard (1-5: how much you felt heard), would_call_again (true or
+false)."""
+
+REASK = "(Your last line broke the role: {why}. Say only the caller's own next words.)"
+
+REPORT_FORMAT = AnswerFormat(
+    name="caller_report",
+    schema={
+        "type": "object",
+        "properties": {
+            "intensity_before": {"type": "integer", "minimum": 1, "maximum": 5},
+            "intensity_after": {"type": "integer", "minimum": 1, "maximum": 5},
+            "felt_heard": {"type": "integer", "minimum": 1, "maximum": 5},
+            "would_call_again": {"type": "boolean"},
+        },
+        "required": ["intensity_before", "intensity_after", "felt_heard", "would_call_again"],
+        "additionalProperties": False,
+    },
+)
+
+_LABEL = re.compile(
+    r"^\s*\**\s*(caller|seeker|supporter|counsel+or|assistant|user|me|you)\s*\**:", re.I
+)
+_DIRECTION = re.compile(r"\*[^*]+\*|\([^)]*\)|\[(?!END\])[^\]]*\]")
+_SUPPORTER = re.compile(
+    r"\b(how can i (help|support) you|i'?m here (for you|to (help|listen))|as an ai|"
+    r"language model|it sounds like you|thank you for (calling|reaching out|sharing))\b",
+    re.I,
+)
+_GOODBYE = re.compile(r"\b(good ?bye|bye|take care|hang(ing)? up|gotta go|have to go)\b", re.I)
+
+
+class SeekerSpec(FrozenModel):
+    """The LLM that plays the seeker (a TOML file with an ``[llm]`` table)."""
+
+    name: str = Field(default="seeker", min_length=1)
+    llm: Endpoint
+    """Its endpoint; a line is one answer, so ``max_tokens`` bounds a line's length too."""
+
+
+DEFAULT_SEEKER = SeekerSpec(
+    name="local-seeker",
+    llm=Endpoint(
+        provider="local",
+        model="qwen2.5-coder-1.5b",
+        temperature=0.0,
+        max_tokens=100,
+        n_ctx=4096,
+    ),
+)
+"""The offline seeker: the packaged Qwen2.5-Coder-1.5B on llama.cpp."""
+
+
+def load_seeker_spec(path: str | Path | None) -> SeekerSpec:
+    """A seeker spec from a TOML file; None: the offline default."""
+    if path is None:
+        return DEFAULT_SEEKER
+    path = Path(path)
+    if not path.exists():
+        raise InputError("seeker spec not found", file=path)
+    return validate_record(SeekerSpec, read_toml(path), file=path)
+
+
+class CallerReport(FrozenModel):
+    """What the seeker says of the call at its end, in character."""
+
+    intensity_before: int = Field(ge=1, le=5)
+    intensity_after: int = Field(ge=1, le=5)
+    felt_heard: int = Field(ge=1, le=5)
+    would_call_again: bool
+
+
+def system_prompt(card: Persona) -> str:
+    style = "a sentence or two at a time" if card.turn_length == "short" else "a few sentences"
+    if card.hesitant:
+        style += ", with hesitations (um, I don't know) and trailing off"
+    resistance = f"\n{RESISTANCE[card.resistance.value]}" if card.resistance else ""
+    return SYSTEM.format(
+        who=card.who,
+        what_happened=card.what_happened,
+        intensity=INTENSITY_WORDS[card.intensity],
+        emotion=card.emotion,
+        level=card.intensity,
+        wants=card.wants,
+        style=style + ".",
+        resistance=resistance,
+        hangs_up=card.hangs_up,
+        words=card.max_words,
+        end=END_MARK,
+    )
+
+
+def role_break(line: str, card: Persona) -> str | None:
+    """Why ``line`` breaks the seeker's role, or None when it keeps it."""
+    text = line.replace(END_MARK, "").strip()
+    if not text:
+        return "an empty line"
+    if _LABEL.match(text):
+        return "a speaker label"
+    if _DIRECTION.search(line):
+        return "narration or stage directions"
+    if _SUPPORTER.search(text):
+        return "speaking as the supporter"
+    words = len(text.split())
+    if words > card.max_words:
+        return f"{words} words, more than the card's {card.max_words}"
+    return None
+
+
+def spoken(line: str) -> str:
+    """The line as the seeker says it: the end mark and stray quotes taken off."""
+    return line.replace(END_MARK, "").strip().strip('"').strip()
+
+
+def says_goodbye(line: str) -> bool:
+    """Whether the seeker ends the call with this line."""
+    return END_MARK in line or bool(_GOODBYE.search(line))
+
+
+def call_messages(
+    card: Persona, greeting: str, exchanges: list[tuple[str, str]]
+) -> list[dict[str, str]]:
+    """The seeker's request: its card, the supporter's greeting, then each of its own lines
+    with the agent's reply as it heard it."""
+    messages = [
+        {"role": "system", "content": system_prompt(card)},
+        {"role": "user", "content": greeting},
+    ]
+    for said, heard in exchanges:
+        messages.append({"role": "assistant", "content": said})
+        messages.append({"role": "user", "content": heard or "(silence)"})
+    return messages
+
+
+class SeekerCache:
+    """The seeker's answers by the content of the request (``OUT/seeker-cache.jsonl``)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._answers: dict[str, str] = {}
+        for _, data in json_lines(path):
+            if isinstance(data, dict):
+                self._answers[str(data.get("key"))] = str(data.get("text", ""))
+
+    @staticmethod
+    def key(spec: SeekerSpec, seed: int, messages: list[dict[str, str]]) -> str:
+        what = {"llm": spec.llm.model_dump(mode="json"), "seed": seed, "messages": messages}
+        return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
+
+    def get(self, key: str) -> str | None:
+        return self._answers.get(key)
+
+    def put(self, key: str, text: str) -> None:
+        self._answers[key] = text
+        append_record(self.path, _Cached(key=key, text=text))
+
+
+class _Cached(FrozenModel):
+    key: str
+    text: str
+
+
+class SeekerError(RunError):
+    """The seeker's LLM gave no line (its failures exhausted the retries)."""
+
+
+@dataclass(frozen=True)
+class SeekerLine:
+    """The seeker's next line, and the lines it broke role with on the way."""
+
+    text: str
+    """As asked for (with the end mark, if any)."""
+    breaks: tuple[str, ...]
+    """Why each refused line broke role, in order."""
+
+
+class Seeker:
+    """One persona's caller, asking an LLM through ``client`` for each line."""
+
+    def __init__(
+        self,
+        spec: SeekerSpec,
+        client: ChatClient,
+        cache: SeekerCache,
+        *,
+        reporter: ChatClient | None = None,
+        seed: int = 0,
+    ) -> None:
+        """``client`` asks for lines (free text); ``reporter`` for the end report (the
+        ``REPORT_FORMAT`` JSON; default: ``client``)."""
+        self.spec, self._client, self._cache, self._seed = spec, client, cache, seed
+        self._reporter = reporter or client
+
+    async def _ask(self, messages: list[dict[str, str]]) -> str:
+        key = SeekerCache.key(self.spec, self._seed, messages)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        asked = await ask_parsed(self._client, messages, lambda text: text, RetryPolicy())
+        if asked.value is None:
+            raise SeekerError(f"the seeker's LLM failed: {asked.failure}")
+        self._cache.put(key, asked.value)
+        return asked.value
+
+    async def next_line(
+        self, card: Persona, greeting: str, exchanges: list[tuple[str, str]], breaks_left: int
+    ) -> SeekerLine:
+        """Ask for the next line; a line that breaks role is asked for again while
+        ``breaks_left`` allows (each refusal is added to the request, so it is cached too)."""
+        messages = call_messages(card, greeting, exchanges)
+        breaks: list[str] = []
+        while True:
+            text = (await self._ask(messages)).strip()
+            why = role_break(text, card)
+            if why is None:
+                return SeekerLine(text, tuple(breaks))
+            breaks.append(why)
+            if len(breaks) >= breaks_left:
+                return SeekerLine(text, tuple(breaks))
+            messages = [
+                *messages,
+                {"role": "assistant", "content": text},
+                {"role": "user", "content": REASK.format(why=why)},
+            ]
+
+    async def report(
+        self, card: Persona, greeting: str, exchanges: list[tuple[str, str]]
+    ) -> CallerReport | None:
+        """The seeker's own account of the call, asked in character (None if it never gave
+        one that parses)."""
+        messages = [
+            *call_messages(card, greeting, exchanges),
+            {"role": "user", "content": REPORT},
+        ]
+        key = SeekerCache.key(self.spec, self._seed, messages)
+        cached = self._cache.get(key)
+        if cached is not None:
+            with contextlib.suppress(ValueError):
+                return _parse_report(cached)
+        asked = await ask_parsed(self._reporter, messages, _parse_report, RetryPolicy())
+        if asked.value is None:
+            return None
+        self._cache.put(key, asked.value.model_dump_json())
+        return asked.value
+
+
+def _parse_report(text: str) -> CallerReport:
+    match = re.search(r"\{.*\}", text, re.S)
+    if match is None:
+        raise ValueError("no JSON object in the answer")
+    try:
+        data = json.loads(match.group(0))
+    except json.JSONDecodeError as exc:
+        raise ValueError(str(exc)) from None
+    try:
+        return CallerReport.model_validate(data)
+    except Exception as exc:  # pydantic's ValidationError is a ValueError too
+        raise ValueError(str(exc)) from None
