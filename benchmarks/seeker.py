@@ -3,12 +3,16 @@ lines are, how long each takes, and how many calls end with a goodbye.
 
 Each card plays one call in text against the agent spec's LLM (the same system prompt and
 endpoint as the voice agent; no audio: the seeker's own figures do not depend on it), up to
-``--turns`` seeker lines, by the rules of ``voicebench converse``: a line that breaks role is
+``--turns`` caller lines, by the rules of ``voicebench converse``: the caller opens with the
+item's own first seeker turn, every later line is the seeker's; a line that breaks role is
 asked for again and counted, a call with two breaks is invalid, a goodbye ends the call.
 Seconds per line are wall time per request to the seeker on this machine.
 
-    python benchmarks/seeker.py                      # the offline seeker, every built-in card
-    python benchmarks/seeker.py --limit 10 --turns 6 --seeker my-seeker.toml
+The seeker's prompt was written while looking at the first ten built-in cards, so by default
+the figures are of the other twenty (``--start 10``); ``--start 0`` measures all of them.
+
+    python benchmarks/seeker.py                      # the offline seeker, held-out cards
+    python benchmarks/seeker.py --start 0 --turns 6 --seeker my-seeker.toml
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from voicebench.agentspec import load_agent_spec  # noqa: E402
-from voicebench.converse.records import greeting_of  # noqa: E402
+from voicebench.converse.records import greeting_of, opening_of  # noqa: E402
 from voicebench.converse.seeker import (  # noqa: E402
     MAX_ROLE_BREAKS,
     Seeker,
@@ -61,12 +65,14 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeker", type=Path, default=None, help="Seeker spec (TOML).")
     parser.add_argument("--agent", type=Path, default=ROOT / "agents" / "local.toml")
-    parser.add_argument("--limit", type=int, default=None, help="The first N cards.")
+    parser.add_argument("--start", type=int, default=10, help="Skip the first N cards.")
+    parser.add_argument("--limit", type=int, default=None, help="At most N cards.")
     parser.add_argument("--turns", type=int, default=6)
     args = parser.parse_args()
     console = Console(stderr=True)
 
-    items = load_dialogues(BUILTIN_DIALOGUES)[: args.limit]
+    items = load_dialogues(BUILTIN_DIALOGUES)[args.start :]
+    items = items[: args.limit]
     cards = personas_for(items)
     spec = load_seeker_spec(args.seeker)
     agent = load_agent_spec(args.agent)
@@ -82,9 +88,13 @@ async def main() -> None:
             card, greeting = cards[item.id], greeting_of(item)
             history = [{"role": "system", "content": agent.system_prompt}]
             history.append({"role": "assistant", "content": greeting})
-            exchanges: list[tuple[str, str]] = []
+            opening = opening_of(item)
+            history.append({"role": "user", "content": opening})
+            reply = (await agent_llm.ask(history)).text.strip()
+            history.append({"role": "assistant", "content": reply})
+            exchanges: list[tuple[str, str]] = [(opening, reply)]
             call_breaks, ended = 0, "turns"
-            for _ in range(args.turns):
+            for _ in range(args.turns - 1):
                 line = await seeker.next_line(
                     card, greeting, exchanges, MAX_ROLE_BREAKS - call_breaks
                 )
@@ -109,9 +119,11 @@ async def main() -> None:
 
     calls = len(items)
     share = wilson(breaks, asked)
-    table = Table(
-        title=f"seeker {spec.llm.id} over {calls} built-in cards, up to {args.turns} lines"
+    title = (
+        f"seeker {spec.llm.id} over built-in cards {args.start + 1}-{args.start + calls}, "
+        f"up to {args.turns} caller lines"
     )
+    table = Table(title=title)
     table.add_column("figure")
     table.add_column("value", justify="right")
     table.add_row("lines asked for", str(asked))

@@ -16,6 +16,8 @@ from processes import voicebench
 from voicebench.agentspec import AgentSpec, RemoteSpec
 from voicebench.api import Calls, converse_async, replay_async
 from voicebench.converse.seeker import REASK
+from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
+from voicebench.dialogues.personas import load_personas
 from voicebench.testing.scripted_server import ScriptedLLMServer
 from voicebench.testing.scripted_voice import ScriptedVoiceAgent
 
@@ -23,7 +25,7 @@ pytestmark = pytest.mark.slow
 
 DELAY_MS = 800.0  # after the agent's 600 ms hangover
 REPLY = "That sounds hard. How have you been sleeping?"
-ITEM = "reg-sleep-problems-01"
+ITEM = "adv-linear-ramp-01"  # the shortest opening line of the built-in items
 REPORT = {"intensity_before": 4, "intensity_after": 3, "felt_heard": 4, "would_call_again": True}
 
 
@@ -48,10 +50,7 @@ def asked(server: ScriptedLLMServer) -> list[list[dict]]:
 
 async def test_a_scripted_call_is_timed_heard_reported_and_saved(tmp_path: Path):
     """Through the command, as a user runs it."""
-    lines = [
-        "I have barely slept for weeks and it is wrecking my work.",
-        "Thank you, that helps a little. Goodbye. [END]",
-    ]
+    lines = ["Thank you, that helps a little. Goodbye. [END]"]  # the seeker's second line
     with ScriptedLLMServer(ttft_ms=20) as seeker:
         for line in lines:
             seeker.enqueue(line)
@@ -86,7 +85,11 @@ async def test_a_scripted_call_is_timed_heard_reported_and_saved(tmp_path: Path)
 
     (call,) = result.calls
     assert call.ended_by == "goodbye" and call.valid and call.role_breaks == 0
-    assert [e.said for e in call.exchanges] == [line.replace(" [END]", "") for line in lines]
+    # The caller opens with the item's own first seeker turn, then says the seeker's lines.
+    opening = load_dialogues(BUILTIN_DIALOGUES)
+    opening = next(d for d in opening if d.id == ITEM).turns[1].text
+    said = [opening, "Thank you, that helps a little. Goodbye."]
+    assert [e.said for e in call.exchanges] == said
     # Every agent turn is timed as a replayed one: its first audible sample DELAY_MS after the
     # end of the seeker's synthesized speech, as the remote-agent tests bound it.
     records = list(result.run.records)
@@ -98,13 +101,16 @@ async def test_a_scripted_call_is_timed_heard_reported_and_saved(tmp_path: Path)
     assert result.run.header.mode.value == "simulated"
     assert result.run.header.seeker == "openai-compatible/scripted-llm"
     # The seeker was given the agent's words as transcribed from its audio, not its text.
-    assert len(requests) == 3  # two lines and the report
-    assert requests[1][-1] == {"role": "user", "content": call.exchanges[0].heard}
-    assert requests[2][-2] == {"role": "user", "content": call.exchanges[1].heard}
+    assert len(requests) == 2  # the second line and the report
+    first, second = call.exchanges
+    assert f"Caller: {first.said}\nSupporter: {first.heard}\n" in requests[0][-1]["content"]
+    assert f"Caller: {second.said}\nSupporter: {second.heard}\n" in requests[1][-1]["content"]
     # The far agent sends only audio: what the seeker heard is Whisper's transcript of it.
     assert all("sleeping" in e.heard.lower() for e in call.exchanges)
-    assert requests[0][1]["content"].startswith("Hi")  # the item's greeting opens the call
-    assert "sleep" in requests[0][0]["content"]  # the persona card is the system prompt
+    # The persona card is the system prompt; the item's greeting opens the call.
+    (card,) = [c for c in load_personas() if c.id == ITEM]
+    assert card.who in requests[0][0]["content"] and card.wants in requests[0][0]["content"]
+    assert "so far:\nSupporter: Hi" in requests[0][1]["content"]
     assert call.report is not None and call.report.model_dump() == REPORT
 
     # The call is saved as an item that a replay speaks again, teacher-forced.
@@ -125,10 +131,11 @@ async def test_a_seeker_that_breaks_role_is_asked_again_then_the_call_is_invalid
     tmp_path: Path,
 ):
     with ScriptedLLMServer(ttft_ms=20) as seeker:
-        # The first call: a speaker label, then a stage direction: two breaks, invalid.
+        # The first call's second line: the supporter's label, then a stage direction: two
+        # breaks, invalid.
         seeker.enqueue("Supporter: How can I help you today?")
         seeker.enqueue("*sighs* I guess I'm fine.")
-        # The second: one break, asked again, then a line in role that ends the call.
+        # The second call's: one break, asked again, then a line in role that ends the call.
         seeker.enqueue("(long pause) I don't know.")
         seeker.enqueue("I don't really know where to start. Bye for now. [END]")
         seeker.enqueue(json.dumps(REPORT))
@@ -136,7 +143,7 @@ async def test_a_seeker_that_breaks_role_is_asked_again_then_the_call_is_invalid
             result = await converse_async(
                 far(agent.url),
                 seeker=seeker_spec(tmp_path, seeker),
-                ids=["reg-job-crisis-01", ITEM],
+                ids=["adv-mid-ramp-01", ITEM],
                 turns=4,
                 out=tmp_path / "calls",
             )
@@ -145,24 +152,26 @@ async def test_a_seeker_that_breaks_role_is_asked_again_then_the_call_is_invalid
             again = await converse_async(
                 far(agent.url),
                 seeker=seeker_spec(tmp_path, seeker),
-                ids=["reg-job-crisis-01", ITEM],
+                ids=["adv-mid-ramp-01", ITEM],
                 turns=4,
                 out=tmp_path / "calls",
             )
             assert asked(seeker) == requests and again.calls == result.calls
 
     invalid, valid = result.calls
-    assert invalid.call_id == "reg-job-crisis-01"
+    assert invalid.call_id == "adv-mid-ramp-01"
     assert not invalid.valid and invalid.ended_by == "role" and invalid.role_breaks == 2
-    assert invalid.exchanges == () and invalid.report is None and invalid.item_id is None
+    assert len(invalid.exchanges) == 1  # its opening line was said and answered
+    assert invalid.report is None and invalid.item_id is None
     assert valid.valid and valid.ended_by == "goodbye" and valid.role_breaks == 1
-    (e,) = valid.exchanges
+    e = valid.exchanges[1]
     assert e.role_breaks == ("narration or stage directions",)
     assert e.said == "I don't really know where to start. Bye for now."
     # Asked again with the broken line and why it broke, in the same request.
-    retry = requests[3]
+    retry = requests[3]  # after the first call's two and the second's broken line
     assert retry[-2] == {"role": "assistant", "content": "(long pause) I don't know."}
     assert retry[-1]["content"] == REASK.format(why="narration or stage directions")
-    # Only the valid call's turn was timed and saved as an item.
-    assert [r.dialogue_id for r in result.run.records] == [ITEM]
+    # Every turn said was timed (the invalid call's opening too); only the valid call was
+    # saved as an item.
+    assert [r.dialogue_id for r in result.run.records] == ["adv-mid-ramp-01", ITEM, ITEM]
     assert [json.loads(x)["id"] for x in result.items.read_text().splitlines()] == [f"call-{ITEM}"]

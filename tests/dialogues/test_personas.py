@@ -55,7 +55,9 @@ def test_an_item_without_a_card_gets_one_derived_from_it(tmp_path: Path):
 def test_role_checks():
     card = load_personas(BUILTIN_PERSONAS)[0]
     assert role_break("Honestly I just feel tired all the time.", card) is None
-    assert role_break("Caller: I feel tired.", card) == "a speaker label"
+    assert role_break("Caller: I feel tired.", card) is None  # its own label is taken off
+    assert spoken("Caller: I feel tired.") == "I feel tired."
+    assert role_break("Supporter: I hear you.", card) == "speaking as the supporter"
     assert role_break("I feel tired *looks away*", card) == "narration or stage directions"
     assert role_break("It sounds like you are under a lot of stress.", card) == (
         "speaking as the supporter"
@@ -63,8 +65,9 @@ def test_role_checks():
     assert role_break("", card) == "an empty line"
     long = " ".join(["word"] * (card.max_words + 1))
     assert role_break(long, card) is not None and "words" in role_break(long, card)
-    assert says_goodbye("Okay, thanks. Bye. [END]") and says_goodbye("I have to go now.")
-    assert not says_goodbye("I keep thinking about it.")
+    assert says_goodbye("Okay, thanks. Bye.") and says_goodbye("I'll leave it there. [END]")
+    # Words that end calls elsewhere do not end this one: "I have to go to work tomorrow".
+    assert not says_goodbye("I have to go to work tomorrow and I dread it.")
     assert spoken('"Okay, thanks. Bye." [END]') == "Okay, thanks. Bye."
     prompt = system_prompt(card)
     assert card.who in prompt and card.hangs_up in prompt and str(card.max_words) in prompt

@@ -1,8 +1,9 @@
 """Simulated calls: a seeker LLM playing each item's persona talks with the agent in real time.
 
 For each item, the call opens with the item's greeting (its first supporter turn, as the
-history both sides share). Then, up to ``turns`` times: the seeker is asked for its next line
-(``seeker.Seeker``), the line is synthesized with Piper into ``OUT/fixtures`` (so the end of
+history both sides share) and the caller's first line is the item's own first seeker turn, its
+answer to that greeting. Then, up to ``turns`` lines in all: the seeker is asked for its next
+line (``seeker.Seeker``), the line is synthesized with Piper into ``OUT/fixtures`` (so the end of
 its speech is known to the sample) and spoken to the agent, and the agent's turn is timed and
 recorded exactly as a replayed turn (``replaying.speak_turn``; the run's scenarios apply to
 it). The agent's reply, transcribed from its audio, is what the seeker hears next. A call ends
@@ -49,6 +50,7 @@ from voicebench.converse.records import (
     Exchange,
     call_item,
     greeting_of,
+    opening_of,
     read_calls,
     saved_items,
 )
@@ -57,6 +59,7 @@ from voicebench.converse.seeker import (
     REPORT_FORMAT,
     Seeker,
     SeekerCache,
+    SeekerLine,
     SeekerSpec,
     says_goodbye,
     spoken,
@@ -258,7 +261,10 @@ async def _call(
     ended_by: EndedBy = "turns"
     for j in range(turns):
         heard_so_far = [(e.said, e.heard) for e in exchanges]
-        line = await seeker.next_line(card, greeting, heard_so_far, MAX_ROLE_BREAKS - breaks)
+        if j == 0:  # the caller opens with what the item's seeker said to this greeting
+            line = SeekerLine(opening_of(base), ())
+        else:
+            line = await seeker.next_line(card, greeting, heard_so_far, MAX_ROLE_BREAKS - breaks)
         breaks += len(line.breaks)
         if breaks >= MAX_ROLE_BREAKS:
             ended_by = "role"

@@ -91,6 +91,11 @@ def greeting_of(dialogue: Dialogue) -> str:
     return first.text if first.role is Role.SUPPORTER else DEFAULT_GREETING
 
 
+def opening_of(dialogue: Dialogue) -> str:
+    """The caller's first line: the item's first seeker turn (its answer to the greeting)."""
+    return dialogue.turns[dialogue.seeker_turn_indices[0]].text
+
+
 def call_item(
     call_id: str, greeting: str, exchanges: Sequence[Exchange], base: Dialogue
 ) -> Dialogue | None:

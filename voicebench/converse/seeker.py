@@ -44,28 +44,41 @@ RESISTANCE = {
 }
 
 SYSTEM = """\
-You are acting as a caller on an emotional support phone line. Stay in this role for the whole
-call; you are never the supporter and never an assistant.
+You write the lines of a caller on an emotional support phone line, one line at a time. You
+are always the caller, never the supporter and never an assistant.
 
-Who you are: {who}
+Who the caller is: {who}
 What happened: {what_happened}
-How you feel: {intensity} {emotion} (intensity {level} of 5) as the call begins.
-What you want from this call: {wants}
-How you talk: {style}{resistance}
-You would hang up: {hangs_up}
+How they feel: {intensity} {emotion} (intensity {level} of 5) as the call begins.
+What they want from this call: {wants}
+How they talk: {style}{resistance}
+They would hang up: {hangs_up}
 
-Say only your own next words, as you would say them aloud on the phone: no name or label in
-front, no actions or feelings in brackets or asterisks, no quotation marks, at most {words}
-words. React to what the supporter just said. When you are ready to end the call, or would
-hang up, say goodbye in your own words and put {end} at the very end."""
+Write only the caller's next words, in the first person, as said aloud on the phone: no name
+or label in front, no actions or feelings in brackets or asterisks, no quotation marks, at
+most {words} words. React to what the supporter just said."""
 
-REPORT = """\
-The call is over. Still as the caller, say how it went, as JSON with these fields:
-intensity_before (1-5: how strong your feeling was when you called), intensity_after (1-5:
-how strong it is now), felt_heard (1-5: how much you felt heard), would_call_again (true or
-false)."""
+TURN = """The call so far:
+{transcript}
 
-REASK = "(Your last line broke the role: {why}. Say only the caller's own next words.)"
+Continue the transcript with the caller's line {n} only, in their own words.{ending}
+Caller:"""
+EARLY = " It is too early to end the call."
+MAY_END = (
+    " If the caller is ready to end the call, or would hang up, they say goodbye in their own "
+    "words and you put {end} at the very end."
+)
+MIN_LINES = 3
+"""The caller's lines before it may say goodbye (unless the call reaches its limit sooner)."""
+
+REPORT = """The call so far:
+{transcript}
+
+The call is over. As the caller, say how it went, as JSON with these fields: intensity_before
+(1-5: how strong the feeling was when they called), intensity_after (1-5: how strong it is
+now), felt_heard (1-5: how much they felt heard), would_call_again (true or false)."""
+
+REASK = "That line broke the role: {why}. Write only the caller's own next words."
 
 REPORT_FORMAT = AnswerFormat(
     name="caller_report",
@@ -82,16 +95,18 @@ REPORT_FORMAT = AnswerFormat(
     },
 )
 
-_LABEL = re.compile(
-    r"^\s*\**\s*(caller|seeker|supporter|counsel+or|assistant|user|me|you)\s*\**:", re.I
-)
+_OWN_LABEL = re.compile(r"^\s*\**\s*(caller|seeker|me)\s*\**\s*:\s*", re.I)
+_LABEL = re.compile(r"^\s*\**\s*(supporter|counsel+or|assistant|listener)\s*\**\s*:", re.I)
 _DIRECTION = re.compile(r"\*[^*]+\*|\([^)]*\)|\[(?!END\])[^\]]*\]")
+_ANSWER_ON = re.compile(r"\n\s*\**\s*(supporter|counsel+or|assistant|listener)\s*\**\s*:", re.I)
+_REFUSAL = re.compile(r"\b(can'?t|cannot|unable to) (assist|help) with (that|this)\b", re.I)
 _SUPPORTER = re.compile(
     r"\b(how can i (help|support) you|i'?m here (for you|to (help|listen))|as an ai|"
+    r"i'?m (so )?sorry to hear|it'?s important to (know|remember)|i can (try to )?help you|"
     r"language model|it sounds like you|thank you for (calling|reaching out|sharing))\b",
     re.I,
 )
-_GOODBYE = re.compile(r"\b(good ?bye|bye|take care|hang(ing)? up|gotta go|have to go)\b", re.I)
+_GOODBYE = re.compile(r"\b(good ?bye|bye)\b", re.I)
 
 
 class SeekerSpec(FrozenModel):
@@ -150,19 +165,21 @@ def system_prompt(card: Persona) -> str:
         resistance=resistance,
         hangs_up=card.hangs_up,
         words=card.max_words,
-        end=END_MARK,
     )
 
 
 def role_break(line: str, card: Persona) -> str | None:
-    """Why ``line`` breaks the seeker's role, or None when it keeps it."""
-    text = line.replace(END_MARK, "").strip()
+    """Why ``line`` breaks the seeker's role, or None when it keeps it (a ``Caller:`` label in
+    front is only taken off)."""
+    text = spoken(line)
     if not text:
         return "an empty line"
     if _LABEL.match(text):
-        return "a speaker label"
+        return "speaking as the supporter"
     if _DIRECTION.search(line):
         return "narration or stage directions"
+    if _REFUSAL.search(text):
+        return "a refusal to play the caller"
     if _SUPPORTER.search(text):
         return "speaking as the supporter"
     words = len(text.split())
@@ -172,8 +189,11 @@ def role_break(line: str, card: Persona) -> str | None:
 
 
 def spoken(line: str) -> str:
-    """The line as the seeker says it: the end mark and stray quotes taken off."""
-    return line.replace(END_MARK, "").strip().strip('"').strip()
+    """The line as the seeker says it: a ``Caller:`` label, the end mark, stray quotes and
+    any supporter's answer written after it taken off."""
+    text = _ANSWER_ON.split(line, maxsplit=1)[0]  # the model went on to write the answer
+    text = _OWN_LABEL.sub("", text.replace(END_MARK, "").strip(), count=1)
+    return text.strip().strip('"').strip()
 
 
 def says_goodbye(line: str) -> bool:
@@ -181,19 +201,29 @@ def says_goodbye(line: str) -> bool:
     return END_MARK in line or bool(_GOODBYE.search(line))
 
 
+def transcript(greeting: str, exchanges: list[tuple[str, str]]) -> str:
+    """The call as the caller heard it, one labelled line per turn."""
+    lines = [f"Supporter: {greeting}"]
+    for said, heard in exchanges:
+        lines.append(f"Caller: {said}")
+        lines.append(f"Supporter: {heard or '(says nothing)'}")
+    return "\n".join(lines)
+
+
 def call_messages(
     card: Persona, greeting: str, exchanges: list[tuple[str, str]]
 ) -> list[dict[str, str]]:
-    """The seeker's request: its card, the supporter's greeting, then each of its own lines
-    with the agent's reply as it heard it."""
-    messages = [
+    """The seeker's request: its card, then the call so far as it heard it (the greeting, each
+    of its own lines and the agent's reply as transcribed) and which line to write."""
+    n = len(exchanges) + 1
+    ending = EARLY if n < MIN_LINES else MAY_END.format(end=END_MARK)
+    return [
         {"role": "system", "content": system_prompt(card)},
-        {"role": "user", "content": greeting},
+        {
+            "role": "user",
+            "content": TURN.format(transcript=transcript(greeting, exchanges), n=n, ending=ending),
+        },
     ]
-    for said, heard in exchanges:
-        messages.append({"role": "assistant", "content": said})
-        messages.append({"role": "user", "content": heard or "(silence)"})
-    return messages
 
 
 class SeekerCache:
@@ -293,8 +323,8 @@ class Seeker:
         """The seeker's own account of the call, asked in character (None if it never gave
         one that parses)."""
         messages = [
-            *call_messages(card, greeting, exchanges),
-            {"role": "user", "content": REPORT},
+            {"role": "system", "content": system_prompt(card)},
+            {"role": "user", "content": REPORT.format(transcript=transcript(greeting, exchanges))},
         ]
         key = SeekerCache.key(self.spec, self._seed, messages)
         cached = self._cache.get(key)
