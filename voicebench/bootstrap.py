@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from scipy import stats
 
 LEVEL = 0.95
 ROUNDS = 1000
@@ -29,7 +28,10 @@ def _bounds(
     seed: int,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The 95% percentile-bootstrap bounds of ``statistic`` over ``data`` (seeded, vectorized):
-    the one call every interval here makes."""
+    the one call every interval here makes (scipy is imported here, not at start: a command
+    that draws no interval starts without it)."""
+    from scipy import stats
+
     ci = stats.bootstrap(
         data,
         statistic,

@@ -18,7 +18,6 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats
 
 from voicebench._model import FrozenModel
 from voicebench.bootstrap import clustered_share, percentiles
@@ -108,6 +107,8 @@ def wilson(successes: int, trials: int) -> Interval | None:
     """A share of trials with its 95% Wilson score interval."""
     if trials == 0:
         return None
+    from scipy import stats
+
     ci = stats.binomtest(successes, trials).proportion_ci(method="wilson")
     return successes / trials, float(ci.low), float(ci.high)
 

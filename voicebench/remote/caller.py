@@ -43,6 +43,7 @@ from typing import Any
 from urllib.parse import quote
 
 import numpy as np
+import scipy.signal  # noqa: F401  (resample's; loaded here so no turn waits on it)
 
 from voicebench import _arrivals
 from voicebench.agent.interface import AFTER_ASIDE_S, PLAIN, HeardTurn, TurnCue

@@ -17,7 +17,6 @@ from voicebench.rating.people import (
     PeopleSummary,
 )
 from voicebench.rating.table import RatingTable
-from voicebench.reporting.lines import share as _share
 
 
 def _pct(x: float | None) -> str:
@@ -144,6 +143,8 @@ def human_ladder_table(people: PeopleSummary) -> Table:
 
 def people_lines(people: PeopleSummary) -> list[str]:
     """Judge-human agreement per judge, agreement between people, each rater's consistency."""
+    from voicebench.reporting.lines import share as _share  # the report loads matplotlib
+
     lines = [
         f"People vs {judge}: {_share(v, lo, hi)} over {n} pairs "
         f"(HEART: {100 * HEART_JUDGE_HUMAN:.1f}%)"
