@@ -29,7 +29,6 @@ at most the call under way, and rerunning the command redoes only that one.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -67,7 +66,7 @@ from voicebench.converse.seeker import (
 from voicebench.dialogues import Dialogue, Role, Turn, save_dialogues
 from voicebench.dialogues.personas import Persona
 from voicebench.fixtures import Manifest, load_manifest, save_manifest, synthesize_fixtures
-from voicebench.fixtures.manifest import fixture_key
+from voicebench.fixtures.manifest import file_sha256, fixture_key
 from voicebench.fixtures.synth import (
     DEFAULT_VOICE,
     FIXTURE_SAMPLE_RATE,
@@ -77,6 +76,7 @@ from voicebench.fixtures.synth import (
 )
 from voicebench.llm.chat import open_chat
 from voicebench.replaying.play import turn_history, turn_record
+from voicebench.replaying.run import agent_class
 from voicebench.replaying.speak import TURN_TIMEOUT_S, drawn_scenario, speak_turn
 from voicebench.runlog import TURNS_FILE, ReplayMode, RunHeader, RunStore, TurnRecord
 from voicebench.scenarios import parse_scenario
@@ -101,10 +101,6 @@ class _Lines:
             self.manifest = Manifest(entries=tuple(entries.values()))
             save_manifest(self.folder, self.manifest)
         return self.manifest
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 async def converse(
@@ -137,7 +133,7 @@ async def converse(
             agent=spec,
             agent_spec_path=str(spec_path),
             dialogues_path=str(dialogues_path),
-            dialogues_sha256=_sha256(dialogues_path),
+            dialogues_sha256=file_sha256(dialogues_path),
             dialogue_ids=tuple(d.id for d in dialogues),
             mode=ReplayMode.SIMULATED,
             fixtures_dir=str(fixtures_dir),
@@ -161,7 +157,7 @@ async def converse(
             from voicebench.judging.replies import Transcriber
 
             transcribe = Transcriber()
-        factory = agent_factory or _factory(spec)
+        factory = agent_factory or agent_class(spec)
         async with contextlib.AsyncExitStack() as stack:
             client = await open_chat(seeker_spec.llm, stack)
             reporter = await open_chat(seeker_spec.llm, stack, REPORT_FORMAT)
@@ -221,16 +217,6 @@ def _reporter(
             progress(CallProgress(n, total, call_id, record=record))
 
     return report
-
-
-def _factory(spec: AgentSpec) -> AgentFactory:
-    if spec.remote is not None:
-        from voicebench.remote.caller import RemoteAgent
-
-        return RemoteAgent
-    from voicebench.pipeline.agent import VoiceAgent
-
-    return VoiceAgent
 
 
 async def _call(

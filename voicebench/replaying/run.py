@@ -9,7 +9,6 @@ Restarting the same command resumes: finished turns are read back and skipped.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -22,6 +21,7 @@ from voicebench.agentspec import AgentSpec
 from voicebench.dialogues import Dialogue
 from voicebench.errors import InputError
 from voicebench.fixtures import synthesize_fixtures
+from voicebench.fixtures.manifest import file_sha256
 from voicebench.replaying.play import play_dialogue
 from voicebench.replaying.speak import TURN_TIMEOUT_S
 from voicebench.runlog import ReplayMode, RunHeader, RunStore, TurnRecord
@@ -53,8 +53,16 @@ def _by_dialogue(todo: Sequence[tuple[Dialogue, int]]) -> list[tuple[Dialogue, l
     return out
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def agent_class(spec: AgentSpec) -> AgentFactory:
+    """What speaks to the agent a spec names: the remote caller for a ``[remote]`` spec, the
+    local pipecat pipeline otherwise."""
+    if spec.remote is not None:
+        from voicebench.remote.caller import RemoteAgent
+
+        return RemoteAgent
+    from voicebench.pipeline.agent import VoiceAgent
+
+    return VoiceAgent
 
 
 async def replay(
@@ -86,7 +94,7 @@ async def replay(
             agent=spec,
             agent_spec_path=str(spec_path),
             dialogues_path=str(dialogues_path),
-            dialogues_sha256=_sha256(dialogues_path),
+            dialogues_sha256=file_sha256(dialogues_path),
             dialogue_ids=tuple(d.id for d in dialogues),
             mode=mode,
             fixtures_dir=str(fixtures_dir),
@@ -103,17 +111,7 @@ async def replay(
             progress(RunProgress(len(plan) - len(todo), len(plan), None))
         if not todo:
             return records
-        factory: AgentFactory
-        if agent_factory is not None:
-            factory = agent_factory
-        elif spec.remote is not None:
-            from voicebench.remote.caller import RemoteAgent
-
-            factory = RemoteAgent
-        else:
-            from voicebench.pipeline.agent import VoiceAgent
-
-            factory = VoiceAgent
+        factory = agent_factory or agent_class(spec)
         agent: Agent | None = None
         try:
             for dialogue, turns in _by_dialogue(todo):
