@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel
 
 from voicebench import builtin
 from voicebench._jsonl import json_lines, write_atomic
@@ -14,28 +17,35 @@ from voicebench.errors import InputError
 BUILTIN_DIALOGUES = builtin.DIALOGUES
 
 
-def load_dialogues(path: str | Path) -> list[Dialogue]:
-    """Load and validate a dialogue set; any problem names the file, the line and the field."""
+M = TypeVar("M", bound=BaseModel)
+
+
+def load_by_id(model: type[M], path: str | Path, what: str) -> list[M]:
+    """Load and validate a hand-written JSONL file of ``model`` records, each with a unique
+    ``id``; any problem names the file, the line (with the id) and the field."""
     path = Path(path)
-    dialogues: list[Dialogue] = []
+    items: list[M] = []
     seen: dict[str, str] = {}
     for record, data in json_lines(path, tail="keep"):
         line = record
         if isinstance(data, dict) and isinstance(data.get("id"), str):
             record = f"{line} ({data['id']})"
-        dialogue = validate_record(Dialogue, data, file=path, record=record)
-        if dialogue.id in seen:
+        item = validate_record(model, data, file=path, record=record)
+        key = str(item.model_dump(include={"id"})["id"])
+        if key in seen:
             raise InputError(
-                f"duplicate id (first on {seen[dialogue.id]})",
-                file=path,
-                record=record,
-                field="id",
+                f"duplicate id (first on {seen[key]})", file=path, record=record, field="id"
             )
-        seen[dialogue.id] = line
-        dialogues.append(dialogue)
-    if not dialogues:
-        raise InputError("no dialogues in file", file=path)
-    return dialogues
+        seen[key] = line
+        items.append(item)
+    if not items:
+        raise InputError(f"no {what} in file", file=path)
+    return items
+
+
+def load_dialogues(path: str | Path) -> list[Dialogue]:
+    """Load and validate a dialogue set; any problem names the file, the line and the field."""
+    return load_by_id(Dialogue, path, "dialogues")
 
 
 def save_dialogues(dialogues: Iterable[Dialogue], path: str | Path) -> None:

@@ -21,10 +21,10 @@ from typing import Literal
 from pydantic import Field
 
 from voicebench import builtin
-from voicebench._jsonl import json_lines, write_atomic
-from voicebench._model import FrozenModel, validate_record
+from voicebench._jsonl import write_atomic
+from voicebench._model import FrozenModel
+from voicebench.dialogues.io import load_by_id
 from voicebench.dialogues.models import DIALOGUE_ID_PATTERN, Dialogue, EscalationProfile
-from voicebench.errors import InputError
 
 BUILTIN_PERSONAS = builtin.FIXTURES / "personas.jsonl"
 
@@ -65,23 +65,7 @@ class Persona(FrozenModel):
 
 def load_personas(path: str | Path = BUILTIN_PERSONAS) -> list[Persona]:
     """Load and validate persona cards; any problem names the file, the line and the field."""
-    path = Path(path)
-    cards: list[Persona] = []
-    seen: dict[str, str] = {}
-    for record, data in json_lines(path, tail="keep"):
-        line = record
-        if isinstance(data, dict) and isinstance(data.get("id"), str):
-            record = f"{line} ({data['id']})"
-        card = validate_record(Persona, data, file=path, record=record)
-        if card.id in seen:
-            raise InputError(
-                f"duplicate id (first on {seen[card.id]})", file=path, record=record, field="id"
-            )
-        seen[card.id] = line
-        cards.append(card)
-    if not cards:
-        raise InputError("no persona cards in file", file=path)
-    return cards
+    return load_by_id(Persona, path, "persona cards")
 
 
 def save_personas(cards: Iterable[Persona], path: str | Path) -> None:
