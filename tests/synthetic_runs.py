@@ -244,3 +244,96 @@ def load_header(dialogue_ids: Sequence[str]) -> str:
         turn_timeout_s=30,
         dialogue_ids=tuple(dialogue_ids),
     ).model_dump_json()
+
+
+def make_calls(
+    root: Path,
+    name: str,
+    items,
+    replies: dict[str, Sequence[str]],
+    ttfa_ms: Sequence[int],
+    *,
+    seeker: str = "scripted/seeker",
+    invalid: Sequence[str] = (),
+    report: dict | None = None,
+) -> Path:
+    """A finished converse folder: one call per item, the caller saying the item's seeker
+    turns and the agent answering ``replies[item]`` (as heard; as many as the item has seeker
+    turns) after ``ttfa_ms`` (by the turn's place in the call); the calls of ``invalid``
+    broke role. Each call has its audio, a tone as long as the call has turns, and the
+    caller's ``report``."""
+    from voicebench.converse.records import CallRecord, Exchange, greeting_of
+    from voicebench.converse.seeker import CallerReport
+    from voicebench.dialogues.personas import personas_for
+    from voicebench.runlog import ReplayMode
+
+    store = RunStore(root / name)
+    store.open(
+        RunHeader(
+            run_id=name,
+            created_at=STAMP,
+            voicebench_version="0.1.0",
+            agent=AgentSpec(
+                name=name, family=f"fam-{name}", llm=LLMSpec(provider="scripted", model=name)
+            ),
+            agent_spec_path="a.toml",
+            dialogues_path=str(BUILTIN_DIALOGUES),
+            dialogues_sha256="0" * 64,
+            dialogue_ids=tuple(d.id for d in items),
+            fixtures_dir=str(root / name / "fixtures"),
+            mode=ReplayMode.SIMULATED,
+            seeker=seeker,
+        )
+    )
+    cards = personas_for(items)
+    said_report = report or {
+        "intensity_before": 4,
+        "intensity_after": 3,
+        "felt_heard": 4,
+        "would_call_again": True,
+    }
+    with (store.dir / "calls.jsonl").open("w") as calls:
+        for d in items:
+            lines = [d.turns[k].text for k in d.seeker_turn_indices][: len(replies[d.id])]
+            exchanges = []
+            for place, (line, heard) in enumerate(zip(lines, replies[d.id], strict=False)):
+                k = d.seeker_turn_indices[place]
+                store.append(
+                    TurnRecord(
+                        run_id=name,
+                        contestant=f"scripted/{name}",
+                        agent_name=name,
+                        dialogue_id=d.id,
+                        turn_index=k,
+                        final=place == len(lines) - 1,
+                        adversarial=d.adversarial,
+                        user_text=line,
+                        reply_text=heard,
+                        timing=timing(ttfa_ms[place % len(ttfa_ms)]),
+                        cold=place == 0 and d is items[0],
+                        started_at=STAMP,
+                    )
+                )
+                exchanges.append(Exchange(turn_index=k, said=line, heard=heard))
+            clip = f"calls/{d.id}.wav"
+            pcm = 8000 * np.sin(np.arange(8000 * len(lines)) * 0.05)
+            write_wav(store.dir / clip, pcm.astype(np.int16), 16_000)
+            valid = d.id not in invalid
+            record = CallRecord(
+                call_id=d.id,
+                agent_name=name,
+                seeker=seeker,
+                persona=cards[d.id],
+                greeting=greeting_of(d),
+                exchanges=tuple(exchanges),
+                ended_by="turns" if valid else "role",
+                valid=valid,
+                role_breaks=0 if valid else 2,
+                report=CallerReport(**said_report) if valid else None,
+                item_id=None,
+                started_at=STAMP,
+                finished_at=STAMP,
+                audio_path=clip,
+            )
+            calls.write(record.model_dump_json() + "\n")
+    return store.dir

@@ -1,10 +1,11 @@
 """Percentile-bootstrap 95% intervals, one helper for every figure that has one.
 
 ``scipy.stats.bootstrap`` (percentile method, seeded, vectorized) does the resampling:
-``percentiles`` resamples observations (latency percentiles over turns), ``difference`` two
-samples independently (a statistic's change between two runs), ``clustered_share``
-resamples clusters, each with its count of successes and of trials (agreement over items, so
-the pairs of one item stay together). With a single observation or cluster every resample is
+``percentiles`` resamples observations (latency percentiles over turns; ``mean`` likewise,
+for a mean such as callers' change of intensity), ``difference`` two samples independently (a
+statistic's change between two runs), ``clustered_share`` resamples clusters, each with its
+count of successes and of trials (agreement over items, so the pairs of one item stay
+together). With a single observation or cluster every resample is
 the same, so the interval is the point itself. The Bradley-Terry bootstrap, which refits a
 whole rating per resample, batches its own resamples (``voicebench.rating.bt``).
 """
@@ -65,6 +66,20 @@ def percentiles(
         seed=seed,
     )
     return point, low, high
+
+
+def mean(
+    values: Sequence[float] | np.ndarray, *, rounds: int = ROUNDS, seed: int = 0
+) -> tuple[float, float, float]:
+    """The mean of ``values`` and its interval bounds: (mean, low, high)."""
+    x = np.asarray(values, dtype=float)
+    point = float(x.mean())
+    if x.size < 2 or np.all(x == x[0]):
+        return point, point, point
+    low, high = _bounds(
+        (x,), lambda s, axis: s.mean(axis=axis), paired=False, rounds=rounds, seed=seed
+    )
+    return point, float(low), float(high)
 
 
 def clustered_share(

@@ -14,8 +14,10 @@ from campaign_files import two_speeds, write_campaign
 from chromium import Browser, find_chromium
 from processes import ROOT, voicebench
 
-from voicebench.judging import read_verdicts
-from voicebench.runlog import read_turns
+from voicebench.converse import read_calls
+from voicebench.judging import read_judging_header, read_verdicts
+from voicebench.runlog import read_header, read_turns
+from voicebench.testing.scripted_server import ScriptedLLMServer
 
 pytestmark = pytest.mark.slow
 CHROMIUM = find_chromium()
@@ -93,3 +95,50 @@ def test_a_campaign_runs_judges_reports_and_resumes(tmp_path: Path, short_set):
         != turns["s-500--dialogues--barge-in-delay_ms-600"][-1].started_at
     )
     assert len(read_verdicts(judged)) == len(verdicts)
+
+
+def test_a_simulated_campaign_converses_judges_whole_calls_and_reports(tmp_path: Path, short_set):
+    """mode = "simulated": each cell is a converse folder; whole calls are judged."""
+    line = "I guess that helps a little."
+    verdict = json.dumps(
+        {
+            "winner": "A",
+            "strength": 2,
+            "dimensions": {"H": None, "E": "A", "A": None, "R": None, "T": None},
+            "rationale": "Warmer.",
+        }
+    )
+    with (
+        ScriptedLLMServer(ttft_ms=20, reply=line) as seeker,
+        ScriptedLLMServer(ttft_ms=5, reply=verdict) as judge,
+    ):
+        (tmp_path / "seeker.toml").write_text(
+            'name = "s"\n[llm]\nprovider = "openai-compatible"\nmodel = "scripted-llm"\n'
+            f'base_url = "{seeker.base_url}"\n'
+        )
+        (tmp_path / "judge.toml").write_text(
+            'name = "j"\nrubric = "ROOT/judges/rubric-v1.md"\n[[judges]]\n'
+            'provider = "openai-compatible"\nmodel = "scripted-llm"\nfamily = "testjudge"\n'
+            f'base_url = "{judge.base_url}"\n'.replace("ROOT", str(ROOT))
+        )
+        body = two_speeds(500, limit=1, short=short_set)
+        body = body.replace('scenarios = [[], ["barge-in:delay_ms=600"]]', 'mode = "simulated"')
+        body = body.replace('judges = ["ROOT/judges/local-smoke.toml"]', 'judges = ["judge.toml"]')
+        body += '\n[converse]\nturns = 2\nseeker = "seeker.toml"\n'
+        file = write_campaign(tmp_path, body)
+        done = campaign(file, tmp_path / "out")
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = tmp_path / "out"
+    plan = json.loads((out / "campaign.json").read_text())
+    assert plan["campaign"]["mode"] == "simulated" and len(plan["cells"]) == 2
+    for cell in plan["cells"]:
+        run = Path(cell["run_dir"])
+        (call,) = read_calls(run)
+        assert [e.said for e in call.exchanges][1] == line and call.ended_by == "turns"
+        assert len(read_turns(run)) == 2 and read_header(run).seeker.endswith("scripted-llm")
+    judged = out / "judging" / "judge"
+    assert read_judging_header(judged).unit == "call"
+    assert len(read_verdicts(judged)) == 2  # one pair of calls, both orders
+    report = json.loads((out / "report" / "report.json").read_text())
+    assert report["call_judging"]["judging_dir"] == str(judged)
+    assert {o["agent_name"] for o in report["calls"]} == {"s-300", "s-500"}

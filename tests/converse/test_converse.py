@@ -18,6 +18,8 @@ from voicebench.api import Calls, converse_async, replay_async
 from voicebench.converse.seeker import REASK
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.dialogues.personas import load_personas
+from voicebench.fixtures import load_manifest
+from voicebench.fixtures.audio import read_wav
 from voicebench.testing.scripted_server import ScriptedLLMServer
 from voicebench.testing.scripted_voice import ScriptedVoiceAgent
 
@@ -112,6 +114,12 @@ async def test_a_scripted_call_is_timed_heard_reported_and_saved(tmp_path: Path)
     assert card.who in requests[0][0]["content"] and card.wants in requests[0][0]["content"]
     assert "so far:\nSupporter: Hi" in requests[0][1]["content"]
     assert call.report is not None and call.report.model_dump() == REPORT
+    # The whole call to listen to: the caller's lines and the agent's replies one after
+    # another, each followed by half a second of silence, so longer than the lines alone.
+    audio = read_wav(tmp_path / "calls" / call.audio_path)
+    lines = {e.text: e for e in load_manifest(result.fixtures).entries}
+    caller = sum(lines[x].speech_end_sample - lines[x].speech_start_sample for x in said)
+    assert audio.size > caller + 4 * 8000
 
     # The call is saved as an item that a replay speaks again, teacher-forced.
     saved = [json.loads(x) for x in result.items.read_text().splitlines()]

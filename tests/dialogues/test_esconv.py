@@ -4,9 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from voicebench.dialogues.esconv import import_esconv, import_esconv_to_file
+from voicebench.dialogues.esconv import esconv_personas, import_esconv, import_esconv_to_file
 from voicebench.dialogues.io import load_dialogues
 from voicebench.dialogues.models import Role
+from voicebench.dialogues.personas import load_personas, personas_for, personas_path
 from voicebench.errors import InputError
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "esconv"
@@ -218,6 +219,16 @@ MALFORMED = [
         "dialog[5].annotation.strategy",
         "expected a string, got a number",
     ),
+    (
+        _set(["survey_score"], {"seeker": {"initial_emotion_intensity": "very"}}),
+        "survey_score.seeker.initial_emotion_intensity",
+        "expected a number 1-5, got 'very'",
+    ),
+    (
+        _set(["survey_score"], {"seeker": {"initial_emotion_intensity": 9}}),
+        "survey_score.seeker.initial_emotion_intensity",
+        "expected a number 1-5, got 9",
+    ),
 ]
 
 
@@ -296,3 +307,22 @@ def test_import_to_file_writes_nothing_when_import_fails(tmp_path):
         import_esconv_to_file(src, dest)
     assert not dest.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["esconv.json"]
+
+
+def test_persona_cards_carry_the_surveys_initial_intensity(tmp_path):
+    dest = tmp_path / "esconv.jsonl"
+    items = import_esconv_to_file(CONVERSATIONS, dest)
+    cards = {c.id: c for c in load_personas(personas_path(dest))}
+    assert set(cards) == {d.id for d in items} and cards == {
+        c.id: c for c in esconv_personas(CONVERSATIONS)
+    }
+    # Conversation 0's seeker rated their emotion 4 before the chat; conversation 1 has no
+    # survey, so its cards start at the middle of the scale.
+    assert {c.intensity for i, c in cards.items() if i.startswith("esconv-0-")} == {4}
+    assert {c.intensity for i, c in cards.items() if i.startswith("esconv-1-")} == {3}
+    first = items[0]
+    assert cards[first.id].what_happened == first.situation
+    assert cards[first.id].emotion == first.emotion_type
+    # A simulated caller of the imported set finds the cards beside it.
+    found = personas_for(items, dialogues_path=dest)
+    assert found[first.id] == cards[first.id]

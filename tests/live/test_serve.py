@@ -269,7 +269,8 @@ async def test_a_plain_pipecat_websocket_bot_is_measured_unchanged(tmp_path: Pat
         records = await _call(url, "pipecat", tmp_path / "run", short_set, auth=None)
     _check(records, tmp_path / "run")
     # What the listener heard is transcribed for judging like any contestant's reply.
-    from voicebench.judging.replies import Transcriber, agent_replies
+    from voicebench.judging.replies import agent_replies
+    from voicebench.pipeline.stt import Transcriber
 
     replies = list(agent_replies(tmp_path / "run", Transcriber(), set()))
     assert len(replies) == 1 and replies[0].contestant == "served"
@@ -360,7 +361,8 @@ async def test_a_plain_pipecat_twilio_bot_is_called_as_a_phone_platform_would(
     assert seen["platform"] == "twilio" and seen["stream"].startswith("MZ")
     assert seen["body"] == {"caller": "vb"}
     _check(records, tmp_path / "run")
-    from voicebench.judging.replies import Transcriber, agent_replies
+    from voicebench.judging.replies import agent_replies
+    from voicebench.pipeline.stt import Transcriber
 
     replies = list(agent_replies(tmp_path / "run", Transcriber(), set()))
     assert len(replies) == 1 and len(replies[0].heard.split()) >= 5

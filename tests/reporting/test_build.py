@@ -143,8 +143,9 @@ def test_runs_alone_give_a_latency_report(judged: Path, tmp_path: Path):
 def test_a_run_with_its_own_judging_folder_is_judged(judged: Path, tmp_path: Path):
     run = judged.parent / "fast"
     shutil.copytree(judged, run / "judging")
-    paths, folder = resolve_inputs([run])
-    assert folder == run / "judging" and {p.name for p in paths} == {"fast", "slow"}
+    inputs = resolve_inputs([run])
+    assert inputs.judging == run / "judging" and {p.name for p in inputs.runs} == {"fast", "slow"}
+    assert inputs.call_judging is None
 
 
 def test_bad_inputs_name_the_path(judged: Path, tmp_path: Path):
@@ -153,7 +154,7 @@ def test_bad_inputs_name_the_path(judged: Path, tmp_path: Path):
     assert str(tmp_path / "nowhere") in str(exc.value)
     other = tmp_path / "other"
     shutil.copytree(judged, other)
-    with pytest.raises(InputError, match="2 judging folders"):
+    with pytest.raises(InputError, match="2 judging folders of final replies"):
         resolve_inputs([judged, other])
     (judged / "judging.json").write_text("{not json")
     with pytest.raises(InputError, match=r"judging\.json: (line \d+: )?not valid JSON"):

@@ -165,7 +165,9 @@ async def converse_async(
     seeker_spec = load_seeker_spec(seeker)
     set_path = Path(dialogues) if dialogues is not None else builtin.DIALOGUES
     chosen = select_dialogues(load_dialogues(set_path), limit=limit, ids=ids, file=set_path)
-    cards = personas_for(chosen, Path(personas) if personas is not None else None)
+    cards = personas_for(
+        chosen, Path(personas) if personas is not None else None, dialogues_path=set_path
+    )
     out_dir = Path(out) if out is not None else default_run_dir(spec.name, prefix="calls-")
     if spec_path is None:
         out_dir.mkdir(parents=True, exist_ok=True)

@@ -6,6 +6,9 @@ Cells. One per (agent variant, dialogue set, scenario list), each its own run fo
 scenario list (put ``[]`` first to judge clean turns): the same items through every variant,
 one reply each. The other cells add latency and interruption figures.
 
+A campaign with ``mode = "simulated"`` makes each cell a converse folder instead: an LLM caller
+plays each item's persona live for up to ``[converse] turns`` lines, and whole calls are judged.
+
 Cost. Replay runs in real time, so a cell takes at least its seeker speech plus, per turn, the
 agent's answer: the speech is read off the fixtures where they are already made (else 0.4 s a
 word), and each answer is counted as ``ANSWER_S`` (an agent's wait and a spoken reply of one to
@@ -22,7 +25,9 @@ from pathlib import Path
 from voicebench import builtin
 from voicebench.agentspec import AgentSpec, load_agent_spec
 from voicebench.campaign.spec import CampaignSpec, load_campaign, slug
+from voicebench.converse import SeekerSpec, load_seeker_spec
 from voicebench.dialogues import Dialogue, load_dialogues
+from voicebench.dialogues.personas import Persona, personas_for
 from voicebench.errors import InputError
 from voicebench.fixtures import BUILTIN_FIXTURES, load_manifest, lookup_fixture
 from voicebench.judging import load_judge_spec
@@ -31,6 +36,9 @@ from voicebench.scenarios import parse_scenario
 
 ANSWER_S = 10.0
 WORD_S = 0.4
+CALLER_LINE_S = 9.0
+"""A simulated caller's line: the seeker LLM's answer (the offline one takes about 5.5 s on
+2 cores) and the line spoken."""
 PIPELINE_CPUS = 2.0
 REMOTE_CPUS = 0.25
 
@@ -55,6 +63,12 @@ class Cell:
     turns: int
     audio_s: float
     """Estimated seconds of real-time audio."""
+    seeker: SeekerSpec | None = None
+    """The caller of a simulated cell (``mode = "simulated"``); None for a replay."""
+    personas: tuple[Persona, ...] = ()
+    """A simulated cell's persona cards, one per item."""
+    call_turns: int = 0
+    """A simulated cell's most caller lines a call."""
 
 
 @dataclass(frozen=True)
@@ -85,7 +99,9 @@ class CampaignPlan:
 
     @property
     def judge_calls(self) -> int:
-        contestants = len(self.spec.agents) + 1  # and the human reference
+        contestants = len(self.spec.agents)
+        if self.spec.mode == "teacher-forced":
+            contestants += 1  # and the human reference
         pairs = contestants * (contestants - 1) // 2
         if self.spec.judging.pairs_per_item is not None:
             pairs = min(pairs, self.spec.judging.pairs_per_item)
@@ -123,6 +139,24 @@ def _audio_s(items: tuple[Dialogue, ...], fixtures: Path) -> tuple[int, float]:
             said = entry.num_samples / entry.sample_rate if entry else WORD_S * len(text.split())
             turns, seconds = turns + 1, seconds + said + ANSWER_S
     return turns, seconds
+
+
+def _callers(
+    spec: CampaignSpec, here: Path | None, file: Path | None, sets: Sequence[tuple]
+) -> tuple[SeekerSpec | None, dict[str, Persona]]:
+    """A simulated campaign's seeker and every item's persona card (None and none for
+    replays)."""
+    if spec.mode != "simulated":
+        return None, {}
+    c = spec.converse
+    seeker = load_seeker_spec((here or Path()) / c.seeker if c.seeker else None)
+    given = (here or Path()) / c.personas if c.personas else None
+    if given is not None and not given.is_file():
+        raise InputError("persona file not found", file=file, field="converse.personas")
+    cards: dict[str, Persona] = {}
+    for _, set_path, _, items in sets:
+        cards |= personas_for(items, given, dialogues_path=set_path)
+    return seeker, cards
 
 
 def plan_campaign(file: Path, out_dir: Path | None = None) -> CampaignPlan:
@@ -218,10 +252,14 @@ def lay_out(
                 field=f"judges.{i}",
             )
     models = [m for j in judges for m in load_judge_spec(j)[0].judges]
+    seeker, cards = _callers(spec, here, file, sets)
     cells = []
     for name, agent, path, cpus in variants:
         for set_name, set_path, fixtures, items in sets:
             turns, audio_s = _audio_s(items, fixtures)
+            if seeker is not None:
+                turns = len(items) * spec.converse.turns
+                audio_s = turns * (ANSWER_S + CALLER_LINE_S)
             for s, scenarios in enumerate(spec.scenarios):
                 played = _played(scenarios)
                 first = set_name == sets[0][0] and s == 0
@@ -242,6 +280,9 @@ def lay_out(
                         judged=s == 0 and bool(judges),
                         turns=turns,
                         audio_s=audio_s,
+                        seeker=seeker,
+                        personas=tuple(cards[d.id] for d in items) if seeker else (),
+                        call_turns=spec.converse.turns if seeker else 0,
                     )
                 )
     judged_items = sum(len(items) for *_, items in sets) if judges else 0

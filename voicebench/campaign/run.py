@@ -3,7 +3,8 @@
 The campaign folder::
 
     OUT/campaign.json          the plan as run: the file, its cells and their run folders
-    OUT/cells/CELL/            one run folder per cell (run.json, turns.jsonl, audio/)
+    OUT/cells/CELL/            one run folder per cell (run.json, turns.jsonl, audio/; with
+                               mode = "simulated", a converse folder: its calls too)
     OUT/judging/JUDGE/         one judging folder per judge, over every variant's judged cells
     OUT/report/                the report: every cell's latency, the first judge's ratings
 
@@ -27,11 +28,13 @@ from typing import Protocol
 from voicebench._folder import claimed
 from voicebench._jsonl import write_atomic
 from voicebench.campaign.plan import CampaignPlan, Cell
+from voicebench.converse import CallProgress, converse
 from voicebench.judging import JudgingResult, Verdict, judge_runs
 from voicebench.rating import NothingToRateError, RatingTable, rate_judging
 from voicebench.replaying import RunProgress, run_replay
 from voicebench.reporting import BuiltReport, build_report
-from voicebench.runlog import TurnRecord
+from voicebench.runlog import HEADER_FILE as RUN_HEADER
+from voicebench.runlog import TurnRecord, read_turns
 
 PLAN_FILE = "campaign.json"
 
@@ -91,7 +94,16 @@ def replay_cell(
     progress: Callable[[RunProgress], None] | None = None,
 ) -> list[TurnRecord]:
     """One cell's run into ``out_dir``, resumed where it stopped; a worker elsewhere gives
-    the paths of the cell's inputs there."""
+    the paths of the cell's inputs there. A simulated cell's run is its calls."""
+    if cell.seeker is not None:
+        return _converse_cell(
+            cell,
+            out_dir,
+            turn_timeout_s=turn_timeout_s,
+            seed=seed,
+            dialogues_path=dialogues_path or cell.dialogues_path,
+            progress=progress,
+        )
     return run_replay(
         cell.agent,
         spec_path=cell.spec_path,
@@ -104,6 +116,44 @@ def replay_cell(
         scenarios=cell.scenarios,
         seed=seed,
     )
+
+
+def _converse_cell(
+    cell: Cell,
+    out_dir: Path,
+    *,
+    turn_timeout_s: float,
+    seed: int,
+    dialogues_path: Path,
+    progress: Callable[[RunProgress], None] | None,
+) -> list[TurnRecord]:
+    assert cell.seeker is not None
+    total = len(cell.items) * cell.call_turns
+    done = len(read_turns(out_dir)) if (out_dir / RUN_HEADER).exists() else 0
+
+    def told(p: CallProgress) -> None:
+        nonlocal done
+        if p.record is not None and progress is not None:
+            done += 1
+            progress(RunProgress(done, total, p.record))
+
+    asyncio.run(
+        converse(
+            cell.agent,
+            spec_path=cell.spec_path,
+            dialogues=list(cell.items),
+            dialogues_path=dialogues_path,
+            personas={c.id: c for c in cell.personas},
+            seeker_spec=cell.seeker,
+            out_dir=out_dir,
+            turns=cell.call_turns,
+            seed=seed,
+            scenarios=cell.scenarios,
+            turn_timeout_s=turn_timeout_s,
+            progress=told,
+        )
+    )
+    return read_turns(out_dir)
 
 
 def run_cell(

@@ -30,6 +30,12 @@
     providers = { anthropic = 2 }          # a provider's own bound
     pairs_per_item = 20                    # pairs judged per item (default: all)
 
+    # mode = "simulated"                   # each cell is a converse folder: a caller who
+    # [converse]                           #   reacts, whole calls judged (default:
+    # turns = 6                            #   "teacher-forced" replays)
+    # seeker = "../seekers/gpt.toml"       # default: the offline seeker
+    # personas = "../my-personas.jsonl"    # default: each set's own, else the built-in
+
 A *cell* is one agent variant on one dialogue set with one scenario list: one run folder. The
 contestants judged together are the agent variants; a variant's cells are all its runs.
 """
@@ -38,7 +44,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
@@ -95,6 +101,18 @@ class JudgingLimits(FrozenModel):
         return self.providers.get(provider, self.concurrency)
 
 
+class ConverseSettings(FrozenModel):
+    """How simulated calls are made (``mode = "simulated"``)."""
+
+    turns: int = Field(default=6, ge=1, le=50)
+    """The most caller lines in a call."""
+    seeker: str | None = Field(default=None, min_length=1)
+    """A seeker spec, relative to the campaign file (default: the offline seeker)."""
+    personas: str | None = Field(default=None, min_length=1)
+    """Persona cards, relative to the campaign file (default: each set's own, else the
+    built-in cards)."""
+
+
 class CampaignSpec(FrozenModel):
     name: str = Field(min_length=1, max_length=80)
     agents: tuple[CampaignAgent, ...] = Field(min_length=1)
@@ -106,6 +124,11 @@ class CampaignSpec(FrozenModel):
     seed: int = 0
     budgets: Budgets = Budgets()
     judging: JudgingLimits = JudgingLimits()
+    mode: Literal["teacher-forced", "simulated"] = "teacher-forced"
+    """``teacher-forced``: every cell replays its items' fixed seeker turns, and the final
+    replies are judged. ``simulated``: every cell is a converse folder (an LLM caller plays
+    each item's persona live), and whole calls are judged."""
+    converse: ConverseSettings = ConverseSettings()
 
     @model_validator(mode="after")
     def _distinct(self) -> CampaignSpec:

@@ -43,8 +43,9 @@ def converse(
     personas: Annotated[
         Path | None,
         typer.Option(
-            help="Persona cards (JSONL). Default: the built-in cards; an item without one "
-            "gets a card derived from it."
+            help="Persona cards (JSONL). Default: the dialogue set's own (NAME.personas.jsonl "
+            "beside it, as an ESConv import writes them), else the built-in cards; an item "
+            "without one gets a card derived from it."
         ),
     ] = None,
     out_dir: Annotated[

@@ -37,7 +37,11 @@ if TYPE_CHECKING:
 
 def judge(
     run_dirs: Annotated[
-        list[Path], typer.Argument(help="Run directories whose final turns to judge.")
+        list[Path],
+        typer.Argument(
+            help="Run directories whose final turns to judge, or converse folders whose "
+            "whole calls to judge."
+        ),
     ],
     judge_spec: JudgeOpt = DEFAULT_JUDGE,
     out_dir: Annotated[
@@ -64,7 +68,9 @@ def judge(
     verbose: VerboseOpt = False,
 ) -> None:
     """Pairwise HEART judging of what the listener heard: every contestant's final-turn reply
-    (and the human reference) on each item, both orders, verdicts cached and resumable."""
+    (and the human reference) on each item, both orders, verdicts cached and resumable. Given
+    converse folders, each agent's whole call with the same caller instead, as the caller
+    heard it."""
     quiet_libraries(verbose)
     from voicebench.api import judge as judge_runs
     from voicebench.judging import default_out_dir, load_judge_spec

@@ -20,6 +20,8 @@ the seeker named in the header), plus:
   the agent's replies as heard, the last reply as the reference) with the lines' audio, so
   ``voicebench run --dialogues OUT/items.jsonl --fixtures OUT/fixtures`` replays it,
   teacher-forced, against any agent;
+- ``calls/CALL.wav``: each call to listen to, the caller's lines and the agent's replies one
+  after another (pauses shortened);
 - ``seeker-cache.jsonl``: the seeker's answers by request.
 
 A call is the unit of resumption: its turns are written when it ends, so a killed run loses
@@ -33,6 +35,8 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
+
 from voicebench._folder import claimed
 from voicebench._jsonl import append_record, write_atomic
 from voicebench._version import __version__
@@ -40,6 +44,7 @@ from voicebench.agent.interface import Agent, AgentFactory
 from voicebench.agentspec import AgentSpec
 from voicebench.converse.records import (
     CACHE_FILE,
+    CALL_AUDIO_DIR,
     CALLS_FILE,
     FIXTURES_DIR,
     ITEMS_FILE,
@@ -65,7 +70,14 @@ from voicebench.converse.seeker import (
 )
 from voicebench.dialogues import Dialogue, Role, Turn, save_dialogues
 from voicebench.dialogues.personas import Persona
-from voicebench.fixtures import Manifest, load_manifest, save_manifest, synthesize_fixtures
+from voicebench.fixtures import (
+    Manifest,
+    load_manifest,
+    save_manifest,
+    synthesize_fixtures,
+    write_wav,
+)
+from voicebench.fixtures.audio import read_wav, speech_bounds
 from voicebench.fixtures.manifest import file_sha256, fixture_key
 from voicebench.fixtures.synth import (
     DEFAULT_VOICE,
@@ -75,12 +87,15 @@ from voicebench.fixtures.synth import (
     render_fixture,
 )
 from voicebench.llm.chat import open_chat
-from voicebench.replaying.play import turn_history, turn_record
+from voicebench.replaying.play import AUDIO_RATE, turn_history, turn_record
 from voicebench.replaying.run import agent_class
 from voicebench.replaying.speak import TURN_TIMEOUT_S, drawn_scenario, speak_turn
 from voicebench.runlog import TURNS_FILE, ReplayMode, RunHeader, RunStore, TurnRecord
 from voicebench.scenarios import parse_scenario
 from voicebench.scenarios.apply import backchannel_texts
+
+CALL_GAP_S = 0.5
+"""The silence between two turns in a call's audio."""
 
 
 class _Lines:
@@ -101,6 +116,28 @@ class _Lines:
             self.manifest = Manifest(entries=tuple(entries.values()))
             save_manifest(self.folder, self.manifest)
         return self.manifest
+
+    def audio(self, text: str) -> np.ndarray:
+        """The line as synthesized (16 kHz)."""
+        key = fixture_key(text, DEFAULT_VOICE, FIXTURE_SAMPLE_RATE, SYNTH_SETTINGS)
+        entry = self.manifest.by_key()[key]
+        return read_wav(self.folder / entry.path, expect_rate=FIXTURE_SAMPLE_RATE)
+
+
+def call_audio(parts: Sequence[np.ndarray]) -> np.ndarray:
+    """A call's turns one after another (caller, agent, caller...), each trimmed to its speech
+    and followed by ``CALL_GAP_S`` of silence: the whole call to listen to, its pauses
+    shortened (the timings are in the run log)."""
+    gap = np.zeros(int(CALL_GAP_S * AUDIO_RATE), dtype=np.int16)
+    out: list[np.ndarray] = []
+    for pcm in parts:
+        bounds = speech_bounds(pcm) if pcm.size else None
+        if bounds is None:
+            continue
+        pad = AUDIO_RATE // 20  # 50 ms either side, so no soft onset is clipped
+        lo, hi = max(0, bounds[0] - pad), min(pcm.size, bounds[1] + pad)
+        out += [pcm[lo:hi].astype(np.int16), gap]
+    return np.concatenate(out) if out else np.zeros(0, dtype=np.int16)
 
 
 async def converse(
@@ -154,7 +191,7 @@ async def converse(
             return calls
         lines = _Lines(fixtures_dir)
         if transcribe is None:
-            from voicebench.judging.replies import Transcriber
+            from voicebench.pipeline.stt import Transcriber
 
             transcribe = Transcriber()
         factory = agent_factory or agent_class(spec)
@@ -245,6 +282,7 @@ async def _call(
     earlier: dict[int, TurnRecord] = {}
     breaks = 0
     ended_by: EndedBy = "turns"
+    voices: list[np.ndarray] = []
     for j in range(turns):
         heard_so_far = [(e.said, e.heard) for e in exchanges]
         if j == 0:  # the caller opens with what the item's seeker said to this greeting
@@ -291,6 +329,7 @@ async def _call(
         earlier[k] = record
         records.append(record)
         on_turn(record)
+        voices += [lines.audio(text), result.heard.audio]
         heard = transcribe(result.heard.audio) if result.heard.audio.size else ""
         exchanges.append(
             Exchange(turn_index=k, said=text, heard=heard.strip(), role_breaks=line.breaks)
@@ -307,6 +346,10 @@ async def _call(
     report = None
     if valid and exchanges:
         report = await seeker.report(card, greeting, [(e.said, e.heard) for e in exchanges])
+    audio_path = None
+    if voices:
+        audio_path = f"{CALL_AUDIO_DIR}/{base.id}.wav"
+        write_wav(audio_dir.parent / audio_path, call_audio(voices), AUDIO_RATE)
     call = CallRecord(
         call_id=base.id,
         agent_name=spec.name,
@@ -322,5 +365,6 @@ async def _call(
         started_at=started_at,
         finished_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
         seed=seed,
+        audio_path=audio_path,
     )
     return call, records

@@ -21,9 +21,17 @@ CALLS_FILE = "calls.jsonl"
 ITEMS_FILE = "items.jsonl"
 FIXTURES_DIR = "fixtures"
 CACHE_FILE = "seeker-cache.jsonl"
+CALL_AUDIO_DIR = "calls"
 DEFAULT_GREETING = "Hi, thanks for calling. How are you doing today?"
 
 EndedBy = Literal["turns", "goodbye", "agent", "role"]
+ENDINGS: dict[str, str] = {
+    "turns": "reached the turn limit",
+    "goodbye": "the caller said goodbye",
+    "agent": "the agent failed a turn",
+    "role": "invalid: the caller broke role twice",
+}
+"""How each ending is said."""
 
 
 class Exchange(FrozenModel):
@@ -62,6 +70,9 @@ class CallRecord(FrozenModel):
     started_at: str
     finished_at: str
     seed: int = Field(default=0)
+    audio_path: str | None = None
+    """The call to listen to (``calls/CALL.wav`` in the folder): the caller's lines and the
+    agent's replies one after another, pauses shortened."""
 
 
 @dataclass(frozen=True)

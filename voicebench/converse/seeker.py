@@ -14,6 +14,7 @@ import contextlib
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,7 +100,13 @@ _OWN_LABEL = re.compile(r"^\s*\**\s*(caller|seeker|me)\s*\**\s*:\s*", re.I)
 _LABEL = re.compile(r"^\s*\**\s*(supporter|counsel+or|assistant|listener)\s*\**\s*:", re.I)
 _DIRECTION = re.compile(r"\*[^*]+\*|\([^)]*\)|\[(?!END\])[^\]]*\]")
 _ANSWER_ON = re.compile(r"\n\s*\**\s*(supporter|counsel+or|assistant|listener)\s*\**\s*:", re.I)
-_REFUSAL = re.compile(r"\b(can'?t|cannot|unable to) (assist|help) with (that|this)\b", re.I)
+_REFUSAL = re.compile(
+    r"\b((can'?t|cannot|unable to) (assist|help) with (that|this)|"
+    r"(can'?t|cannot|won'?t|will not|unable to) (continue|go on with|keep) (this|the|with)|"
+    r"(can'?t|cannot|won'?t|will not) (pretend|role-?play|play (this|that|the) (role|part))|"
+    r"i'?m (just |only )?an? (ai|assistant|chatbot|bot)\b)",
+    re.I,
+)
 _SUPPORTER = re.compile(
     r"\b(how can i (help|support) you|i'?m here (for you|to (help|listen))|as an ai|"
     r"i'?m (so )?sorry to hear|it'?s important to (know|remember)|i can (try to )?help you|"
@@ -168,12 +175,19 @@ def system_prompt(card: Persona) -> str:
     )
 
 
-def role_break(line: str, card: Persona) -> str | None:
+def _words(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9']+", text.lower()))
+
+
+def role_break(line: str, card: Persona, earlier: Sequence[str] = ()) -> str | None:
     """Why ``line`` breaks the seeker's role, or None when it keeps it (a ``Caller:`` label in
-    front is only taken off)."""
+    front is only taken off). ``earlier``: the caller's lines so far in the call; saying one
+    of them again word for word is a loop, not a reply."""
     text = spoken(line)
     if not text:
         return "an empty line"
+    if _words(text) in {_words(e) for e in earlier}:
+        return "repeating an earlier line"
     if _LABEL.match(text):
         return "speaking as the supporter"
     if _DIRECTION.search(line):
@@ -305,7 +319,7 @@ class Seeker:
         breaks: list[str] = []
         while True:
             text = (await self._ask(messages)).strip()
-            why = role_break(text, card)
+            why = role_break(text, card, [said for said, _ in exchanges])
             if why is None:
                 return SeekerLine(text, tuple(breaks))
             breaks.append(why)

@@ -13,8 +13,9 @@ Input format (ESConv JSON, one file)::
 - ``speaker`` is ``seeker`` / ``supporter``; a released variant says ``speaker`` (the seeker)
   / ``listener`` (the supporter). Both give identical items.
 - ``emotion_type``, ``problem_type``, ``situation`` and ``dialog`` are required, non-empty.
-  ``experience_type`` and ``survey_score`` are not used (``experience_type``, when present,
-  must be a string); other keys are ignored.
+  ``experience_type`` is not used (when present, it must be a string). Of ``survey_score``,
+  only ``seeker.initial_emotion_intensity`` (1-5, a number or its digits) is read, into the
+  items' persona cards (``esconv_personas``); other keys are ignored.
 - Each ``dialog`` entry needs a known ``speaker`` and a non-empty string ``content``;
   ``annotation`` is optional, an object, whose ``strategy`` (a string) is kept on supporter turns.
 
@@ -62,6 +63,12 @@ from voicebench._model import NESTED_TOO_DEEPLY, read_utf8, validate_record
 from voicebench.dialogues.esconv_cues import is_pleasantry, is_unsafe, potential
 from voicebench.dialogues.io import save_dialogues
 from voicebench.dialogues.models import Dialogue, Role
+from voicebench.dialogues.personas import (
+    Persona,
+    persona_from_dialogue,
+    personas_path,
+    save_personas,
+)
 from voicebench.errors import InputError
 
 SPEAKER_ROLES = {
@@ -75,6 +82,9 @@ MIN_SEEKER_GAP = 2
 _MAX_TEXT = 4000  # Turn.text and Dialogue.reference_reply allow no more
 
 _Fail = Callable[[str, str | None], InputError]
+
+
+INTENSITY_FIELD = "initial_emotion_intensity"
 
 
 @dataclass(frozen=True)
@@ -91,13 +101,28 @@ class _Conversation:
     emotion_type: str
     situation: str
     turns: tuple[_Turn, ...]
+    intensity: int | None = None
+    """The seeker's own rating of their emotion's intensity before the chat (the survey's
+    ``initial_emotion_intensity``, 1-5), when given."""
 
 
 def import_esconv(path: str | Path, *, max_items_per_conversation: int = 2) -> list[Dialogue]:
     """Read an ESConv JSON file and return its items, selected as the module docstring says."""
+    return [d for d, _ in _import(Path(path), max_items_per_conversation)]
+
+
+def esconv_personas(path: str | Path, *, max_items_per_conversation: int = 2) -> list[Persona]:
+    """The items' persona cards, derived from each conversation's situation, emotion, problem
+    type and survey (its initial intensity; 3 where the survey gives none)."""
+    return [
+        persona_from_dialogue(d, intensity=conv.intensity or 3)
+        for d, conv in _import(Path(path), max_items_per_conversation)
+    ]
+
+
+def _import(path: Path, max_items_per_conversation: int) -> list[tuple[Dialogue, _Conversation]]:
     if max_items_per_conversation < 1:
         raise ValueError("max_items_per_conversation must be at least 1")
-    path = Path(path)
     data = _read_json(path)
     if not isinstance(data, list):
         raise InputError(
@@ -107,7 +132,7 @@ def import_esconv(path: str | Path, *, max_items_per_conversation: int = 2) -> l
         raise InputError("no conversations in file", file=path)
     conversations = [_parse_conversation(raw, i, path) for i, raw in enumerate(data)]
     items = [
-        _make_item(conv, k, path)
+        (_make_item(conv, k, path), conv)
         for conv in conversations
         for k in _select(conv, max_items_per_conversation)
     ]
@@ -123,9 +148,14 @@ def import_esconv(path: str | Path, *, max_items_per_conversation: int = 2) -> l
 def import_esconv_to_file(
     src: str | Path, dest: str | Path, *, max_items_per_conversation: int = 2
 ) -> list[Dialogue]:
-    """Import ``src`` and write the items to ``dest``; nothing is written on failure."""
-    items = import_esconv(src, max_items_per_conversation=max_items_per_conversation)
+    """Import ``src`` and write the items to ``dest`` and their persona cards beside it
+    (``personas_path(dest)``, which ``voicebench converse`` finds); nothing is written on
+    failure."""
+    found = _import(Path(src), max_items_per_conversation)
+    items = [d for d, _ in found]
+    cards = [persona_from_dialogue(d, intensity=conv.intensity or 3) for d, conv in found]
     save_dialogues(items, dest)
+    save_personas(cards, personas_path(Path(dest)))
     return items
 
 
@@ -171,7 +201,26 @@ def _parse_conversation(raw: Any, index: int, path: Path) -> _Conversation:
     if not dialog:
         raise fail("is empty", "dialog")
     entries = [_parse_entry(entry, f"dialog[{i}]", fail) for i, entry in enumerate(dialog)]
-    return _Conversation(index=index, turns=_merge(entries), **labels)
+    return _Conversation(
+        index=index, turns=_merge(entries), intensity=_intensity(raw, fail), **labels
+    )
+
+
+def _intensity(raw: dict, fail: _Fail) -> int | None:
+    """The survey's initial intensity (a number 1-5, or its digits as a string), or None."""
+    survey = raw.get("survey_score")
+    seeker = survey.get("seeker") if isinstance(survey, dict) else None
+    value = seeker.get(INTENSITY_FIELD) if isinstance(seeker, dict) else None
+    if value is None or value == "":
+        return None
+    field = f"survey_score.seeker.{INTENSITY_FIELD}"
+    try:
+        level = int(value)
+    except (TypeError, ValueError):
+        raise fail(f"expected a number 1-5, got {value!r}", field) from None
+    if not 1 <= level <= 5:
+        raise fail(f"expected a number 1-5, got {level}", field)
+    return level
 
 
 def _required_text(obj: dict, key: str, fail: _Fail, field: str) -> str:

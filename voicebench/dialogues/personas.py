@@ -9,7 +9,8 @@ File format (JSON Lines, one ``Persona`` per line, ``id`` naming its dialogue it
      "hangs_up": "If the supporter promises it will all work out ...", "source": "builtin"}
 
 The built-in items' cards are ``audio_fixtures/personas.jsonl``; an ESConv import's are derived
-from its survey (``persona_from_dialogue``).
+from each conversation (``persona_from_dialogue``, the survey's initial intensity) and written
+beside the set as ``NAME.personas.jsonl``.
 """
 
 from __future__ import annotations
@@ -94,11 +95,21 @@ def persona_from_dialogue(dialogue: Dialogue, intensity: int = 3) -> Persona:
     )
 
 
-def personas_for(dialogues: Iterable[Dialogue], path: Path | None = None) -> dict[str, Persona]:
-    """Each item's card: from ``path`` (or the built-in cards) where it has one, else derived
-    from the item."""
+def personas_path(dialogues_path: Path) -> Path:
+    """Where a dialogue set's own persona cards are: ``NAME.personas.jsonl`` beside
+    ``NAME.jsonl`` (an ESConv import writes them there)."""
+    return dialogues_path.with_name(f"{dialogues_path.stem}.personas.jsonl")
+
+
+def personas_for(
+    dialogues: Iterable[Dialogue], path: Path | None = None, *, dialogues_path: Path | None = None
+) -> dict[str, Persona]:
+    """Each item's card: from ``path`` (else the set's own cards beside ``dialogues_path``,
+    else the built-in cards) where it has one, else derived from the item."""
     cards: dict[str, Persona] = {}
     source = path if path is not None else BUILTIN_PERSONAS
+    if path is None and dialogues_path is not None and personas_path(dialogues_path).exists():
+        source = personas_path(dialogues_path)
     if source.exists():
         cards = {c.id: c for c in load_personas(source)}
     return {d.id: cards.get(d.id) or persona_from_dialogue(d) for d in dialogues}

@@ -35,6 +35,7 @@ DIMENSION_NAMES = {
 HUMAN_FAMILY = "human"
 
 Side = Literal["A", "B"]
+JudgedUnit = Literal["reply", "call"]
 
 
 class ContestantKind(StrEnum):
@@ -195,3 +196,6 @@ class JudgingHeader(FrozenModel):
     rubric_sha256: str
     human_replies: tuple[str, ...] = ()
     """Extra human-reply files added as contestants."""
+    unit: JudgedUnit = "reply"
+    """What a reply is: ``reply``, an agent's final turn on an item (teacher-forced runs), or
+    ``call``, a whole simulated call as the caller heard it (``voicebench converse``)."""

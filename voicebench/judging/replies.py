@@ -26,10 +26,9 @@ from pydantic import Field
 
 from voicebench._jsonl import json_lines
 from voicebench._model import FrozenModel, validate_record
-from voicebench.agentspec import STTSpec
 from voicebench.dialogues import Dialogue
 from voicebench.errors import InputError
-from voicebench.fixtures.audio import read_wav, speech_bounds, write_wav
+from voicebench.fixtures.audio import read_wav, write_wav
 from voicebench.judging.models import HUMAN_FAMILY, ContestantKind, Reply
 from voicebench.runlog import ReplayMode, read_header, read_turns
 from voicebench.text import wer, word_diff
@@ -71,22 +70,6 @@ def load_human_replies(path: Path, items: set[str]) -> list[HumanReplyRecord]:
     if not records:
         raise InputError("no replies in the file", file=path)
     return records
-
-
-class Transcriber:
-    """faster-whisper on the packaged model, loaded once."""
-
-    def __init__(self, model: str = "tiny.en") -> None:
-        from voicebench.pipeline.stt import load_whisper
-
-        self._model = load_whisper(STTSpec(model=model))
-
-    def __call__(self, pcm: np.ndarray) -> str:
-        from voicebench.pipeline.stt import transcribe_pcm
-
-        if speech_bounds(pcm) is None:
-            return ""
-        return transcribe_pcm(self._model, pcm)
 
 
 class HumanVoice:

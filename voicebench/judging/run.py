@@ -26,12 +26,13 @@ from pathlib import Path
 
 from voicebench._folder import claimed
 from voicebench._jsonl import decide_each, write_atomic
-from voicebench.dialogues import Dialogue
+from voicebench.converse.records import read_calls
 from voicebench.errors import InputError
+from voicebench.judging.calls import call_replies, check_call_runs, is_call_run
 from voicebench.judging.cards import CARD_FILE, JudgeCard, find_card
 from voicebench.judging.clients import open_judge
 from voicebench.judging.combine import JudgeHealth, judge_health, pair_results
-from voicebench.judging.models import JudgingHeader, PairResult, Reply, Verdict
+from voicebench.judging.models import JudgedUnit, JudgingHeader, PairResult, Reply, Verdict
 from voicebench.judging.prompt import (
     dialogue_context,
     judge_messages,
@@ -41,7 +42,6 @@ from voicebench.judging.prompt import (
 from voicebench.judging.replies import (
     REFERENCE,
     HumanVoice,
-    Transcriber,
     agent_replies,
     human_replies,
     load_human_replies,
@@ -92,18 +92,20 @@ class JudgingResult:
 
 def schedule(
     replies: Sequence[Reply],
-    items: dict[str, Dialogue],
+    contexts: Mapping[str, str],
     judges: Sequence[JudgeModelSpec],
     rubric: Rubric,
     *,
     pairs_per_item: int | None = None,
     seed: int = 0,
 ) -> tuple[list[Matchup], int]:
-    """Every comparison to make, and how many pairs no judge could rate."""
+    """Every comparison to make, and how many pairs no judge could rate. ``contexts`` holds
+    what the judge is shown before the two replies, by item id (an item without one is not
+    judged)."""
     rng = random.Random(seed)
     by_item: dict[str, list[Reply]] = {}
     for r in replies:
-        if r.failed is None and r.item_id in items:
+        if r.failed is None and r.item_id in contexts:
             by_item.setdefault(r.item_id, []).append(r)
     out: list[Matchup] = []
     skipped = 0
@@ -114,7 +116,7 @@ def schedule(
             pairs = sorted(
                 rng.sample(pairs, pairs_per_item), key=lambda p: (p[0].contestant, p[1].contestant)
             )
-        context = dialogue_context(items[item_id])
+        context = contexts[item_id]
         for x, y in pairs:
             eligible = [
                 j for j in judges if j.rates_own_family or j.family not in (x.family, y.family)
@@ -230,30 +232,10 @@ async def decide_pending(
         )
 
 
-async def judge_runs(
-    run_dirs: Sequence[Path],
-    judge_spec: Path,
-    out_dir: Path,
-    *,
-    concurrency: int = 4,
-    human_files: Sequence[Path] = (),
-    pairs_per_item: int | None = None,
-    seed: int = 0,
-    on_status: Callable[[str], None] | None = None,
-    progress: Callable[[Verdict, int, int], None] | None = None,
-    client_factory: Callable | None = None,
-    limits: Mapping[str, asyncio.Semaphore] | None = None,
-) -> JudgingResult:
-    """Judge the final turns of ``run_dirs`` (plus the human reference) into ``out_dir``.
-    A contestant (an agent name) may answer items in several runs, each item in one run only.
-    ``limits`` bound the requests in flight per judge provider (see ``run_comparisons``)."""
-    say = on_status or (lambda _msg: None)
-    spec, rubric = load_judge_spec(judge_spec)
-    if not run_dirs:
-        raise InputError("give at least one run directory to judge")
-    run_dirs = [Path(p) for p in run_dirs]
-    # A contestant is an agent name; its items may come from several runs (a campaign's
-    # dialogue sets), but one item from one run only.
+def _answered(run_dirs: Sequence[Path]) -> dict[tuple[str, str], Path]:
+    """The run each (agent name, item) final reply comes from. A contestant is an agent name;
+    its items may come from several runs (a campaign's dialogue sets), but one item from one
+    run only."""
     answered: dict[tuple[str, str], Path] = {}
     for run_dir in run_dirs:
         name = read_header(run_dir).agent.name
@@ -268,8 +250,58 @@ async def judge_runs(
                     file=run_dir / "run.json",
                     field="agent.name",
                 )
+    return answered
+
+
+async def judge_runs(
+    run_dirs: Sequence[Path],
+    judge_spec: Path,
+    out_dir: Path,
+    *,
+    concurrency: int = 4,
+    human_files: Sequence[Path] = (),
+    pairs_per_item: int | None = None,
+    seed: int = 0,
+    on_status: Callable[[str], None] | None = None,
+    progress: Callable[[Verdict, int, int], None] | None = None,
+    client_factory: Callable | None = None,
+    limits: Mapping[str, asyncio.Semaphore] | None = None,
+) -> JudgingResult:
+    """Judge the final turns of ``run_dirs`` (plus the human reference) into ``out_dir``, or,
+    when they are converse folders, their whole calls (``voicebench.judging.calls``).
+    A contestant (an agent name) may answer items in several runs, each item in one run only.
+    ``limits`` bound the requests in flight per judge provider (see ``run_comparisons``)."""
+    say = on_status or (lambda _msg: None)
+    if not run_dirs:
+        raise InputError("give at least one run directory to judge")
+    run_dirs = [Path(p) for p in run_dirs]
+    calls = [is_call_run(d) for d in run_dirs]
+    if any(calls) and not all(calls):
+        mixed = run_dirs[calls.index(not calls[0])]
+        raise InputError(
+            "judge simulated calls (voicebench converse) and replayed runs apart: a judging "
+            "compares whole calls or final replies, not both",
+            file=mixed / "run.json",
+            field="mode",
+        )
+    unit: JudgedUnit = "call" if calls[0] else "reply"
+    spec, rubric = load_judge_spec(judge_spec, unit=unit)
     items = judged_items(run_dirs)
-    extra = [r for f in human_files for r in load_human_replies(Path(f), set(items))]
+    if unit == "call":
+        if human_files:
+            raise InputError(
+                "human replies are final replies; a judging of whole calls has none",
+                file=Path(human_files[0]),
+            )
+        contexts = check_call_runs(run_dirs)
+        answered = {
+            (read_header(d).agent.name, c.call_id): d for d in run_dirs for c in read_calls(d)
+        }
+        extra: list = []
+    else:
+        answered = _answered(run_dirs)
+        contexts = {i: dialogue_context(d) for i, d in items.items()}
+        extra = [r for f in human_files for r in load_human_replies(Path(f), set(items))]
 
     with claimed(out_dir, "judging"):
         store = JudgingStore(out_dir)
@@ -283,16 +315,25 @@ async def judge_runs(
                 rubric_path=rubric.path,
                 rubric_sha256=rubric.sha256,
                 human_replies=tuple(str(f) for f in human_files),
+                unit=unit,
             )
         )
 
         replies = [r for r in read_replies(out_dir) if r.item_id in items]
         done = {(r.contestant, r.item_id) for r in replies}
         wanted = set(answered)
-        wanted |= {(REFERENCE, i) for i in items}
-        wanted |= {(f"human/{r.name}", r.item_id) for r in extra}
-        if not wanted <= done:
+        if unit == "reply":
+            wanted |= {(REFERENCE, i) for i in items}
+            wanted |= {(f"human/{r.name}", r.item_id) for r in extra}
+        if unit == "call" and not wanted <= done:
+            for run_dir in run_dirs:
+                for reply in call_replies(run_dir, done):
+                    store.append_reply(reply)
+                    replies.append(reply)
+        elif not wanted <= done:
             say(f"transcribing {len(wanted - done)} replies as heard")
+            from voicebench.pipeline.stt import Transcriber
+
             transcribe = Transcriber()
             for run_dir in run_dirs:
                 for reply in agent_replies(run_dir, transcribe, done):
@@ -307,7 +348,7 @@ async def judge_runs(
         replies = [r for r in replies if (r.contestant, r.item_id) in wanted]
 
         comparisons, skipped = schedule(
-            replies, items, spec.judges, rubric, pairs_per_item=pairs_per_item, seed=seed
+            replies, contexts, spec.judges, rubric, pairs_per_item=pairs_per_item, seed=seed
         )
         cached = {v.key: v for v in read_verdicts(out_dir) if v.answer is not None}
         pending = [c for c in comparisons if c.key not in cached]

@@ -4,6 +4,7 @@
 
     name = "ensemble"
     rubric = "rubric-v1.md"        # relative to the spec file
+    # call_rubric = "rubric-call.md" # for whole simulated calls (default: the built-in one)
 
     [[judges]]
     provider = "openai"            # openai | anthropic | openai-compatible | local | a plug-in
@@ -37,6 +38,9 @@ from voicebench._model import FrozenModel, read_toml, read_utf8, validate_record
 from voicebench.errors import InputError, MissingSecretError
 from voicebench.llm import Endpoint, RetryPolicy, get_provider
 from voicebench.llm.endpoint import warn_if_sent_away
+
+CALL_RUBRIC = "rubric-call.md"
+"""The built-in rubric for whole calls, in ``judges/``."""
 
 
 class JudgeModelSpec(Endpoint):
@@ -132,6 +136,9 @@ class JudgeSpec(FrozenModel):
     name: str = Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     rubric: str = Field(min_length=1)
     """The rubric file, relative to the spec."""
+    call_rubric: str = Field(default=CALL_RUBRIC, min_length=1)
+    """The rubric for whole calls (``voicebench converse`` folders), relative to the spec;
+    the built-in one when the default name is not next to the spec."""
     judges: tuple[JudgeModelSpec, ...] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -152,9 +159,12 @@ class Rubric(FrozenModel):
     sha256: str
 
 
-def load_judge_spec(path: str | Path, *, require_secrets: bool = True) -> tuple[JudgeSpec, Rubric]:
-    """Read a judge spec (a path, or a shipped spec's name) and its rubric; a missing key
-    variable fails here, naming it."""
+def load_judge_spec(
+    path: str | Path, *, require_secrets: bool = True, unit: Literal["reply", "call"] = "reply"
+) -> tuple[JudgeSpec, Rubric]:
+    """Read a judge spec (a path, or a shipped spec's name) and its rubric for ``unit`` (the
+    final reply of an item, or a whole simulated call); a missing key variable fails here,
+    naming it."""
     path = builtin.spec_path("judges", path)
     data = read_toml(path)
     spec = validate_record(JudgeSpec, data, file=path)
@@ -163,18 +173,27 @@ def load_judge_spec(path: str | Path, *, require_secrets: bool = True) -> tuple[
         if require_secrets and var and not os.environ.get(var):
             raise MissingSecretError(path, f"judges.{i}.api_key_env", var)
         warn_if_sent_away(var, judge.url, judge.provider, file=path, field=f"judges.{i}.base_url")
+    if unit == "call":
+        fallback = builtin.JUDGES / CALL_RUBRIC if spec.call_rubric == CALL_RUBRIC else None
+        return spec, _rubric(path, spec.call_rubric, "call_rubric", fallback)
+    return spec, _rubric(path, spec.rubric, "rubric", None)
+
+
+def _rubric(spec_path: Path, name: str, field: str, fallback: Path | None) -> Rubric:
     try:
-        rubric_path = (path.parent / spec.rubric).resolve()
+        rubric_path = (spec_path.parent / name).resolve()
         found = rubric_path.is_file()
     except (OSError, ValueError):  # a name too long for the file system, a NUL byte
         found = False
+    if not found and fallback is not None:
+        rubric_path, found = fallback, fallback.is_file()
     if not found:
-        name = spec.rubric if len(spec.rubric) <= 80 else spec.rubric[:77] + "..."
+        shown = name if len(name) <= 80 else name[:77] + "..."
         raise InputError(
-            f"rubric file {name!r} not found next to the spec", file=path, field="rubric"
+            f"rubric file {shown!r} not found next to the spec", file=spec_path, field=field
         )
     text = read_utf8(rubric_path)
     if not text.strip():
         raise InputError("rubric is empty", file=rubric_path)
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    return spec, Rubric(path=str(rubric_path), text=text, sha256=digest)
+    return Rubric(path=str(rubric_path), text=text, sha256=digest)

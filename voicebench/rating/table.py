@@ -36,6 +36,7 @@ from voicebench.judging import (
     judged_items,
     read_judging_header,
 )
+from voicebench.judging.models import JudgedUnit
 from voicebench.metrics.latency import measured, median_ms, within_budgets
 from voicebench.rating.agreement import Agreement, agreement_report
 from voicebench.rating.bt import (
@@ -92,6 +93,9 @@ class RatingTable(FrozenModel):
     smoke: bool
     """True when the verdicts came from an offline smoke judge: the ratings mean nothing."""
     rubric_sha256: str
+    unit: JudgedUnit = "reply"
+    """What was compared: items' final replies, or whole simulated calls (within budget then
+    means every turn of the call was)."""
     prior: float
     bootstrap_rounds: int
     seed: int
@@ -128,8 +132,9 @@ def _dimension_rates(pairs, name: str) -> dict[str, float | None]:
     return out
 
 
-def _latency(run_dirs, budget_ttfa_ms, budget_ttft_ms):
-    """Per agent name: (ttft p50, ttfa p50, goodput) and per (name, item): final-turn timing.
+def _latency(run_dirs, budget_ttfa_ms, budget_ttft_ms, *, whole_calls=False):
+    """Per agent name: (ttft p50, ttfa p50, goodput) and per (name, item): final-turn timing
+    (with ``whole_calls``, an item is within budget when every turn of its call is).
     A contestant whose items were replayed in several runs has them all counted together."""
     summary, final = {}, {}
     by_name: dict[str, list] = defaultdict(list)
@@ -142,10 +147,15 @@ def _latency(run_dirs, budget_ttfa_ms, budget_ttft_ms):
             median_ms(measured(records, "ttfa_ms")),
             within_budgets(records, budget_ttfa_ms=budget_ttfa_ms, budget_ttft_ms=budget_ttft_ms),
         )
+        within: dict[str, bool] = defaultdict(lambda: True)
+        for r in records:
+            within[r.dialogue_id] &= r.within_budgets(budget_ttfa_ms, budget_ttft_ms)
         for r in records:
             if r.final:
                 final[(name, r.dialogue_id)] = (
-                    r.within_budgets(budget_ttfa_ms, budget_ttft_ms),
+                    within[r.dialogue_id]
+                    if whole_calls
+                    else r.within_budgets(budget_ttfa_ms, budget_ttft_ms),
                     r.timing.ttfa_ms if r.timing else None,
                 )
     return summary, final
@@ -186,7 +196,9 @@ def rate_judging(
     n_dec = np.bincount(win, minlength=len(names)) + np.bincount(lose, minlength=len(names))
     half = asymptotic_half_width(n_dec)
 
-    latency, final = _latency(run_dirs, budget_ttfa_ms, budget_ttft_ms)
+    latency, final = _latency(
+        run_dirs, budget_ttfa_ms, budget_ttft_ms, whole_calls=header.unit == "call"
+    )
 
     def ok(name: str, item: str) -> bool:
         return kinds[name] == "human" or final.get((name, item), (False, None))[0]
@@ -290,6 +302,7 @@ def rate_judging(
         created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         judging_dir=str(judging_dir),
         judges=header.judges,
+        unit=header.unit,
         smoke=header.smoke,
         rubric_sha256=header.rubric_sha256,
         prior=prior,

@@ -1,9 +1,10 @@
 """Building a report folder from run directories and a judging folder.
 
-Inputs. Each path is a run directory (``run.json``) or a judging folder (``judging.json``);
-a judging folder brings in the runs it judged. Without a judging folder among the paths, a
-``judging/`` folder inside a run directory (where ``voicebench demo`` puts it) is used.
-One judging folder at most: ratings are fitted on one set of verdicts.
+Inputs. Each path is a run directory (``run.json``, a converse folder included) or a judging
+folder (``judging.json``); a judging folder brings in the runs it judged. Without a judging
+folder among the paths, a ``judging/`` folder inside a run directory (where ``voicebench
+demo`` puts it) is used. One judging folder of final replies at most, and one of whole calls:
+ratings are fitted on one set of verdicts each, and the report shows the two Elo side by side.
 
 Secrets. Every file written passes through ``redact`` with the values of the environment
 variables the runs' and judges' specs name for their keys, and of any variable whose name
@@ -22,6 +23,8 @@ from pathlib import Path
 from voicebench._jsonl import write_atomic
 from voicebench._version import __version__
 from voicebench.budgets import TTFA_BUDGET_MS, TTFT_BUDGET_MS
+from voicebench.converse.outcomes import call_outcomes
+from voicebench.converse.records import read_calls
 from voicebench.errors import InputError, VoicebenchError, redact
 from voicebench.judging import HEADER_FILE as JUDGING_HEADER
 from voicebench.judging import (
@@ -39,10 +42,11 @@ from voicebench.rating import NothingToRateError, current_ratings
 from voicebench.reporting import figures
 from voicebench.reporting.humans import agreement_figure
 from voicebench.reporting.models import JudgingSummary, Report, StrategySummary
-from voicebench.reporting.replies import AudioFormat, item_replies
+from voicebench.reporting.replies import AudioFormat, call_views, item_replies
 from voicebench.reporting.scenarios import has_noise, snr_curves
 from voicebench.runlog import HEADER_FILE as RUN_HEADER
 from voicebench.runlog import (
+    ReplayMode,
     RunHeader,
     TurnRecord,
     read_header,
@@ -68,8 +72,20 @@ class BuiltReport:
     files: list[Path]
 
 
-def resolve_inputs(paths: Sequence[Path]) -> tuple[list[Path], Path | None]:
-    """The run directories and the judging folder (if any) named by ``paths``."""
+@dataclass(frozen=True)
+class Inputs:
+    """What a report is built from."""
+
+    runs: list[Path]
+    judging: Path | None
+    """The judging of final replies, if any."""
+    call_judging: Path | None = None
+    """The judging of whole simulated calls, if any."""
+
+
+def resolve_inputs(paths: Sequence[Path]) -> Inputs:
+    """The run directories and the judging folders (one of final replies, one of whole calls,
+    each at most) named by ``paths``."""
     if not paths:
         raise InputError("give at least one run directory or judging folder")
     runs: list[Path] = []
@@ -85,19 +101,34 @@ def resolve_inputs(paths: Sequence[Path]) -> tuple[list[Path], Path | None]:
             )
     if not judging:
         judging = [r / "judging" for r in runs if (r / "judging" / JUDGING_HEADER).exists()]
-    if len(judging) > 1:
-        raise InputError(
-            f"{len(judging)} judging folders ({', '.join(map(str, judging))}); a "
-            "report rates one set of verdicts: name one of them",
-            file=judging[1],
-        )
-    folder = judging[0] if judging else None
-    if folder is not None:
-        runs.extend(Path(d) for d in read_judging_header(folder).run_dirs)
+    by_unit: dict[str, list[Path]] = {"reply": [], "call": []}
+    for folder in judging:
+        by_unit[read_judging_header(folder).unit].append(folder)
+    for unit, folders in by_unit.items():
+        if len(folders) > 1:
+            what = "final replies" if unit == "reply" else "whole calls"
+            raise InputError(
+                f"{len(folders)} judging folders of {what} ({', '.join(map(str, folders))}); a "
+                "report rates one set of verdicts of each: name one of them",
+                file=folders[1],
+            )
+    reply = by_unit["reply"][0] if by_unit["reply"] else None
+    call = by_unit["call"][0] if by_unit["call"] else None
+    for chosen in (reply, call):
+        if chosen is not None:
+            runs.extend(Path(d) for d in read_judging_header(chosen).run_dirs)
     unique: dict[Path, Path] = {}
     for r in runs:
         unique.setdefault(r.resolve(), r)
-    return list(unique.values()), folder
+    return Inputs(list(unique.values()), reply, call)
+
+
+CALLS_LABEL = " (calls)"
+"""How a converse folder's agent is named in a report, beside its replayed runs."""
+
+
+def _simulated(run: RunData) -> bool:
+    return run.header.mode is ReplayMode.SIMULATED
 
 
 def _judging_summary(
@@ -242,10 +273,14 @@ def build_report(
     from voicebench.reporting.render import render_html, render_markdown
 
     say = on_status or (lambda _m: None)
-    run_dirs, judging_dir = resolve_inputs(paths)
+    inputs = resolve_inputs(paths)
+    run_dirs, judging_dir = inputs.runs, inputs.judging
     runs = [RunData(d, read_header(d), read_turns(d)) for d in run_dirs]
     label = {d.resolve(): text for d, text in (labels or {}).items()}
-    names = [label.get(r.dir.resolve(), r.header.agent.name) for r in runs]
+    names = [
+        label.get(r.dir.resolve(), r.header.agent.name + (CALLS_LABEL if _simulated(r) else ""))
+        for r in runs
+    ]
     for r, name in zip(runs, names, strict=True):
         if names.count(name) > 1:
             raise InputError(
@@ -256,6 +291,7 @@ def build_report(
     say(
         f"{len(runs)} run(s), {sum(len(r.records) for r in runs)} turns"
         + (f"; judging {judging_dir}" if judging_dir else "; no judging folder")
+        + (f"; judging of calls {inputs.call_judging}" if inputs.call_judging else "")
     )
     agents = tuple(
         agent_latency(
@@ -285,6 +321,24 @@ def build_report(
         else None
     )
     strategies = _strategy_summary(judging_dir) if judging_dir else None
+    call_judging = (
+        _judging_summary(
+            inputs.call_judging,
+            budget_ttft_ms=budget_ttft_ms,
+            budget_ttfa_ms=budget_ttfa_ms,
+            human_judgments=None,
+            seed=seed,
+        )
+        if inputs.call_judging
+        else None
+    )
+    calls = tuple(
+        call_outcomes(read_calls(r.dir), r.records, seed=seed).model_copy(
+            update={"agent_name": name}
+        )
+        for r, name in zip(runs, names, strict=True)
+        if _simulated(r)
+    )
     report = Report(
         created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         voicebench_version=__version__,
@@ -294,6 +348,8 @@ def build_report(
         agents=agents,
         judging=judging,
         strategies=strategies,
+        calls=calls,
+        call_judging=call_judging,
     )
     out_dir.mkdir(parents=True, exist_ok=True)
     if judging_dir is not None:
@@ -302,6 +358,11 @@ def build_report(
             judging_dir, out_dir, human_judgments=human_judgments, audio_format=audio_format
         )
         report = report.model_copy(update={"replies": replies})
+    if inputs.call_judging is not None:
+        say("collecting the calls and their audio")
+        report = report.model_copy(
+            update={"call_replies": call_views(inputs.call_judging, out_dir, audio_format)}
+        )
     say("drawing figures")
     report = report.model_copy(update={"figures": tuple(_draw(runs, report, out_dir / "figures"))})
     secrets = _secrets(runs, judging_dir)
@@ -314,7 +375,12 @@ def build_report(
     write_atomic(files[1], scrub(render_markdown(report)))
     # Last, so a page that exists belongs to a complete report.
     write_atomic(files[2], scrub(render_html(report, out_dir / "figures")))
-    audio = [out_dir / r.audio for item in report.replies for r in item.replies if r.audio]
+    audio = [
+        out_dir / r.audio
+        for item in (*report.replies, *report.call_replies)
+        for r in item.replies
+        if r.audio
+    ]
     figure_files = [
         out_dir / "figures" / f"{n}.{ext}" for n in report.figures for ext in ("png", "svg")
     ]

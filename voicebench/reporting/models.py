@@ -6,7 +6,8 @@ A report folder (``voicebench report PATH... --out DIR``) holds::
     report.md        the same tables in Markdown, figures linked from figures/
     report.json      Report, below: every figure the page shows, as numbers
     figures/         each figure as NAME.png and NAME.svg
-    audio/           each judged reply's audio, linked from the page's Replies section
+    audio/           each judged reply's audio, linked from the page's Replies section, and
+                     each judged call's
 
 Latencies are in ms. Percentile intervals are 95% percentile-bootstrap intervals over the
 turns of one run (1,000 resamples, seeded), so they say how well the run pins the figure
@@ -18,6 +19,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from voicebench._model import FrozenModel
+from voicebench.converse.outcomes import CallOutcomes
 from voicebench.judging import JudgeHealth
 from voicebench.judging.cards import JudgeCard
 from voicebench.metrics.models import AgentLatency
@@ -52,6 +54,30 @@ class JudgingSummary(FrozenModel):
     """Why there are no ratings (every pair undecided), when there are none."""
 
 
+class CallTurnView(FrozenModel):
+    """One exchange of a simulated call: the caller's line, the agent's answer as heard, and
+    how long the caller waited for it."""
+
+    said: str
+    heard: str
+    ttfa_ms: float | None = None
+    ttft_ms: float | None = None
+    failed: str | None = None
+
+
+class CallFacts(FrozenModel):
+    """What a whole call's row shows besides its transcript."""
+
+    ended_by: str
+    """How the call ended, in words."""
+    turns: tuple[CallTurnView, ...]
+    intensity_before: int | None = None
+    """The caller's own report (None without one)."""
+    intensity_after: int | None = None
+    felt_heard: int | None = None
+    would_call_again: bool | None = None
+
+
 class ReplyView(FrozenModel):
     """One contestant's final reply to an item, as the listener heard it."""
 
@@ -68,6 +94,9 @@ class ReplyView(FrozenModel):
     """Why the reply's audio is not in the report although one was recorded: its path led out
     of its folder, so it was not copied."""
     failed: str | None = None
+    call: CallFacts | None = None
+    """For a whole simulated call: its turns with their timing, how it ended, the caller's
+    report."""
 
 
 class VerdictView(FrozenModel):
@@ -119,5 +148,11 @@ class Report(FrozenModel):
     strategies: StrategySummary | None = None
     replies: tuple[ItemReplies, ...] = ()
     """Per judged item, what each contestant said (with judging)."""
+    calls: tuple[CallOutcomes, ...] = ()
+    """Per converse folder, its calls' outcomes."""
+    call_judging: JudgingSummary | None = None
+    """The judging of whole calls, and its ratings, when there is one."""
+    call_replies: tuple[ItemReplies, ...] = ()
+    """Per persona, each agent's call as heard, with its audio, turns and verdicts."""
     figures: tuple[str, ...] = Field(default=())
     """Figure names; each is ``figures/NAME.png`` and ``figures/NAME.svg``."""

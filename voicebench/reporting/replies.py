@@ -8,17 +8,28 @@ import hashlib
 import re
 import shutil
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
 import soundfile as sf
 
 from voicebench._folder import Outside
+from voicebench.converse.outcomes import call_turns
+from voicebench.converse.records import ENDINGS, CallRecord, read_calls
 from voicebench.fixtures.audio import resample
 from voicebench.judging import judged_items, read_judging_header, read_replies, read_verdicts
 from voicebench.rating import folder_judgments
 from voicebench.rating.agreement import RATING_LABELS
-from voicebench.reporting.models import ItemReplies, PersonView, ReplyView, VerdictView
+from voicebench.reporting.models import (
+    CallFacts,
+    CallTurnView,
+    ItemReplies,
+    PersonView,
+    ReplyView,
+    VerdictView,
+)
+from voicebench.runlog import TurnRecord, read_header, read_turns
 
 AUDIO_DIR = "audio"
 AudioFormat = Literal["wav", "opus"]
@@ -131,4 +142,58 @@ def item_replies(
                 ),
             )
         )
+    return tuple(out)
+
+
+def call_facts(call: CallRecord, records: Sequence[TurnRecord]) -> CallFacts:
+    """A call's turns with their timing, how it ended, and the caller's report."""
+    turns = []
+    for e, r in zip(call.exchanges, call_turns(call, records), strict=True):
+        t = r.timing if r is not None else None
+        failed = f"{r.error.kind}: {r.error.reason}" if r is not None and r.error else None
+        turns.append(
+            CallTurnView(
+                said=e.said,
+                heard=e.heard,
+                ttfa_ms=t.ttfa_ms if t else None,
+                ttft_ms=t.ttft_ms if t else None,
+                failed=failed,
+            )
+        )
+    rep = call.report
+    return CallFacts(
+        ended_by=ENDINGS[call.ended_by],
+        turns=tuple(turns),
+        intensity_before=rep.intensity_before if rep else None,
+        intensity_after=rep.intensity_after if rep else None,
+        felt_heard=rep.felt_heard if rep else None,
+        would_call_again=rep.would_call_again if rep else None,
+    )
+
+
+def call_views(
+    judging_dir: Path, out_dir: Path, audio_format: AudioFormat = "wav"
+) -> tuple[ItemReplies, ...]:
+    """Every judged call, by persona: who the caller was and how the call opened, then each
+    agent's call as heard with its audio (copied like a reply's), its turns' timing, how it
+    ended and the caller's report, and the verdicts."""
+    found: dict[tuple[str, str], tuple[CallRecord, list[TurnRecord]]] = {}
+    for run_dir in map(Path, read_judging_header(judging_dir).run_dirs):
+        name, records = read_header(run_dir).agent.name, read_turns(run_dir)
+        for call in read_calls(run_dir):
+            found[(name, call.call_id)] = (call, records)
+    out = []
+    for item in item_replies(judging_dir, out_dir, audio_format=audio_format):
+        views, opening = [], item.conversation
+        for r in item.replies:
+            if (r.contestant, item.item_id) in found:
+                call, records = found[(r.contestant, item.item_id)]
+                r = r.model_copy(update={"call": call_facts(call, records)})
+                p = call.persona
+                opening = (
+                    ("Caller", f"{p.who} {p.what_happened} ({p.emotion}, {p.intensity} of 5)"),
+                    ("Supporter", call.greeting),
+                )
+            views.append(r)
+        out.append(item.model_copy(update={"replies": tuple(views), "conversation": opening}))
     return tuple(out)

@@ -12,7 +12,7 @@ from typing import Literal
 from voicebench.judging import SMOKE_WARNING
 from voicebench.judging.cards import card_line
 from voicebench.metrics import kinds_text
-from voicebench.reporting import humans
+from voicebench.reporting import calls, humans
 from voicebench.reporting import scenarios as sc
 from voicebench.reporting import tables as tb
 from voicebench.reporting.lines import agreement_lines
@@ -251,6 +251,39 @@ def _replies(report: Report) -> Section:
     )
 
 
+def _calls(report: Report) -> Section:
+    j = report.call_judging
+    blocks: list[Block] = [
+        Text(
+            "Simulated callers (voicebench converse): an LLM played each item's caller from "
+            "its persona card and talked with the agent live, hearing the agent's replies "
+            "transcribed from their audio. Every agent turn was timed as a replayed one; those "
+            "turns are in the latency section under the agent's name with (calls)."
+        ),
+        TableBlock(calls.outcomes_table(report)),
+        TableBlock(calls.places_table(report)),
+    ]
+    if j is not None:
+        blocks.append(Text(f"Whole calls judged by {', '.join(j.judges)}. {card_line(j.card)}"))
+        if j.trust_warning:
+            blocks.append(Text(f"{j.trust_warning}.", "banner"))
+        if j.ratings is None:
+            blocks.append(Text(f"No call ratings: {j.no_ratings}"))
+        else:
+            blocks.append(TableBlock(calls.elo_table(report)))
+    if report.call_replies:
+        blocks += [
+            Text(
+                "Each judged call, by caller: the call as heard, turn by turn with the time "
+                "the caller waited for each answer, how it ended, the caller's own report, "
+                "the whole call to play (turns one after another, pauses shortened) and the "
+                "judges' verdicts."
+            ),
+            Replies(report.call_replies),
+        ]
+    return Section("calls", "Whole calls", blocks)
+
+
 def _method(report: Report) -> Section:
     stages = tb.Table(
         "stages",
@@ -297,5 +330,7 @@ def sections(report: Report) -> list[Section]:
         out.append(people)
     if report.replies:
         out.append(_replies(report))
+    if report.calls or report.call_judging is not None:
+        out.append(_calls(report))
     out.append(_method(report))
     return out

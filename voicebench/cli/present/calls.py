@@ -9,18 +9,13 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from voicebench.cli.common import out, plain, show
+from voicebench.converse.records import ENDINGS
 
 if TYPE_CHECKING:
     from voicebench.converse import CallRecord
+    from voicebench.converse.outcomes import Estimate
     from voicebench.converse.records import CallProgress
     from voicebench.runlog import TurnRecord
-
-ENDINGS = {
-    "turns": "reached the turn limit",
-    "goodbye": "the caller said goodbye",
-    "agent": "the agent failed a turn",
-    "role": "invalid: the caller broke role twice",
-}
 
 
 def call_line(p: CallProgress) -> str:
@@ -52,52 +47,47 @@ def call_line(p: CallProgress) -> str:
     )
 
 
+def estimate(e: Estimate | None, fmt: str = "{:.1f}") -> str:
+    """A figure with its 95% interval, or '-'."""
+    if e is None:
+        return "-"
+    return f"{fmt.format(e.value)} ({fmt.format(e.low)} to {fmt.format(e.high)})"
+
+
 def show_calls(path: Path, calls: list[CallRecord], records: list[TurnRecord]) -> None:
     """Latency by the turn's place in the call, the calls' endings and reports, the files."""
-    from voicebench.metrics.latency import median_ms
+    from voicebench.converse.outcomes import call_outcomes
 
-    by_place: dict[int, list[TurnRecord]] = {}
-    for c in calls:
-        for place, e in enumerate(c.exchanges, start=1):
-            rec = next(
-                (r for r in records if r.dialogue_id == c.call_id and r.turn_index == e.turn_index),
-                None,
-            )
-            if rec is not None:
-                by_place.setdefault(place, []).append(rec)
+    o = call_outcomes(calls, records)
     table = Table(title="latency by the turn's place in the call")
     for name in ("turn", "n", "TTFT p50 ms", "TTFA p50 ms"):
         table.add_column(name, justify="right")
-    for place in sorted(by_place):
-        recs = by_place[place]
-        timed = [r.timing for r in recs if r.timing is not None]
-        ttft = median_ms([t.ttft_ms for t in timed if t.ttft_ms is not None])
-        ttfa = median_ms([t.ttfa_ms for t in timed if t.ttfa_ms is not None])
+    for p in o.by_place:
         table.add_row(
-            str(place),
-            str(len(recs)),
-            "-" if ttft is None else f"{ttft:,.0f}",
-            "-" if ttfa is None else f"{ttfa:,.0f}",
+            str(p.place),
+            str(p.turns),
+            "-" if p.ttft_p50_ms is None else f"{p.ttft_p50_ms:,.0f}",
+            "-" if p.ttfa_p50_ms is None else f"{p.ttfa_p50_ms:,.0f}",
         )
     out.print(table)
-    valid = [c for c in calls if c.valid]
-    reports = [c.report for c in valid if c.report is not None]
-    show(
-        f"{len(calls)} call(s): {len(valid)} valid, {len(calls) - len(valid)} invalid "
-        f"(the caller broke role); {sum(c.ended_by == 'goodbye' for c in calls)} ended "
-        "with a goodbye"
+    goodbye = (
+        "" if o.turns_to_goodbye is None else f" after {o.turns_to_goodbye:g} line(s) (median)"
     )
-    if reports:
-        before = sum(r.intensity_before for r in reports) / len(reports)
-        after = sum(r.intensity_after for r in reports) / len(reports)
-        heard = sum(r.felt_heard for r in reports) / len(reports)
+    show(
+        f"{o.calls} call(s): {o.valid} valid, {o.invalid} invalid (the caller broke role); "
+        f"{o.ended_by['goodbye']} ended with a goodbye{goodbye}"
+    )
+    if o.reports:
         show(
-            f"callers' reports ({len(reports)}): intensity {before:.1f} -> {after:.1f} on "
-            f"average, felt heard {heard:.1f}/5"
+            f"callers' reports ({o.reports}, means with 95% intervals): intensity "
+            f"{estimate(o.intensity_before)} -> {estimate(o.intensity_after)}, change "
+            f"{estimate(o.intensity_change, '{:+.1f}')}; felt heard "
+            f"{estimate(o.felt_heard)} of 5; would call again "
+            f"{estimate(o.would_call_again, '{:.0%}')}"
         )
-    show(f"calls: {path}/calls.jsonl")
+    show(f"calls: {path}/calls.jsonl (each to listen to in {path}/calls/)")
     show(f"run log: {path}/turns.jsonl")
-    saved = [c.item_id for c in valid if c.item_id]
+    saved = [c.item_id for c in calls if c.valid and c.item_id]
     if saved:
         show(
             f"saved as items: {path}/items.jsonl; replay one with: voicebench run --agent AGENT "
