@@ -1,5 +1,7 @@
 """What the rating page may show, found once when it starts: each item's conversation, the
-seeker's last turn as audio, and every judged reply as heard, with its audio.
+seeker's last turn as audio, and every judged reply as heard, with its audio. For a judging of
+whole calls (``voicebench converse``): who the caller is and how the calls opened, and each
+agent's whole call as heard, with its audio.
 
 Audio is named by opaque ids drawn at start (``secrets.token_urlsafe``): a request can only
 pick among the files listed here, never name a path. Contestant names stay on this side:
@@ -13,12 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from voicebench._folder import Outside
+from voicebench.converse.records import read_calls
 from voicebench.dialogues import Dialogue
-from voicebench.dialogues.models import Turn
 from voicebench.errors import InputError
 from voicebench.fixtures.manifest import Manifest, load_manifest
 from voicebench.fixtures.synth import lookup_fixture
 from voicebench.judging import Reply, judged_items, read_judging_header, read_replies
+from voicebench.judging.models import JudgedUnit
 from voicebench.runlog import read_header
 
 
@@ -38,12 +41,24 @@ def seeker_audio(folders: list[tuple[Path, Manifest]], dialogue: Dialogue) -> Pa
     return None
 
 
+@dataclass(frozen=True)
+class Line:
+    """One line of what the page shows before the two replies."""
+
+    speaker: str
+    text: str
+
+
 @dataclass
 class Library:
     """A judging folder's items, replies and audio, ready to serve."""
 
     dialogues: dict[str, Dialogue]
     replies: dict[tuple[str, str], Reply]
+    unit: JudgedUnit = "reply"
+    """``call``: each reply is a whole simulated call."""
+    openings: dict[str, tuple[Line, ...]] = field(default_factory=dict)
+    """Per call id: the caller, and the greeting the calls opened with."""
     clips: dict[str, Path] = field(default_factory=dict)
     """Opaque id -> audio file."""
     reply_clip: dict[tuple[str, str], str] = field(default_factory=dict)
@@ -58,8 +73,10 @@ class Library:
         self.clips[clip] = path.resolve()
         return clip
 
-    def conversation(self, item_id: str) -> tuple[Turn, ...]:
-        return self.dialogues[item_id].turns
+    def conversation(self, item_id: str) -> tuple[Line, ...]:
+        if self.unit == "call":
+            return self.openings[item_id]
+        return tuple(Line(t.speaker, t.text) for t in self.dialogues[item_id].turns)
 
     @property
     def missing_audio(self) -> list[str]:
@@ -75,7 +92,26 @@ def load_library(judging_dir: Path) -> Library:
         raise InputError("no judged replies to rate", file=judging_dir / "replies.jsonl")
     dialogues = judged_items(run_dirs)
     rated = {item for item, _ in replies}
-    lib = Library(dialogues={i: d for i, d in dialogues.items() if i in rated}, replies=replies)
+    lib = Library(
+        dialogues={i: d for i, d in dialogues.items() if i in rated},
+        replies=replies,
+        unit=header.unit,
+    )
+    if header.unit == "call":
+        for run_dir in run_dirs:
+            for call in read_calls(run_dir):
+                lib.openings[call.call_id] = (
+                    Line("Caller", call.persona.summary),
+                    Line("Supporter", call.greeting),
+                )
+        return _clips(lib, judging_dir, [])
+    return _clips(lib, judging_dir, fixture_folders(run_dirs))
+
+
+def _clips(lib: Library, judging_dir: Path, folders: list[tuple[Path, Manifest]]) -> Library:
+    """Opaque ids for every reply's audio and (from ``folders``) each item's last seeker
+    turn."""
+    replies = lib.replies
     for key, reply in sorted(replies.items()):
         try:
             clip = lib._clip(reply.audio_file(judging_dir))
@@ -84,7 +120,6 @@ def load_library(judging_dir: Path) -> Library:
             continue
         if clip is not None:
             lib.reply_clip[key] = clip
-    folders = fixture_folders(run_dirs)
     for item_id, dialogue in sorted(lib.dialogues.items()):
         clip = lib._clip(seeker_audio(folders, dialogue))
         if clip is not None:

@@ -234,6 +234,7 @@ def build_app(state: Rating) -> web.Application:
             next_id=tasks[n + 1].id if n + 1 < len(tasks) else "",
             item_id=task.item_id,
             conversation=lib.conversation(task.item_id),
+            calls=lib.unit == "call",
             seeker_clip=lib.seeker_clip.get(task.item_id),
             replies=[
                 (side, lib.reply_clip.get((task.item_id, name)), lib.replies[(task.item_id, name)])

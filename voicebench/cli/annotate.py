@@ -33,8 +33,9 @@ def annotate(
     ] = None,
 ) -> None:
     """Serve a blinded listening page for one rater: each task is a conversation and two
-    replies as audio, A and B, rated on HEART's five-point scale (keys 1-5). Answers are
-    appended to JUDGING_DIR/human/RATER.jsonl as they are given; rate and report read them."""
+    replies as audio, A and B, rated on HEART's five-point scale (keys 1-5); on a judging of
+    whole calls, the caller and two whole calls. Answers are appended to
+    JUDGING_DIR/human/RATER.jsonl as they are given; rate and report read them."""
     import asyncio
 
     from voicebench.annotate import open_rating, serve_rating

@@ -59,6 +59,11 @@ class Persona(FrozenModel):
     source: str = "builtin"
 
     @property
+    def summary(self) -> str:
+        """Who the caller is, in a line, for a page that shows their call."""
+        return f"{self.who} {self.what_happened} ({self.emotion}, {self.intensity} of 5)"
+
+    @property
     def max_words(self) -> int:
         """The most words one of their lines may have."""
         return TURN_WORDS[self.turn_length]

@@ -4,7 +4,11 @@ call), the call-level Elo beside the reply-level Elo, and every judged call to r
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from voicebench.converse.outcomes import Estimate
+from voicebench.rating.people import PeopleSummary
+from voicebench.reporting import humans
 from voicebench.reporting.models import JudgingSummary, Report
 from voicebench.reporting.tables import Cell, Table, ms
 
@@ -117,4 +121,15 @@ def elo_table(report: Report) -> Table:
         "each replayed item. An agent can answer one turn well and still lose a caller over "
         "a whole call, or the reverse.",
         numeric=frozenset({1, 2, 3, 4}),
+    )
+
+
+def people_table(p: PeopleSummary) -> Table:
+    """The people's ladder over whole calls (rated on ``voicebench annotate``)."""
+    return replace(
+        humans.ladder_table(p),
+        key="call-human-ladder",
+        title="People's ladder over whole calls",
+        caption="People listened to pairs of whole calls on the rating page (voicebench "
+        "annotate on the judging of calls), blind to whose call was whose.",
     )

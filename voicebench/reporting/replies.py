@@ -189,9 +189,8 @@ def call_views(
             if (r.contestant, item.item_id) in found:
                 call, records = found[(r.contestant, item.item_id)]
                 r = r.model_copy(update={"call": call_facts(call, records)})
-                p = call.persona
                 opening = (
-                    ("Caller", f"{p.who} {p.what_happened} ({p.emotion}, {p.intensity} of 5)"),
+                    ("Caller", call.persona.summary),
                     ("Supporter", call.greeting),
                 )
             views.append(r)

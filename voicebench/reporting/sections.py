@@ -271,6 +271,8 @@ def _calls(report: Report) -> Section:
             blocks.append(Text(f"No call ratings: {j.no_ratings}"))
         else:
             blocks.append(TableBlock(calls.elo_table(report)))
+            if j.ratings.people is not None:
+                blocks.append(TableBlock(calls.people_table(j.ratings.people)))
     if report.call_replies:
         blocks += [
             Text(
