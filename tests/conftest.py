@@ -31,6 +31,8 @@ HEAVIEST = (
     "test_example.py",
     "test_ci_example.py",
     "test_judge_killed.py",
+    "test_converse.py",
+    "test_converse_killed.py",
     "test_replay.py",
     "test_run_killed.py",
 )

@@ -120,6 +120,8 @@ def test_the_report_holds_the_calls_outcomes_and_both_elo(
     assert first.conversation[0][0] == "Caller"
     md = (built.out_dir / "report.md").read_text()
     assert "## Whole calls" in md and f"Agent (after 1,300 ms): {WARM}" in md
+    # The seeker is named beside the judge.
+    assert "Callers played by scripted/seeker; whole calls judged by openai-compatible/warm" in md
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed")

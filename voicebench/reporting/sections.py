@@ -263,8 +263,16 @@ def _calls(report: Report) -> Section:
         TableBlock(calls.outcomes_table(report)),
         TableBlock(calls.places_table(report)),
     ]
-    if j is not None:
-        blocks.append(Text(f"Whole calls judged by {', '.join(j.judges)}. {card_line(j.card)}"))
+    seekers = ", ".join(sorted({o.seeker for o in report.calls})) or "-"
+    if j is None:
+        blocks.append(Text(f"Callers played by {seekers}; the calls were not judged."))
+    else:
+        blocks.append(
+            Text(
+                f"Callers played by {seekers}; whole calls judged by {', '.join(j.judges)}. "
+                f"{card_line(j.card)}"
+            )
+        )
         if j.trust_warning:
             blocks.append(Text(f"{j.trust_warning}.", "banner"))
         if j.ratings is None:
