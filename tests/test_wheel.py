@@ -60,6 +60,7 @@ def installed(tmp_path_factory) -> tuple[Path, Path]:
         "voicebench/_data/agents/local.toml",
         "voicebench/_data/judges/local.toml",
         "voicebench/_data/judges/pairs-gold.jsonl",
+        "voicebench/_data/judges/rubric-call.md",
         "voicebench/_data/audio_fixtures/dialogues.jsonl",
         "voicebench/_data/audio_fixtures/manifest.json",
         "voicebench/_data/audio_fixtures/personas.jsonl",
