@@ -15,7 +15,7 @@ from processes import voicebench
 
 from voicebench.agentspec import AgentSpec, RemoteSpec
 from voicebench.api import Calls, converse_async, replay_async
-from voicebench.converse.seeker import REASK
+from voicebench.converse.seeker import CUT_IN, REASK
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.dialogues.personas import load_personas
 from voicebench.fixtures import load_manifest
@@ -183,3 +183,31 @@ async def test_a_seeker_that_breaks_role_is_asked_again_then_the_call_is_invalid
     # saved as an item.
     assert [r.dialogue_id for r in result.run.records] == ["adv-mid-ramp-01", ITEM, ITEM]
     assert [json.loads(x)["id"] for x in result.items.read_text().splitlines()] == [f"call-{ITEM}"]
+
+
+async def test_a_caller_who_barges_in_cuts_in_on_the_reply(tmp_path: Path):
+    """With the barge-in scenario the caller's second line is asked for before the reply to
+    the first is heard, and said over it, 600 ms after the reply's first sound."""
+    with ScriptedLLMServer(ttft_ms=20) as seeker:
+        seeker.enqueue("Sorry, can I just say something first?")
+        seeker.enqueue(json.dumps(REPORT))
+        async with ScriptedVoiceAgent(delay_ms=DELAY_MS, reply=REPLY) as agent:
+            result = await converse_async(
+                far(agent.url),
+                seeker=seeker_spec(tmp_path, seeker),
+                ids=[ITEM],
+                turns=2,
+                scenarios=["barge-in:delay_ms=600"],
+                out=tmp_path / "calls",
+            )
+        requests = asked(seeker)
+    (call,) = result.calls
+    first, second = result.run.records
+    assert first.scenario is None and first.error is None  # the opening plays clean
+    assert second.scenario is not None and second.scenario.name == "barge-in"
+    assert second.scenario.agent_speaking  # said over the reply still playing
+    assert 550 <= second.scenario.at_ms <= 700, second.scenario  # its first sound at 600 ms
+    assert second.error is None and second.timing.ttfa_ms >= DELAY_MS - 5
+    # The line was written before the reply was heard: the seeker was told it cut in.
+    assert f"Caller: {call.exchanges[0].said}\nSupporter: {CUT_IN}" in requests[0][-1]["content"]
+    assert call.exchanges[1].said == "Sorry, can I just say something first?"

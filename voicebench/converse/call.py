@@ -6,10 +6,12 @@ answer to that greeting. Then, up to ``turns`` lines in all: the seeker is asked
 line (``seeker.Seeker``), the line is synthesized with Piper into ``OUT/fixtures`` (so the end of
 its speech is known to the sample) and spoken to the agent, and the agent's turn is timed and
 recorded exactly as a replayed turn (``replaying.speak_turn``; the run's scenarios apply to
-it). The agent's reply, transcribed from its audio, is what the seeker hears next. A call ends
-at ``turns`` seeker lines, when the seeker says goodbye, when the agent fails a turn, or when
-the seeker broke role ``MAX_ROLE_BREAKS`` times (the call is then invalid: kept, counted, and
-never judged).
+it: when the caller's next line draws a barge-in, that line is asked for before the reply is
+heard, the transcript saying the caller cut in, and it is said over the reply). The agent's
+reply, transcribed from its audio, is what the seeker hears next. A call ends at ``turns``
+seeker lines, when the seeker says goodbye, when the agent fails a turn, or when the seeker
+broke role ``MAX_ROLE_BREAKS`` times (the call is then invalid: kept, counted, and never
+judged).
 
 The output folder is a run (``run.json``, ``turns.jsonl``, ``audio/``; mode ``simulated``,
 the seeker named in the header), plus:
@@ -59,6 +61,7 @@ from voicebench.converse.records import (
     saved_items,
 )
 from voicebench.converse.seeker import (
+    CUT_IN,
     MAX_ROLE_BREAKS,
     REPORT_FORMAT,
     Seeker,
@@ -84,14 +87,15 @@ from voicebench.fixtures.synth import (
     FIXTURE_SAMPLE_RATE,
     SYNTH_SETTINGS,
     PiperSpeaker,
+    lookup_fixture,
     render_fixture,
 )
 from voicebench.llm.chat import open_chat
 from voicebench.replaying.play import AUDIO_RATE, turn_history, turn_record
 from voicebench.replaying.run import agent_class
-from voicebench.replaying.speak import TURN_TIMEOUT_S, drawn_scenario, speak_turn
+from voicebench.replaying.speak import TURN_TIMEOUT_S, speak_turn
 from voicebench.runlog import TURNS_FILE, ReplayMode, RunHeader, RunStore, TurnRecord
-from voicebench.scenarios import parse_scenario
+from voicebench.scenarios import draw_dialogue, draw_turn, parse_scenario
 from voicebench.scenarios.apply import backchannel_texts
 
 CALL_GAP_S = 0.5
@@ -246,6 +250,12 @@ async def converse(
         return calls
 
 
+def _barges(played: Sequence, seed: int, call_id: str, k: int) -> bool:
+    """Whether the caller's line at turn ``k`` draws a barge-in."""
+    drawn = draw_turn(played, seed, call_id, k) if played else None
+    return drawn is not None and drawn.name == "barge-in"
+
+
 def _reporter(
     progress: Callable[[CallProgress], None] | None, n: int, total: int, call_id: str
 ) -> Callable[[TurnRecord], None]:
@@ -283,10 +293,14 @@ async def _call(
     breaks = 0
     ended_by: EndedBy = "turns"
     voices: list[np.ndarray] = []
+    pending: SeekerLine | None = None  # the next line, asked for early: it cuts in
+    barged = False  # this line is said over the agent's reply to the one before
     for j in range(turns):
         heard_so_far = [(e.said, e.heard) for e in exchanges]
         if j == 0:  # the caller opens with what the item's seeker said to this greeting
             line = SeekerLine(opening_of(base), ())
+        elif pending is not None:
+            line, pending = pending, None
         else:
             line = await seeker.next_line(card, greeting, heard_so_far, MAX_ROLE_BREAKS - breaks)
         breaks += len(line.breaks)
@@ -301,6 +315,34 @@ async def _call(
         said.append(Turn(role=Role.SEEKER, text=text))
         k = len(said) - 1
         dialogue = base.model_copy(update={"turns": tuple(said)})
+        # The caller's next line is always turn k + 2 (an unheard reply is a silent turn).
+        # When it draws a barge-in, the caller cuts in on the reply to this one: the line is
+        # asked for now, before the reply is heard, and this turn hands over mid-reply.
+        hand_over = None
+        if not goodbye and j + 1 < turns and _barges(played, seed, base.id, k + 2):
+            ahead = await seeker.next_line(
+                card,
+                greeting,
+                [*heard_so_far, (text, CUT_IN)],
+                MAX_ROLE_BREAKS - breaks,
+            )
+            if breaks + len(ahead.breaks) < MAX_ROLE_BREAKS:
+                pending = ahead
+                entry = lookup_fixture(lines.add(spoken(ahead.text)), spoken(ahead.text))
+                assert entry is not None
+                scenario = draw_turn(played, seed, base.id, k + 2)
+                assert scenario is not None
+                lead_ms = entry.speech_start_sample * 1000 / entry.sample_rate
+                hand_over = max(0.0, float(scenario.params["delay_ms"]) - lead_ms)
+            else:
+                pending = ahead  # it ends the call as broken when its turn comes
+        manifest = lines.manifest
+        following = [k + 2] if hand_over is not None else []
+        scenario_k = (
+            draw_dialogue(played, seed, base.id, [*dialogue.seeker_turn_indices, *following])[k]
+            if played
+            else None
+        )
         turn_started = datetime.now(UTC).isoformat(timespec="milliseconds")
         result = await speak_turn(
             agent,
@@ -311,9 +353,12 @@ async def _call(
             lines.folder,
             turn_history(dialogue, k, ReplayMode.FREE_RUNNING, earlier),
             timeout_s=timeout_s,
-            scenario=drawn_scenario(played, seed, dialogue, k),
+            scenario=scenario_k,
             seed=seed,
+            hand_over_ms=hand_over,
+            barge_in=barged,
         )
+        barged = hand_over is not None
         last = goodbye or j == turns - 1
         record = turn_record(
             spec,

@@ -69,6 +69,8 @@ MAY_END = (
     " If the caller is ready to end the call, or would hang up, they say goodbye in their own "
     "words and you put {end} at the very end."
 )
+CUT_IN = "(starts to answer, and the caller cuts in before they finish)"
+"""What the transcript shows for a reply the caller talks over (a barge-in)."""
 MIN_LINES = 3
 """The caller's lines before it may say goodbye (unless the call reaches its limit sooner)."""
 
