@@ -24,6 +24,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,6 +79,7 @@ async def main() -> None:
     agent = load_agent_spec(args.agent)
     assert agent.llm is not None, "the agent spec needs an [llm] table"
     kept_words: list[int] = []
+    reasons: Counter[str] = Counter()
     asked = breaks = invalid = goodbyes = 0
     async with contextlib.AsyncExitStack() as stack:
         timed = TimedClient(await open_chat(spec.llm, stack))
@@ -100,6 +102,7 @@ async def main() -> None:
                 )
                 asked += 1 + len(line.breaks)
                 call_breaks += len(line.breaks)
+                reasons.update("too many words" if "words" in r else r for r in line.breaks)
                 if call_breaks >= MAX_ROLE_BREAKS:
                     ended = "invalid"
                     break
@@ -146,6 +149,12 @@ async def main() -> None:
         "calls ended with a goodbye", f"{goodbyes} of {calls} ({100 * goodbyes / calls:.0f}%)"
     )
     Console().print(table)
+    why = Table(title="why lines broke role")
+    why.add_column("reason")
+    why.add_column("lines", justify="right")
+    for reason, count in reasons.most_common():
+        why.add_row(reason, str(count))
+    Console().print(why)
 
 
 if __name__ == "__main__":

@@ -104,7 +104,7 @@ _DIRECTION = re.compile(r"\*[^*]+\*|\([^)]*\)|\[(?!END\])[^\]]*\]")
 _ANSWER_ON = re.compile(r"\n\s*\**\s*(supporter|counsel+or|assistant|listener)\s*\**\s*:", re.I)
 _REFUSAL = re.compile(
     r"\b((can'?t|cannot|unable to) (assist|help) with (that|this)|"
-    r"(can'?t|cannot|won'?t|will not|unable to) (continue|go on with|keep) (this|the|with)|"
+    r"(can'?t|cannot|won'?t|will not|unable to) continue (this|the) (conversation|chat|role)|"
     r"(can'?t|cannot|won'?t|will not) (pretend|role-?play|play (this|that|the) (role|part))|"
     r"i'?m (just |only )?an? (ai|assistant|chatbot|bot)\b)",
     re.I,
