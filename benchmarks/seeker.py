@@ -35,13 +35,13 @@ from rich.table import Table  # noqa: E402
 
 from voicebench.agentspec import load_agent_spec  # noqa: E402
 from voicebench.converse.records import greeting_of, opening_of  # noqa: E402
+from voicebench.converse.roles import says_goodbye, spoken  # noqa: E402
 from voicebench.converse.seeker import (  # noqa: E402
     MAX_ROLE_BREAKS,
     Seeker,
     SeekerCache,
     load_seeker_spec,
-    says_goodbye,
-    spoken,
+    open_seeker,
 )
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues  # noqa: E402
 from voicebench.dialogues.personas import personas_for  # noqa: E402
@@ -82,7 +82,7 @@ async def main() -> None:
     reasons: Counter[str] = Counter()
     asked = breaks = invalid = goodbyes = 0
     async with contextlib.AsyncExitStack() as stack:
-        timed = TimedClient(await open_chat(spec.llm, stack))
+        timed = TimedClient((await open_seeker(spec, stack))[0])
         agent_llm = await open_chat(agent.llm, stack)
         cache = SeekerCache(Path(tempfile.mkdtemp()) / "cache.jsonl")  # fresh: every line asked
         seeker = Seeker(spec, timed, cache)

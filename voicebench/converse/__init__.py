@@ -3,13 +3,13 @@
 
 from voicebench.converse.call import converse
 from voicebench.converse.records import CallProgress, CallRecord, Exchange, read_calls
+from voicebench.converse.roles import role_break
 from voicebench.converse.seeker import (
     DEFAULT_SEEKER,
     CallerReport,
     Seeker,
     SeekerSpec,
     load_seeker_spec,
-    role_break,
 )
 
 __all__ = [

@@ -60,88 +60,33 @@ from voicebench.converse.records import (
     read_calls,
     saved_items,
 )
+from voicebench.converse.roles import says_goodbye, spoken
 from voicebench.converse.seeker import (
     CUT_IN,
     MAX_ROLE_BREAKS,
-    REPORT_FORMAT,
     Seeker,
     SeekerCache,
     SeekerLine,
     SeekerSpec,
-    says_goodbye,
-    spoken,
+    open_seeker,
 )
+from voicebench.converse.voice import Lines, call_audio
 from voicebench.dialogues import Dialogue, Role, Turn, save_dialogues
 from voicebench.dialogues.personas import Persona
 from voicebench.fixtures import (
-    Manifest,
-    load_manifest,
-    save_manifest,
     synthesize_fixtures,
     write_wav,
 )
-from voicebench.fixtures.audio import read_wav, speech_bounds
-from voicebench.fixtures.manifest import file_sha256, fixture_key
+from voicebench.fixtures.manifest import file_sha256
 from voicebench.fixtures.synth import (
-    DEFAULT_VOICE,
-    FIXTURE_SAMPLE_RATE,
-    SYNTH_SETTINGS,
-    PiperSpeaker,
     lookup_fixture,
-    render_fixture,
 )
-from voicebench.llm.chat import open_chat
 from voicebench.replaying.play import AUDIO_RATE, turn_history, turn_record
 from voicebench.replaying.run import agent_class
 from voicebench.replaying.speak import TURN_TIMEOUT_S, speak_turn
 from voicebench.runlog import TURNS_FILE, ReplayMode, RunHeader, RunStore, TurnRecord
 from voicebench.scenarios import draw_dialogue, draw_turn, parse_scenario
 from voicebench.scenarios.apply import backchannel_texts
-
-CALL_GAP_S = 0.5
-"""The silence between two turns in a call's audio."""
-
-
-class _Lines:
-    """The seeker's lines as fixtures in ``OUT/fixtures``, synthesized as they come."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self.manifest = load_manifest(folder)
-        self._speaker: PiperSpeaker | None = None
-
-    def add(self, text: str) -> Manifest:
-        key = fixture_key(text, DEFAULT_VOICE, FIXTURE_SAMPLE_RATE, SYNTH_SETTINGS)
-        entries = self.manifest.by_key()
-        if key not in entries:
-            if self._speaker is None:
-                self._speaker = PiperSpeaker()
-            entries[key] = render_fixture(self._speaker, self.folder, text)
-            self.manifest = Manifest(entries=tuple(entries.values()))
-            save_manifest(self.folder, self.manifest)
-        return self.manifest
-
-    def audio(self, text: str) -> np.ndarray:
-        """The line as synthesized (16 kHz)."""
-        key = fixture_key(text, DEFAULT_VOICE, FIXTURE_SAMPLE_RATE, SYNTH_SETTINGS)
-        entry = self.manifest.by_key()[key]
-        return read_wav(self.folder / entry.path, expect_rate=FIXTURE_SAMPLE_RATE)
-
-
-def call_audio(parts: Sequence[np.ndarray]) -> np.ndarray:
-    """A call's turns one after another (caller, agent, caller...), each trimmed to its speech
-    and followed by ``CALL_GAP_S`` of silence: the whole call to listen to, its pauses
-    shortened (the timings are in the run log)."""
-    gap = np.zeros(int(CALL_GAP_S * AUDIO_RATE), dtype=np.int16)
-    out: list[np.ndarray] = []
-    for pcm in parts:
-        bounds = speech_bounds(pcm) if pcm.size else None
-        if bounds is None:
-            continue
-        pad = AUDIO_RATE // 20  # 50 ms either side, so no soft onset is clipped
-        lo, hi = max(0, bounds[0] - pad), min(pcm.size, bounds[1] + pad)
-        out += [pcm[lo:hi].astype(np.int16), gap]
-    return np.concatenate(out) if out else np.zeros(0, dtype=np.int16)
 
 
 async def converse(
@@ -193,15 +138,14 @@ async def converse(
         todo = [d for d in dialogues if d.id not in done]
         if not todo:
             return calls
-        lines = _Lines(fixtures_dir)
+        lines = Lines(fixtures_dir)
         if transcribe is None:
             from voicebench.pipeline.stt import Transcriber
 
             transcribe = Transcriber()
         factory = agent_factory or agent_class(spec)
         async with contextlib.AsyncExitStack() as stack:
-            client = await open_chat(seeker_spec.llm, stack)
-            reporter = await open_chat(seeker_spec.llm, stack, REPORT_FORMAT)
+            client, reporter = await open_seeker(seeker_spec, stack)
             seeker = Seeker(
                 seeker_spec, client, SeekerCache(out_dir / CACHE_FILE), reporter=reporter, seed=seed
             )
@@ -272,7 +216,7 @@ async def _call(
     base: Dialogue,
     card: Persona,
     seeker: Seeker,
-    lines: _Lines,
+    lines: Lines,
     transcribe: Callable,
     *,
     run_id: str,

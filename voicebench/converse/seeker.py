@@ -17,22 +17,23 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from voicebench._jsonl import append_record, json_lines
 from voicebench._model import FrozenModel, read_toml, validate_record
+from voicebench.converse.roles import END_MARK, role_break
 from voicebench.dialogues.personas import Persona
 from voicebench.errors import InputError, RunError
-from voicebench.llm import Endpoint
+from voicebench.llm import Endpoint, get_provider
+from voicebench.llm.chat import chat_client, completion_client
+from voicebench.llm.connect import connect
 from voicebench.llm.registry import AnswerFormat
 from voicebench.llm.retry import ChatClient, RetryPolicy, ask_parsed
 
 MAX_ROLE_BREAKS = 2
 """Role breaks that make a call invalid."""
-END_MARK = "[END]"
-"""What the seeker adds to its line when it ends the call (taken off before it is spoken)."""
-
 INTENSITY_WORDS = {1: "mildly", 2: "somewhat", 3: "clearly", 4: "strongly", 5: "overwhelmingly"}
 RESISTANCE = {
     "always-10": "You are hostile from the first word: you doubt this call can help and say so.",
@@ -82,6 +83,8 @@ The call is over. As the caller, say how it went, as JSON with these fields: int
 now), felt_heard (1-5: how much they felt heard), would_call_again (true or false)."""
 
 REASK = "That line broke the role: {why}. Write only the caller's own next words."
+NOT_THIS = '\n(Not "{line}": that is {why}.)'
+"""A broken line named in a completion prompt asked again."""
 
 REPORT_FORMAT = AnswerFormat(
     name="caller_report",
@@ -98,32 +101,29 @@ REPORT_FORMAT = AnswerFormat(
     },
 )
 
-_OWN_LABEL = re.compile(r"^\s*\**\s*(caller|seeker|me)\s*\**\s*:\s*", re.I)
-_LABEL = re.compile(r"^\s*\**\s*(supporter|counsel+or|assistant|listener)\s*\**\s*:", re.I)
-_DIRECTION = re.compile(r"\*[^*]+\*|\([^)]*\)|\[(?!END\])[^\]]*\]")
-_ANSWER_ON = re.compile(r"\n\s*\**\s*(supporter|counsel+or|assistant|listener)\s*\**\s*:", re.I)
-_REFUSAL = re.compile(
-    r"\b((can'?t|cannot|unable to) (assist|help) with (that|this)|"
-    r"(can'?t|cannot|won'?t|will not|unable to) continue (this|the) (conversation|chat|role)|"
-    r"(can'?t|cannot|won'?t|will not) (pretend|role-?play|play (this|that|the) (role|part))|"
-    r"i'?m (just |only )?an? (ai|assistant|chatbot|bot)\b)",
-    re.I,
-)
-_SUPPORTER = re.compile(
-    r"\b(how can i (help|support) you|i'?m here (for you|to (help|listen))|as an ai|"
-    r"i'?m (so )?sorry to hear|it'?s important to (know|remember)|i can (try to )?help you|"
-    r"language model|it sounds like you|thank you for (calling|reaching out|sharing))\b",
-    re.I,
-)
-_GOODBYE = re.compile(r"\b(good ?bye|bye)\b", re.I)
-
 
 class SeekerSpec(FrozenModel):
-    """The LLM that plays the seeker (a TOML file with an ``[llm]`` table)."""
+    """The LLM that plays the seeker (a TOML file with an ``[llm]`` table, and ``method``)."""
 
     name: str = Field(default="seeker", min_length=1)
     llm: Endpoint
     """Its endpoint; a line is one answer, so ``max_tokens`` bounds a line's length too."""
+    method: Literal["chat", "completion"] = "chat"
+    """``chat``: the card and the call are a chat request, the line its answer, a line that
+    broke role answered with why and asked again. ``completion`` (providers with the OpenAI
+    API: local, openai-compatible servers): the same text as one prompt ending ``Caller:``,
+    continued up to the end of the line, a broken line named in the prompt when asked again.
+    A small chat model continues a transcript as the caller far more often than it answers
+    as one (it is trained to answer as an assistant)."""
+
+    @model_validator(mode="after")
+    def _completion_api(self) -> SeekerSpec:
+        if self.method == "completion" and get_provider(self.llm.provider).api != "openai":
+            raise ValueError(
+                f"method 'completion' needs a provider with the OpenAI API, not "
+                f"{self.llm.provider!r}"
+            )
+        return self
 
 
 DEFAULT_SEEKER = SeekerSpec(
@@ -135,8 +135,10 @@ DEFAULT_SEEKER = SeekerSpec(
         max_tokens=100,
         n_ctx=4096,
     ),
+    method="completion",
 )
-"""The offline seeker: the packaged Qwen2.5-Coder-1.5B on llama.cpp."""
+"""The offline seeker: the packaged Qwen2.5-Coder-1.5B on llama.cpp, continuing the call's
+transcript."""
 
 
 def load_seeker_spec(path: str | Path | None) -> SeekerSpec:
@@ -177,46 +179,6 @@ def system_prompt(card: Persona) -> str:
     )
 
 
-def _words(text: str) -> str:
-    return " ".join(re.findall(r"[a-z0-9']+", text.lower()))
-
-
-def role_break(line: str, card: Persona, earlier: Sequence[str] = ()) -> str | None:
-    """Why ``line`` breaks the seeker's role, or None when it keeps it (a ``Caller:`` label in
-    front is only taken off). ``earlier``: the caller's lines so far in the call; saying one
-    of them again word for word is a loop, not a reply."""
-    text = spoken(line)
-    if not text:
-        return "an empty line"
-    if _words(text) in {_words(e) for e in earlier}:
-        return "repeating an earlier line"
-    if _LABEL.match(text):
-        return "speaking as the supporter"
-    if _DIRECTION.search(line):
-        return "narration or stage directions"
-    if _REFUSAL.search(text):
-        return "a refusal to play the caller"
-    if _SUPPORTER.search(text):
-        return "speaking as the supporter"
-    words = len(text.split())
-    if words > card.max_words:
-        return f"{words} words, more than the card's {card.max_words}"
-    return None
-
-
-def spoken(line: str) -> str:
-    """The line as the seeker says it: a ``Caller:`` label, the end mark, stray quotes and
-    any supporter's answer written after it taken off."""
-    text = _ANSWER_ON.split(line, maxsplit=1)[0]  # the model went on to write the answer
-    text = _OWN_LABEL.sub("", text.replace(END_MARK, "").strip(), count=1)
-    return text.strip().strip('"').strip()
-
-
-def says_goodbye(line: str) -> bool:
-    """Whether the seeker ends the call with this line."""
-    return END_MARK in line or bool(_GOODBYE.search(line))
-
-
 def transcript(greeting: str, exchanges: list[tuple[str, str]]) -> str:
     """The call as the caller heard it, one labelled line per turn."""
     lines = [f"Supporter: {greeting}"]
@@ -227,12 +189,19 @@ def transcript(greeting: str, exchanges: list[tuple[str, str]]) -> str:
 
 
 def call_messages(
-    card: Persona, greeting: str, exchanges: list[tuple[str, str]]
+    card: Persona,
+    greeting: str,
+    exchanges: list[tuple[str, str]],
+    refused: Sequence[tuple[str, str]] = (),
 ) -> list[dict[str, str]]:
     """The seeker's request: its card, then the call so far as it heard it (the greeting, each
-    of its own lines and the agent's reply as transcribed) and which line to write."""
+    of its own lines and the agent's reply as transcribed) and which line to write; each of
+    ``refused`` ((line, why it broke role)) named as not the line wanted."""
     n = len(exchanges) + 1
     ending = EARLY if n < MIN_LINES else MAY_END.format(end=END_MARK)
+    ending += "".join(
+        NOT_THIS.format(line=" ".join(line.split()), why=why) for line, why in refused
+    )
     return [
         {"role": "system", "content": system_prompt(card)},
         {
@@ -319,6 +288,7 @@ class Seeker:
         ``breaks_left`` allows (each refusal is added to the request, so it is cached too)."""
         messages = call_messages(card, greeting, exchanges)
         breaks: list[str] = []
+        refused: list[tuple[str, str]] = []
         while True:
             text = (await self._ask(messages)).strip()
             why = role_break(text, card, [said for said, _ in exchanges])
@@ -327,6 +297,10 @@ class Seeker:
             breaks.append(why)
             if len(breaks) >= breaks_left:
                 return SeekerLine(text, tuple(breaks))
+            if self.spec.method == "completion":
+                refused.append((text, why))
+                messages = call_messages(card, greeting, exchanges, refused)
+                continue
             messages = [
                 *messages,
                 {"role": "assistant", "content": text},
@@ -366,3 +340,18 @@ def _parse_report(text: str) -> CallerReport:
         return CallerReport.model_validate(data)
     except Exception as exc:  # pydantic's ValidationError is a ValueError too
         raise ValueError(str(exc)) from None
+
+
+async def open_seeker(
+    spec: SeekerSpec, stack: contextlib.AsyncExitStack
+) -> tuple[ChatClient, ChatClient]:
+    """Ready clients for ``spec``'s LLM, sharing one connection (and a local model's one
+    server): the one asking for lines, by its method, and the one asking for the end report
+    (``REPORT_FORMAT``)."""
+    conn = await connect(spec.llm, stack)
+    lines = (
+        completion_client(conn, stack, stop=["\n"])
+        if spec.method == "completion"
+        else chat_client(conn, stack)
+    )
+    return lines, chat_client(conn, stack, REPORT_FORMAT)

@@ -15,8 +15,8 @@ import contextlib
 import time
 from typing import Any
 
-from voicebench.errors import MissingExtraError
-from voicebench.llm.connect import connect
+from voicebench.errors import InputError, MissingExtraError
+from voicebench.llm.connect import Connection, connect
 from voicebench.llm.endpoint import Endpoint
 from voicebench.llm.registry import AnswerFormat
 from voicebench.llm.retry import ChatClient, ChatText, classify
@@ -69,6 +69,35 @@ class OpenAIChat:
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+class OpenAICompletion(OpenAIChat):
+    """Text completions (``/v1/completions``) on an OpenAI-compatible server: the messages'
+    contents, joined by blank lines, are a prompt to continue, up to the first ``stop``. A chat
+    model asked so continues a transcript as itself, without an assistant's voice."""
+
+    def __init__(
+        self, endpoint: Endpoint, *, base_url: str | None, key: str | None, stop: list[str]
+    ):
+        super().__init__(endpoint, base_url=base_url, key=key, response_format=None)
+        self._stop = stop
+
+    async def ask(self, messages: list[dict[str, str]]) -> ChatText:
+        prompt = "\n\n".join(m["content"] for m in messages)
+        start = time.perf_counter_ns()
+        try:
+            resp = await self._client.completions.create(
+                model=self._endpoint.model,
+                prompt=prompt,
+                temperature=self._endpoint.temperature,
+                max_tokens=self._endpoint.max_tokens,
+                stop=self._stop,
+            )
+        except self._sdk.OpenAIError as exc:
+            raise classify(exc, self._key, self._sdk) from None
+        latency = (time.perf_counter_ns() - start) / 1e6
+        choices = resp.choices or []
+        return ChatText(choices[0].text if choices else "", latency)
 
 
 class AnthropicChat:
@@ -125,7 +154,14 @@ async def open_chat(
 ) -> ChatClient:
     """A ready client for ``endpoint`` asking for ``answer`` (None: free text); what it needs
     (a helper server, the HTTP client) is released by ``stack``."""
-    conn = await connect(endpoint, stack)
+    return chat_client(await connect(endpoint, stack), stack, answer)
+
+
+def chat_client(
+    conn: Connection, stack: contextlib.AsyncExitStack, answer: AnswerFormat | None = None
+) -> ChatClient:
+    """A chat client on an open connection (several may share one, and its server)."""
+    endpoint = conn.endpoint
     client: OpenAIChat | AnthropicChat
     if conn.provider.api == "anthropic":
         client = AnthropicChat(
@@ -142,5 +178,20 @@ async def open_chat(
             response_format=conn.provider.response_format(answer) if answer else None,
             token_field=conn.provider.token_field,
         )
+    stack.push_async_callback(client.aclose)
+    return client
+
+
+def completion_client(
+    conn: Connection, stack: contextlib.AsyncExitStack, stop: list[str]
+) -> ChatClient:
+    """A text-completion client on an open connection to a provider with the OpenAI API
+    (local, openai-compatible servers)."""
+    if conn.provider.api != "openai":
+        raise InputError(
+            f'provider {conn.endpoint.provider!r} has no text completions; use method "chat"',
+            field="method",
+        )
+    client = OpenAICompletion(conn.endpoint, base_url=conn.base_url, key=conn.key, stop=stop)
     stack.push_async_callback(client.aclose)
     return client

@@ -9,6 +9,8 @@ Endpoints, bound to 127.0.0.1 only:
 
 - ``GET /health`` -> ``{"status": "ok"}``
 - ``GET /v1/models`` -> ``{"object": "list", "data": [{"id": MODEL, "object": "model", ...}]}``
+- ``POST /v1/completions``: a text completion, not streamed (the next queued answer, else the
+  reply), for clients that continue a prompt;
 - ``POST /v1/chat/completions`` with ``stream: true``: server-sent events as OpenAI sends them,
   each ``data: {json}\\n\\n`` with ``"object": "chat.completion.chunk"``; the first chunk's
   delta is ``{"role": "assistant", "content": TOKEN}``, later ones ``{"content": TOKEN}``, then
@@ -66,11 +68,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import gc
 import json
-import os
-import signal
 import time
 import uuid
 from collections import deque
@@ -79,7 +77,6 @@ from typing import Any
 
 from aiohttp import web
 
-from voicebench.errors import RunError
 from voicebench.llm.helper import HOST
 from voicebench.testing.scripted_records import (
     FAULTS,
@@ -90,9 +87,9 @@ from voicebench.testing.scripted_records import (
     supportive_reply,
     tokenize,
 )
-from voicebench.testing.scripted_timing import arrived, listener, sleep_until
+from voicebench.testing.scripted_timing import arrived, sleep_until
 
-__all__ = ["FAULTS", "Fault", "RequestRecord", "main", "serve"]
+__all__ = ["FAULTS", "Fault", "RequestRecord", "main"]
 
 
 class _Completions:
@@ -117,6 +114,26 @@ class _Completions:
         self.script: deque[dict[str, Any]] = deque()
         self.history: list[dict[str, Any]] = []
         self.log = open(log_path, "a", encoding="utf-8") if log_path else None  # noqa: SIM115
+
+    async def complete(self, request: web.Request) -> web.Response:
+        """A text completion (not streamed): the oldest queued answer, else the reply; the
+        request's body joins the history."""
+        scripted = self.script.popleft() if self.script else None
+        self.count += 1
+        body = await request.json()
+        self.history.append(body)
+        await asyncio.sleep(self.ttft_ns / 1e9)
+        text = (scripted or {}).get("content") or self.reply or "Okay."
+        return web.json_response(
+            {
+                "id": f"cmpl-{self.count}",
+                "object": "text_completion",
+                "created": 0,
+                "model": self.model,
+                "choices": [{"index": 0, "text": text, "finish_reason": "stop", "logprobs": None}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            }
+        )
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         received_ns = time.perf_counter_ns()
@@ -293,73 +310,6 @@ def _sse(payload: dict[str, Any]) -> bytes:
     return b"data: " + json.dumps(payload, separators=(",", ":")).encode() + b"\n\n"
 
 
-def build_app(completions: _Completions) -> web.Application:
-    """The aiohttp application serving one script."""
-
-    async def health(_: web.Request) -> web.Response:
-        return web.json_response({"status": "ok"})
-
-    async def models(_: web.Request) -> web.Response:
-        return web.json_response(
-            {
-                "object": "list",
-                "data": [
-                    {
-                        "id": completions.model,
-                        "object": "model",
-                        "created": 0,
-                        "owned_by": "voicebench",
-                    }
-                ],
-            }
-        )
-
-    async def script(request: web.Request) -> web.Response:
-        item = await request.json()
-        if item.get("fault") not in (None, *FAULTS):
-            return web.json_response({"error": f"unknown fault {item.get('fault')!r}"}, status=400)
-        completions.script.append({k: item.get(k) for k in ("content", "fault", "top_logprobs")})
-        return web.json_response({"queued": len(completions.script)})
-
-    async def history(_: web.Request) -> web.Response:
-        return web.json_response(completions.history)
-
-    app = web.Application()
-    app.router.add_post("/script", script)
-    app.router.add_get("/history", history)
-    app.router.add_get("/health", health)
-    app.router.add_get("/v1/models", models)
-    app.router.add_post("/v1/chat/completions", completions.handle)
-    return app
-
-
-async def serve(completions: _Completions, *, port: int = 0, host: str = HOST) -> None:
-    """Serve until SIGTERM, SIGINT or the parent's death; print the READY line once listening."""
-    if host != HOST:
-        raise RunError(f"the scripted LLM server binds {HOST} only, not {host}")
-    # No access log: a write to stdout per request is jitter, and stdout carries only READY.
-    runner = web.AppRunner(
-        build_app(completions), access_log=None, handler_cancellation=True, shutdown_timeout=0.5
-    )
-    await runner.setup()
-    await web.SockSite(runner, listener(HOST, port)).start()
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    gc.freeze()  # startup objects need no scanning; keeps collection pauses short
-    print(f"READY http://{HOST}:{runner.addresses[0][1]}/v1", flush=True)
-    parent = os.getppid()
-    try:
-        while not stop.is_set() and os.getppid() == parent:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=1.0)
-    finally:
-        await runner.cleanup()
-        if completions.log is not None:
-            completions.log.close()
-
-
 def main(argv: list[str] | None = None) -> None:
     """The command line: parse options, serve."""
     parser = argparse.ArgumentParser(
@@ -393,6 +343,8 @@ def main(argv: list[str] | None = None) -> None:
         log_path=args.log,
         role_chunk_ms=args.role_chunk_ms,
     )
+    from voicebench.testing.scripted_app import serve
+
     asyncio.run(serve(completions, port=args.port, host=args.host))
 
 

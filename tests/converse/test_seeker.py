@@ -1,0 +1,67 @@
+"""The seeker asked by text completion (the offline default's method): the prompt is the card
+and the call ending on ``Caller:``; a broken line is named in the prompt asked again."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+
+from voicebench.converse.seeker import (
+    DEFAULT_SEEKER,
+    NOT_THIS,
+    Seeker,
+    SeekerCache,
+    SeekerSpec,
+    open_seeker,
+)
+from voicebench.dialogues.personas import load_personas
+from voicebench.testing.scripted_server import ScriptedLLMServer
+
+
+def spec(server: ScriptedLLMServer) -> SeekerSpec:
+    return SeekerSpec.model_validate(
+        {
+            "llm": {
+                "provider": "openai-compatible",
+                "model": "scripted-llm",
+                "base_url": server.base_url,
+            },
+            "method": "completion",
+        }
+    )
+
+
+async def test_a_completion_seeker_continues_the_transcript(tmp_path):
+    card = load_personas()[0]
+    heard = [("I lost my job today.", "That sounds like a heavy day. What happened?")]
+    with ScriptedLLMServer(ttft_ms=5) as server:
+        server.enqueue(" I'm sorry to hear that. How can I help you?")  # the supporter's voice
+        server.enqueue(" They just called me in and it was over, like that.")
+        async with contextlib.AsyncExitStack() as stack:
+            lines, _ = await open_seeker(spec(server), stack)
+            seeker = Seeker(spec(server), lines, SeekerCache(tmp_path / "cache.jsonl"))
+            line = await seeker.next_line(card, "Hello, you're through.", heard, 2)
+        first, second = server.history()
+    assert line.text == "They just called me in and it was over, like that."
+    assert line.breaks == ("speaking as the supporter",)
+    # One prompt each, continued from the caller's label, up to the end of the line.
+    assert "messages" not in first and first["prompt"].endswith("\nCaller:")
+    assert first["stop"] == ["\n"] and card.who in first["prompt"]
+    assert "Supporter: That sounds like a heavy day. What happened?" in first["prompt"]
+    note = NOT_THIS.format(
+        line="I'm sorry to hear that. How can I help you?", why="speaking as the supporter"
+    )
+    assert note not in first["prompt"] and note in second["prompt"]
+    assert second["prompt"].endswith("\nCaller:")
+
+
+def test_completion_needs_the_openai_api_and_is_the_offline_default():
+    assert DEFAULT_SEEKER.method == "completion"
+    with pytest.raises(ValueError, match="needs a provider with the OpenAI API"):
+        SeekerSpec.model_validate(
+            {
+                "llm": {"provider": "anthropic", "model": "claude", "api_key_env": "K"},
+                "method": "completion",
+            }
+        )
