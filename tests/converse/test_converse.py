@@ -17,7 +17,7 @@ from voicebench.agentspec import AgentSpec, RemoteSpec
 from voicebench.api import Calls, converse_async, replay_async
 from voicebench.converse.seeker import CUT_IN, REASK
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
-from voicebench.dialogues.personas import load_personas
+from voicebench.dialogues.personas import load_personas, personas_path
 from voicebench.fixtures import load_manifest
 from voicebench.fixtures.audio import read_wav
 from voicebench.testing.scripted_server import ScriptedLLMServer
@@ -124,6 +124,9 @@ async def test_a_scripted_call_is_timed_heard_reported_and_saved(tmp_path: Path)
     # The call is saved as an item that a replay speaks again, teacher-forced.
     saved = [json.loads(x) for x in result.items.read_text().splitlines()]
     assert [d["id"] for d in saved] == [f"call-{ITEM}"]
+    # With its caller's card beside it, where a converse of the saved items finds it.
+    (saved_card,) = load_personas(personas_path(result.items))
+    assert saved_card == call.persona.model_copy(update={"id": f"call-{ITEM}"})
     assert [t["text"] for t in saved[0]["turns"] if t["role"] == "seeker"] == [
         e.said for e in call.exchanges
     ]

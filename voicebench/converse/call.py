@@ -18,8 +18,9 @@ the seeker named in the header), plus:
 
 - ``calls.jsonl``: one ``CallRecord`` per finished call (how it ended, the seeker's lines and
   what it heard, its role breaks, its own report of the call);
-- ``items.jsonl`` and ``fixtures/``: each valid call as a dialogue item (the seeker's lines,
-  the agent's replies as heard, the last reply as the reference) with the lines' audio, so
+- ``items.jsonl``, ``items.personas.jsonl`` and ``fixtures/``: each valid call as a dialogue
+  item (the seeker's lines, the agent's replies as heard, the last reply as the reference),
+  its caller's card, and the lines' audio, so
   ``voicebench run --dialogues OUT/items.jsonl --fixtures OUT/fixtures`` replays it,
   teacher-forced, against any agent;
 - ``calls/CALL.wav``: each call to listen to, the caller's lines and the agent's replies one
@@ -49,7 +50,6 @@ from voicebench.converse.records import (
     CALL_AUDIO_DIR,
     CALLS_FILE,
     FIXTURES_DIR,
-    ITEMS_FILE,
     CallProgress,
     CallRecord,
     EndedBy,
@@ -58,7 +58,7 @@ from voicebench.converse.records import (
     greeting_of,
     opening_of,
     read_calls,
-    saved_items,
+    save_item,
 )
 from voicebench.converse.roles import says_goodbye, spoken
 from voicebench.converse.seeker import (
@@ -71,7 +71,7 @@ from voicebench.converse.seeker import (
     open_seeker,
 )
 from voicebench.converse.voice import Lines, call_audio
-from voicebench.dialogues import Dialogue, Role, Turn, save_dialogues
+from voicebench.dialogues import Dialogue, Role, Turn
 from voicebench.dialogues.personas import Persona
 from voicebench.fixtures import (
     synthesize_fixtures,
@@ -175,8 +175,7 @@ async def converse(
                     )
                     item = call_item(call.item_id or "", call.greeting, call.exchanges, dialogue)
                     if item is not None and call.valid:
-                        saved = [d for d in saved_items(out_dir) if d.id != item.id]
-                        save_dialogues([*saved, item], out_dir / ITEMS_FILE)
+                        save_item(out_dir, item, call.persona)
                     else:
                         call = call.model_copy(update={"item_id": None})
                     for record in records:

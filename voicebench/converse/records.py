@@ -13,8 +13,8 @@ from pydantic import Field
 from voicebench._jsonl import json_lines
 from voicebench._model import FrozenModel, validate_record
 from voicebench.converse.seeker import CallerReport
-from voicebench.dialogues import Dialogue, Role, Turn, load_dialogues
-from voicebench.dialogues.personas import Persona
+from voicebench.dialogues import Dialogue, Role, Turn, load_dialogues, save_dialogues
+from voicebench.dialogues.personas import Persona, load_personas, personas_path, save_personas
 from voicebench.runlog import TurnRecord
 
 CALLS_FILE = "calls.jsonl"
@@ -140,3 +140,14 @@ def saved_items(out_dir: Path) -> list[Dialogue]:
     """The calls saved as items so far."""
     path = Path(out_dir) / ITEMS_FILE
     return load_dialogues(path) if path.exists() else []
+
+
+def save_item(out_dir: Path, item: Dialogue, card: Persona) -> None:
+    """Add (or replace) a call saved as an item, and its caller's card beside the items
+    (``items.personas.jsonl``, where a converse of the items finds it)."""
+    path = Path(out_dir) / ITEMS_FILE
+    save_dialogues([*(d for d in saved_items(out_dir) if d.id != item.id), item], path)
+    cards_path = personas_path(path)
+    cards = load_personas(cards_path) if cards_path.exists() else []
+    card = card.model_copy(update={"id": item.id})
+    save_personas([*(c for c in cards if c.id != item.id), card], cards_path)
