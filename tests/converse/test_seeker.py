@@ -39,8 +39,13 @@ async def test_a_completion_seeker_continues_the_transcript(tmp_path):
         server.enqueue(" I'm sorry to hear that. How can I help you?")  # the supporter's voice
         server.enqueue(" They just called me in and it was over, like that.")
         async with contextlib.AsyncExitStack() as stack:
-            lines, _ = await open_seeker(spec(server), stack)
-            seeker = Seeker(spec(server), lines, SeekerCache(tmp_path / "cache.jsonl"))
+            clients = await open_seeker(spec(server), stack, seed=5)
+            seeker = Seeker(
+                spec(server),
+                clients.lines,
+                SeekerCache(tmp_path / "cache.jsonl"),
+                again=clients.again,
+            )
             line = await seeker.next_line(card, "Hello, you're through.", heard, 2)
         first, second = server.history()
     assert line.text == "They just called me in and it was over, like that."
@@ -54,6 +59,9 @@ async def test_a_completion_seeker_continues_the_transcript(tmp_path):
     )
     assert note not in first["prompt"] and note in second["prompt"]
     assert second["prompt"].endswith("\nCaller:")
+    # Asked first at the spec's temperature, again by sampling, seeded with the run's seed.
+    assert (first["temperature"], second["temperature"]) == (0.0, 0.8)
+    assert first["seed"] == second["seed"] == 5
 
 
 def test_completion_needs_the_openai_api_and_is_the_offline_default():

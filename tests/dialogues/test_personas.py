@@ -64,6 +64,13 @@ def test_role_checks():
         "speaking as the supporter"
     )
     assert role_break("", card) == "an empty line"
+    assert role_break("[END]", card) is None and spoken(" [END]") == ""  # hangs up, silent
+    # The model went on to write the supporter's answer on the same line: it is taken off.
+    assert spoken("I'm ready to end the call. [END] Supporter: Thank you for calling.") == (
+        "I'm ready to end the call."
+    )
+    assert spoken("Okay. Supporter: How are you?") == "Okay."
+    assert spoken("I told my supporter: no more.") == "I told my supporter: no more."
     refusals = (
         "I'm sorry, but I can't continue this conversation.",
         "I'm just an AI, so I don't have feelings to share.",

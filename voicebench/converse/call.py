@@ -145,9 +145,14 @@ async def converse(
             transcribe = Transcriber()
         factory = agent_factory or agent_class(spec)
         async with contextlib.AsyncExitStack() as stack:
-            client, reporter = await open_seeker(seeker_spec, stack)
+            clients = await open_seeker(seeker_spec, stack, seed=seed)
             seeker = Seeker(
-                seeker_spec, client, SeekerCache(out_dir / CACHE_FILE), reporter=reporter, seed=seed
+                seeker_spec,
+                clients.lines,
+                SeekerCache(out_dir / CACHE_FILE),
+                reporter=clients.report,
+                again=clients.again,
+                seed=seed,
             )
             agent: Agent | None = None
             try:
@@ -252,6 +257,11 @@ async def _call(
             break
         text = spoken(line.text)
         goodbye = says_goodbye(line.text)
+        if not text:  # the end mark alone: the caller hangs up without a word
+            ended_by = "goodbye"
+            if records:  # the agent's last answer is the call's last turn
+                records[-1] = records[-1].model_copy(update={"final": True})
+            break
         manifest = lines.add(text)
         if said[-1].role is Role.SEEKER:  # the agent said nothing heard: a silent turn
             said.append(Turn(role=Role.SUPPORTER, text="..."))

@@ -16,7 +16,11 @@ END_MARK = "[END]"
 _OWN_LABEL = re.compile(r"^\s*\**\s*(caller|seeker|me)\s*\**\s*:\s*", re.I)
 _LABEL = re.compile(r"^\s*\**\s*(supporter|counsel+or|assistant|listener)\s*\**\s*:", re.I)
 _DIRECTION = re.compile(r"\*[^*]+\*|\([^)]*\)|\[(?!END\])[^\]]*\]")
-_ANSWER_ON = re.compile(r"\n\s*\**\s*(supporter|counsel+or|assistant|listener)\s*\**\s*:", re.I)
+_ANSWER_ON = re.compile(
+    r"(\n|(?<=[.!?\]\"])\s)\s*\**\s*(supporter|counsel+or|assistant|listener)\s*\**\s*:", re.I
+)
+"""Where the model went on to write the supporter's answer: a label on a new line, or after
+the end of a sentence (or of the end mark) on the same one."""
 _REFUSAL = re.compile(
     r"\b((can'?t|cannot|unable to) (assist|help)( you)? with (that|this)|"
     r"(can'?t|cannot|won'?t|will not|unable to) continue (this|the) (conversation|chat|role)|"
@@ -42,8 +46,8 @@ def role_break(line: str, card: Persona, earlier: Sequence[str] = ()) -> str | N
     front is only taken off). ``earlier``: the caller's lines so far in the call; saying one
     of them again word for word is a loop, not a reply."""
     text = spoken(line)
-    if not text:
-        return "an empty line"
+    if not text:  # the end mark alone: the caller hangs up without a word
+        return None if END_MARK in line else "an empty line"
     if _words(text) in {_words(e) for e in earlier}:
         return "repeating an earlier line"
     if _LABEL.match(text):

@@ -11,6 +11,7 @@ same agent replies, and a resumed call asks nothing twice.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import re
@@ -28,7 +29,7 @@ from voicebench.dialogues.personas import Persona
 from voicebench.errors import InputError, RunError
 from voicebench.llm import Endpoint, get_provider
 from voicebench.llm.chat import chat_client, completion_client
-from voicebench.llm.connect import connect
+from voicebench.llm.connect import Connection, connect
 from voicebench.llm.registry import AnswerFormat
 from voicebench.llm.retry import ChatClient, RetryPolicy, ask_parsed
 
@@ -115,6 +116,10 @@ class SeekerSpec(FrozenModel):
     continued up to the end of the line, a broken line named in the prompt when asked again.
     A small chat model continues a transcript as the caller far more often than it answers
     as one (it is trained to answer as an assistant)."""
+    again_temperature: float = Field(default=0.8, ge=0.0, le=2.0)
+    """A line asked for again after one broke role is sampled at this temperature (seeded
+    with the run's seed where the provider takes one): at temperature 0 a model that looped
+    or refused tends to say the same again."""
 
     @model_validator(mode="after")
     def _completion_api(self) -> SeekerSpec:
@@ -263,19 +268,23 @@ class Seeker:
         cache: SeekerCache,
         *,
         reporter: ChatClient | None = None,
+        again: ChatClient | None = None,
         seed: int = 0,
     ) -> None:
-        """``client`` asks for lines (free text); ``reporter`` for the end report (the
-        ``REPORT_FORMAT`` JSON; default: ``client``)."""
+        """``client`` asks for lines (free text); ``again`` for a line asked again after one
+        broke role (sampling at ``spec.again_temperature``; default: ``client``); ``reporter``
+        for the end report (the ``REPORT_FORMAT`` JSON; default: ``client``)."""
         self.spec, self._client, self._cache, self._seed = spec, client, cache, seed
         self._reporter = reporter or client
+        self._again = again or client
 
-    async def _ask(self, messages: list[dict[str, str]]) -> str:
+    async def _ask(self, messages: list[dict[str, str]], *, again: bool = False) -> str:
         key = SeekerCache.key(self.spec, self._seed, messages)
         cached = self._cache.get(key)
         if cached is not None:
             return cached
-        asked = await ask_parsed(self._client, messages, lambda text: text, RetryPolicy())
+        client = self._again if again else self._client
+        asked = await ask_parsed(client, messages, lambda text: text, RetryPolicy())
         if asked.value is None:
             raise SeekerError(f"the seeker's LLM failed: {asked.failure}")
         self._cache.put(key, asked.value)
@@ -290,7 +299,7 @@ class Seeker:
         breaks: list[str] = []
         refused: list[tuple[str, str]] = []
         while True:
-            text = (await self._ask(messages)).strip()
+            text = (await self._ask(messages, again=bool(breaks))).strip()
             why = role_break(text, card, [said for said, _ in exchanges])
             if why is None:
                 return SeekerLine(text, tuple(breaks))
@@ -342,16 +351,30 @@ def _parse_report(text: str) -> CallerReport:
         raise ValueError(str(exc)) from None
 
 
+@dataclass(frozen=True)
+class SeekerClients:
+    """The clients a seeker asks, sharing one connection (and a local model's one server)."""
+
+    lines: ChatClient
+    """Each line, by the spec's method."""
+    again: ChatClient
+    """A line asked again, sampled at ``again_temperature``."""
+    report: ChatClient
+    """The end report (``REPORT_FORMAT``)."""
+
+
 async def open_seeker(
-    spec: SeekerSpec, stack: contextlib.AsyncExitStack
-) -> tuple[ChatClient, ChatClient]:
-    """Ready clients for ``spec``'s LLM, sharing one connection (and a local model's one
-    server): the one asking for lines, by its method, and the one asking for the end report
-    (``REPORT_FORMAT``)."""
+    spec: SeekerSpec, stack: contextlib.AsyncExitStack, *, seed: int = 0
+) -> SeekerClients:
+    """Ready clients for ``spec``'s LLM."""
     conn = await connect(spec.llm, stack)
-    lines = (
-        completion_client(conn, stack, stop=["\n"])
-        if spec.method == "completion"
-        else chat_client(conn, stack)
+    sampled = dataclasses.replace(
+        conn, endpoint=spec.llm.model_copy(update={"temperature": spec.again_temperature})
     )
-    return lines, chat_client(conn, stack, REPORT_FORMAT)
+
+    def ask(c: Connection) -> ChatClient:
+        if spec.method == "completion":
+            return completion_client(c, stack, stop=["\n"], seed=seed)
+        return chat_client(c, stack)
+
+    return SeekerClients(ask(conn), ask(sampled), chat_client(conn, stack, REPORT_FORMAT))

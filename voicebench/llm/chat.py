@@ -77,10 +77,16 @@ class OpenAICompletion(OpenAIChat):
     model asked so continues a transcript as itself, without an assistant's voice."""
 
     def __init__(
-        self, endpoint: Endpoint, *, base_url: str | None, key: str | None, stop: list[str]
+        self,
+        endpoint: Endpoint,
+        *,
+        base_url: str | None,
+        key: str | None,
+        stop: list[str],
+        seed: int | None = None,
     ):
         super().__init__(endpoint, base_url=base_url, key=key, response_format=None)
-        self._stop = stop
+        self._stop, self._seed = stop, seed
 
     async def ask(self, messages: list[dict[str, str]]) -> ChatText:
         prompt = "\n\n".join(m["content"] for m in messages)
@@ -92,6 +98,7 @@ class OpenAICompletion(OpenAIChat):
                 temperature=self._endpoint.temperature,
                 max_tokens=self._endpoint.max_tokens,
                 stop=self._stop,
+                seed=self._seed,
             )
         except self._sdk.OpenAIError as exc:
             raise classify(exc, self._key, self._sdk) from None
@@ -183,15 +190,18 @@ def chat_client(
 
 
 def completion_client(
-    conn: Connection, stack: contextlib.AsyncExitStack, stop: list[str]
+    conn: Connection, stack: contextlib.AsyncExitStack, stop: list[str], seed: int | None = None
 ) -> ChatClient:
     """A text-completion client on an open connection to a provider with the OpenAI API
-    (local, openai-compatible servers)."""
+    (local, openai-compatible servers); ``seed`` seeds its sampling where the server takes
+    one."""
     if conn.provider.api != "openai":
         raise InputError(
             f'provider {conn.endpoint.provider!r} has no text completions; use method "chat"',
             field="method",
         )
-    client = OpenAICompletion(conn.endpoint, base_url=conn.base_url, key=conn.key, stop=stop)
+    client = OpenAICompletion(
+        conn.endpoint, base_url=conn.base_url, key=conn.key, stop=stop, seed=seed
+    )
     stack.push_async_callback(client.aclose)
     return client
