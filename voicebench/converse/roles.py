@@ -1,12 +1,10 @@
 """Whether a seeker's line keeps the caller's role, and the line as the caller says it: a
 line breaks role when it is empty, speaks as the supporter, narrates, refuses to play the
-caller, repeats one of the caller's earlier lines word for word, or is longer than the card
-allows."""
+caller, or is longer than the card allows."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
 from voicebench.dialogues.personas import Persona
 
@@ -37,19 +35,13 @@ _SUPPORTER = re.compile(
 _GOODBYE = re.compile(r"\b(good ?bye|bye)\b", re.I)
 
 
-def _words(text: str) -> str:
-    return " ".join(re.findall(r"[a-z0-9']+", text.lower()))
-
-
-def role_break(line: str, card: Persona, earlier: Sequence[str] = ()) -> str | None:
+def role_break(line: str, card: Persona) -> str | None:
     """Why ``line`` breaks the seeker's role, or None when it keeps it (a ``Caller:`` label in
-    front is only taken off). ``earlier``: the caller's lines so far in the call; saying one
-    of them again word for word is a loop, not a reply."""
+    front is only taken off). Saying an earlier line again is not a break: a caller who is
+    not being heard repeats themselves, and such a call is the judges' to mark down."""
     text = spoken(line)
     if not text:  # the end mark alone: the caller hangs up without a word
         return None if END_MARK in line else "an empty line"
-    if _words(text) in {_words(e) for e in earlier}:
-        return "repeating an earlier line"
     if _LABEL.match(text):
         return "speaking as the supporter"
     if _DIRECTION.search(line):

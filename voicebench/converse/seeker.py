@@ -300,7 +300,7 @@ class Seeker:
         refused: list[tuple[str, str]] = []
         while True:
             text = (await self._ask(messages, again=bool(breaks))).strip()
-            why = role_break(text, card, [said for said, _ in exchanges])
+            why = role_break(text, card)
             if why is None:
                 return SeekerLine(text, tuple(breaks))
             breaks.append(why)
