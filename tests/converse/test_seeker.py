@@ -73,3 +73,21 @@ def test_completion_needs_the_openai_api_and_is_the_offline_default():
                 "method": "completion",
             }
         )
+
+
+async def test_a_line_said_again_is_asked_once_more_by_sampling(tmp_path):
+    card = load_personas()[0]
+    heard = [("I lost my job today.", "I'm so sorry. That's hard.")]
+    with ScriptedLLMServer(ttft_ms=5) as server:
+        server.enqueue(" I lost my job today.")  # a loop at temperature 0
+        server.enqueue(" And I haven't told my wife yet.")
+        async with contextlib.AsyncExitStack() as stack:
+            clients = await open_seeker(spec(server), stack, seed=1)
+            cache = SeekerCache(tmp_path / "cache.jsonl")
+            seeker = Seeker(spec(server), clients.lines, cache, again=clients.again)
+            line = await seeker.next_line(card, "Hello.", heard, 2)
+            again = await seeker.next_line(card, "Hello.", heard, 2)  # from the cache
+        first, second = server.history()  # nothing asked a third time
+    assert line.text == "And I haven't told my wife yet." and line.breaks == ()
+    assert first["prompt"] == second["prompt"] and second["temperature"] == 0.8
+    assert again == line

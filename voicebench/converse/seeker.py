@@ -24,7 +24,7 @@ from pydantic import Field, model_validator
 
 from voicebench._jsonl import append_record, json_lines
 from voicebench._model import FrozenModel, read_toml, validate_record
-from voicebench.converse.roles import END_MARK, role_break
+from voicebench.converse.roles import END_MARK, role_break, spoken
 from voicebench.dialogues.personas import Persona
 from voicebench.errors import InputError, RunError
 from voicebench.llm import Endpoint, get_provider
@@ -216,6 +216,15 @@ def call_messages(
     ]
 
 
+def _repeats(line: str, exchanges: list[tuple[str, str]]) -> bool:
+    """Whether ``line`` is one of the caller's earlier lines, word for word."""
+
+    def words(text: str) -> str:
+        return " ".join(re.findall(r"[a-z0-9']+", text.lower()))
+
+    return words(spoken(line)) in {words(said) for said, _ in exchanges}
+
+
 class SeekerCache:
     """The seeker's answers by the content of the request (``OUT/seeker-cache.jsonl``)."""
 
@@ -227,8 +236,12 @@ class SeekerCache:
                 self._answers[str(data.get("key"))] = str(data.get("text", ""))
 
     @staticmethod
-    def key(spec: SeekerSpec, seed: int, messages: list[dict[str, str]]) -> str:
-        what = {"llm": spec.llm.model_dump(mode="json"), "seed": seed, "messages": messages}
+    def key(
+        spec: SeekerSpec, seed: int, messages: list[dict[str, str]], again: bool = False
+    ) -> str:
+        what: dict = {"llm": spec.llm.model_dump(mode="json"), "seed": seed, "messages": messages}
+        if again:  # asked again by sampling, at the spec's again_temperature
+            what["again"] = spec.again_temperature
         return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
 
     def get(self, key: str) -> str | None:
@@ -279,7 +292,7 @@ class Seeker:
         self._again = again or client
 
     async def _ask(self, messages: list[dict[str, str]], *, again: bool = False) -> str:
-        key = SeekerCache.key(self.spec, self._seed, messages)
+        key = SeekerCache.key(self.spec, self._seed, messages, again)
         cached = self._cache.get(key)
         if cached is not None:
             return cached
@@ -294,13 +307,19 @@ class Seeker:
         self, card: Persona, greeting: str, exchanges: list[tuple[str, str]], breaks_left: int
     ) -> SeekerLine:
         """Ask for the next line; a line that breaks role is asked for again while
-        ``breaks_left`` allows (each refusal is added to the request, so it is cached too)."""
+        ``breaks_left`` allows (each refusal is added to the request, so it is cached too).
+        A line that says an earlier one again word for word keeps the role, but is asked for
+        once more by sampling: at temperature 0 a model facing the same answer loops, where a
+        person would put it another way (if the new line breaks role, the first one stands)."""
         messages = call_messages(card, greeting, exchanges)
         breaks: list[str] = []
         refused: list[tuple[str, str]] = []
         while True:
             text = (await self._ask(messages, again=bool(breaks))).strip()
             why = role_break(text, card)
+            if why is None and not breaks and _repeats(text, exchanges):
+                other = (await self._ask(messages, again=True)).strip()
+                text = text if role_break(other, card) else other
             if why is None:
                 return SeekerLine(text, tuple(breaks))
             breaks.append(why)
