@@ -49,12 +49,16 @@ class Calls:
     @property
     def items(self) -> Path:
         """The valid calls as dialogue items (replay them with their ``fixtures``)."""
-        return self.path / "items.jsonl"
+        from voicebench.converse.records import ITEMS_FILE
+
+        return self.path / ITEMS_FILE
 
     @property
     def fixtures(self) -> Path:
         """The audio of the seekers' lines."""
-        return self.path / "fixtures"
+        from voicebench.converse.records import FIXTURES_DIR
+
+        return self.path / FIXTURES_DIR
 
 
 @dataclass(frozen=True)

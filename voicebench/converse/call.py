@@ -42,7 +42,6 @@ import numpy as np
 
 from voicebench._folder import claimed
 from voicebench._jsonl import append_record, write_atomic
-from voicebench._version import __version__
 from voicebench.agent.interface import Agent, AgentFactory
 from voicebench.agentspec import AgentSpec
 from voicebench.converse.records import (
@@ -77,15 +76,11 @@ from voicebench.fixtures import (
     synthesize_fixtures,
     write_wav,
 )
-from voicebench.fixtures.manifest import file_sha256
-from voicebench.fixtures.synth import (
-    lookup_fixture,
-)
 from voicebench.replaying.play import AUDIO_RATE, turn_history, turn_record
-from voicebench.replaying.run import agent_class
-from voicebench.replaying.speak import TURN_TIMEOUT_S, speak_turn
-from voicebench.runlog import TURNS_FILE, ReplayMode, RunHeader, RunStore, TurnRecord
-from voicebench.scenarios import draw_dialogue, draw_turn, parse_scenario
+from voicebench.replaying.run import agent_class, run_header
+from voicebench.replaying.speak import TURN_TIMEOUT_S, drawn_scenario, hand_over_ms, speak_turn
+from voicebench.runlog import TURNS_FILE, ReplayMode, RunStore, TurnRecord
+from voicebench.scenarios import draw_turn, parse_scenario
 from voicebench.scenarios.apply import backchannel_texts
 
 
@@ -112,19 +107,16 @@ async def converse(
     fixtures_dir = out_dir / FIXTURES_DIR
     with claimed(out_dir, "run"):
         synthesize_fixtures([], fixtures_dir, extra=backchannel_texts(played))
-        header = RunHeader(
-            run_id=out_dir.name,
-            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-            voicebench_version=__version__,
-            agent=spec,
-            agent_spec_path=str(spec_path),
-            dialogues_path=str(dialogues_path),
-            dialogues_sha256=file_sha256(dialogues_path),
-            dialogue_ids=tuple(d.id for d in dialogues),
+        header = run_header(
+            spec,
+            out_dir=out_dir,
+            spec_path=spec_path,
+            dialogues=dialogues,
+            dialogues_path=dialogues_path,
             mode=ReplayMode.SIMULATED,
-            fixtures_dir=str(fixtures_dir),
+            fixtures_dir=fixtures_dir,
             turn_timeout_s=turn_timeout_s,
-            scenarios=tuple(scenarios),
+            scenarios=scenarios,
             seed=seed,
             seeker=seeker_spec.llm.id,
         )
@@ -262,7 +254,7 @@ async def _call(
             if records:  # the agent's last answer is the call's last turn
                 records[-1] = records[-1].model_copy(update={"final": True})
             break
-        manifest = lines.add(text)
+        lines.add(text)
         if said[-1].role is Role.SEEKER:  # the agent said nothing heard: a silent turn
             said.append(Turn(role=Role.SUPPORTER, text="..."))
         said.append(Turn(role=Role.SEEKER, text=text))
@@ -270,43 +262,31 @@ async def _call(
         dialogue = base.model_copy(update={"turns": tuple(said)})
         # The caller's next line is always turn k + 2 (an unheard reply is a silent turn).
         # When it draws a barge-in, the caller cuts in on the reply to this one: the line is
-        # asked for now, before the reply is heard, and this turn hands over mid-reply.
-        hand_over = None
+        # asked for now, before the reply is heard, and this turn hands over mid-reply. The
+        # scenarios are then drawn, and the hand-over timed, on the call with that line in
+        # it, as a replay's are on its dialogue.
+        planned, hand_over = dialogue, None
         if not goodbye and j + 1 < turns and _barges(played, seed, base.id, k + 2):
-            ahead = await seeker.next_line(
-                card,
-                greeting,
-                [*heard_so_far, (text, CUT_IN)],
-                MAX_ROLE_BREAKS - breaks,
+            pending = await seeker.next_line(
+                card, greeting, [*heard_so_far, (text, CUT_IN)], MAX_ROLE_BREAKS - breaks
             )
-            if breaks + len(ahead.breaks) < MAX_ROLE_BREAKS:
-                pending = ahead
-                entry = lookup_fixture(lines.add(spoken(ahead.text)), spoken(ahead.text))
-                assert entry is not None
-                scenario = draw_turn(played, seed, base.id, k + 2)
-                assert scenario is not None
-                lead_ms = entry.speech_start_sample * 1000 / entry.sample_rate
-                hand_over = max(0.0, float(scenario.params["delay_ms"]) - lead_ms)
-            else:
-                pending = ahead  # it ends the call as broken when its turn comes
-        manifest = lines.manifest
-        following = [k + 2] if hand_over is not None else []
-        scenario_k = (
-            draw_dialogue(played, seed, base.id, [*dialogue.seeker_turn_indices, *following])[k]
-            if played
-            else None
-        )
+            if breaks + len(pending.breaks) < MAX_ROLE_BREAKS:  # else it ends the call
+                cut_in = spoken(pending.text)
+                lines.add(cut_in)
+                cuts = (Turn(role=Role.SUPPORTER, text="..."), Turn(role=Role.SEEKER, text=cut_in))
+                planned = base.model_copy(update={"turns": (*said, *cuts)})
+                hand_over = hand_over_ms(played, seed, planned, k, k + 2, lines.manifest)
         turn_started = datetime.now(UTC).isoformat(timespec="milliseconds")
         result = await speak_turn(
             agent,
             spec,
             dialogue,
             k,
-            manifest,
+            lines.manifest,
             lines.folder,
             turn_history(dialogue, k, ReplayMode.FREE_RUNNING, earlier),
             timeout_s=timeout_s,
-            scenario=scenario_k,
+            scenario=drawn_scenario(played, seed, planned, k),
             seed=seed,
             hand_over_ms=hand_over,
             barge_in=barged,
@@ -328,12 +308,10 @@ async def _call(
         records.append(record)
         on_turn(record)
         voices += [lines.audio(text), result.heard.audio]
-        heard = transcribe(result.heard.audio) if result.heard.audio.size else ""
-        exchanges.append(
-            Exchange(turn_index=k, said=text, heard=heard.strip(), role_breaks=line.breaks)
-        )
-        if heard.strip():
-            said.append(Turn(role=Role.SUPPORTER, text=heard.strip()))
+        heard = (transcribe(result.heard.audio) if result.heard.audio.size else "").strip()
+        exchanges.append(Exchange(turn_index=k, said=text, heard=heard, role_breaks=line.breaks))
+        if heard:
+            said.append(Turn(role=Role.SUPPORTER, text=heard))
         if record.error is not None:
             ended_by = "agent"
             break

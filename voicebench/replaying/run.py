@@ -38,6 +38,39 @@ class RunProgress:
     record: TurnRecord | None
 
 
+def run_header(
+    spec: AgentSpec,
+    *,
+    out_dir: Path,
+    spec_path: Path,
+    dialogues: Sequence[Dialogue],
+    dialogues_path: Path,
+    mode: ReplayMode,
+    fixtures_dir: Path,
+    turn_timeout_s: float,
+    scenarios: Sequence[str],
+    seed: int,
+    seeker: str | None = None,
+) -> RunHeader:
+    """A new run folder's header (a replay's, or a converse's with its ``seeker``)."""
+    return RunHeader(
+        run_id=out_dir.name,
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        voicebench_version=__version__,
+        agent=spec,
+        agent_spec_path=str(spec_path),
+        dialogues_path=str(dialogues_path),
+        dialogues_sha256=file_sha256(dialogues_path),
+        dialogue_ids=tuple(d.id for d in dialogues),
+        mode=mode,
+        fixtures_dir=str(fixtures_dir),
+        turn_timeout_s=turn_timeout_s,
+        scenarios=tuple(scenarios),
+        seed=seed,
+        seeker=seeker,
+    )
+
+
 def plan_turns(dialogues: Sequence[Dialogue]) -> list[tuple[Dialogue, int]]:
     return [(d, k) for d in dialogues for k in d.seeker_turn_indices]
 
@@ -87,19 +120,16 @@ async def replay(
         manifest = synthesize_fixtures(
             dialogues, fixtures_dir, extra=backchannel_texts(played)
         ).manifest
-        header = RunHeader(
-            run_id=out_dir.name,
-            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-            voicebench_version=__version__,
-            agent=spec,
-            agent_spec_path=str(spec_path),
-            dialogues_path=str(dialogues_path),
-            dialogues_sha256=file_sha256(dialogues_path),
-            dialogue_ids=tuple(d.id for d in dialogues),
+        header = run_header(
+            spec,
+            out_dir=out_dir,
+            spec_path=spec_path,
+            dialogues=dialogues,
+            dialogues_path=dialogues_path,
             mode=mode,
-            fixtures_dir=str(fixtures_dir),
+            fixtures_dir=fixtures_dir,
             turn_timeout_s=turn_timeout_s,
-            scenarios=tuple(scenarios),
+            scenarios=scenarios,
             seed=seed,
         )
         store = RunStore(out_dir)
