@@ -14,6 +14,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+KILL_AGENT = """\
+name = "kill-test"
+family = "scripted"
+[stt]
+provider = "whisper"
+model = "tiny.en"
+[llm]
+provider = "scripted"
+model = "scripted-llm"
+ttft_ms = 100
+token_delay_ms = 5
+reply = "I hear you. That sounds really hard."
+[tts]
+provider = "piper"
+voice = "en_US-joe-medium"
+"""
+"""The agent spec the kill tests run: the real pipeline, the scripted LLM answering fast."""
 KILL_SEEDS_ENV = "VOICEBENCH_KILL_SEEDS"
 
 

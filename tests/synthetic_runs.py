@@ -6,6 +6,7 @@ what a replay and a judging job would leave on disk.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -38,6 +39,26 @@ def timing(ttfa_ms: int, ttft_ms: int = 300) -> TurnTiming:
     )
 
 
+def run_header(name: str, items, *, api_key_env: str | None = None, **fields) -> RunHeader:
+    """The header of a run of ``items`` by the scripted agent ``name`` (``fields`` set the
+    rest: a converse folder's mode and seeker)."""
+    return RunHeader(
+        run_id=name,
+        created_at=STAMP,
+        voicebench_version="0.1.0",
+        agent=AgentSpec(
+            name=name,
+            family=f"fam-{name}",
+            llm=LLMSpec(provider="scripted", model=name, api_key_env=api_key_env),
+        ),
+        agent_spec_path="a.toml",
+        dialogues_path=str(BUILTIN_DIALOGUES),
+        dialogues_sha256="0" * 64,
+        dialogue_ids=tuple(d.id for d in items),
+        **{"fixtures_dir": "audio_fixtures", **fields},
+    )
+
+
 def make_run(
     root: Path,
     name: str,
@@ -55,23 +76,7 @@ def make_run(
     """A finished run of ``items``: the final seeker turn of each (every seeker turn with
     ``all_turns``), TTFA cycling through ``ttfa_ms``; the first turn is the cold one."""
     store = RunStore(root / name)
-    store.open(
-        RunHeader(
-            run_id=name,
-            created_at=STAMP,
-            voicebench_version="0.1.0",
-            agent=AgentSpec(
-                name=name,
-                family=f"fam-{name}",
-                llm=LLMSpec(provider="scripted", model=name, api_key_env=api_key_env),
-            ),
-            agent_spec_path="a.toml",
-            dialogues_path=str(BUILTIN_DIALOGUES),
-            dialogues_sha256="0" * 64,
-            dialogue_ids=tuple(d.id for d in items),
-            fixtures_dir="audio_fixtures",
-        )
-    )
+    store.open(run_header(name, items, api_key_env=api_key_env))
     ttfas = [ttfa_ms] if isinstance(ttfa_ms, int) else list(ttfa_ms)
     turns = [
         (d, k)
@@ -269,17 +274,9 @@ def make_calls(
 
     store = RunStore(root / name)
     store.open(
-        RunHeader(
-            run_id=name,
-            created_at=STAMP,
-            voicebench_version="0.1.0",
-            agent=AgentSpec(
-                name=name, family=f"fam-{name}", llm=LLMSpec(provider="scripted", model=name)
-            ),
-            agent_spec_path="a.toml",
-            dialogues_path=str(BUILTIN_DIALOGUES),
-            dialogues_sha256="0" * 64,
-            dialogue_ids=tuple(d.id for d in items),
+        run_header(
+            name,
+            items,
             fixtures_dir=str(root / name / "fixtures"),
             mode=ReplayMode.SIMULATED,
             seeker=seeker,
@@ -337,3 +334,44 @@ def make_calls(
             )
             calls.write(record.model_dump_json() + "\n")
     return store.dir
+
+
+class WordJudge:
+    """A judge with a known taste: the reply (or whole call) with more of ``word`` in it wins
+    (reply B on a tie). ``client`` is its ``client_factory`` for ``judge_runs``; ``asked``
+    keeps every request."""
+
+    def __init__(self, word: str) -> None:
+        self.word = word
+        self.asked: list[list[dict]] = []
+
+    async def client(self, spec, stack) -> WordJudge:
+        return self
+
+    async def ask(self, messages):
+        from voicebench.llm import ChatText
+
+        self.asked.append(messages)
+        user = messages[-1]["content"]
+        a = user.split("Reply A (as heard):\n")[1].split("\n\nReply B")[0]
+        b = user.split("Reply B (as heard):\n")[1].split("\n\nWhich reply")[0]
+        winner = "A" if a.count(self.word) > b.count(self.word) else "B"
+        answer = {
+            "winner": winner,
+            "strength": 3,
+            "dimensions": {"H": None, "E": winner, "A": None, "R": None, "T": None},
+            "rationale": f"It says {self.word}.",
+        }
+        return ChatText(json.dumps(answer), 5.0)
+
+
+def word_judge_spec(folder: Path) -> Path:
+    """A judge spec for ``WordJudge`` (its client is given to ``judge_runs``, so the URL is
+    never called): model ``openai-compatible/warm``, family ``testjudge``."""
+    (folder / "rubric.md").write_text("Judge the replies.\n")
+    spec = folder / "judge.toml"
+    spec.write_text(
+        'name = "t"\nrubric = "rubric.md"\n[[judges]]\nprovider = "openai-compatible"\n'
+        'model = "warm"\nfamily = "testjudge"\nbase_url = "http://127.0.0.1:9/v1"\n'
+    )
+    return spec

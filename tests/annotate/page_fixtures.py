@@ -38,15 +38,24 @@ def judged(tmp_path: Path) -> Path:
     )
 
 
-@pytest.fixture
-async def served(judged: Path):
-    """The rating page of rater "ann" on a free loopback port: (state, base URL, token)."""
-    state, _ = open_rating(judged, "ann", per_rater=12, seed=7)
+@contextlib.asynccontextmanager
+async def serving(judged: Path, rater: str, *, per_rater: int, seed: int):
+    """The rating page of ``rater`` on a free loopback port while the block runs: (state, the
+    URL that opens it with its token)."""
+    state, _ = open_rating(judged, rater, per_rater=per_rater, seed=seed)
     stop = asyncio.Event()
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     task = asyncio.create_task(serve_rating(state, port=0, on_ready=ready.set_result, stop=stop))
-    url = await asyncio.wait_for(ready, 10)
-    yield state, url.split("/?")[0], state.access_token
-    stop.set()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
+    try:
+        yield state, await asyncio.wait_for(ready, 10)
+    finally:
+        stop.set()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+@pytest.fixture
+async def served(judged: Path):
+    """The rating page of rater "ann" on a free loopback port: (state, base URL, token)."""
+    async with serving(judged, "ann", per_rater=12, seed=7) as (state, url):
+        yield state, url.split("/?")[0], state.access_token

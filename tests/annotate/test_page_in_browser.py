@@ -4,20 +4,16 @@ keyboard alone, and the rater's file names the contestants that were really behi
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 from pathlib import Path
 
 import pytest
 from chromium import Browser, find_chromium
-from page_fixtures import whose
-from synthetic_runs import make_calls
+from page_fixtures import serving, whose
+from synthetic_runs import WordJudge, make_calls, word_judge_spec
 
-from voicebench.annotate import open_rating, serve_rating
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.judging import judge_runs
-from voicebench.llm import ChatText
 from voicebench.rating import rate_judging
 from voicebench.reporting import build_report
 
@@ -79,22 +75,6 @@ async def test_rating_three_tasks_with_the_keyboard(served, judged: Path):
     assert all(x["rater"] == "ann" and x["seconds"] > 0 for x in lines)
 
 
-async def _ready(judge):
-    return judge
-
-
-class QuokkaJudge:
-    async def ask(self, messages):
-        a = messages[-1]["content"].split("Reply A (as heard):\n")[1].split("Reply B")[0]
-        answer = {
-            "winner": "A" if "quokka" in a else "B",
-            "strength": 2,
-            "dimensions": {d: None for d in "HEART"},
-            "rationale": "r",
-        }
-        return ChatText(json.dumps(answer), 1.0)
-
-
 async def test_people_rate_whole_calls_and_feed_the_calls_ladder(tmp_path: Path):
     """A judging of whole calls on the same page: the caller and the opening, then the two
     calls to play and read; the answers make the people's ladder of the calls."""
@@ -105,39 +85,27 @@ async def test_people_rate_whole_calls_and_feed_the_calls_ladder(tmp_path: Path)
         )
         for name in ("quokka-agent", "zephyr-agent")
     ]
-    (tmp_path / "rubric.md").write_text("Judge.\n")
-    spec = tmp_path / "judge.toml"
-    spec.write_text(
-        'name = "t"\nrubric = "rubric.md"\n[[judges]]\nprovider = "openai-compatible"\n'
-        'model = "m"\nfamily = "testjudge"\nbase_url = "http://127.0.0.1:9/v1"\n'
-    )
     judged = tmp_path / "calls-judged"
-    await judge_runs(runs, spec, judged, client_factory=lambda s, k: _ready(QuokkaJudge()))
-    state, _ = open_rating(judged, "bea", per_rater=2, seed=3)
-    stop = asyncio.Event()
-    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    server = asyncio.create_task(serve_rating(state, port=0, on_ready=ready.set_result, stop=stop))
-    url = await asyncio.wait_for(ready, 10)
-    try:
-        async with Browser(CHROMIUM) as browser:
-            await browser.open(url)
-            page = json.loads(
-                await browser.evaluate(
-                    "JSON.stringify({h1: document.querySelector('h1').textContent,"
-                    " opening: [...document.querySelectorAll('#conversation li')]"
-                    ".map(li => li.textContent), seeker: !!document.getElementById('clip-seeker'),"
-                    " transcript: document.querySelector('#reply-a .transcript').textContent})"
-                )
+    judge = WordJudge("quokka")
+    await judge_runs(runs, word_judge_spec(tmp_path), judged, client_factory=judge.client)
+    async with (
+        serving(judged, "bea", per_rater=2, seed=3) as (_, url),
+        Browser(CHROMIUM) as browser,
+    ):
+        await browser.open(url)
+        page = json.loads(
+            await browser.evaluate(
+                "JSON.stringify({h1: document.querySelector('h1').textContent,"
+                " opening: [...document.querySelectorAll('#conversation li')]"
+                ".map(li => li.textContent), seeker: !!document.getElementById('clip-seeker'),"
+                " transcript: document.querySelector('#reply-a .transcript').textContent})"
             )
-            # Space plays call A (there is no seeker turn on its own: it is in the calls).
-            await browser.press(" ")
-            await browser.wait_for("document.getElementById('clip-a').currentTime > 0")
-            await browser.press("2", then_load=True)
-            errors = browser.errors()
-    finally:
-        stop.set()
-        with contextlib.suppress(asyncio.CancelledError):
-            await server
+        )
+        # Space plays call A (there is no seeker turn on its own: it is in the calls).
+        await browser.press(" ")
+        await browser.wait_for("document.getElementById('clip-a').currentTime > 0")
+        await browser.press("2", then_load=True)
+        errors = browser.errors()
     assert errors == [], errors
     assert page["h1"] == "Which call supports the caller better?"
     assert page["opening"][0].startswith("Caller:") and not page["seeker"]

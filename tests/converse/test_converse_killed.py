@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from processes import kill_seeds, kill_until_done, voicebench
+from processes import KILL_AGENT, kill_seeds, kill_until_done, voicebench
 
 from voicebench.converse import read_calls
 from voicebench.dialogues import load_dialogues
@@ -19,28 +19,12 @@ pytestmark = pytest.mark.slow
 
 SEEDS = kill_seeds((21, 22))
 ITEMS = ("short-dog", "short-move", "short-friend")
-AGENT = """\
-name = "kill-test"
-family = "scripted"
-[stt]
-provider = "whisper"
-model = "tiny.en"
-[llm]
-provider = "scripted"
-model = "scripted-llm"
-ttft_ms = 100
-token_delay_ms = 5
-reply = "I hear you. That sounds really hard."
-[tts]
-provider = "piper"
-voice = "en_US-joe-medium"
-"""
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_a_converse_killed_mid_call_resumes_whole_calls(tmp_path: Path, short_set, seed: int):
     agent = tmp_path / "kill-test.toml"
-    agent.write_text(AGENT)
+    agent.write_text(KILL_AGENT)
     out = tmp_path / "calls"
     with ScriptedLLMServer(ttft_ms=20, reply="Maybe. I don't know yet.") as seeker:
         spec = tmp_path / "seeker.toml"

@@ -3,55 +3,18 @@ calls as heard; invalid calls are left out; the ratings are fitted on them like 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from synthetic_runs import make_calls, make_run
+from synthetic_runs import WordJudge, make_calls, make_run, word_judge_spec
 
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.errors import InputError
 from voicebench.judging import judge_runs, read_judging_header, read_replies, read_verdicts
-from voicebench.llm import ChatText
 from voicebench.rating import rate_judging
 
 WARM = "I hear how heavy this is. What part of it weighs on you most tonight?"
 COLD = "Okay. Anything else?"
-
-
-class WarmthJudge:
-    """Prefers the call whose supporter says 'hear' more often: a judge with a known taste."""
-
-    def __init__(self) -> None:
-        self.asked: list[list[dict]] = []
-
-    async def ask(self, messages):
-        self.asked.append(messages)
-        user = messages[-1]["content"]
-        a = user.split("Reply A (as heard):\n")[1].split("\n\nReply B")[0]
-        b = user.split("Reply B (as heard):\n")[1].split("\n\nWhich reply")[0]
-        winner = "A" if a.count("hear") > b.count("hear") else "B"
-        answer = {
-            "winner": winner,
-            "strength": 3,
-            "dimensions": {"H": None, "E": winner, "A": None, "R": None, "T": None},
-            "rationale": "It listens.",
-        }
-        return ChatText(json.dumps(answer), 5.0)
-
-
-async def _ready(judge):
-    return judge
-
-
-def judge_spec(tmp_path: Path) -> Path:
-    (tmp_path / "rubric.md").write_text("Judge the replies.\n")
-    spec = tmp_path / "judge.toml"
-    spec.write_text(
-        'name = "t"\nrubric = "rubric.md"\n[[judges]]\nprovider = "openai-compatible"\n'
-        'model = "warm"\nfamily = "testjudge"\nbase_url = "http://127.0.0.1:9/v1"\n'
-    )
-    return spec
 
 
 @pytest.fixture
@@ -81,10 +44,9 @@ def two_agents(root: Path, items) -> list[Path]:
 
 async def test_whole_calls_are_judged_as_heard_and_rated(tmp_path: Path, items):
     runs = two_agents(tmp_path, items)
-    judge = WarmthJudge()
+    judge = WordJudge("hear")
     out = tmp_path / "judged"
-    factory = lambda spec, stack: _ready(judge)  # noqa: E731
-    result = await judge_runs(runs, judge_spec(tmp_path), out, client_factory=factory)
+    result = await judge_runs(runs, word_judge_spec(tmp_path), out, client_factory=judge.client)
 
     header = read_judging_header(out)
     assert header.unit == "call"
@@ -118,10 +80,8 @@ async def test_whole_calls_are_judged_as_heard_and_rated(tmp_path: Path, items):
     assert elo["warm"].elo_within_budget is None and elo["cold"].elo_within_budget is None
 
     # Again: every verdict is cached, nothing is asked.
-    again = WarmthJudge()
-    rerun = await judge_runs(
-        runs, judge_spec(tmp_path), out, client_factory=lambda s, k: _ready(again)
-    )
+    again = WordJudge("hear")
+    rerun = await judge_runs(runs, word_judge_spec(tmp_path), out, client_factory=again.client)
     assert again.asked == [] and rerun.asked == 0
 
 
@@ -129,7 +89,7 @@ async def test_calls_judged_together_must_share_their_caller(tmp_path: Path, ite
     warm, cold = two_agents(tmp_path, items)
     other = make_calls(tmp_path, "other", items, {d.id: [COLD] for d in items}, [400], seeker="x/y")
     replayed = make_run(tmp_path, "replayed", items, 900)
-    spec = judge_spec(tmp_path)
+    spec = word_judge_spec(tmp_path)
     with pytest.raises(InputError, match="calls compared must share their caller") as exc:
         await judge_runs([warm, other], spec, tmp_path / "j1")
     assert exc.value.field == "seeker" and exc.value.file == str(other / "run.json")

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from processes import kill_seeds, kill_until_done, voicebench
+from processes import KILL_AGENT, kill_seeds, kill_until_done, voicebench
 
 from voicebench._jsonl import complete_lines
 from voicebench.fixtures import read_wav
@@ -18,22 +18,6 @@ pytestmark = pytest.mark.slow
 
 SEEDS = kill_seeds((11, 12, 13))
 ITEM = "short-tired"  # three short spoken turns (tests/short_set.py)
-AGENT = """\
-name = "kill-test"
-family = "scripted"
-[stt]
-provider = "whisper"
-model = "tiny.en"
-[llm]
-provider = "scripted"
-model = "scripted-llm"
-ttft_ms = 100
-token_delay_ms = 5
-reply = "I hear you. That sounds really hard."
-[tts]
-provider = "piper"
-voice = "en_US-joe-medium"
-"""
 
 
 def _lines(run: Path) -> list[dict]:
@@ -56,7 +40,7 @@ def _comparable(record: dict) -> tuple:
 @pytest.fixture(scope="module")
 def agent(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("agent") / "kill-test.toml"
-    path.write_text(AGENT)
+    path.write_text(KILL_AGENT)
     return path
 
 

@@ -9,11 +9,10 @@ from pathlib import Path
 import pytest
 from chromium import Browser, find_chromium
 from report_fixtures import HOSTILE
-from synthetic_runs import make_calls
+from synthetic_runs import WordJudge, make_calls, word_judge_spec
 
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.judging import judge_runs, read_judging_header
-from voicebench.llm import ChatText
 from voicebench.reporting import build_report
 
 CHROMIUM = find_chromium()
@@ -41,26 +40,6 @@ PLAY_FIRST_CALL = """(() => { const a = document.querySelector('#calls audio');
     .then(() => new Promise(done => setTimeout(() => done(a.currentTime), 400))); })()"""
 
 
-class WarmthJudge:
-    """Prefers the call in which the supporter says 'hear'."""
-
-    async def ask(self, messages):
-        user = messages[-1]["content"]
-        a = user.split("Reply A (as heard):\n")[1].split("\n\nReply B")[0]
-        winner = "A" if "hear" in a else "B"
-        answer = {
-            "winner": winner,
-            "strength": 3,
-            "dimensions": {"H": None, "E": winner, "A": None, "R": None, "T": None},
-            "rationale": "It listens.",
-        }
-        return ChatText(json.dumps(answer), 5.0)
-
-
-async def _ready(judge):
-    return judge
-
-
 @pytest.fixture
 async def calls_judged(judged: Path, tmp_path: Path) -> Path:
     """The calls of the replayed agents 'fast' and 'slow' with the same callers, judged."""
@@ -82,14 +61,9 @@ async def calls_judged(judged: Path, tmp_path: Path) -> Path:
             },
         ),
     ]
-    (tmp_path / "rubric.md").write_text("Judge.\n")
-    spec = tmp_path / "judge.toml"
-    spec.write_text(
-        'name = "t"\nrubric = "rubric.md"\n[[judges]]\nprovider = "openai-compatible"\n'
-        'model = "warm"\nfamily = "testjudge"\nbase_url = "http://127.0.0.1:9/v1"\n'
-    )
     out = tmp_path / "calls-judged"
-    await judge_runs(runs, spec, out, client_factory=lambda s, k: _ready(WarmthJudge()))
+    judge = WordJudge("hear")  # prefers the call in which the supporter says 'hear'
+    await judge_runs(runs, word_judge_spec(tmp_path), out, client_factory=judge.client)
     return out
 
 
