@@ -27,6 +27,13 @@ class Estimate(FrozenModel):
     def of(cls, triple: tuple[float, float, float] | None) -> Estimate | None:
         return None if triple is None else cls(value=triple[0], low=triple[1], high=triple[2])
 
+    @staticmethod
+    def text(e: Estimate | None, fmt: str = "{:.1f}", between: str = " to ") -> str:
+        """``e`` with its interval, each number in ``fmt``: ``3.5 (3.0 to 4.0)``; '-' for none."""
+        if e is None:
+            return "-"
+        return f"{fmt.format(e.value)} ({fmt.format(e.low)}{between}{fmt.format(e.high)})"
+
 
 class PlaceLatency(FrozenModel):
     """The agent's turns at one place in the calls (1 = its answer to the caller's first

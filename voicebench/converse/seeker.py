@@ -32,6 +32,7 @@ from voicebench.llm.chat import chat_client, completion_client
 from voicebench.llm.connect import Connection, connect
 from voicebench.llm.registry import AnswerFormat
 from voicebench.llm.retry import ChatClient, RetryPolicy, ask_parsed
+from voicebench.text import normalize_words
 
 MAX_ROLE_BREAKS = 2
 """Role breaks that make a call invalid."""
@@ -219,10 +220,7 @@ def call_messages(
 def _repeats(line: str, exchanges: list[tuple[str, str]]) -> bool:
     """Whether ``line`` is one of the caller's earlier lines, word for word."""
 
-    def words(text: str) -> str:
-        return " ".join(re.findall(r"[a-z0-9']+", text.lower()))
-
-    return words(spoken(line)) in {words(said) for said, _ in exchanges}
+    return normalize_words(spoken(line)) in [normalize_words(said) for said, _ in exchanges]
 
 
 class SeekerCache:

@@ -17,9 +17,7 @@ DASH = "\u2013"
 
 def estimate(e: Estimate | None, fmt: str = "{:.1f}") -> Cell:
     """A mean or share with its 95% interval."""
-    if e is None:
-        return Cell("-")
-    return Cell(f"{fmt.format(e.value)} ({fmt.format(e.low)}{DASH}{fmt.format(e.high)})", e.value)
+    return Cell(Estimate.text(e, fmt, DASH), None if e is None else e.value)
 
 
 def outcomes_table(report: Report) -> Table:

@@ -13,7 +13,6 @@ from voicebench.converse.records import ENDINGS
 
 if TYPE_CHECKING:
     from voicebench.converse import CallRecord
-    from voicebench.converse.outcomes import Estimate
     from voicebench.converse.records import CallProgress
     from voicebench.runlog import TurnRecord
 
@@ -47,16 +46,11 @@ def call_line(p: CallProgress) -> str:
     )
 
 
-def estimate(e: Estimate | None, fmt: str = "{:.1f}") -> str:
-    """A figure with its 95% interval, or '-'."""
-    if e is None:
-        return "-"
-    return f"{fmt.format(e.value)} ({fmt.format(e.low)} to {fmt.format(e.high)})"
-
-
 def show_calls(path: Path, calls: list[CallRecord], records: list[TurnRecord]) -> None:
     """Latency by the turn's place in the call, the calls' endings and reports, the files."""
-    from voicebench.converse.outcomes import call_outcomes
+    from voicebench.converse.outcomes import Estimate, call_outcomes
+
+    estimate = Estimate.text
 
     o = call_outcomes(calls, records)
     table = Table(title="latency by the turn's place in the call")
