@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from voicebench.cli.common import out, plain, show
-from voicebench.converse.records import ENDINGS
 
 if TYPE_CHECKING:
     from voicebench.converse import CallRecord
@@ -33,6 +32,8 @@ def call_line(p: CallProgress) -> str:
             if value is not None
         )
         return f"{head} turn {r.turn_index}  {figures}  caller: {plain(r.user_text)}"
+    from voicebench.converse.records import ENDINGS
+
     c = p.finished
     assert c is not None
     said = f"{len(c.exchanges)} caller line(s), {ENDINGS[c.ended_by]}"
