@@ -88,3 +88,10 @@ def test_role_checks():
     assert spoken('"Okay, thanks. Bye." [END]') == "Okay, thanks. Bye."
     prompt = system_prompt(card)
     assert card.who in prompt and card.hangs_up in prompt and str(card.max_words) in prompt
+
+
+def test_a_persona_file_that_is_not_there_is_an_error(tmp_path):
+    """Named and missing is refused, not quietly replaced by derived cards."""
+    with pytest.raises(InputError, match="persona file not found") as exc:
+        personas_for(load_dialogues(BUILTIN_DIALOGUES)[:1], tmp_path / "nowhere.jsonl")
+    assert exc.value.file == str(tmp_path / "nowhere.jsonl")

@@ -37,8 +37,8 @@ from voicebench.scenarios import parse_scenario
 ANSWER_S = 10.0
 WORD_S = 0.4
 CALLER_LINE_S = 9.0
-"""A simulated caller's line: the seeker LLM's answer (the offline one takes about 5.5 s on
-2 cores) and the line spoken."""
+"""A simulated caller's line: the seeker LLM's answer (the offline one takes about 4-5 s on
+2 cores, ``benchmarks/seeker.py``) and the line spoken."""
 PIPELINE_CPUS = 2.0
 REMOTE_CPUS = 0.25
 
@@ -151,8 +151,6 @@ def _callers(
     c = spec.converse
     seeker = load_seeker_spec((here or Path()) / c.seeker if c.seeker else None)
     given = (here or Path()) / c.personas if c.personas else None
-    if given is not None and not given.is_file():
-        raise InputError("persona file not found", file=file, field="converse.personas")
     cards: dict[str, Persona] = {}
     for _, set_path, _, items in sets:
         cards |= personas_for(items, given, dialogues_path=set_path)
