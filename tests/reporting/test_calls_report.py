@@ -128,3 +128,24 @@ async def test_the_calls_section_in_headless_chromium(
         assert HOSTILE in rows["slow"]["turns"][0]  # shown as text, never run
         assert "intensity 4 \u2192 2" in rows["fast"]["end"]
         assert rows["fast"]["audio"].startswith("audio/")
+
+
+async def test_the_call_judges_key_reaches_no_report_file(tmp_path: Path, monkeypatch):
+    """A key named only by the judging of calls (a name no credential pattern matches) is
+    scrubbed like the reply judges' keys, though a call's transcript echoes it."""
+    key = "vbcall-7e6d5c4b3a291807"
+    monkeypatch.setenv("VB_CALL_JUDGE_CRED", key)
+    items = [d for d in load_dialogues(BUILTIN_DIALOGUES) if not d.adversarial][:1]
+    runs = [
+        make_calls(tmp_path, name, items, {d.id: [f"{said} {key}"] for d in items}, [600])
+        for name, said in (("fast", WARM), ("slow", COLD))
+    ]
+    spec = word_judge_spec(tmp_path)
+    spec.write_text(spec.read_text() + 'api_key_env = "VB_CALL_JUDGE_CRED"\n')
+    judged = tmp_path / "calls-judged"
+    await judge_runs(runs, spec, judged, client_factory=WordJudge("hear").client)
+    out = build_report([judged], tmp_path / "report").out_dir
+    assert key in (judged / "replies.jsonl").read_text()
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert key.encode() not in path.read_bytes(), path

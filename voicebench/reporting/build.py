@@ -176,9 +176,11 @@ def _judging_summary(
     )
 
 
-def _secrets(runs: Sequence[RunData], judging: Path | None) -> list[str]:
+def _secrets(runs: Sequence[RunData], judgings: Sequence[Path | None]) -> list[str]:
     names = {r.header.agent.key_variable for r in runs} - {None}
-    if judging is not None:
+    for judging in judgings:
+        if judging is None:
+            continue
         try:
             spec, _ = load_judge_spec(Path(read_judging_header(judging).judge_spec_path))
             names |= {j.api_key_env for j in spec.judges} - {None}
@@ -365,7 +367,7 @@ def build_report(
         )
     say("drawing figures")
     report = report.model_copy(update={"figures": tuple(_draw(runs, report, out_dir / "figures"))})
-    secrets = _secrets(runs, judging_dir)
+    secrets = _secrets(runs, (judging_dir, inputs.call_judging))
 
     def scrub(text: str) -> str:
         return redact(text, *secrets, limit=len(text))
