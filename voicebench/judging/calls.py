@@ -53,10 +53,13 @@ def call_transcript(call: CallRecord, replies: Sequence[str] | None = None) -> s
     return "\n".join(lines)
 
 
-def check_call_runs(run_dirs: Sequence[Path]) -> dict[str, str]:
-    """The context of each call id, after checking that the runs' calls can be compared: one
-    seeker model and seed for all, one persona card per call id, and each agent's call with
-    one caller in one run only (an agent's calls may span runs, a campaign's sets)."""
+def check_call_runs(
+    run_dirs: Sequence[Path],
+) -> tuple[dict[str, str], dict[tuple[str, str], Path]]:
+    """The context of each call id, and the run each (agent name, call id) call is in, after
+    checking that the runs' calls can be compared: one seeker model and seed for all, one
+    persona card per call id, and each agent's call with one caller in one run only (an
+    agent's calls may span runs, a campaign's sets)."""
     first = read_header(run_dirs[0])
     contexts: dict[str, str] = {}
     cards: dict[str, Persona] = {}
@@ -91,7 +94,7 @@ def check_call_runs(run_dirs: Sequence[Path]) -> dict[str, str]:
                     field="persona",
                 )
             contexts.setdefault(call.call_id, call_context(call))
-    return contexts
+    return contexts, made
 
 
 def call_replies(run_dir: Path, done: set[tuple[str, str]]) -> list[Reply]:

@@ -26,7 +26,6 @@ from pathlib import Path
 
 from voicebench._folder import claimed
 from voicebench._jsonl import decide_each, write_atomic
-from voicebench.converse.records import read_calls
 from voicebench.errors import InputError
 from voicebench.judging.calls import call_replies, check_call_runs, is_call_run
 from voicebench.judging.cards import CARD_FILE, JudgeCard, find_card
@@ -293,10 +292,7 @@ async def judge_runs(
                 "human replies are final replies; a judging of whole calls has none",
                 file=Path(human_files[0]),
             )
-        contexts = check_call_runs(run_dirs)
-        answered = {
-            (read_header(d).agent.name, c.call_id): d for d in run_dirs for c in read_calls(d)
-        }
+        contexts, answered = check_call_runs(run_dirs)
         extra: list = []
     else:
         answered = _answered(run_dirs)
