@@ -44,7 +44,8 @@ Item selection, per conversation (after merging):
 5. The highest-scoring candidates are taken, ties to the earlier turn, up to
    ``max_items_per_conversation``; a candidate fewer than 2 seeker turns away from one
    already taken is passed over. A candidate whose situation, history or reply holds a text
-   longer than a ``Turn`` allows is not eligible either.
+   longer than a ``Turn`` allows is not eligible either, nor is a conversation whose labels
+   are too long for its caller's card (``LABEL_CHARS``).
 
 Items keep file order and turn order. Ids are ``esconv-{conversation}-t{turn}``, where ``turn``
 is the index of the final seeker turn in the merged turns; ``source`` is
@@ -70,6 +71,10 @@ from voicebench.dialogues.personas import (
     save_personas,
 )
 from voicebench.errors import InputError
+
+LABEL_CHARS = {"problem_type": 200, "emotion_type": 200, "situation": 1000}
+"""The longest a conversation's labels may be for its caller's card to hold them (a type is a
+few words, a situation a paragraph); a conversation with longer ones is not eligible."""
 
 SPEAKER_ROLES = {
     "seeker": Role.SEEKER,
@@ -278,6 +283,8 @@ def _merge(entries: list[_Turn]) -> tuple[_Turn, ...]:
 
 def _select(conv: _Conversation, limit: int) -> list[int]:
     """Indices into ``conv.turns`` of the seeker turns that become items, in turn order."""
+    if any(len(getattr(conv, key)) > most for key, most in LABEL_CHARS.items()):
+        return []
     candidates: list[tuple[int, int, int]] = []  # (score, turn index, seeker ordinal)
     ordinal = -1
     for k, turn in enumerate(conv.turns):
