@@ -27,6 +27,7 @@ HEAVIEST = (
     "test_wheel.py",
     "test_serve.py",
     "test_remote.py",
+    "test_s2s.py",
     "test_campaign_run.py",
     "test_example.py",
     "test_ci_example.py",

@@ -112,11 +112,31 @@ def test_a_remote_agents_token_variable_must_be_set(tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('name = "x"\nfamily = "f"\n', "give either [llm]"),
+        ('name = "x"\nfamily = "f"\n', "give one of [llm]"),
         (
             'name = "x"\nfamily = "f"\n[llm]\nprovider = "scripted"\nmodel = "m"\n'
             '[remote]\nurl = "ws://127.0.0.1:1"\n',
-            "give either [llm]",
+            "give one of [llm]",
+        ),
+        (
+            'name = "x"\nfamily = "f"\n[s2s]\nprovider = "openai"\nmodel = "m"\n'
+            'api_key_env = "K"\n',
+            "s2s: Value error, provider 'openai' speaks openai, not openai-realtime",
+        ),
+        (
+            'name = "x"\nfamily = "f"\n[llm]\nprovider = "openai-realtime"\nmodel = "m"\n'
+            'api_key_env = "K"\n',
+            "goes in an agent's [s2s] section",
+        ),
+        (
+            'name = "x"\nfamily = "f"\n[s2s]\nprovider = "scripted-realtime"\nmodel = "m"\n'
+            'base_url = "https://api.example.com/v1"\n',
+            "s2s.base_url",
+        ),
+        (
+            'name = "x"\nfamily = "f"\n[s2s]\nprovider = "scripted-realtime"\nmodel = "m"\n'
+            'turn_detection = "semantic"\n',
+            "s2s.turn_detection",
         ),
         ('name = "x"\nfamily = "f"\n[remote]\nurl = "http://127.0.0.1:1"\n', "remote.url"),
         (
@@ -134,13 +154,19 @@ def test_bad_remote_specs_name_the_field(tmp_path, text, message):
 
 
 @pytest.mark.parametrize(
-    ("agent", "variable"), [("openai", "OPENAI_API_KEY"), ("anthropic", "ANTHROPIC_API_KEY")]
+    ("agent", "variable"),
+    [
+        ("openai", "OPENAI_API_KEY"),
+        ("anthropic", "ANTHROPIC_API_KEY"),
+        ("openai-realtime", "OPENAI_API_KEY"),
+    ],
 )
 def test_hosted_agents_without_their_key_fail_in_one_line(monkeypatch, agent, variable):
     monkeypatch.delenv(variable, raising=False)
     with pytest.raises(MissingSecretError) as info:
         load_agent_spec(AGENTS / f"{agent}.toml")
     assert str(info.value).count("\n") == 0 and variable in str(info.value)
+    assert "s2s.api_key_env" in str(info.value) if agent == "openai-realtime" else True
 
 
 def test_the_vad_is_built_with_every_setting_of_the_spec():

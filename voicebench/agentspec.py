@@ -68,6 +68,10 @@ apply)::
     header = "Authorization"          # sent in this header, after scheme ("Bearer TOKEN")
     scheme = "Bearer"                 # "" sends the token alone
     query = "token"                   # and/or as this query parameter (?token=TOKEN)
+
+A speech-to-speech model as the agent (one model hears and speaks) has ``[s2s]`` instead:
+its endpoint, voice and turn detection (``voicebench/llm/realtime.py``); ``[vad]`` and
+``[turn]`` apply when its turn detection is ``local``, the other sections do not.
 """
 
 from __future__ import annotations
@@ -85,6 +89,7 @@ from voicebench import builtin
 from voicebench._model import FrozenModel, read_toml, validate_record
 from voicebench.errors import InputError, MissingSecretError
 from voicebench.llm.endpoint import Endpoint, warn_if_sent_away
+from voicebench.llm.realtime import RealtimeEndpoint
 
 HEART_SYSTEM_PROMPT = (
     "You are a supportive listener talking with someone who is going through a hard time. "
@@ -292,35 +297,41 @@ class AgentSpec(FrozenModel):
     turn: TurnSpec = TurnSpec()
     remote: RemoteSpec | None = None
     """A running agent reached over WebSocket instead of a pipeline built here."""
+    s2s: RealtimeEndpoint | None = Field(default=None, exclude_if=lambda v: v is None)
+    """A speech-to-speech model as the agent, built here around its realtime connection."""
 
     @model_validator(mode="after")
     def _one_kind(self) -> AgentSpec:
-        if (self.llm is None) == (self.remote is None):
+        if sum(x is not None for x in (self.llm, self.remote, self.s2s)) != 1:
             raise ValueError(
-                "give either [llm] (a pipeline voicebench builds) or [remote] "
-                "(a running agent over WebSocket)"
+                "give one of [llm] (a pipeline voicebench builds), [s2s] (a speech-to-speech "
+                "model) or [remote] (a running agent over WebSocket)"
             )
         return self
 
     @property
     def id(self) -> str:
         """``provider/model`` (``remote/NAME`` for a remote agent), the contestant id."""
-        if self.llm is None:
+        model = self.llm or self.s2s
+        if model is None:
             return f"remote/{self.name}"
-        return f"{self.llm.provider}/{self.llm.model}"
+        return f"{model.provider}/{model.model}"
 
     @property
     def key_variable(self) -> str | None:
-        """The environment variable holding the LLM's key or the remote agent's token, if any."""
-        if self.llm is not None:
-            return self.llm.api_key_env
+        """The environment variable holding the model's key or the remote agent's token."""
+        model = self.llm or self.s2s
+        if model is not None:
+            return model.api_key_env
         auth = self.remote.auth if self.remote is not None else None
         return auth.token_env if auth is not None else None
 
     @property
     def key_field(self) -> str:
         """Where ``key_variable`` is named in the spec."""
-        return "llm.api_key_env" if self.llm is not None else "remote.auth.token_env"
+        if self.llm is not None:
+            return "llm.api_key_env"
+        return "s2s.api_key_env" if self.s2s is not None else "remote.auth.token_env"
 
 
 def parse_override(text: str) -> tuple[str, object]:
@@ -369,6 +380,8 @@ def load_agent_spec(
         raise MissingSecretError(path, spec.key_field, var)
     if spec.llm is not None:
         warn_if_sent_away(var, spec.llm.url, spec.llm.provider, file=path, field="llm.base_url")
+    elif spec.s2s is not None:
+        warn_if_sent_away(var, spec.s2s.url, spec.s2s.provider, file=path, field="s2s.base_url")
     elif spec.remote is not None:
         warn_if_sent_away(var, spec.remote.url, "remote", file=path, field="remote.url")
     return spec
@@ -377,7 +390,8 @@ def load_agent_spec(
 def api_key(spec: AgentSpec) -> str | None:
     """The key for the spec's LLM, or the remote agent's token, read from the environment at
     the moment it is needed."""
-    if spec.llm is not None:
-        return spec.llm.api_key()
+    model = spec.llm or spec.s2s
+    if model is not None:
+        return model.api_key()
     auth = spec.remote.auth if spec.remote is not None else None
     return auth.token() if auth is not None else None

@@ -71,6 +71,7 @@ def test_ttft_ttfa_and_waterfall_are_exact():
         "endpointing": 600.0,
         "asr": 450.0,
         "turn_end": 1.0,
+        "model_audio": None,  # a speech-to-speech model's stage
         "llm_ttft": 300.0,
         "turn_hold": 20.0,
         "text_aggregation": 40.0,
@@ -85,7 +86,10 @@ def test_ttft_ttfa_and_waterfall_are_exact():
     assert held.stages_ms["turn_hold"] == 0.0
     assert held.stages_ms["text_aggregation"] == 60.0
     assert (held.stages_ms["audio_hold"], held.stages_ms["output"]) == (34.0, 19.0)
-    assert sum(held.stages_ns().values()) == held.audio_out_ns - held.speech_end_ns
+    assert (
+        sum(v for v in held.stages_ns().values() if v is not None)
+        == held.audio_out_ns - held.speech_end_ns
+    )
 
 
 def test_waterfall_is_monotone_and_still_sums_to_ttfa_when_milestones_overlap():
@@ -104,6 +108,7 @@ def test_waterfall_is_monotone_and_still_sums_to_ttfa_when_milestones_overlap():
     stages = t.stages_ns()
     assert stages["asr"] == 0
     assert stages.pop("audio_hold") is None
+    assert stages.pop("model_audio") is None
     assert all(v is not None and v >= 0 for v in stages.values())
     assert sum(stages.values()) == 1100 * MS
 

@@ -62,6 +62,8 @@ class HeardTurn:
     """When sample 0 of the backchannel was said; None if the reply ended before it was due."""
     ended_ns: int = 0
     """When the turn stopped being watched."""
+    speech_to_speech: bool = False
+    """One model heard and spoke (``[s2s]``): no transcript, tokens or TTS are observed."""
 
 
 class Agent(Protocol):

@@ -23,8 +23,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from voicebench.fixtures.audio import SPEECH_THRESHOLD
+from voicebench.fixtures.audio import SPEECH_THRESHOLD, resample, to_int16
 
+FIXTURE_RATE = 16_000
+"""The rate of the fixtures' speech, and of the audio a turn keeps."""
 FRAME_MS = 20
 NS_PER_S = 1_000_000_000
 FRAME_NS = FRAME_MS * 1_000_000
@@ -144,3 +146,25 @@ class Audible:
         kept = self.since(ns)
         if len(kept) < len(self.spans):
             self.spans = list(kept)
+
+
+_ON_THE_LINE: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+"""Fixture utterances already resampled to a line's rate, by the fixture array."""
+
+
+def at_rate(pcm: np.ndarray, rate: int, source_rate: int = FIXTURE_RATE) -> np.ndarray:
+    """16-bit ``pcm`` at ``source_rate`` resampled to ``rate`` (whole, so no delay is added); a
+    shared read-only fixture is resampled once for every call that says it."""
+    if rate == source_rate:
+        return pcm
+    cacheable = source_rate == FIXTURE_RATE and not pcm.flags.writeable
+    key = (id(pcm), rate)
+    kept = _ON_THE_LINE.get(key)
+    if cacheable and kept is not None and kept[0] is pcm:
+        return kept[1]
+    out = to_int16(resample(pcm.astype(np.float32) / 32768.0, source_rate, rate))
+    if cacheable:
+        if len(_ON_THE_LINE) >= 256:
+            _ON_THE_LINE.pop(next(iter(_ON_THE_LINE)))
+        _ON_THE_LINE[key] = (pcm, out)
+    return out

@@ -169,6 +169,10 @@ async def shared_backend(spec: AgentSpec):
     as an OpenAI-compatible endpoint."""
     if spec.remote is not None:
         raise InputError("a remote agent cannot be served; give a spec with [llm]", field="remote")
+    if spec.s2s is not None:
+        raise InputError(
+            "a speech-to-speech agent is not served yet; give a spec with [llm]", field="s2s"
+        )
     async with contextlib.AsyncExitStack() as stack:
         llm = spec.llm
         assert llm is not None

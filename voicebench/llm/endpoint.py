@@ -20,16 +20,21 @@ from __future__ import annotations
 
 import ipaddress
 import os
+from typing import ClassVar
 
 from pydantic import Field, HttpUrl, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from voicebench._model import FrozenModel
-from voicebench.llm.registry import providers
+from voicebench.llm.registry import get_provider, providers
 
-KEYED_PROVIDERS = ("openai", "anthropic")
+KEYED_PROVIDERS = ("openai", "anthropic", "openai-realtime")
 """Providers that always need a key variable."""
-PROVIDER_HOSTS = {"openai": "api.openai.com", "anthropic": "api.anthropic.com"}
+PROVIDER_HOSTS = {
+    "openai": "api.openai.com",
+    "anthropic": "api.anthropic.com",
+    "openai-realtime": "api.openai.com",
+}
 """Where a provider's own API is."""
 
 
@@ -71,6 +76,9 @@ def warn_if_sent_away(
 class Endpoint(FrozenModel):
     """Where an LLM is and how to ask it."""
 
+    APIS: ClassVar[tuple[str, ...]] = ("openai", "anthropic")
+    """The wire APIs (``Provider.api``) this kind of endpoint is asked through."""
+
     provider: str = Field(min_length=1)
     """A registered provider name (``voicebench.llm.providers()``)."""
     model: str = Field(min_length=1)
@@ -107,6 +115,16 @@ class Endpoint(FrozenModel):
 
     @model_validator(mode="after")
     def _endpoint_fields(self) -> Endpoint:
+        api = get_provider(self.provider).api
+        if api not in self.APIS:
+            raise ValueError(
+                f"provider {self.provider!r} speaks {api}, not {' or '.join(self.APIS)}: "
+                + (
+                    "a speech-to-speech model goes in an agent's [s2s] section"
+                    if api == "openai-realtime"
+                    else "it cannot be used here"
+                )
+            )
         if self.provider == "openai-compatible" and self.base_url is None:
             raise ValueError("base_url is required for provider 'openai-compatible'")
         if self.provider in KEYED_PROVIDERS and not self.api_key_env:

@@ -20,8 +20,10 @@ from typing import Any
 import numpy as np
 
 from voicebench.agent.interface import AFTER_ASIDE_S, PLAIN, HeardTurn, TurnCue
+from voicebench.agent.realtime import at_rate
 from voicebench.agentspec import AgentSpec, VADSpec
 from voicebench.llm import connect, pipecat_llm
+from voicebench.runlog import TurnError
 from voicebench.timing import EventKind, TurnEvent
 
 SAMPLE_RATE = 16_000
@@ -84,7 +86,17 @@ class VoiceAgent:
 
     ``transport(params, observer)`` makes the pipeline's transport: by default the replay's
     microphone and loudspeaker; ``voicebench serve`` gives it a WebSocket caller instead.
+    A subclass builds another pipeline between them (``_processors``) and says when its turn
+    is over (``_turn_done``): the speech-to-speech agent (``voicebench.pipeline.s2s``).
     """
+
+    speech_to_speech = False
+    in_rate = SAMPLE_RATE
+    """The microphone's rate (the fixtures' speech is resampled to it whole)."""
+    out_rate = SAMPLE_RATE
+    """The loudspeaker's rate (what it played is kept at the fixtures' rate)."""
+    out_chunk_ms = 40
+    """What the loudspeaker is handed at a time (pipecat's default)."""
 
     def __init__(self, spec: AgentSpec, *, clock=None, transport=None) -> None:
         from voicebench.timing import RunClock, TimingObserver
@@ -117,27 +129,39 @@ class VoiceAgent:
         finally:
             await self._stack.__aexit__(*exc)
 
-    async def _start(self) -> None:
-        from pipecat.pipeline.pipeline import Pipeline
-        from pipecat.pipeline.worker import PipelineParams, PipelineWorker
+    def _transport(self):
+        """The pipeline's microphone and loudspeaker (``self.transport``), made once."""
+        from pipecat.transports.base_transport import TransportParams
+
+        from voicebench.pipeline.transports import ReplayTransport
+
+        params = TransportParams(
+            audio_in_enabled=True,
+            audio_out_enabled=True,
+            audio_in_sample_rate=self.in_rate,
+            audio_out_sample_rate=self.out_rate,
+            audio_out_10ms_chunks=self.out_chunk_ms // 10,
+        )
+        self.transport = (self._make_transport or ReplayTransport)(params, self.observer)
+        return self.transport
+
+    async def _processors(self) -> list[Any]:
+        """The pipeline, microphone to loudspeaker and the assistant's side after it."""
         from pipecat.processors.aggregators.llm_context import LLMContext
         from pipecat.processors.aggregators.llm_response_universal import (
             LLMContextAggregatorPair,
             LLMUserAggregatorParams,
         )
         from pipecat.processors.audio.vad_processor import VADProcessor
-        from pipecat.transports.base_transport import TransportParams
         from pipecat.turns.user_start import (
             TranscriptionUserTurnStartStrategy,
             VADUserTurnStartStrategy,
         )
         from pipecat.turns.user_stop import SpeechTimeoutUserTurnStopStrategy
         from pipecat.turns.user_turn_strategies import UserTurnStrategies
-        from pipecat.workers.runner import WorkerRunner
 
         from voicebench.pipeline.hold import AudioHold, PassingGate
         from voicebench.pipeline.stt import LocalWhisperSTT
-        from voicebench.pipeline.transports import ReplayTransport
         from voicebench.pipeline.tts import piper_tts
         from voicebench.pipeline.turns import (
             PendingTranscriptStopStrategy,
@@ -146,13 +170,7 @@ class VoiceAgent:
         )
 
         spec = self.spec
-        params = TransportParams(
-            audio_in_enabled=True,
-            audio_out_enabled=True,
-            audio_in_sample_rate=SAMPLE_RATE,
-            audio_out_sample_rate=SAMPLE_RATE,
-        )
-        self.transport = (self._make_transport or ReplayTransport)(params, self.observer)
+        transport = self._transport()
         vad = VADProcessor(vad_analyzer=silero_vad(spec.vad))
         self.gate = TranscriptGate()
         stt = LocalWhisperSTT(spec.stt, self.gate)
@@ -202,24 +220,28 @@ class VoiceAgent:
                 user_turn_stop_timeout=spec.turn.stop_timeout + 1.0,
             ),
         )
-        pipeline = Pipeline(
-            [
-                self.transport.input(),
-                vad,
-                stt,
-                aggregators.user(),
-                llm,
-                tts,
-                *speaker_side,
-                self.transport.output(),
-                aggregators.assistant(),
-            ]
-        )
+        return [
+            transport.input(),
+            vad,
+            stt,
+            aggregators.user(),
+            llm,
+            tts,
+            *speaker_side,
+            transport.output(),
+            aggregators.assistant(),
+        ]
+
+    async def _start(self) -> None:
+        from pipecat.pipeline.pipeline import Pipeline
+        from pipecat.pipeline.worker import PipelineParams, PipelineWorker
+        from pipecat.workers.runner import WorkerRunner
+
         self.worker = PipelineWorker(
-            pipeline,
+            Pipeline(await self._processors()),
             params=PipelineParams(
-                audio_in_sample_rate=SAMPLE_RATE,
-                audio_out_sample_rate=SAMPLE_RATE,
+                audio_in_sample_rate=self.in_rate,
+                audio_out_sample_rate=self.out_rate,
                 # The LLM's first-answer-token metrics frame marks when its first token
                 # arrived, even while a speculative reply is held (timing.events).
                 enable_metrics=True,
@@ -271,13 +293,11 @@ class VoiceAgent:
     ) -> HeardTurn:
         """Speak one seeker utterance after ``history`` and wait for the agent's answer."""
         if not cue.barge_in:
-            # The system prompt is the LLM service's system instruction; the context is the
-            # history.
-            self.context.set_messages(list(history))  # type: ignore[arg-type]
+            await self._set_history(history)
         speaker = self.transport.output()
         mic = self.transport.input()
         speaker.begin_turn()
-        utterance = mic.say(pcm)
+        utterance = mic.say(at_rate(pcm, self.in_rate))
         start_ns = await utterance.started
         self.observer.forget_before(start_ns)  # earlier turns are taken; polling stays cheap
         speaker.audible.forget_before(start_ns)
@@ -299,9 +319,9 @@ class VoiceAgent:
                     break
                 aside_due = first + cue.aside_ms * 1e6
                 if cue.aside is not None and aside_ns is None and now >= aside_due:
-                    aside_ns = await mic.say(cue.aside).started
+                    aside_ns = await mic.say(at_rate(cue.aside, self.in_rate)).started
                     continue
-            if _turn_done(events, now, aside_ns):
+            if self._turn_done(events, now, aside_ns) or self._failure() is not None:
                 timed_out = False
                 break
             if now - finished_ns > UNHEARD_S * 1e9 and not any(
@@ -318,10 +338,28 @@ class VoiceAgent:
         return HeardTurn(
             speech_end_ns=speech_end_ns,
             events=tuple(self.observer.since(start_ns)),
-            audio=speaker.take_recording(speech_end_ns if cue.barge_in else 0),
+            audio=at_rate(
+                speaker.take_recording(speech_end_ns if cue.barge_in else 0),
+                SAMPLE_RATE,
+                self.out_rate,
+            ),
             timed_out=timed_out,
             start_ns=start_ns,
             played=speaker.audible.since(start_ns),
             aside_ns=aside_ns,
             ended_ns=ended_ns,
+            failure=self._failure(),
+            speech_to_speech=self.speech_to_speech,
         )
+
+    async def _set_history(self, history: list[dict[str, str]]) -> None:
+        # The system prompt is the LLM service's system instruction; the context is the history.
+        self.context.set_messages(list(history))  # type: ignore[arg-type]
+
+    def _turn_done(self, events: list[TurnEvent], now_ns: int, aside_ns: int | None) -> bool:
+        return _turn_done(events, now_ns, aside_ns)
+
+    def _failure(self) -> TurnError | None:
+        """A failure the agent itself knows of (none in a cascade: its stages report errors
+        as frames)."""
+        return None

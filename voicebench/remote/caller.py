@@ -47,26 +47,20 @@ import scipy.signal  # noqa: F401  (resample's; loaded here so no turn waits on 
 
 from voicebench import _arrivals
 from voicebench.agent.interface import AFTER_ASIDE_S, PLAIN, HeardTurn, TurnCue
-from voicebench.agent.realtime import FRAME_NS, NS_PER_S, Microphone
+from voicebench.agent.realtime import FIXTURE_RATE, FRAME_NS, NS_PER_S, Microphone, at_rate
 from voicebench.agentspec import AgentSpec
 from voicebench.errors import redact
-from voicebench.fixtures.audio import resample, to_int16
 from voicebench.remote.codecs import codec
 from voicebench.remote.loudspeaker import Loudspeaker
 from voicebench.runlog import TurnError
 from voicebench.timing import EventKind
 
-FIXTURE_RATE = 16_000
 MAX_MESSAGE_BYTES = 2**24
 """The largest message taken from an agent (16 MiB: over eight minutes of 16 kHz audio)."""
 MAX_WAIT_S = 0.5
 """The longest a turn's watcher sleeps without looking (it wakes on the agent's news)."""
 QUEUED_MESSAGES = 4
 """Messages the connection holds before reading stops (bounds what waits to be read)."""
-
-
-_ON_THE_LINE: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
-"""Fixture utterances already resampled to a line's rate, by the fixture array."""
 
 
 class RemoteAgent:
@@ -359,23 +353,9 @@ class RemoteAgent:
         return redact(f" ({code}{': ' + reason if reason else ''})", *self._secrets)
 
     def _to_line(self, pcm: np.ndarray) -> np.ndarray:
-        """16 kHz fixture PCM at the connection's sample rate (a shared read-only fixture is
-        resampled once for every call that says it)."""
-        if self.rate == FIXTURE_RATE:
-            return pcm
-        key = (id(pcm), self.rate)
-        kept = _ON_THE_LINE.get(key)
-        if kept is not None and kept[0] is pcm:
-            return kept[1]
-        line = to_int16(resample(pcm.astype(np.float32) / 32768.0, FIXTURE_RATE, self.rate))
-        if not pcm.flags.writeable:  # a cached fixture: the same array next time
-            if len(_ON_THE_LINE) >= 256:
-                _ON_THE_LINE.pop(next(iter(_ON_THE_LINE)))
-            _ON_THE_LINE[key] = (pcm, line)
-        return line
+        """16 kHz fixture PCM at the connection's sample rate."""
+        return at_rate(pcm, self.rate)
 
     def _take(self) -> np.ndarray:
         audio = np.frombuffer(b"".join(self._speaker.recording), dtype=np.int16).copy()
-        if self.rate != FIXTURE_RATE and audio.size:
-            audio = to_int16(resample(audio.astype(np.float32) / 32768.0, self.rate, FIXTURE_RATE))
-        return audio
+        return at_rate(audio, FIXTURE_RATE, self.rate) if audio.size else audio

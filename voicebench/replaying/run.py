@@ -88,11 +88,15 @@ def _by_dialogue(todo: Sequence[tuple[Dialogue, int]]) -> list[tuple[Dialogue, l
 
 def agent_class(spec: AgentSpec) -> AgentFactory:
     """What speaks to the agent a spec names: the remote caller for a ``[remote]`` spec, the
-    local pipecat pipeline otherwise."""
+    speech-to-speech pipeline for an ``[s2s]`` one, the local pipecat pipeline otherwise."""
     if spec.remote is not None:
         from voicebench.remote.caller import RemoteAgent
 
         return RemoteAgent
+    if spec.s2s is not None:
+        from voicebench.pipeline.s2s import SpeechToSpeechAgent
+
+        return SpeechToSpeechAgent
     from voicebench.pipeline.agent import VoiceAgent
 
     return VoiceAgent

@@ -106,6 +106,8 @@ def _turn_error(
         return TurnError(
             kind=f"{first.source}_error" if first.source else "pipeline_error", reason=reason
         )
+    if heard.speech_to_speech:
+        return _speech_to_speech_error(heard, timing, timeout_s)
     if heard.black_box:
         if heard.timed_out and timing.audio_out_ns is None:
             return TurnError(kind="timeout", reason=f"nothing audible within {timeout_s:g} s")
@@ -139,6 +141,25 @@ def _turn_error(
             )
         return TurnError(kind="no_audio", reason="no audible bot audio was played")
     return None
+
+
+def _speech_to_speech_error(
+    heard: HeardTurn, timing: TurnTiming, timeout_s: float
+) -> TurnError | None:
+    """Why a speech-to-speech model's turn failed: it heard no end of the turn, did not
+    answer, or answered without audio."""
+    has = {e.kind for e in heard.events}
+    answered = EventKind.MODEL_AUDIO in has or EventKind.LLM_END in has
+    if heard.timed_out:
+        what = "no complete answer" if answered else "the model did not answer"
+        return TurnError(kind="timeout", reason=f"{what} within {timeout_s:g} s")
+    if timing.audio_out_ns is not None:
+        return None
+    if not answered and EventKind.VAD_START not in has:
+        return TurnError(kind="no_transcript", reason="no speech was heard in the seeker's audio")
+    if EventKind.MODEL_AUDIO not in has:
+        return TurnError(kind="no_audio", reason="the model's answer had no audio")
+    return TurnError(kind="no_audio", reason="no audible bot audio was played")
 
 
 async def speak_turn(

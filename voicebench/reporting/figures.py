@@ -38,6 +38,7 @@ STAGE_COLORS = dict(
             "#8c6bb1",
             "#2b8cbe",
             "#bdbdbd",
+            "#a50f15",  # a speech-to-speech model's first audio
             "#e6550d",
             "#fdd0a2",
             "#fdae6b",
@@ -153,11 +154,12 @@ def latency_ecdf(
 def waterfall(agents: Sequence[AgentLatency], budget_ttfa_ms: float, folder: Path) -> str:
     """One stacked bar per run: mean time per stage, in pipeline order, summing to mean TTFA."""
     rows = [a for a in agents if a.waterfall_ms]
+    stages = [s for s in STAGE_NAMES if any(a.waterfall_ms.get(s) for a in rows)]
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(11, 1.2 + 0.7 * max(1, len(rows))))
         for y, a in enumerate(rows):
             left = 0.0
-            for stage in STAGE_NAMES:
+            for stage in stages:
                 width = a.waterfall_ms.get(stage, 0.0)
                 ax.barh(
                     y,

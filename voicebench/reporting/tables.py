@@ -151,11 +151,12 @@ def budget_table(report: Report) -> Table:
 
 
 def waterfall_table(report: Report) -> Table:
-    headers = ("agent", *[STAGE_LABELS[s] for s in STAGE_NAMES], "mean TTFA")
+    timed = [a for a in report.agents if a.waterfall_ms]
+    # A stage no agent has (a cascade's transcript for a speech-to-speech model) is left out.
+    stages = [s for s in STAGE_NAMES if any(a.stage_p50_ms.get(s) is not None for a in timed)]
+    headers = ("agent", *[STAGE_LABELS[s] for s in stages], "mean TTFA")
     rows = []
-    for a in report.agents:
-        if not a.waterfall_ms:
-            continue
+    for a in timed:
         rows.append(
             (
                 Cell(a.agent_name),
@@ -164,7 +165,7 @@ def waterfall_table(report: Report) -> Table:
                         f"{a.waterfall_ms[s]:,.0f} (p50 {ms(a.stage_p50_ms[s]).text})",
                         a.waterfall_ms[s],
                     )
-                    for s in STAGE_NAMES
+                    for s in stages
                 ],
                 ms(a.waterfall_total_ms),
             )

@@ -1,4 +1,6 @@
-"""The ``scripted`` LLM provider: the scripted server (``ScriptedLLMServer``) as an agent's LLM.
+"""The ``scripted`` LLM provider: the scripted server (``ScriptedLLMServer``) as an agent's LLM;
+and ``scripted-realtime``, the scripted voice agent speaking OpenAI's Realtime protocol as an
+``[s2s]`` agent's model.
 
 It is a measuring instrument with a known time to first token, not a model. It registers
 through the entry-point group ``voicebench.providers`` (see ``pyproject.toml``), so the LLM
@@ -27,6 +29,33 @@ async def _start_scripted(
     )
     return server.base_url
 
+
+async def _start_scripted_realtime(
+    endpoint: ServedModel, stack: contextlib.AsyncExitStack, warm_prompt: str | None
+) -> str:
+    from voicebench.testing.scripted_voice import REALTIME, ScriptedVoiceAgent
+
+    server = await stack.enter_async_context(
+        ScriptedVoiceAgent(
+            protocol=REALTIME,
+            delay_ms=getattr(endpoint, "delay_ms", 700.0),
+            reply=getattr(endpoint, "reply", None),
+        )
+    )
+    assert server.url is not None
+    return server.url
+
+
+SCRIPTED_REALTIME = register_provider(
+    Provider(
+        "scripted-realtime",
+        api="openai-realtime",
+        structured="prompt",
+        start=_start_scripted_realtime,
+        fallback_key="scripted",
+    )
+)
+"""A speech-to-speech model's server with a known delay (``voicebench.llm.realtime``)."""
 
 SCRIPTED = register_provider(
     Provider(

@@ -2,7 +2,8 @@
 self-checking voicebench's remote-agent client and load mode.
 
 It speaks any protocol of ``voicebench.remote.wire`` (``pcm``, ``pipecat``, or the agent's
-side of a ``twilio`` or ``telnyx`` media stream, 8 kHz mu-law) on 127.0.0.1, one call per
+side of a ``twilio`` or ``telnyx`` media stream, 8 kHz mu-law), or a speech-to-speech model's
+server (``openai-realtime``: ``voicebench.testing.scripted_realtime``) on 127.0.0.1, one call per
 connection, any number of calls at once. Per call it listens to the caller's 20 ms frames;
 once it has heard speech followed by ``hangover_ms`` of silence it answers, placing the first
 audible sample of its reply ``delay_ms`` after the end of the caller's speech. It knows when
@@ -73,7 +74,9 @@ from voicebench.testing.scripted_voice_agent import (
     reply_audio,
 )
 
-PROTOCOLS = ("pcm", "pipecat", *TELEPHONY)
+REALTIME = "openai-realtime"
+"""A speech-to-speech model's server (``voicebench.testing.scripted_realtime``)."""
+PROTOCOLS = ("pcm", "pipecat", *TELEPHONY, REALTIME)
 
 
 async def serve(agent: Agent, *, port: int = 0) -> None:
@@ -172,10 +175,15 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     rate = LINE_RATE if args.protocol in TELEPHONY else args.sample_rate
+    kind = Agent
+    if args.protocol == REALTIME:
+        from voicebench.testing.scripted_realtime import RATE, RealtimeAgent
+
+        kind, rate = RealtimeAgent, RATE
     token = os.environ.get(args.token_env) if args.token_env else None
     if args.token_env and not token:
         raise RunError(f"--token-env: {args.token_env} is not set")
-    agent = Agent(
+    agent = kind(
         protocol=args.protocol,
         rate=rate,
         delay_ms=args.delay_ms,
@@ -188,6 +196,7 @@ def main(argv: list[str] | None = None) -> None:
         stop_ms=args.stop_ms,
         yield_after_ms=args.yield_after_ms,
         token=token,
+        reply_text=args.reply,
     )
     asyncio.run(serve(agent, port=args.port))
 

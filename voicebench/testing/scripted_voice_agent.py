@@ -9,7 +9,7 @@ import itertools
 import json
 import time
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -99,8 +99,11 @@ class Agent:
         stop_ms: float | None = None,
         yield_after_ms: float = 0.0,
         token: str | None = None,
+        reply_text: str = DEFAULT_REPLY,
     ) -> None:
         self.protocol = protocol
+        self.reply_text = reply_text
+        """What ``reply`` says (a protocol that sends a transcript sends this)."""
         self.token = token
         self.rate = rate
         self.delay_ns = int(delay_ms * 1_000_000)
@@ -121,7 +124,8 @@ class Agent:
         if call is None:
             call = next(self.calls)
         fault = self.fault_for(call)
-        wire = agent_codec(self.protocol, self.rate)
+        wire = self.codec()
+        await self.opened(ws, wire)
         received = 0  # samples heard so far
         utterance: list[np.ndarray] = []  # the caller's current utterance
         frames: list[tuple[int, int]] = []  # its frames: (end sample, arrival ns)
@@ -134,8 +138,8 @@ class Agent:
             async for message in ws:
                 now = ws.arrival()  # when its bytes came in, however busy this loop is
                 incoming = wire.decode(message)
-                if incoming is not None and incoming.control.get("type") == "mark":
-                    self._write({"call": call, "mark": incoming.control["name"], "acked_ns": now})
+                if incoming is not None and incoming.control:
+                    await self.control(ws, wire, call, incoming.control, now)
                 if incoming is None or incoming.audio is None:
                     continue
                 pcm = np.frombuffer(incoming.audio, dtype=np.int16)
@@ -147,6 +151,7 @@ class Agent:
                 loud = np.flatnonzero(mag > max(self.threshold, PEAK_FRACTION * peak))
                 if loud.size and start is None:
                     start, peak = received, int(mag.max())
+                    await self.speech_began(ws, wire, received)
                 end = received + pcm.size
                 if loud.size and replying is not None and not replying.done():
                     # When each loud sample was spoken: its frame left once recorded.
@@ -172,6 +177,7 @@ class Agent:
                 frame_end, arrived = next((e, t) for e, t in frames if e >= last)
                 spoken_end = arrived - (frame_end - last) * NS_PER_S // self.rate
                 utterance, frames, start, peak = [], [], None, 0
+                await self.speech_ended(ws, wire, received)
                 if replying is None or replying.done():
                     over.clear()
                     replying = asyncio.create_task(
@@ -180,6 +186,26 @@ class Agent:
         finally:
             if replying is not None and not replying.done():
                 replying.cancel()
+
+    # What a protocol adds (``voicebench.testing.scripted_realtime``): ---------------------
+
+    def codec(self) -> Any:
+        """The agent's side of the protocol, one per call."""
+        return agent_codec(self.protocol, self.rate)
+
+    async def opened(self, ws, wire) -> None:
+        """A call was answered."""
+
+    async def control(self, ws, wire, call: int, message: dict, now_ns: int) -> None:
+        """A control message arrived from the caller."""
+        if message.get("type") == "mark":
+            self._write({"call": call, "mark": message["name"], "acked_ns": now_ns})
+
+    async def speech_began(self, ws, wire, sample: int) -> None:
+        """The caller's speech began (its first loud sample was heard)."""
+
+    async def speech_ended(self, ws, wire, sample: int) -> None:
+        """The caller's turn was heard to end (``hangover_ms`` of silence after speech)."""
 
     def _stop_at(self, over: Overheard) -> int | None:
         """When the reply's audio ends, once the caller has spoken over it long enough."""

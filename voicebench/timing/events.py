@@ -53,6 +53,8 @@ class EventKind(StrEnum):
     AUDIO_RELEASE = "audio_release"
     """A reply's first audio went on to the speaker (``[turn] hold = "audio"``): at once, or
     when the turn end confirmed a speculative reply whose audio was held."""
+    MODEL_AUDIO = "model_audio"
+    """A speech-to-speech model began an answer's audio (its first audio of a response)."""
     AUDIO_OUT = "audio_out"
     """The first audible sample of a talk the agent began (``replay.realtime.Audible``)."""
     AUDIO_CUT = "audio_cut"
@@ -93,6 +95,8 @@ def derive_timing(events: Sequence[TurnEvent], speech_end_ns: int) -> TurnTiming
     """The milestones of one turn (events in clock order)."""
     events = sorted(events, key=lambda e: e.ns)
     audio = _first(events, EventKind.AUDIO_OUT, speech_end_ns)
+    if any(e.kind is EventKind.MODEL_AUDIO for e in events):
+        return _speech_to_speech(events, speech_end_ns, audio)
     request = _last(events, EventKind.LLM_REQUEST, audio.ns if audio else None)
     token = _first(events, EventKind.LLM_TOKEN, request.ns) if request else None
     sent = None
@@ -131,6 +135,25 @@ def derive_timing(events: Sequence[TurnEvent], speech_end_ns: int) -> TurnTiming
     )
 
 
+def _speech_to_speech(
+    events: Sequence[TurnEvent], speech_end_ns: int, audio: TurnEvent | None
+) -> TurnTiming:
+    """A speech-to-speech model's turn: the response heard is the last one whose audio began
+    before the first audible sample; the answer asked for (``llm_request``, local turn
+    detection only) and the end of the turn (``vad_stop``) are the last before it."""
+    model = _last(events, EventKind.MODEL_AUDIO, audio.ns if audio else None)
+    limit = model.ns if model else None
+    request = _last(events, EventKind.LLM_REQUEST, limit)
+    vad = _last(events, EventKind.VAD_STOP, request.ns if request else limit)
+    return TurnTiming(
+        speech_end_ns=speech_end_ns,
+        vad_stop_ns=vad.ns if vad else None,
+        llm_request_ns=request.ns if request else None,
+        model_audio_ns=model.ns if model else None,
+        audio_out_ns=audio.ns if audio else None,
+    )
+
+
 def user_transcript(events: Sequence[TurnEvent], timing: TurnTiming) -> str:
     """What the ASR heard this turn: every transcript up to the timed LLM request."""
     limit = timing.llm_request_ns
@@ -143,7 +166,11 @@ def user_transcript(events: Sequence[TurnEvent], timing: TurnTiming) -> str:
 
 
 def reply_text(events: Sequence[TurnEvent], timing: TurnTiming) -> str:
-    """The LLM's reply to the timed request, up to its end."""
+    """The LLM's reply to the timed request, up to its end (a speech-to-speech model's: the
+    transcript of its answer's audio, as the model reported it, from the end of the turn)."""
+    if timing.model_audio_ns is not None:
+        since = min(t for t in (timing.vad_stop_ns, timing.model_audio_ns) if t is not None)
+        timing = timing.model_copy(update={"llm_request_ns": since})
     if timing.llm_request_ns is None:
         return ""
     out: list[str] = []

@@ -10,7 +10,10 @@ one: ``voicebench.llm.arrival``), whether or not that token is then held. An age
 LLM before the turn is confirmed (``[turn] speculate``) holds the reply until the turn ends;
 that wait is its own stage: ``turn_hold``, up to ``llm_release_ns``, when the reply's text is
 held, or ``audio_hold``, up to ``audio_release_ns``, when its synthesized audio is. TTFA is
-``audio_out_ns - speech_end_ns``.
+``audio_out_ns - speech_end_ns``. A speech-to-speech agent (``[s2s]``) has its own milestones
+within the same stages: the end of the turn (its local VAD's stop, or the model's own
+``speech_stopped`` as it arrived), the answer asked for (local turn detection only), the
+model's first audio, and the first audible sample.
 The waterfall cuts TTFA into consecutive stages at the milestones, in pipeline order. Stage
 boundaries are made monotone (a boundary earlier than the one before it is moved up to it),
 so no stage is negative and the stages always add up to TTFA exactly. A missing milestone
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import computed_field, model_validator
+from pydantic import Field, computed_field, model_validator
 
 from voicebench._model import FrozenModel
 
@@ -33,6 +36,11 @@ STAGES: tuple[tuple[str, str, str], ...] = (
     ("endpointing", "vad_stop_ns", "true end of speech to the VAD's stop"),
     ("asr", "transcript_ns", "VAD stop to the final transcript"),
     ("turn_end", "llm_request_ns", "final transcript to the LLM request"),
+    (
+        "model_audio",
+        "model_audio_ns",
+        "a speech-to-speech model's end of turn (or its answer asked for) to its first audio",
+    ),
     ("llm_ttft", "llm_first_token_ns", "LLM request to its first token received"),
     (
         "turn_hold",
@@ -57,6 +65,7 @@ STAGE_LABELS = {
     "endpointing": "endpointing",
     "asr": "ASR",
     "turn_end": "turn end",
+    "model_audio": "model first audio",
     "llm_ttft": "LLM TTFT",
     "turn_hold": "turn hold",
     "text_aggregation": "text aggregation",
@@ -91,6 +100,9 @@ class TurnTiming(FrozenModel):
     """The first token went on to the speaker: when it arrived, unless a speculative reply
     was held until the turn was confirmed. None in run logs of schema 1, whose
     ``llm_first_token_ns`` was this release (see ``runlog.models``)."""
+    model_audio_ns: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    """A speech-to-speech model's first audio of the reply arrived (``[s2s]`` agents only:
+    it hears and speaks, so there is no transcript, token or TTS between)."""
     tts_request_ns: int | None = None
     """The first sentence of the reply went to TTS."""
     tts_first_audio_ns: int | None = None

@@ -1,0 +1,152 @@
+"""What does the way an agent is reached add to its TTFA? The same scripted agent, with a known
+delay, called over each transport voicebench speaks.
+
+The scripted voice agent (``voicebench.testing.scripted_voice``) finds the end of the caller's
+speech in the audio it receives and places the first audible sample of its answer ``--delay-ms``
+after it. It is called over:
+
+- ``websocket-pcm``: a ``[remote]`` agent on voicebench's PCM protocol (16 kHz);
+- ``websocket-pipecat``: the same over pipecat's protobuf serializer;
+- ``s2s-realtime``: an ``[s2s]`` agent, built in-process on pipecat's OpenAI Realtime service,
+  whose model is the scripted agent speaking the Realtime protocol (24 kHz).
+
+For each, the built-in dialogues' seeker turns are replayed and TTFA (true end of speech to the
+first audible sample heard) is compared with the delay. The error is split where it lies, from
+the agent's own log on the same clock: the *input* leg (the end of speech as the agent placed
+it, minus the true end: how late the caller's audio reached it) and the *output* leg (the
+first audible sample heard, minus when the agent sent it). Warm turns only (the first turn of
+each pass opens the connection); CPU steal over the run is printed beside the table.
+
+    python benchmarks/transports.py                       # 12 turns per transport, 700 ms
+    python benchmarks/transports.py --turns 30 --only s2s-realtime
+
+Target: TTFA - delay, p99 <= 10 ms on warm turns, over every transport.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from machine import CpuSteal  # noqa: E402
+
+from voicebench.agentspec import AgentSpec, RemoteSpec  # noqa: E402
+from voicebench.cli.common import quiet_libraries  # noqa: E402
+from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues  # noqa: E402
+from voicebench.fixtures import BUILTIN_FIXTURES  # noqa: E402
+from voicebench.llm.realtime import RealtimeEndpoint  # noqa: E402
+from voicebench.replaying import replay  # noqa: E402
+from voicebench.testing.scripted_voice import REALTIME, ScriptedVoiceAgent  # noqa: E402
+
+REPLY = "I hear you. That sounds heavy."
+TARGET_MS = 10.0
+KEY = "VOICEBENCH_TRANSPORTS_KEY"
+TRANSPORTS = {
+    # name: (the scripted agent's protocol, the spec calling it)
+    "websocket-pcm": ("pcm", lambda url: {"remote": RemoteSpec(url=url, quiet_secs=0.8)}),
+    "websocket-pipecat": (
+        "pipecat",
+        lambda url: {"remote": RemoteSpec(url=url, protocol="pipecat", quiet_secs=0.8)},
+    ),
+    "s2s-realtime": (
+        REALTIME,
+        lambda url: {
+            "s2s": RealtimeEndpoint(
+                provider="openai-realtime", model="scripted", base_url=url, api_key_env=KEY
+            )
+        },
+    ),
+}
+
+
+def pick_dialogues(turns: int):
+    """Enough dialogues, in order, to give ``turns`` seeker turns."""
+    chosen, n = [], 0
+    for d in load_dialogues(BUILTIN_DIALOGUES):
+        if n >= turns:
+            break
+        chosen.append(d)
+        n += len(d.seeker_turn_indices)
+    return chosen
+
+
+def _ms(values, q: float) -> float:
+    return round(float(np.percentile(values, q)), 2) if len(values) else float("nan")
+
+
+async def one_pass(name: str, delay_ms: float, turns: int, workdir: Path) -> dict:
+    protocol, fields = TRANSPORTS[name]
+    async with ScriptedVoiceAgent(delay_ms=delay_ms, protocol=protocol, reply=REPLY) as agent:
+        assert agent.url is not None
+        spec = AgentSpec(name=name, family="scripted", **fields(agent.url))
+        records = await replay(
+            spec,
+            spec_path=Path("benchmark"),
+            dialogues=pick_dialogues(turns),
+            dialogues_path=BUILTIN_DIALOGUES,
+            fixtures_dir=BUILTIN_FIXTURES,
+            out_dir=workdir / name,
+        )
+        log = agent.turns()
+    warm = [(r, a) for r, a in zip(records, log, strict=False) if not r.cold]
+    timed = [(r, a) for r, a in warm if r.error is None and r.timing.ttfa_ms is not None]
+    ttfa = [r.timing.ttfa_ms for r, _ in timed]
+    error = [t - delay_ms for t in ttfa]
+    input_leg = [(a["speech_end_ns"] - r.timing.speech_end_ns) / 1e6 for r, a in timed]
+    output_leg = [(r.timing.audio_out_ns - a["first_audio_sent_ns"]) / 1e6 for r, a in timed]
+    return {
+        "transport": name,
+        "turns": len(records),
+        "warm": len(warm),
+        "failed": sum(r.error is not None for r in records),
+        "ttfa_p50": _ms(ttfa, 50),
+        "ttfa_p90": _ms(ttfa, 90),
+        "err_p50": _ms(error, 50),
+        "err_p99": _ms(np.abs(error), 99),
+        "err_max": round(float(np.max(np.abs(error))), 2) if error else float("nan"),
+        "input_p50": _ms(input_leg, 50),
+        "output_p50": _ms(output_leg, 50),
+    }
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--delay-ms", type=float, default=700.0)
+    parser.add_argument("--turns", type=int, default=12, help="seeker turns per transport")
+    parser.add_argument("--only", action="append", choices=sorted(TRANSPORTS), default=None)
+    args = parser.parse_args()
+    quiet_libraries(False)
+    os.environ.setdefault(KEY, "not-a-real-key")  # the scripted model checks no key
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp, CpuSteal() as steal:
+        for name in args.only or TRANSPORTS:
+            rows.append(await one_pass(name, args.delay_ms, args.turns + 1, Path(tmp)))
+    head = (
+        f"{'transport':<18} {'warm':>4} {'failed':>6} {'TTFA p50':>9} {'TTFA p90':>9} "
+        f"{'err p50':>8} {'|err| p99':>9} {'|err| max':>9} {'in p50':>7} {'out p50':>8}"
+    )
+    print(f"delay {args.delay_ms:g} ms; TTFA - delay in ms, warm turns; {steal}")
+    print(head)
+    for r in rows:
+        print(
+            f"{r['transport']:<18} {r['warm']:>4} {r['failed']:>6} {r['ttfa_p50']:>9} "
+            f"{r['ttfa_p90']:>9} {r['err_p50']:>8} {r['err_p99']:>9} {r['err_max']:>9} "
+            f"{r['input_p50']:>7} {r['output_p50']:>8}"
+        )
+    worst = max((r["err_p99"] for r in rows), default=float("nan"))
+    verdict = "meets" if worst <= TARGET_MS else "misses"
+    print(f"worst |TTFA - delay| p99 {worst} ms: {verdict} the {TARGET_MS:g} ms target")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,118 @@
+"""A speech-to-speech agent (``[s2s]``) built on pipecat's OpenAI Realtime service, against the
+scripted realtime server on 127.0.0.1: it finds the end of speech in the audio it receives and
+answers with known audio a known delay after it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from short_set import ShortSet
+
+from voicebench.agentspec import AgentSpec
+from voicebench.llm.realtime import RealtimeEndpoint
+from voicebench.pipeline.stt import load_whisper, transcribe_pcm
+from voicebench.replaying import replay
+from voicebench.runlog import read_turns
+from voicebench.testing.scripted_voice import REALTIME, ScriptedVoiceAgent
+from voicebench.text import wer
+
+pytestmark = pytest.mark.slow
+
+DELAY_MS = 700.0
+REPLY = "I hear you. Losing your job like that would shake anyone, and it makes sense to feel lost."
+
+
+def s2s(url: str, **over) -> AgentSpec:
+    return AgentSpec(
+        name="speaks-itself",
+        family="acme",
+        s2s=RealtimeEndpoint(
+            provider="openai-realtime",
+            model="gpt-realtime",
+            base_url=url,
+            api_key_env="S2S_TEST_KEY",
+            **over,
+        ),
+    )
+
+
+async def _replay(spec: AgentSpec, out: Path, short: ShortSet, items, **kwargs):
+    return await replay(spec, **short.run(items, out, Path("s2s.toml")), **kwargs)
+
+
+async def test_three_items_through_a_speech_to_speech_agent_are_timed_exactly(
+    tmp_path: Path, short_set, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("S2S_TEST_KEY", "not-a-real-key")
+    items = list(short_set.dialogues[:3])
+    async with ScriptedVoiceAgent(delay_ms=DELAY_MS, protocol=REALTIME, reply=REPLY) as model:
+        records = await _replay(s2s(model.url), tmp_path / "run", short_set, items)
+        answered = model.turns()
+    spoken = sum(len(d.seeker_turn_indices) for d in items)
+    assert len(records) == spoken == len(answered)
+    whisper = load_whisper(AgentSpec.model_fields["stt"].default)
+    for r, a in zip(records, answered, strict=True):
+        assert r.error is None, r.error
+        assert r.contestant == "openai-realtime/gpt-realtime"
+        # The model placed its first audio DELAY_MS after the end of speech it heard...
+        assert a["first_audio_sent_ns"] - a["speech_end_ns"] >= DELAY_MS * 1e6
+        # ...which the caller hears no sooner, and, on loopback with nothing resampled on
+        # the way, within a few milliseconds (the pipeline's own hops, both ways).
+        assert DELAY_MS - 2 <= r.timing.ttfa_ms < DELAY_MS + 40, r.timing
+        stages = {k: v for k, v in r.timing.stages_ms.items() if v is not None}
+        assert set(stages) == {"endpointing", "model_audio", "output"}
+        assert sum(stages.values()) == pytest.approx(r.timing.ttfa_ms, abs=1e-6)
+        # The model's own VAD ended the turn after its 600 ms of silence, as it arrived here.
+        assert 600 <= stages["endpointing"] < 700
+        assert r.timing.ttft_ms is None  # no tokens: one model hears and speaks
+        assert r.reply_text == REPLY  # the transcript the model reported
+        # What it said, transcribed from the audio the caller heard.
+        heard = transcribe_pcm(whisper, _wav(tmp_path / "run" / r.audio_path))
+        assert len(heard.split()) >= 5 and wer(REPLY, heard) < 0.3, heard
+    assert read_turns(tmp_path / "run") == records
+
+
+async def test_a_speech_to_speech_agent_with_local_turn_detection_is_asked_to_answer(
+    tmp_path: Path, short_set, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("S2S_TEST_KEY", "not-a-real-key")
+    item = short_set.dialogues[0]
+    async with ScriptedVoiceAgent(delay_ms=300, protocol=REALTIME) as model:
+        spec = s2s(model.url, turn_detection="local")
+        records = await _replay(spec, tmp_path / "run", short_set, [item])
+    for r in records:
+        assert r.error is None, r.error
+        t = r.timing
+        # Silero's stop, then the turn's wait, then the model asked: it answers at once, its
+        # own delay long past by then.
+        assert t.vad_stop_ns < t.llm_request_ns < t.model_audio_ns < t.audio_out_ns
+        stages = r.timing.stages_ms
+        assert stages["turn_end"] == pytest.approx(350, abs=40)  # user_speech_timeout
+        assert stages["model_audio"] < 100
+        assert sum(v for v in stages.values() if v is not None) == pytest.approx(t.ttfa_ms)
+
+
+async def test_a_speech_to_speech_models_failures_are_recorded_on_their_turns(
+    tmp_path: Path, short_set, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("S2S_TEST_KEY", "not-a-real-key")
+    d = next(d for d in short_set.dialogues if len(d.seeker_turn_indices) == 3)
+    # Call 0 closes the socket where its answer would start, call 1 sends an error event,
+    # call 2 answers with no audio; the replay starts the agent again after each.
+    async with ScriptedVoiceAgent(
+        delay_ms=DELAY_MS, protocol=REALTIME, faults=["close", "error", "silent"]
+    ) as model:
+        records = await _replay(s2s(model.url), tmp_path / "run", short_set, [d])
+    kinds = [r.error.kind if r.error else None for r in records]
+    assert kinds == ["closed_mid_turn", "model_error", "no_audio"]
+    assert "closed its connection" in records[0].error.reason
+    assert "scripted model error" in records[1].error.reason
+    assert records[2].error.reason == "the model's answer had no audio"
+    assert all(r.cold for r in records)
+
+
+def _wav(path: Path):
+    from voicebench.fixtures import read_wav
+
+    return read_wav(path, expect_rate=16_000)
