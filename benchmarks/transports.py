@@ -7,6 +7,8 @@ after it. It is called over:
 
 - ``websocket-pcm``: a ``[remote]`` agent on voicebench's PCM protocol (16 kHz);
 - ``websocket-pipecat``: the same over pipecat's protobuf serializer;
+- ``webrtc``: a ``[remote]`` agent called as a browser calls one (Opus at 48 kHz both ways,
+  aiortc's jitter buffer on each side), the agent answering on a 20 ms media clock;
 - ``s2s-realtime``: an ``[s2s]`` agent, built in-process on pipecat's OpenAI Realtime service,
   whose model is the scripted agent speaking the Realtime protocol (24 kHz).
 
@@ -20,7 +22,12 @@ each pass opens the connection); CPU steal over the run is printed beside the ta
     python benchmarks/transports.py                       # 12 turns per transport, 700 ms
     python benchmarks/transports.py --turns 30 --only s2s-realtime
 
-Target: TTFA - delay, p99 <= 10 ms on warm turns, over every transport.
+Target: TTFA - delay, p99 <= 10 ms on warm turns, over every transport that carries the
+audio as it is (WebSocket, the in-process speech-to-speech agent): there the difference is the
+harness's timing error plus a hop or two. Over WebRTC the difference is what WebRTC adds (the
+agent's jitter buffer on the input leg, aiortc's 80 ms as pipecat's SmallWebRTC keeps it; the
+caller's 20 ms one, Opus and the 20 ms media clock on the output leg): it is printed as
+WebRTC's share, not held to the target.
 """
 
 from __future__ import annotations
@@ -57,6 +64,10 @@ TRANSPORTS = {
     "websocket-pipecat": (
         "pipecat",
         lambda url: {"remote": RemoteSpec(url=url, protocol="pipecat", quiet_secs=0.8)},
+    ),
+    "webrtc": (
+        "webrtc",
+        lambda url: {"remote": RemoteSpec(url=url, protocol="webrtc", quiet_secs=0.8)},
     ),
     "s2s-realtime": (
         REALTIME,
@@ -143,9 +154,23 @@ async def main() -> None:
             f"{r['ttfa_p90']:>9} {r['err_p50']:>8} {r['err_p99']:>9} {r['err_max']:>9} "
             f"{r['input_p50']:>7} {r['output_p50']:>8}"
         )
-    worst = max((r["err_p99"] for r in rows), default=float("nan"))
-    verdict = "meets" if worst <= TARGET_MS else "misses"
-    print(f"worst |TTFA - delay| p99 {worst} ms: {verdict} the {TARGET_MS:g} ms target")
+    exact = [r for r in rows if r["transport"] != "webrtc"]
+    if exact:
+        worst = max(r["err_p99"] for r in exact)
+        verdict = "meets" if worst <= TARGET_MS else "misses"
+        print(
+            f"worst |TTFA - delay| p99 without a codec on the way {worst} ms: {verdict} the "
+            f"{TARGET_MS:g} ms target"
+        )
+    for r in rows:
+        if r["transport"] == "webrtc":
+            base = next((b for b in rows if b["transport"] == "websocket-pcm"), None)
+            over = f", {r['ttfa_p50'] - base['ttfa_p50']:.1f} ms over websocket-pcm" if base else ""
+            print(
+                f"WebRTC's share of TTFA (p50): {r['err_p50']} ms{over}: input leg "
+                f"{r['input_p50']} ms (the agent's jitter buffer, Opus), output leg "
+                f"{r['output_p50']} ms (media clock, Opus, the caller's jitter buffer)"
+            )
 
 
 if __name__ == "__main__":

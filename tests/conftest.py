@@ -26,6 +26,7 @@ HEAVIEST = (
     "test_overlap_replay.py",
     "test_wheel.py",
     "test_serve.py",
+    "test_webrtc.py",
     "test_remote.py",
     "test_s2s.py",
     "test_campaign_run.py",

@@ -138,7 +138,15 @@ def test_a_remote_agents_token_variable_must_be_set(tmp_path, monkeypatch):
             'turn_detection = "semantic"\n',
             "s2s.turn_detection",
         ),
-        ('name = "x"\nfamily = "f"\n[remote]\nurl = "http://127.0.0.1:1"\n', "remote.url"),
+        (
+            'name = "x"\nfamily = "f"\n[remote]\nurl = "http://127.0.0.1:1"\n',
+            "remote: Value error, a pcm agent is reached at a ws:// or wss:// URL",
+        ),
+        ('name = "x"\nfamily = "f"\n[remote]\nurl = "ftp://127.0.0.1:1"\n', "remote.url"),
+        (
+            'name = "x"\nfamily = "f"\n[remote]\nurl = "ws://127.0.0.1:1"\nprotocol = "webrtc"\n',
+            "a webrtc agent is reached at its http(s):// offer endpoint",
+        ),
         (
             'name = "x"\nfamily = "f"\n[remote]\nurl = "ws://h:1"\nprotocol = "sip"\n',
             "remote.protocol",

@@ -24,6 +24,7 @@ ORDER = (
     "builtin",
     # the LLM layer, then the specs that name models
     "llm",
+    "remotespec",
     "agentspec",
     # the stages, in the data's order (live serves and loads beside replaying)
     "dialogues",

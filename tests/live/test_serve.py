@@ -20,8 +20,9 @@ from fastapi import WebSocket  # at module level: FastAPI resolves the endpoint'
 from processes import ROOT, as_in_a_terminal, descendants, survivors, voicebench
 from short_set import ShortSet
 
-from voicebench.agentspec import AgentSpec, LLMSpec, RemoteAuth, RemoteSpec, load_agent_spec
+from voicebench.agentspec import AgentSpec, LLMSpec, RemoteSpec, load_agent_spec
 from voicebench.fixtures import read_wav, speech_bounds
+from voicebench.remotespec import RemoteAuth
 from voicebench.replaying import replay
 
 pytestmark = pytest.mark.slow

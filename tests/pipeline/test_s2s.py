@@ -71,6 +71,15 @@ async def test_three_items_through_a_speech_to_speech_agent_are_timed_exactly(
         heard = transcribe_pcm(whisper, _wav(tmp_path / "run" / r.audio_path))
         assert len(heard.split()) >= 5 and wer(REPLY, heard) < 0.3, heard
     assert read_turns(tmp_path / "run") == records
+    # The report knows it for a speech-to-speech agent, with its own stages in the waterfall.
+    from voicebench.metrics import agent_latency
+    from voicebench.runlog import read_header
+
+    run = tmp_path / "run"
+    report = agent_latency(run, read_header(run), records, budget_ttft_ms=500, budget_ttfa_ms=1000)
+    assert report.kind == "speech-to-speech"
+    assert report.stage_p50_ms["model_audio"] is not None and report.stage_p50_ms["asr"] is None
+    assert report.ttft.n == 0 and report.ttfa.n == spoken
 
 
 async def test_a_speech_to_speech_agent_with_local_turn_detection_is_asked_to_answer(

@@ -146,7 +146,7 @@ async def test_an_agents_error_text_is_redacted_before_it_is_cut(
     error: the recorded reason keeps no piece of either."""
     import websockets
 
-    from voicebench.agentspec import RemoteAuth
+    from voicebench.remotespec import RemoteAuth
 
     quoted = quote(TOKEN, safe="")
     said = {"type": "error", "message": "x" * 485 + TOKEN + " " + quoted + " end"}

@@ -50,8 +50,9 @@ def serve(
     protocol: Annotated[
         str,
         typer.Option(
-            help="pcm (voicebench's protocol), pipecat (pipecat's protobuf frames), or twilio / "
-            "telnyx (the agent's side of a phone platform's media stream)."
+            help="pcm (voicebench's protocol), pipecat (pipecat's protobuf frames), twilio / "
+            "telnyx (the agent's side of a phone platform's media stream), or webrtc (pipecat's "
+            "SmallWebRTC transport: offers taken at http://127.0.0.1:PORT/api/offer)."
         ),
     ] = "pcm",
     token_env: Annotated[
@@ -82,9 +83,10 @@ def serve(
     import secrets
 
     quiet_libraries(verbose)
-    from voicebench.agentspec import PROTOCOLS, load_agent_spec
+    from voicebench.agentspec import load_agent_spec
     from voicebench.live import serve as serve_agent
     from voicebench.live.serve import default_max_calls
+    from voicebench.remotespec import PROTOCOLS
 
     if protocol not in PROTOCOLS:
         raise InputError(f"must be one of {', '.join(PROTOCOLS)}", field="--protocol")
@@ -158,7 +160,7 @@ def load(
     ] = 60.0,
     arrivals: Annotated[str, typer.Option(help="fixed (evenly spaced) or poisson.")] = "fixed",
     protocol: Annotated[
-        str, typer.Option(help="With a URL: pcm, pipecat, twilio or telnyx.")
+        str, typer.Option(help="With a URL: pcm, pipecat, twilio, telnyx or webrtc.")
     ] = "pcm",
     token_env: Annotated[
         str | None,

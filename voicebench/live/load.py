@@ -138,9 +138,10 @@ async def run_load(
         raise InputError("no dialogues to call with", field="dialogues")
     played = [parse_scenario(text) for text in scenarios]
     if agent_factory is None:
-        from voicebench.remote.caller import RemoteAgent
+        from voicebench.remote import caller_class
 
-        agent_factory = RemoteAgent
+        assert spec.remote is not None
+        agent_factory = caller_class(spec.remote.protocol)
     with claimed(out_dir, "load"):
         kept = complete_lines(out_dir / TURNS_FILE)
         if kept:
@@ -279,15 +280,16 @@ SUMMARY_FILE = "summary.json"
 
 
 def load_target(agent: str, protocol: str = "pcm", token_env: str | None = None) -> AgentSpec:
-    """What ``--agent`` names: a ``ws://`` or ``wss://`` URL (spoken to in ``protocol``, with
-    the token in ``token_env`` presented as a bearer token when given), or an agent spec file
-    with ``[remote]``."""
+    """What ``--agent`` names: a ``ws://`` or ``wss://`` URL, or for ``webrtc`` an ``http(s)://``
+    offer endpoint (spoken to in ``protocol``, with the token in ``token_env`` presented as a
+    bearer token when given), or an agent spec file with ``[remote]``."""
     from voicebench._model import validate_record
     from voicebench.agentspec import load_agent_spec
 
-    if "://" in agent and not agent.startswith(("ws://", "wss://")):
+    schemes = ("ws://", "wss://", "http://", "https://")
+    if "://" in agent and not agent.startswith(schemes):
         raise InputError(f"{agent!r} is not a ws:// or wss:// URL", field="--agent")
-    if agent.startswith(("ws://", "wss://")):
+    if agent.startswith(schemes):
         remote: dict[str, Any] = {"url": agent, "protocol": protocol}
         if token_env is not None:
             remote["auth"] = {"token_env": token_env}

@@ -273,10 +273,12 @@ async def serve(
     on_refused: Callable[[str], None] | None = None,
     stop: asyncio.Event | None = None,
 ) -> None:
-    """Serve ``spec`` on ws://127.0.0.1:PORT until ``stop`` is set, or, without one, until
-    SIGINT or SIGTERM; either way every call's pipeline and the helper servers are stopped.
-    Calls must present ``token`` and come from no browser origin but ``allowed_origins``; at
-    most ``max_calls`` (``default_max_calls()``) run at once (see the module docstring).
+    """Serve ``spec`` on ws://127.0.0.1:PORT (``webrtc``: offers taken at
+    http://127.0.0.1:PORT/api/offer, ``voicebench.live.serve_webrtc``) until ``stop`` is set,
+    or, without one, until SIGINT or SIGTERM; either way every call's pipeline and the helper
+    servers are stopped. Calls must present ``token`` and come from no browser origin but
+    ``allowed_origins``; at most ``max_calls`` (``default_max_calls()``) run at once (see the
+    module docstring).
     ``on_call("started" | "ended", calls in progress)`` is told of every call; a call has
     ended once its pipeline has stopped. ``on_refused(reason)`` is told of every refused one."""
     if len(token) < 16:
@@ -292,6 +294,21 @@ async def serve(
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
     async with shared_backend(spec) as call_spec:
+        if protocol == "webrtc":
+            from voicebench.live.serve_webrtc import serve_webrtc
+
+            await serve_webrtc(
+                call_spec,
+                port=port,
+                refuse=lambda path, headers: refusal(path, headers, token, allowed_origins),
+                limit=limit,
+                host=HOST,
+                on_ready=on_ready,
+                on_call=on_call,
+                on_refused=on_refused,
+                stop=stop,
+            )
+            return
         calls = 0
 
         async def handler(ws) -> None:

@@ -172,6 +172,13 @@ def agent_latency(
         agent_name=header.agent.name,
         contestant=header.agent.id,
         family=header.agent.family,
+        kind=(
+            "remote"
+            if header.agent.remote is not None
+            else "speech-to-speech"
+            if header.agent.s2s is not None
+            else "cascade"
+        ),
         mode=header.mode.value,
         created_at=header.created_at,
         turns=len(records),

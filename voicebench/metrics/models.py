@@ -8,6 +8,8 @@ down, not how the agent varies from day to day.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from voicebench._model import FrozenModel
@@ -72,6 +74,9 @@ class AgentLatency(FrozenModel):
     contestant: str
     """The agent's id, ``provider/model``."""
     family: str
+    kind: Literal["cascade", "speech-to-speech", "remote"] = "cascade"
+    """How the agent is built: ASR -> LLM -> TTS here, one speech-to-speech model (``[s2s]``),
+    or reached elsewhere (``[remote]``)."""
     mode: str
     created_at: str
     turns: int

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from voicebench.remote.telephony import TELEPHONY, TelephonyAgentSide, TelephonyCaller
-from voicebench.remote.wire import PCMCodec, PipecatCodec
+from voicebench.remote.wire import MediaCodec, PCMCodec, PipecatCodec
 
 
 def codec(
@@ -13,6 +13,8 @@ def codec(
     """The caller's side of ``protocol``; ``parameters`` are a phone call's custom parameters."""
     if protocol in TELEPHONY:
         return TelephonyCaller(protocol, parameters)
+    if protocol == "webrtc":
+        return MediaCodec(sample_rate)
     return PCMCodec(sample_rate) if protocol == "pcm" else PipecatCodec(sample_rate)
 
 
@@ -20,4 +22,6 @@ def agent_codec(protocol: str, sample_rate: int) -> PCMCodec | PipecatCodec | Te
     """The agent's side of ``protocol``."""
     if protocol in TELEPHONY:
         return TelephonyAgentSide(protocol)
+    if protocol == "webrtc":
+        return MediaCodec(sample_rate)
     return PCMCodec(sample_rate) if protocol == "pcm" else PipecatCodec(sample_rate)

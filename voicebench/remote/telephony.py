@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from voicebench.agentspec import TELEPHONY
 from voicebench.remote.wire import Incoming, control_object
+from voicebench.remotespec import TELEPHONY
 from voicebench.scenarios.signal import mulaw_decode, mulaw_encode
 
 LINE_RATE = 8_000

@@ -86,6 +86,17 @@ class PCMCodec:
         return Incoming(control=data) if data is not None else None
 
 
+class MediaCodec(PCMCodec):
+    """``webrtc``: the call's media carries the audio both ways (``voicebench.remote.webrtc``);
+    what reaches the loudspeaker is decoded PCM, and there are no control messages."""
+
+    def hello(self) -> list[str | bytes]:
+        return []
+
+    def context(self, messages: list[dict[str, str]]) -> list[str | bytes]:
+        return []
+
+
 class PipecatCodec:
     """pipecat's protobuf frames; the serializer is pipecat's own, so a pipecat bot's server
     transport reads what is sent unchanged."""

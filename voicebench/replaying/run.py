@@ -90,9 +90,9 @@ def agent_class(spec: AgentSpec) -> AgentFactory:
     """What speaks to the agent a spec names: the remote caller for a ``[remote]`` spec, the
     speech-to-speech pipeline for an ``[s2s]`` one, the local pipecat pipeline otherwise."""
     if spec.remote is not None:
-        from voicebench.remote.caller import RemoteAgent
+        from voicebench.remote import caller_class
 
-        return RemoteAgent
+        return caller_class(spec.remote.protocol)
     if spec.s2s is not None:
         from voicebench.pipeline.s2s import SpeechToSpeechAgent
 

@@ -204,9 +204,11 @@ def _frontier_points(agents: Sequence[AgentLatency], judging: JudgingSummary, fi
             continue
         latency = by_name.get(r.contestant)
         median = getattr(latency, field).quantile(50) if latency else None
-        if median is not None:
+        if latency is not None and median is not None:
             points.append(
-                figures.FrontierPoint(r.contestant, r.elo, ci, median.value_ms, median.ci_ms)
+                figures.FrontierPoint(
+                    r.contestant, r.elo, ci, median.value_ms, median.ci_ms, latency.kind
+                )
             )
     return points, humans
 

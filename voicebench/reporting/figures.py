@@ -203,6 +203,12 @@ class FrontierPoint:
     elo_ci: tuple[float, float]
     latency_ms: float
     latency_ci: tuple[float, float]
+    kind: str = "cascade"
+    """``cascade``, ``speech-to-speech`` or ``remote`` (``AgentLatency.kind``): drawn apart."""
+
+
+MARKERS = {"cascade": "o", "speech-to-speech": "s", "remote": "D"}
+"""A frontier point's marker by how its agent is built."""
 
 
 def pareto(points: Sequence[FrontierPoint]) -> list[FrontierPoint]:
@@ -225,7 +231,8 @@ def frontier(
     warning: str | None,
 ) -> str:
     """HEART Elo against median latency on a log axis: Elo CIs vertical, latency CIs horizontal,
-    the Pareto frontier as a step line, human replies (no latency) as horizontal lines."""
+    the Pareto frontier as a step line, human replies (no latency) as horizontal lines. A
+    speech-to-speech agent is a square and a remote one a diamond, each named so in the legend."""
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(7.5, 5))
         for k, p in enumerate(points):
@@ -234,11 +241,11 @@ def frontier(
                 p.elo,
                 yerr=[[p.elo - p.elo_ci[0]], [p.elo_ci[1] - p.elo]],
                 xerr=[[p.latency_ms - p.latency_ci[0]], [p.latency_ci[1] - p.latency_ms]],
-                fmt="o",
+                fmt=MARKERS.get(p.kind, "o"),
                 color=series_color(k),
                 capsize=3,
                 markersize=7,
-                label=p.name,
+                label=p.name if p.kind == "cascade" else f"{p.name} ({p.kind})",
             )
         front = pareto(points)
         if len(front) > 1:

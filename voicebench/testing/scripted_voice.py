@@ -3,7 +3,8 @@ self-checking voicebench's remote-agent client and load mode.
 
 It speaks any protocol of ``voicebench.remote.wire`` (``pcm``, ``pipecat``, or the agent's
 side of a ``twilio`` or ``telnyx`` media stream, 8 kHz mu-law), or a speech-to-speech model's
-server (``openai-realtime``: ``voicebench.testing.scripted_realtime``) on 127.0.0.1, one call per
+server (``openai-realtime``: ``voicebench.testing.scripted_realtime``), or answers WebRTC calls
+(``webrtc``: ``voicebench.testing.scripted_webrtc``) on 127.0.0.1, one call per
 connection, any number of calls at once. Per call it listens to the caller's 20 ms frames;
 once it has heard speech followed by ``hangover_ms`` of silence it answers, placing the first
 audible sample of its reply ``delay_ms`` after the end of the caller's speech. It knows when
@@ -76,7 +77,9 @@ from voicebench.testing.scripted_voice_agent import (
 
 REALTIME = "openai-realtime"
 """A speech-to-speech model's server (``voicebench.testing.scripted_realtime``)."""
-PROTOCOLS = ("pcm", "pipecat", *TELEPHONY, REALTIME)
+WEBRTC = "webrtc"
+"""Calls over WebRTC (``voicebench.testing.scripted_webrtc``)."""
+PROTOCOLS = ("pcm", "pipecat", *TELEPHONY, REALTIME, WEBRTC)
 
 
 async def serve(agent: Agent, *, port: int = 0) -> None:
@@ -180,6 +183,8 @@ def main(argv: list[str] | None = None) -> None:
         from voicebench.testing.scripted_realtime import RATE, RealtimeAgent
 
         kind, rate = RealtimeAgent, RATE
+    elif args.protocol == WEBRTC:
+        rate = 48_000
     token = os.environ.get(args.token_env) if args.token_env else None
     if args.token_env and not token:
         raise RunError(f"--token-env: {args.token_env} is not set")
@@ -198,6 +203,11 @@ def main(argv: list[str] | None = None) -> None:
         token=token,
         reply_text=args.reply,
     )
+    if args.protocol == WEBRTC:
+        from voicebench.testing.scripted_webrtc import serve_webrtc
+
+        asyncio.run(serve_webrtc(agent, port=args.port))
+        return
     asyncio.run(serve(agent, port=args.port))
 
 
@@ -247,12 +257,13 @@ class ScriptedVoiceAgent(HelperServer):
             args += ["--token-env", token_env]
         super().__init__(
             self.python_module("voicebench.testing.scripted_voice", *args),
-            ready_pattern=rf"READY (ws://{HOST}:\d+)",
+            ready_pattern=rf"READY ((?:ws|http)://{HOST}:\d+\S*)",
         )
 
     @property
     def url(self) -> str | None:
-        """``ws://127.0.0.1:PORT`` while it runs."""
+        """``ws://127.0.0.1:PORT`` while it runs (``webrtc``: its offer endpoint,
+        ``http://127.0.0.1:PORT/api/offer``)."""
         running = self.process is not None and self.process.poll() is None
         return self.ready_match.group(1) if running and self.ready_match else None
 

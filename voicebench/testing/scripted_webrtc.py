@@ -1,0 +1,171 @@
+"""The scripted voice agent answering WebRTC calls (``python -m voicebench.testing.scripted_voice
+--protocol webrtc``; ``ScriptedVoiceAgent(protocol="webrtc")``): the same agent, with the same
+known delay, that the WebSocket protocols reach, so what WebRTC adds can be measured apart.
+
+It takes SDP offers at ``http://127.0.0.1:PORT/api/offer`` (as pipecat's request handler does)
+and answers each with a peer connection of its own (aiortc, Opus at 48 kHz). The caller's audio
+is what aiortc hands over after its jitter buffer and decoder, stamped when handed over; the
+answer's audio goes out on a track that sends a 20 ms frame every 20 ms (silence between
+answers), as a WebRTC agent's does. ``first_audio_sent_ns`` in the log is when the answer's
+first frame was handed to that track's queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fractions
+import time
+from typing import Any
+
+import numpy as np
+
+from voicebench.agent.realtime import FRAME_NS, NS_PER_S
+from voicebench.llm.helper import HOST
+from voicebench.testing.scripted_voice_agent import Agent
+
+RATE = 48_000
+FRAME = RATE * FRAME_NS // NS_PER_S
+"""Samples in a 20 ms frame."""
+
+
+class PeerLine:
+    """One WebRTC call as the scripted agent's connection: the caller's decoded audio comes
+    out of ``async for``, the agent's audio goes into ``send``."""
+
+    def __init__(self, call: int) -> None:
+        import av
+        from aiortc import MediaStreamTrack
+
+        self.voicebench_call = call
+        self._heard: asyncio.Queue[tuple[bytes, int] | None] = asyncio.Queue()
+        self._said: list[np.ndarray] = []
+        self._arrival = 0
+        said = self._said
+
+        class AnswerTrack(MediaStreamTrack):
+            kind = "audio"
+
+            def __init__(self) -> None:
+                super().__init__()
+                self._origin: int | None = None
+                self._k = 0
+
+            async def recv(self) -> Any:
+                if self._origin is None:
+                    self._origin = time.perf_counter_ns()
+                due = self._origin + self._k * FRAME_NS
+                delay = (due - time.perf_counter_ns()) / NS_PER_S
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                pcm = said.pop(0) if said else np.zeros(FRAME, np.int16)
+                frame = av.AudioFrame.from_ndarray(pcm.reshape(1, -1), format="s16", layout="mono")
+                frame.sample_rate = RATE
+                frame.pts = self._k * FRAME
+                frame.time_base = fractions.Fraction(1, RATE)
+                self._k += 1
+                return frame
+
+        self.track = AnswerTrack()
+
+    async def listen(self, track: Any) -> None:
+        from aiortc.mediastreams import MediaStreamError
+
+        from voicebench.remote.webrtc import mono_pcm
+
+        try:
+            while True:
+                frame = await track.recv()
+                await self._heard.put((mono_pcm(frame), time.perf_counter_ns()))
+        except MediaStreamError:
+            await self._heard.put(None)
+
+    def arrival(self) -> int:
+        return self._arrival
+
+    def __aiter__(self) -> PeerLine:
+        return self
+
+    async def __anext__(self) -> bytes:
+        got = await self._heard.get()
+        if got is None:
+            raise StopAsyncIteration
+        audio, self._arrival = got
+        return audio
+
+    async def send(self, message: str | bytes) -> None:
+        if isinstance(message, str):
+            return  # (no control messages on a call)
+        pcm = np.frombuffer(message, dtype=np.int16)
+        for at in range(0, pcm.size, FRAME):
+            chunk = pcm[at : at + FRAME]
+            self._said.append(np.pad(chunk, (0, FRAME - chunk.size)))
+
+    async def close(self) -> None:
+        await self._heard.put(None)
+
+
+async def serve_webrtc(agent: Agent, *, port: int = 0) -> None:
+    """Answer offers until SIGTERM, SIGINT or the parent's death."""
+    import contextlib
+    import gc
+    import os
+    import signal
+
+    from aiohttp import web
+    from aiortc import RTCPeerConnection, RTCSessionDescription
+
+    peers: set[Any] = set()
+    tasks: set[asyncio.Future] = set()  # (kept until done)
+
+    def keep(task: asyncio.Future) -> None:
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+
+    async def offer(request: web.Request) -> web.Response:
+        body = await request.json()
+        call = next(agent.calls)
+        if agent.fault_for(call) == "refuse":
+            return web.Response(status=503, text="scripted refusal\n")
+        pc = RTCPeerConnection()
+        peers.add(pc)
+        line = PeerLine(call)
+
+        @pc.on("track")
+        def _track(track: Any) -> None:
+            if track.kind == "audio":
+                keep(asyncio.ensure_future(line.listen(track)))
+
+        await pc.setRemoteDescription(RTCSessionDescription(body["sdp"], body["type"]))
+        for transceiver in pc.getTransceivers():
+            if transceiver.kind == "audio":
+                transceiver.sender.replaceTrack(line.track)
+                transceiver.direction = "sendrecv"
+        await pc.setLocalDescription(await pc.createAnswer())
+        keep(asyncio.ensure_future(agent.handle(line)))
+        return web.json_response({"sdp": pc.localDescription.sdp, "type": "answer"})
+
+    app = web.Application()
+    app.router.add_post("/api/offer", offer)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, HOST, port)
+    await site.start()
+    server = site._server
+    assert server is not None
+    bound = next(iter(server.sockets)).getsockname()[1]  # type: ignore[attr-defined]
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    gc.freeze()
+    print(f"READY http://{HOST}:{bound}/api/offer", flush=True)
+    parent = os.getppid()
+    try:
+        while not stop.is_set() and os.getppid() == parent:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=1.0)
+    finally:
+        for pc in peers:
+            with contextlib.suppress(Exception):
+                await pc.close()
+        await runner.cleanup()
