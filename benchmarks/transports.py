@@ -22,9 +22,12 @@ each pass opens the connection); CPU steal over the run is printed beside the ta
     python benchmarks/transports.py                       # 12 turns per transport, 700 ms
     python benchmarks/transports.py --turns 30 --only s2s-realtime
 
-Target: TTFA - delay, p99 <= 10 ms on warm turns, over every transport that carries the
-audio as it is (WebSocket, the in-process speech-to-speech agent): there the difference is the
-harness's timing error plus a hop or two. Over WebRTC the difference is what WebRTC adds (the
+Target: TTFA - delay, p99 <= 10 ms on warm turns, over the WebSocket transports: the agent is
+another process whose audio is stamped as it reaches the caller's socket, so the difference is
+the harness's timing error plus a loopback hop. The speech-to-speech agent's difference is the
+pipeline's own hops both ways (pipecat's input transport to the model's socket; the model's
+socket through its service to the loudspeaker), stamped on the event loop the pipeline shares
+with the caller: it is printed apart. Over WebRTC the difference is what WebRTC adds (the
 agent's jitter buffer on the input leg, aiortc's 80 ms as pipecat's SmallWebRTC keeps it; the
 caller's 20 ms one, Opus and the 20 ms media clock on the output leg): it is printed as
 WebRTC's share, not held to the target.
@@ -154,15 +157,18 @@ async def main() -> None:
             f"{r['ttfa_p90']:>9} {r['err_p50']:>8} {r['err_p99']:>9} {r['err_max']:>9} "
             f"{r['input_p50']:>7} {r['output_p50']:>8}"
         )
-    exact = [r for r in rows if r["transport"] != "webrtc"]
+    exact = [r for r in rows if r["transport"].startswith("websocket")]
     if exact:
         worst = max(r["err_p99"] for r in exact)
         verdict = "meets" if worst <= TARGET_MS else "misses"
-        print(
-            f"worst |TTFA - delay| p99 without a codec on the way {worst} ms: {verdict} the "
-            f"{TARGET_MS:g} ms target"
-        )
+        print(f"worst |TTFA - delay| p99 over WebSocket {worst} ms: {verdict} the target")
     for r in rows:
+        if r["transport"] == "s2s-realtime":
+            print(
+                f"speech to speech in-process: TTFA - delay p50 {r['err_p50']} ms, p99 "
+                f"{r['err_p99']} ms (the pipeline's hops: in {r['input_p50']}, out "
+                f"{r['output_p50']} ms at the median)"
+            )
         if r["transport"] == "webrtc":
             base = next((b for b in rows if b["transport"] == "websocket-pcm"), None)
             over = f", {r['ttfa_p50'] - base['ttfa_p50']:.1f} ms over websocket-pcm" if base else ""
