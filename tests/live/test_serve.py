@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from apps import served
 from fastapi import WebSocket  # at module level: FastAPI resolves the endpoint's annotations here
 from processes import ROOT, as_in_a_terminal, descendants, survivors, voicebench
 from short_set import ShortSet
@@ -292,7 +293,6 @@ async def pipecat_twilio_bot(seen: dict):
     the caller hangs up. What pipecat parsed from the start goes in ``seen``; yields the URL."""
     import asyncio
 
-    import uvicorn
     from fastapi import FastAPI
     from pipecat.runner.utils import parse_telephony_websocket
     from pipecat.serializers.twilio import TwilioFrameSerializer
@@ -335,19 +335,8 @@ async def pipecat_twilio_bot(seen: dict):
         async with VoiceAgent(bot, transport=transport):
             await gone.wait()
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        assert not task.done(), "the bot's server did not start"
-        await asyncio.sleep(0.05)
-    try:
+    async with served(app) as port:
         yield f"ws://127.0.0.1:{port}/media"
-    finally:
-        server.should_exit = True
-        await task
 
 
 async def test_a_plain_pipecat_twilio_bot_is_called_as_a_phone_platform_would(

@@ -9,11 +9,11 @@ import contextlib
 import os
 import re
 import signal
-import socket
 import subprocess
 from pathlib import Path
 
 import pytest
+from apps import served
 from fastapi import BackgroundTasks  # at module level: FastAPI resolves the endpoint's annotations
 from processes import ROOT, voicebench
 from short_set import ShortSet
@@ -102,7 +102,6 @@ async def pipecat_smallwebrtc_bot():
     ``/api/offer`` hands the offer to ``SmallWebRTCRequestHandler`` and runs the bot's
     pipeline on ``SmallWebRTCTransport`` over the ``SmallWebRTCConnection`` it made, in a
     background task, until the peer leaves. Yields the offer URL."""
-    import uvicorn
     from fastapi import FastAPI
     from pipecat.transports.smallwebrtc.connection import SmallWebRTCConnection
     from pipecat.transports.smallwebrtc.request_handler import (
@@ -142,20 +141,11 @@ async def pipecat_smallwebrtc_bot():
         )
         return answer or {}
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        assert not task.done(), "the bot's server did not start"
-        await asyncio.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}/api/offer"
-    finally:
-        await handler.close()
-        server.should_exit = True
-        await task
+    async with served(app) as port:
+        try:
+            yield f"http://127.0.0.1:{port}/api/offer"
+        finally:
+            await handler.close()  # the calls end before the server does
 
 
 async def test_a_plain_pipecat_smallwebrtc_bot_is_called_and_timed(tmp_path: Path, short_set):

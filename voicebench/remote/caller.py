@@ -151,13 +151,17 @@ class RemoteAgent:
         """Whether the agent answered: the WebSocket opened."""
         return self._ws is not None
 
-    async def __aexit__(self, *exc) -> None:
+    async def _stop_listening(self) -> None:
+        """Stop the call's tasks (the microphone, the listener) and the loudspeaker."""
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._speaker.close()
+
+    async def __aexit__(self, *exc) -> None:
+        await self._stop_listening()
         if self._ws is not None and not self._closed.is_set():
             with contextlib.suppress(Exception):
                 for message in self.codec.bye():

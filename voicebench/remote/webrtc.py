@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import fractions
 import time
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -45,13 +46,14 @@ def _aiortc() -> Any:
     return aiortc
 
 
-def microphone_track(mic: Microphone, clock) -> Any:
-    """The caller's microphone as an aiortc audio track: 20 ms frames at 48 kHz, each returned
-    once its 20 ms have been recorded, silence between utterances."""
+def paced_track(frame_at: Callable[[int], np.ndarray], clock) -> Any:
+    """An aiortc audio track of 20 ms frames at 48 kHz: frame k is ``frame_at(window)`` for its
+    window's start on ``clock``, returned once its 20 ms have passed (the first window starts
+    when the first frame is asked for)."""
     import av
     from aiortc import MediaStreamTrack
 
-    class MicrophoneTrack(MediaStreamTrack):
+    class PacedTrack(MediaStreamTrack):
         kind = "audio"
 
         def __init__(self) -> None:
@@ -63,7 +65,7 @@ def microphone_track(mic: Microphone, clock) -> Any:
             if self._origin is None:
                 self._origin = clock()
             window = self._origin + self._k * FRAME_NS
-            pcm = mic.frame(window)
+            pcm = frame_at(window)
             delay = (window + FRAME_NS - clock()) / NS_PER_S
             if delay > 0:
                 await asyncio.sleep(delay)
@@ -74,7 +76,13 @@ def microphone_track(mic: Microphone, clock) -> Any:
             self._k += 1
             return frame
 
-    return MicrophoneTrack()
+    return PacedTrack()
+
+
+def microphone_track(mic: Microphone, clock) -> Any:
+    """The caller's microphone as a track: each frame leaves once its 20 ms have been recorded,
+    silence between utterances."""
+    return paced_track(mic.frame, clock)
 
 
 def mono_pcm(frame: Any) -> bytes:
@@ -189,12 +197,7 @@ class WebRTCAgent(RemoteAgent):
         return ""
 
     async def __aexit__(self, *exc) -> None:
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        self._speaker.close()
+        await self._stop_listening()
         if self._pc is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._pc.close(), 5)

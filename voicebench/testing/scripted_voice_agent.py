@@ -60,18 +60,26 @@ def heard_end_shift_ms(pcm: np.ndarray, protocol: str) -> float:
     """How much earlier than the true end of speech of the 16 kHz fixture ``pcm`` the agent
     hears it end on ``protocol``'s line. On a phone stream (8 kHz mu-law) a final fricative's
     energy above 4 kHz never arrives, so for some utterances the last audible sample comes up
-    to about 0.2 s early; elsewhere the shift is 0. TTFA stays timed from the true end."""
+    to about 0.2 s early; at the realtime protocol's 24 kHz a soft last sound resampled can
+    fall under the speech threshold a few milliseconds early; elsewhere the shift is 0. TTFA
+    stays timed from the true end."""
+    from voicebench.agent.realtime import at_rate
     from voicebench.remote.telephony import LINE_RATE, TELEPHONY
     from voicebench.scenarios.signal import mulaw_decode, mulaw_encode
 
-    if protocol not in TELEPHONY:
+    if protocol in TELEPHONY:
+        rate = LINE_RATE
+        line = mulaw_decode(mulaw_encode(to_int16(resample(pcm / 32768.0, 16_000, LINE_RATE))))
+    elif protocol == "openai-realtime":
+        rate = 24_000
+        line = at_rate(pcm, rate)
+    else:
         return 0.0
     true = speech_bounds(pcm)
-    line = mulaw_decode(mulaw_encode(to_int16(resample(pcm / 32768.0, 16_000, LINE_RATE))))
     heard = speech_bounds(line)
     if true is None or heard is None:
         return 0.0
-    return true[1] / 16.0 - heard[1] * 1000.0 / LINE_RATE
+    return true[1] / 16.0 - heard[1] * 1000.0 / rate
 
 
 class Overheard:
@@ -229,6 +237,7 @@ class Agent:
         start = max(spoken_end_ns + self.delay_ns, time.perf_counter_ns())
         n = self.rate * CHUNK_MS // 1000
         first_sent = None
+        play_end = 0  # when what was sent so far has played on the caller's side
         last_audible: int | None = None
         stop_at: int | None = None
         stopped = False
@@ -243,8 +252,9 @@ class Agent:
             chunk = self.reply[pos : pos + n]
             stop_at = self._stop_at(over)
             if stop_at is not None and first_sent is not None:
-                # Where this chunk plays on the caller's side: after the first, in step.
-                plays = first_sent + k * CHUNK_MS * 1_000_000
+                # Where this chunk plays on the caller's side: when it arrives, or once the one
+                # before has played (a stalled send leaves a gap there, and shifts what follows).
+                plays = max(time.perf_counter_ns(), play_end)
                 keep = max(0, (stop_at - plays) * self.rate // NS_PER_S)
                 stopped = keep <= chunk.size
                 if stopped and wire.telephony:
@@ -263,11 +273,13 @@ class Agent:
                 if chunk.size == 0:
                     break
             await ws.send(wire.audio(chunk.tobytes()))
+            sent = time.perf_counter_ns()
             if first_sent is None:
-                first_sent = time.perf_counter_ns()
+                first_sent = sent
+            plays = max(sent, play_end)
+            play_end = plays + chunk.size * NS_PER_S // self.rate
             loud = np.flatnonzero(np.abs(chunk.astype(np.int32)) > self.threshold)
             if loud.size:
-                plays = first_sent + k * CHUNK_MS * 1_000_000
                 last_audible = plays + (int(loud[-1]) + 1) * NS_PER_S // self.rate
             if stopped:
                 break
@@ -277,7 +289,7 @@ class Agent:
         if wire.telephony and not stopped and first_sent is not None:
             # Told when the reply has played: the platform returns the mark then.
             await ws.send(wire.mark(f"reply-{call}"))
-            ends_ns = first_sent + self.reply.size * NS_PER_S // self.rate
+            ends_ns = play_end
         if stopped:
             self._write(
                 {

@@ -13,7 +13,6 @@ first frame was handed to that track's queue.
 from __future__ import annotations
 
 import asyncio
-import fractions
 import time
 from typing import Any
 
@@ -33,39 +32,17 @@ class PeerLine:
     out of ``async for``, the agent's audio goes into ``send``."""
 
     def __init__(self, call: int) -> None:
-        import av
-        from aiortc import MediaStreamTrack
+        from voicebench.remote.webrtc import paced_track
 
         self.voicebench_call = call
         self._heard: asyncio.Queue[tuple[bytes, int] | None] = asyncio.Queue()
         self._said: list[np.ndarray] = []
         self._arrival = 0
-        said = self._said
+        # The answer goes out a 20 ms frame every 20 ms, silence between answers.
+        self.track = paced_track(self._next_said, time.perf_counter_ns)
 
-        class AnswerTrack(MediaStreamTrack):
-            kind = "audio"
-
-            def __init__(self) -> None:
-                super().__init__()
-                self._origin: int | None = None
-                self._k = 0
-
-            async def recv(self) -> Any:
-                if self._origin is None:
-                    self._origin = time.perf_counter_ns()
-                due = self._origin + self._k * FRAME_NS
-                delay = (due - time.perf_counter_ns()) / NS_PER_S
-                if delay > 0:
-                    await asyncio.sleep(delay)
-                pcm = said.pop(0) if said else np.zeros(FRAME, np.int16)
-                frame = av.AudioFrame.from_ndarray(pcm.reshape(1, -1), format="s16", layout="mono")
-                frame.sample_rate = RATE
-                frame.pts = self._k * FRAME
-                frame.time_base = fractions.Fraction(1, RATE)
-                self._k += 1
-                return frame
-
-        self.track = AnswerTrack()
+    def _next_said(self, _window_ns: int) -> np.ndarray:
+        return self._said.pop(0) if self._said else np.zeros(FRAME, np.int16)
 
     async def listen(self, track: Any) -> None:
         from aiortc.mediastreams import MediaStreamError
