@@ -46,6 +46,7 @@ from pipecat.observers.base_observer import FramePushed
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 from pipecat.services.llm_service import LLMService
 
+from voicebench.agent.interface import AFTER_ASIDE_S
 from voicebench.agentspec import AgentSpec
 from voicebench.llm import connect
 from voicebench.pipeline.agent import VoiceAgent, silero_vad
@@ -234,7 +235,7 @@ class SpeechToSpeechAgent(VoiceAgent):
         end (or had no audio, and a moment has passed)."""
         if any(e.kind is EventKind.ERROR for e in events):
             return True  # the model said it failed (an error event ends its session)
-        if aside_ns is not None and now_ns - aside_ns < 2_000_000_000:
+        if aside_ns is not None and now_ns - aside_ns < AFTER_ASIDE_S * 1e9:
             return False
 
         def times(kind: EventKind) -> list[int]:

@@ -3,11 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import gc
-import os
-import signal
 from collections import deque
 from typing import IO, Any, Protocol
 
@@ -16,7 +11,7 @@ from aiohttp import web
 from voicebench.errors import RunError
 from voicebench.llm.helper import HOST
 from voicebench.testing.scripted_records import FAULTS
-from voicebench.testing.scripted_timing import listener
+from voicebench.testing.scripted_timing import listener, ready_until_stopped
 
 
 class _Completions(Protocol):
@@ -85,17 +80,8 @@ async def serve(completions: _Completions, *, port: int = 0, host: str = HOST) -
     )
     await runner.setup()
     await web.SockSite(runner, listener(HOST, port)).start()
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    gc.freeze()  # startup objects need no scanning; keeps collection pauses short
-    print(f"READY http://{HOST}:{runner.addresses[0][1]}/v1", flush=True)
-    parent = os.getppid()
     try:
-        while not stop.is_set() and os.getppid() == parent:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=1.0)
+        await ready_until_stopped(f"http://{HOST}:{runner.addresses[0][1]}/v1")
     finally:
         await runner.cleanup()
         if completions.log is not None:

@@ -104,24 +104,16 @@ class RealtimeAgent(Agent):
             wire.asked.set()
 
     async def speech_began(self, ws, wire: RealtimeWire, sample: int) -> None:
-        if not wire.local:
-            await ws.send(
-                wire.event(
-                    "input_audio_buffer.speech_started",
-                    audio_start_ms=sample * 1000 // RATE,
-                    item_id=wire.new_id("item"),
-                )
-            )
+        await self._server_vad(ws, wire, "speech_started", audio_start_ms=sample * 1000 // RATE)
 
     async def speech_ended(self, ws, wire: RealtimeWire, sample: int) -> None:
+        await self._server_vad(ws, wire, "speech_stopped", audio_end_ms=sample * 1000 // RATE)
+
+    async def _server_vad(self, ws, wire: RealtimeWire, what: str, **at_ms: int) -> None:
+        """The server VAD's word on the caller's speech (said only when its VAD is on)."""
         if not wire.local:
-            await ws.send(
-                wire.event(
-                    "input_audio_buffer.speech_stopped",
-                    audio_end_ms=sample * 1000 // RATE,
-                    item_id=wire.new_id("item"),
-                )
-            )
+            event = wire.event(f"input_audio_buffer.{what}", item_id=wire.new_id("item"), **at_ms)
+            await ws.send(event)
 
     async def answer(self, ws, wire: RealtimeWire, call, fault, spoken_end_ns, over) -> None:
         if wire.local:

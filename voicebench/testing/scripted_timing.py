@@ -1,9 +1,14 @@
-"""How the scripted LLM server keeps time: deadlines met to the microsecond, and each request
-timed from when its last bytes reached the server's socket (``voicebench._arrivals``)."""
+"""How the scripted servers keep time: deadlines met to the microsecond, each request timed from
+when its last bytes reached the server's socket (``voicebench._arrivals``), and how each one
+says it is ready and runs until it is told to stop."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
+import os
+import signal
 import socket
 import time
 
@@ -37,3 +42,18 @@ def arrived(request: web.Request, fallback_ns: int) -> int:
     """When the latest bytes of ``request``'s connection reached the socket."""
     conn = kernel.stamped(request.transport.get_extra_info("socket") if request.transport else None)
     return conn.arrived_ns if conn is not None and conn.arrived_ns else fallback_ns
+
+
+async def ready_until_stopped(url: str) -> None:
+    """Print ``READY URL`` (what ``HelperServer`` waits for) and return on SIGTERM, SIGINT or
+    the parent's death."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    gc.freeze()  # startup objects (the voice, numpy) need no scanning: shorter pauses
+    print(f"READY {url}", flush=True)
+    parent = os.getppid()
+    while not stop.is_set() and os.getppid() == parent:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=1.0)

@@ -53,11 +53,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import gc
 import json
 import os
-import signal
 import tempfile
 from http import HTTPStatus
 from pathlib import Path
@@ -66,7 +63,7 @@ from voicebench.errors import RunError
 from voicebench.llm.helper import HOST, HelperServer
 from voicebench.remote.arrivals import StampedServerConnection
 from voicebench.remote.telephony import LINE_RATE, TELEPHONY
-from voicebench.testing.scripted_timing import listener
+from voicebench.testing.scripted_timing import listener, ready_until_stopped
 from voicebench.testing.scripted_voice_agent import (
     DEFAULT_REPLY,
     FAULTS,
@@ -94,10 +91,6 @@ async def serve(agent: Agent, *, port: int = 0) -> None:
             return connection.respond(HTTPStatus.SERVICE_UNAVAILABLE, "scripted refusal\n")
         return None
 
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
     async with websockets.serve(
         agent.handle,
         sock=listener(HOST, port),  # the agent hears each frame when it arrived
@@ -108,12 +101,7 @@ async def serve(agent: Agent, *, port: int = 0) -> None:
         compression=None,
     ) as server:
         bound = next(iter(server.sockets)).getsockname()[1]
-        gc.freeze()  # startup objects (the voice, numpy) need no scanning: shorter pauses
-        print(f"READY ws://{HOST}:{bound}", flush=True)
-        parent = os.getppid()
-        while not stop.is_set() and os.getppid() == parent:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=1.0)
+        await ready_until_stopped(f"ws://{HOST}:{bound}")
 
 
 def hangover_for(protocol: str) -> float:

@@ -20,6 +20,7 @@ import numpy as np
 
 from voicebench.agent.realtime import FRAME_NS, NS_PER_S
 from voicebench.llm.helper import HOST
+from voicebench.testing.scripted_timing import ready_until_stopped
 from voicebench.testing.scripted_voice_agent import Agent
 
 RATE = 48_000
@@ -84,9 +85,6 @@ class PeerLine:
 async def serve_webrtc(agent: Agent, *, port: int = 0) -> None:
     """Answer offers until SIGTERM, SIGINT or the parent's death."""
     import contextlib
-    import gc
-    import os
-    import signal
 
     from aiohttp import web
     from aiortc import RTCPeerConnection, RTCSessionDescription
@@ -130,17 +128,8 @@ async def serve_webrtc(agent: Agent, *, port: int = 0) -> None:
     server = site._server
     assert server is not None
     bound = next(iter(server.sockets)).getsockname()[1]  # type: ignore[attr-defined]
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    gc.freeze()
-    print(f"READY http://{HOST}:{bound}/api/offer", flush=True)
-    parent = os.getppid()
     try:
-        while not stop.is_set() and os.getppid() == parent:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=1.0)
+        await ready_until_stopped(f"http://{HOST}:{bound}/api/offer")
     finally:
         for pc in peers:
             with contextlib.suppress(Exception):
