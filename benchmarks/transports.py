@@ -10,7 +10,9 @@ after it. It is called over:
 - ``webrtc``: a ``[remote]`` agent called as a browser calls one (Opus at 48 kHz both ways,
   aiortc's jitter buffer on each side), the agent answering on a 20 ms media clock;
 - ``s2s-realtime``: an ``[s2s]`` agent, built in-process on pipecat's OpenAI Realtime service,
-  whose model is the scripted agent speaking the Realtime protocol (24 kHz).
+  whose model is the scripted agent speaking the Realtime protocol (24 kHz);
+- ``s2s-gemini``: the same on pipecat's Gemini Live service, the scripted agent speaking the
+  Live protocol (16 kHz in, 24 kHz out; a new session, seeded with the history, each turn).
 
 For each, the built-in dialogues' seeker turns are replayed and TTFA (true end of speech to the
 first audible sample heard) is compared with the delay, less the known shift of the end the
@@ -23,7 +25,7 @@ only (the first turn of each pass opens the connection); CPU steal over the run 
 beside the table.
 
     python benchmarks/transports.py                       # 12 turns per transport, 700 ms
-    python benchmarks/transports.py --turns 30 --only s2s-realtime
+    python benchmarks/transports.py --turns 30 --only s2s-realtime --per-turn
 
 Target: TTFA - delay, p99 <= 10 ms on warm turns, over every transport that carries the audio
 as it is (WebSocket, and the in-process speech-to-speech agent, whose difference includes the
@@ -62,7 +64,7 @@ from voicebench.fixtures import (  # noqa: E402
 )
 from voicebench.llm.realtime import RealtimeEndpoint  # noqa: E402
 from voicebench.replaying import replay  # noqa: E402
-from voicebench.testing.scripted_voice import REALTIME, ScriptedVoiceAgent  # noqa: E402
+from voicebench.testing.scripted_voice import GEMINI, REALTIME, ScriptedVoiceAgent  # noqa: E402
 from voicebench.testing.scripted_voice_agent import heard_end_shift_ms  # noqa: E402
 
 REPLY = "I hear you. That sounds heavy."
@@ -87,6 +89,14 @@ TRANSPORTS = {
             )
         },
     ),
+    "s2s-gemini": (
+        GEMINI,
+        lambda url: {
+            "s2s": RealtimeEndpoint(
+                provider="gemini-live", model="gemini-3.8-live", base_url=url, api_key_env=KEY
+            )
+        },
+    ),
 }
 
 
@@ -94,7 +104,9 @@ def _ms(values, q: float) -> float:
     return round(float(np.percentile(values, q)), 2) if len(values) else float("nan")
 
 
-async def one_pass(name: str, delay_ms: float, turns: int, workdir: Path) -> dict:
+async def one_pass(
+    name: str, delay_ms: float, turns: int, workdir: Path, *, per_turn: bool = False
+) -> dict:
     protocol, fields = TRANSPORTS[name]
     async with ScriptedVoiceAgent(delay_ms=delay_ms, protocol=protocol, reply=REPLY) as agent:
         assert agent.url is not None
@@ -126,6 +138,10 @@ async def one_pass(name: str, delay_ms: float, turns: int, workdir: Path) -> dic
         for (r, a), sh in zip(timed, shift, strict=True)
     ]
     output_leg = [(r.timing.audio_out_ns - a["first_audio_sent_ns"]) / 1e6 for r, a in timed]
+    if per_turn:
+        print(f"{name}: per warm turn, TTFA - delay, input leg, output leg (ms)")
+        for e, i, o in zip(error, input_leg, output_leg, strict=True):
+            print(f"{e:8.2f} {i:8.2f} {o:8.2f}")
     return {
         "transport": name,
         "turns": len(records),
@@ -146,13 +162,20 @@ async def main() -> None:
     parser.add_argument("--delay-ms", type=float, default=700.0)
     parser.add_argument("--turns", type=int, default=12, help="seeker turns per transport")
     parser.add_argument("--only", action="append", choices=sorted(TRANSPORTS), default=None)
+    parser.add_argument(
+        "--per-turn", action="store_true", help="also print each warm turn's error and legs"
+    )
     args = parser.parse_args()
     quiet_libraries(False)
     os.environ.setdefault(KEY, "not-a-real-key")  # the scripted model checks no key
     rows = []
     with tempfile.TemporaryDirectory() as tmp, CpuSteal() as steal:
         for name in args.only or TRANSPORTS:
-            rows.append(await one_pass(name, args.delay_ms, args.turns + 1, Path(tmp)))
+            rows.append(
+                await one_pass(
+                    name, args.delay_ms, args.turns + 1, Path(tmp), per_turn=args.per_turn
+                )
+            )
     head = (
         f"{'transport':<18} {'warm':>4} {'failed':>6} {'TTFA p50':>9} {'TTFA p90':>9} "
         f"{'err p50':>8} {'|err| p99':>9} {'|err| max':>9} {'in p50':>7} {'out p50':>8}"

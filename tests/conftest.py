@@ -51,8 +51,14 @@ def _order(item: pytest.Item) -> tuple[int, int]:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The heaviest test files first, longest first, then the other slow tests, then the rest.
     The processes take a file at a time in this order (``--no-loadscope-reorder``), so the
-    quick ones fill in at the end and the two finish about together."""
+    quick ones fill in at the end and the two finish about together. A test that calls a real
+    paid API (``live_api``) runs only with ``VOICEBENCH_LIVE_API=1``."""
     items.sort(key=_order)
+    if os.environ.get("VOICEBENCH_LIVE_API") != "1":
+        paid = pytest.mark.skip(reason="calls a real paid API: set VOICEBENCH_LIVE_API=1")
+        for item in items:
+            if item.get_closest_marker("live_api"):
+                item.add_marker(paid)
 
 
 @pytest.fixture(scope="session")

@@ -80,6 +80,7 @@ def test_a_missing_key_variable_fails_at_load_naming_it(tmp_path: Path, monkeypa
 def test_every_shipped_agent_loads_when_its_key_variable_is_set(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "dummy")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "dummy")
+    monkeypatch.setenv("GOOGLE_API_KEY", "dummy")
     specs = {p.stem: load_agent_spec(p) for p in sorted(AGENTS.glob("*.toml"))}
     assert {"local", "openai", "anthropic", "openai-compatible", "scripted"} <= set(specs)
     assert specs["local"].llm.provider == "local" and specs["local"].llm.model == "smollm2-135m"
@@ -92,6 +93,8 @@ def test_every_shipped_agent_loads_when_its_key_variable_is_set(monkeypatch):
     phone = specs["phone-example"].remote
     assert phone.protocol == "twilio" and phone.sample_rate == 8_000
     assert phone.parameters == {"campaign": "voicebench"}
+    gemini = specs["gemini-live"].s2s
+    assert (gemini.provider, gemini.api_key_env) == ("gemini-live", "GOOGLE_API_KEY")
 
 
 def test_a_remote_agents_token_variable_must_be_set(tmp_path, monkeypatch):
@@ -167,6 +170,7 @@ def test_bad_remote_specs_name_the_field(tmp_path, text, message):
         ("openai", "OPENAI_API_KEY"),
         ("anthropic", "ANTHROPIC_API_KEY"),
         ("openai-realtime", "OPENAI_API_KEY"),
+        ("gemini-live", "GOOGLE_API_KEY"),
     ],
 )
 def test_hosted_agents_without_their_key_fail_in_one_line(monkeypatch, agent, variable):
@@ -174,7 +178,8 @@ def test_hosted_agents_without_their_key_fail_in_one_line(monkeypatch, agent, va
     with pytest.raises(MissingSecretError) as info:
         load_agent_spec(AGENTS / f"{agent}.toml")
     assert str(info.value).count("\n") == 0 and variable in str(info.value)
-    assert "s2s.api_key_env" in str(info.value) if agent == "openai-realtime" else True
+    if agent in ("openai-realtime", "gemini-live"):
+        assert "s2s.api_key_env" in str(info.value)
 
 
 def test_the_vad_is_built_with_every_setting_of_the_spec():

@@ -1,6 +1,6 @@
-"""A speech-to-speech agent (``[s2s]``) built on pipecat's OpenAI Realtime service, against the
-scripted realtime server on 127.0.0.1: it finds the end of speech in the audio it receives and
-answers with known audio a known delay after it."""
+"""A speech-to-speech agent (``[s2s]``) built on pipecat's OpenAI Realtime and Gemini Live
+services, against the scripted servers of each protocol on 127.0.0.1: they find the end of
+speech in the audio they receive and answer with known audio a known delay after it."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from voicebench.llm.realtime import RealtimeEndpoint
 from voicebench.pipeline.stt import load_whisper, transcribe_pcm
 from voicebench.replaying import replay
 from voicebench.runlog import read_turns
-from voicebench.testing.scripted_voice import REALTIME, ScriptedVoiceAgent
+from voicebench.testing.scripted_voice import GEMINI, REALTIME, ScriptedVoiceAgent
 from voicebench.testing.scripted_voice_agent import heard_end_shift_ms
 from voicebench.text import wer
 
@@ -24,13 +24,16 @@ DELAY_MS = 700.0
 REPLY = "I hear you. Losing your job like that would shake anyone, and it makes sense to feel lost."
 
 
-def s2s(url: str, **over) -> AgentSpec:
+MODELS = {REALTIME: "gpt-realtime", GEMINI: "gemini-3.8-live"}
+
+
+def s2s(url: str, protocol: str = REALTIME, **over) -> AgentSpec:
     return AgentSpec(
         name="speaks-itself",
         family="acme",
         s2s=RealtimeEndpoint(
-            provider="openai-realtime",
-            model="gpt-realtime",
+            provider=protocol,
+            model=MODELS[protocol],
             base_url=url,
             api_key_env="S2S_TEST_KEY",
             **over,
@@ -105,23 +108,74 @@ async def test_a_speech_to_speech_agent_with_local_turn_detection_is_asked_to_an
         assert sum(v for v in stages.values() if v is not None) == pytest.approx(t.ttfa_ms)
 
 
+@pytest.mark.parametrize("protocol", [REALTIME, GEMINI])
 async def test_a_speech_to_speech_models_failures_are_recorded_on_their_turns(
+    tmp_path: Path, short_set, monkeypatch: pytest.MonkeyPatch, protocol: str
+):
+    monkeypatch.setenv("S2S_TEST_KEY", "not-a-real-key")
+    d = next(d for d in short_set.dialogues if len(d.seeker_turn_indices) == 3)
+    # Call 0 closes the socket where its answer would start, call 1 sends an error (OpenAI:
+    # an error event; Gemini: a close with an error code and reason), call 2 answers with no
+    # audio. OpenAI's agent is started again after each; Gemini's opens a session per turn.
+    async with ScriptedVoiceAgent(
+        delay_ms=DELAY_MS, protocol=protocol, faults=["close", "error", "silent"]
+    ) as model:
+        records = await _replay(s2s(model.url, protocol), tmp_path / "run", short_set, [d])
+    kinds = [r.error.kind if r.error else None for r in records]
+    assert kinds == ["closed_mid_turn", "model_error", "no_audio"], [r.error for r in records]
+    assert "closed its connection" in records[0].error.reason
+    assert "scripted model error" in records[1].error.reason
+    assert records[2].error.reason == "the model's answer had no audio"
+    if protocol == REALTIME:
+        assert all(r.cold for r in records)
+
+
+async def test_gemini_live_turns_are_timed_exactly_from_the_true_end_of_speech(
     tmp_path: Path, short_set, monkeypatch: pytest.MonkeyPatch
 ):
     monkeypatch.setenv("S2S_TEST_KEY", "not-a-real-key")
     d = next(d for d in short_set.dialogues if len(d.seeker_turn_indices) == 3)
-    # Call 0 closes the socket where its answer would start, call 1 sends an error event,
-    # call 2 answers with no audio; the replay starts the agent again after each.
-    async with ScriptedVoiceAgent(
-        delay_ms=DELAY_MS, protocol=REALTIME, faults=["close", "error", "silent"]
-    ) as model:
-        records = await _replay(s2s(model.url), tmp_path / "run", short_set, [d])
-    kinds = [r.error.kind if r.error else None for r in records]
-    assert kinds == ["closed_mid_turn", "model_error", "no_audio"]
-    assert "closed its connection" in records[0].error.reason
-    assert "scripted model error" in records[1].error.reason
-    assert records[2].error.reason == "the model's answer had no audio"
-    assert all(r.cold for r in records)
+    async with ScriptedVoiceAgent(delay_ms=DELAY_MS, protocol=GEMINI, reply=REPLY) as model:
+        records = await _replay(s2s(model.url, GEMINI), tmp_path / "run", short_set, [d])
+        answered = model.turns()
+    assert len(records) == len(answered) == 3
+    whisper = load_whisper(AgentSpec.model_fields["stt"].default)
+    for r, a in zip(records, answered, strict=True):
+        assert r.error is None, r.error
+        assert r.contestant == "gemini-live/gemini-3.8-live"
+        assert a["first_audio_sent_ns"] - a["speech_end_ns"] >= DELAY_MS * 1e6
+        # The caller is heard at 16 kHz as the protocol takes it: nothing shifts the end.
+        assert DELAY_MS - 2 <= r.timing.ttfa_ms < DELAY_MS + 40, r.timing
+        # The model says nothing when it takes the turn to have ended: no endpointing stage,
+        # its first audio timed from the true end of speech.
+        stages = {k: v for k, v in r.timing.stages_ms.items() if v is not None}
+        assert set(stages) == {"model_audio", "output"}
+        assert sum(stages.values()) == pytest.approx(r.timing.ttfa_ms, abs=1e-6)
+        assert r.reply_text == REPLY
+        heard = transcribe_pcm(whisper, _wav(tmp_path / "run" / r.audio_path))
+        assert len(heard.split()) >= 5 and wer(REPLY, heard) < 0.3, heard
+    # Each turn's session was opened with the history asked for (none before the first).
+    seeded = [k for k in d.seeker_turn_indices if k > 0]
+    histories = model.histories()
+    assert [len(h) for h in histories] == seeded
+    for k, history in zip(seeded, histories, strict=True):
+        said = [t.text for t in d.turns[:k]]
+        assert [part["text"] for turn in history for part in turn["parts"]] == said
+
+
+async def test_gemini_live_with_local_turn_detection_answers_at_the_activitys_end(
+    tmp_path: Path, short_set, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("S2S_TEST_KEY", "not-a-real-key")
+    async with ScriptedVoiceAgent(delay_ms=300, protocol=GEMINI) as model:
+        spec = s2s(model.url, GEMINI, turn_detection="local")
+        records = await _replay(spec, tmp_path / "run", short_set, [short_set.dialogues[0]])
+    for r in records:
+        assert r.error is None, r.error
+        t = r.timing
+        assert t.vad_stop_ns < t.llm_request_ns < t.model_audio_ns < t.audio_out_ns
+        assert r.timing.stages_ms["turn_end"] == pytest.approx(350, abs=40)
+        assert r.timing.stages_ms["model_audio"] < 100
 
 
 def fixture_pcm(short: ShortSet, text: str):

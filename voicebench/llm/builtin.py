@@ -32,6 +32,7 @@ register_provider(
 register_provider(Provider("openai-compatible", api="openai", structured="prompt"))
 register_provider(Provider("anthropic", api="anthropic", structured="output_config"))
 register_provider(Provider("openai-realtime", api="openai-realtime", structured="prompt"))
+register_provider(Provider("gemini-live", api="gemini-live", structured="prompt"))
 register_provider(
     Provider("local", api="openai", structured="grammar", start=_start_local, fallback_key="local")
 )

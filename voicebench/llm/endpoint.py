@@ -28,14 +28,17 @@ from pydantic_core import PydanticCustomError
 from voicebench._model import FrozenModel
 from voicebench.llm.registry import get_provider, providers
 
-KEYED_PROVIDERS = ("openai", "anthropic", "openai-realtime")
+KEYED_PROVIDERS = ("openai", "anthropic", "openai-realtime", "gemini-live")
 """Providers that always need a key variable."""
 PROVIDER_HOSTS = {
     "openai": "api.openai.com",
     "anthropic": "api.anthropic.com",
     "openai-realtime": "api.openai.com",
+    "gemini-live": "generativelanguage.googleapis.com",
 }
 """Where a provider's own API is."""
+REALTIME_APIS = ("openai-realtime", "gemini-live")
+"""The wire APIs of speech-to-speech models (``voicebench.llm.realtime``)."""
 
 
 def _this_machine(host: str) -> bool:
@@ -121,7 +124,7 @@ class Endpoint(FrozenModel):
                 f"provider {self.provider!r} speaks {api}, not {' or '.join(self.APIS)}: "
                 + (
                     "a speech-to-speech model goes in an agent's [s2s] section"
-                    if api == "openai-realtime"
+                    if api in REALTIME_APIS
                     else "it cannot be used here"
                 )
             )

@@ -5,17 +5,19 @@ answer, over a realtime WebSocket (an agent spec's ``[s2s]`` section)::
     provider = "openai-realtime"      # a registered realtime provider (below)
     model = "gpt-realtime"
     base_url = "wss://api.openai.com/v1/realtime"   # optional; any server speaking the protocol
-    api_key_env = "OPENAI_API_KEY"
+    api_key_env = "OPENAI_API_KEY"    # (gemini-live: GOOGLE_API_KEY)
     voice = "marin"                   # optional: the model's voice
     turn_detection = "server"         # the model's own VAD ends the turn; "local": voicebench's
                                       # Silero VAD and [turn] user_speech_timeout end it
     delay_ms = 700                    # scripted-realtime only: end of speech to first audio
 
 Providers speak a realtime API (``Provider.api``): ``openai-realtime`` is OpenAI's Realtime
-API through pipecat's ``OpenAIRealtimeLLMService``; ``scripted-realtime`` starts a scripted
-server on 127.0.0.1 speaking that protocol (a measuring instrument with a known delay, from the
-test doubles). Other speech-to-speech services pipecat ships (Gemini Live, Nova Sonic,
-Ultravox) are not built yet: a spec naming them is refused with the known providers.
+API through pipecat's ``OpenAIRealtimeLLMService``; ``gemini-live`` is Google's Gemini Live API
+through pipecat's ``GeminiLiveLLMService`` (the ``[gemini]`` extra: google-genai). The test
+doubles' ``scripted-realtime`` and ``scripted-gemini`` start a scripted server on 127.0.0.1
+speaking each protocol (a measuring instrument with a known delay). Other speech-to-speech
+services pipecat ships are not built (Nova Sonic's SDK needs Python 3.12; Ultravox's calls
+are created over its REST API): a spec naming them is refused with the known providers.
 """
 
 from __future__ import annotations
@@ -24,13 +26,13 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from voicebench.llm.endpoint import Endpoint
+from voicebench.llm.endpoint import REALTIME_APIS, Endpoint
 
 
 class RealtimeEndpoint(Endpoint):
     """A speech-to-speech model: an ``Endpoint`` whose ``base_url`` is a WebSocket."""
 
-    APIS: ClassVar[tuple[str, ...]] = ("openai-realtime",)
+    APIS: ClassVar[tuple[str, ...]] = REALTIME_APIS
 
     base_url: str | None = Field(default=None, pattern=r"^wss?://[^\s/]+(/\S*)?$")  # type: ignore[assignment]
     """``wss://...`` (default: the provider's own API)."""

@@ -61,9 +61,9 @@ StructuredAs = Literal["json_schema", "grammar", "prompt", "output_config"]
 @dataclass(frozen=True)
 class Provider:
     name: str
-    api: Literal["openai", "anthropic", "openai-realtime"]
-    """The wire API and SDK (``openai-realtime``: a speech-to-speech model's realtime
-    WebSocket, ``voicebench.llm.realtime``)."""
+    api: Literal["openai", "anthropic", "openai-realtime", "gemini-live"]
+    """The wire API and SDK (``openai-realtime``, ``gemini-live``: a speech-to-speech model's
+    realtime WebSocket, ``voicebench.llm.realtime``)."""
     structured: StructuredAs
     """How a JSON answer is asked for: OpenAI's strict ``json_schema`` response format, a
     llama.cpp ``grammar`` from the schema, only in the ``prompt`` (servers differ in which

@@ -107,6 +107,8 @@ class VoiceAgent:
         self.observer = TimingObserver()
         self._stack = contextlib.AsyncExitStack()
         self._runner_task: asyncio.Task | None = None
+        self._speech_end_ns = 0
+        """The true end of the caller's speech in the turn being spoken."""
 
     async def __aenter__(self) -> VoiceAgent:
         self._stack = contextlib.AsyncExitStack()
@@ -302,6 +304,7 @@ class VoiceAgent:
         self.observer.forget_before(start_ns)  # earlier turns are taken; polling stays cheap
         speaker.audible.forget_before(start_ns)
         speech_end_ns = start_ns + speech_end_sample * 1_000_000_000 // SAMPLE_RATE
+        self._speech_end_ns = speech_end_ns
         await utterance.finished
         finished_ns = self.clock.get_time()
         deadline = finished_ns + int(timeout_s * 1e9)
@@ -324,9 +327,7 @@ class VoiceAgent:
             if self._turn_done(events, now, aside_ns) or self._failure() is not None:
                 timed_out = False
                 break
-            if now - finished_ns > UNHEARD_S * 1e9 and not any(
-                e.kind is EventKind.VAD_START for e in events
-            ):
+            if now - finished_ns > UNHEARD_S * 1e9 and not self._heard(events):
                 timed_out = False  # nothing was heard, so nothing will be answered
                 break
             if self._runner_task is not None and self._runner_task.done():
@@ -358,6 +359,10 @@ class VoiceAgent:
 
     def _turn_done(self, events: list[TurnEvent], now_ns: int, aside_ns: int | None) -> bool:
         return _turn_done(events, now_ns, aside_ns)
+
+    def _heard(self, events: list[TurnEvent]) -> bool:
+        """Whether anything shows the agent heard the caller this turn (a VAD's start)."""
+        return any(e.kind is EventKind.VAD_START for e in events)
 
     def _failure(self) -> TurnError | None:
         """A failure the agent itself knows of (none in a cascade: its stages report errors

@@ -5,24 +5,28 @@ model's own realtime service, driven one spoken turn at a time like every agent:
       -> loudspeaker (CaptureOutputTransport)
 
 The service is pipecat's ``OpenAIRealtimeLLMService`` (for ``openai-realtime`` and every
-server speaking its protocol, the scripted one included), with the spec's system prompt as its
+server speaking its protocol, the scripted one included) or ``GeminiLiveLLMService``
+(``gemini-live``, ``voicebench.pipeline.gemini``), with the spec's system prompt as its
 instructions and the spec's voice. Who ends the turn:
 
-- ``turn_detection = "server"``: the model's own VAD. Its ``speech_stopped`` marks the end of
-  the turn (``vad_stop``, stamped as it arrived) and the model answers on its own.
+- ``turn_detection = "server"``: the model's own VAD. OpenAI's ``speech_stopped`` marks the end
+  of the turn (``vad_stop``, stamped as it arrived; Gemini says nothing there) and the model
+  answers on its own.
 - ``"local"``: the model's VAD is off; the spec's Silero VAD and ``user_speech_timeout`` end the
-  turn here, and the model is then asked to answer (``llm_request``: the buffer committed and
-  a response created).
+  turn here, and the model is then asked to answer (``llm_request``: OpenAI's buffer committed
+  and a response created; Gemini's activity ended).
 
 Either way the caller talking marks an interruption (what is queued on the loudspeaker is
 dropped). The waterfall has the stages that exist: endpointing, turn end (local only), the
-model's first audio, output; they add up to TTFA as always. Before each turn the model's
-conversation is made the history asked for: the items it holds are deleted and the history's
-messages created (the teacher-forced replay); its answers are heard as audio, and the
-transcript it reports is kept as what it meant to say.
+model's first audio (its first audio frame of the answer), output; they add up to TTFA as
+always. Before each turn the model's conversation is made the history asked for (OpenAI: the
+items it holds are deleted and the history's messages created; Gemini: a new session seeded
+with it): the teacher-forced replay. Its answers are heard as audio, and the transcript it
+reports is kept as what it meant to say.
 
-A connection the model closes ends the turn as ``closed_mid_turn``; an ``error`` event is an
-error frame, recorded as ``model_error``; a response with no audio is ``no_audio``.
+A connection the model closes ends the turn as ``closed_mid_turn``; an ``error`` event (Gemini:
+a close with an error code) is an error frame, recorded as ``model_error``; a response with no
+audio is ``no_audio``.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from pipecat.frames.frames import (
     LLMFullResponseStartFrame,
     ProposedUserStartedSpeakingFrame,
     ProposedUserStoppedSpeakingFrame,
+    TTSAudioRawFrame,
     TTSStartedFrame,
     UserStartedSpeakingFrame,
     UserStoppedSpeakingFrame,
@@ -48,7 +53,7 @@ from pipecat.services.llm_service import LLMService
 
 from voicebench.agent.interface import AFTER_ASIDE_S
 from voicebench.agentspec import AgentSpec
-from voicebench.llm import connect
+from voicebench.llm import connect, get_provider
 from voicebench.pipeline.agent import VoiceAgent, silero_vad
 from voicebench.runlog import TurnError
 from voicebench.timing.events import EventKind, TurnEvent
@@ -62,7 +67,11 @@ NO_AUDIO_GRACE_NS = 2_000_000_000
 
 class RealtimeObserver(TimingObserver):
     """The timing observer for a speech-to-speech pipeline: the model's turn boundaries, the
-    answer asked for, and the model's first audio of each response."""
+    answer asked for, and the model's first audio frame of each response."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._answering = False
 
     async def on_push_frame(self, data: FramePushed) -> None:
         frame, source, ns = data.frame, data.source, data.timestamp
@@ -74,7 +83,11 @@ class RealtimeObserver(TimingObserver):
         elif isinstance(frame, UserStoppedSpeakingFrame) and isinstance(source, TurnTaking):
             self.record(EventKind.LLM_REQUEST, ns, frame_id=frame.id)
         elif isinstance(frame, TTSStartedFrame) and from_model:
+            self._answering = True  # (Gemini may say so with the answer's transcript, first)
+        elif isinstance(frame, TTSAudioRawFrame) and from_model and self._answering:
+            self._answering = False
             self.record(EventKind.MODEL_AUDIO, ns, frame_id=frame.id)
+            await super().on_push_frame(data)
         elif isinstance(frame, ErrorFrame) and from_model:
             self.record(EventKind.ERROR, ns, frame.error, "model", frame.id)
         elif not isinstance(frame, LLMFullResponseStartFrame):
@@ -208,7 +221,8 @@ class SpeechToSpeechAgent(VoiceAgent):
     def __init__(self, spec: AgentSpec, *, clock=None, transport=None) -> None:
         super().__init__(spec, clock=clock, transport=transport)
         assert spec.s2s is not None, "only an [s2s] spec has a speech-to-speech model"
-        if spec.s2s.turn_detection == "server":
+        self._api = get_provider(spec.s2s.provider).api
+        if spec.s2s.turn_detection == "server" and self._api == "openai-realtime":
             self.in_rate = MODEL_RATE  # heard at the model's rate: nothing resamples on the way
         self.observer = RealtimeObserver()
         self._lost: list[str] = []
@@ -220,7 +234,12 @@ class SpeechToSpeechAgent(VoiceAgent):
         s2s = self.spec.s2s
         assert s2s is not None
         conn = await connect(s2s, self._stack)
-        self.service = realtime_service(self.spec, conn.base_url, conn.key, self._lost)
+        if conn.provider.api == "gemini-live":
+            from voicebench.pipeline.gemini import gemini_service
+
+            self.service = gemini_service(self.spec, conn.base_url, conn.key, self._lost)
+        else:
+            self.service = realtime_service(self.spec, conn.base_url, conn.key, self._lost)
         local = s2s.turn_detection == "local"
         transport = self._transport()
         vad = [VADProcessor(vad_analyzer=silero_vad(self.spec.vad))] if local else []
@@ -245,9 +264,17 @@ class SpeechToSpeechAgent(VoiceAgent):
         if not ends or (stops and stops[-1] > ends[-1]):
             return False
         audio = [ns for ns in times(EventKind.MODEL_AUDIO) if ns <= ends[-1]]
-        if not audio or (stops and audio[-1] < stops[-1]):
+        # The answer to the whole turn began after its end (one before it answered a pause,
+        # where a model that reports no stop of its own took the caller to have finished).
+        end = max([self._speech_end_ns, *stops])
+        if not audio or audio[-1] < end:
             return now_ns - ends[-1] > NO_AUDIO_GRACE_NS
         return any(ns > audio[-1] for ns in times(EventKind.BOT_STOPPED))
+
+    def _heard(self, events: list[TurnEvent]) -> bool:
+        """The model's VAD started, or it answered (Gemini's says nothing of the caller)."""
+        answered = (EventKind.VAD_START, EventKind.MODEL_AUDIO, EventKind.LLM_END)
+        return any(e.kind in answered for e in events)
 
     def _failure(self) -> TurnError | None:
         if not self._lost:

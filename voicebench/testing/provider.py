@@ -1,6 +1,6 @@
 """The ``scripted`` LLM provider: the scripted server (``ScriptedLLMServer``) as an agent's LLM;
-and ``scripted-realtime``, the scripted voice agent speaking OpenAI's Realtime protocol as an
-``[s2s]`` agent's model.
+and ``scripted-realtime`` / ``scripted-gemini``, the scripted voice agent speaking OpenAI's
+Realtime or Google's Gemini Live protocol as an ``[s2s]`` agent's model.
 
 It is a measuring instrument with a known time to first token, not a model. It registers
 through the entry-point group ``voicebench.providers`` (see ``pyproject.toml``), so the LLM
@@ -30,20 +30,25 @@ async def _start_scripted(
     return server.base_url
 
 
-async def _start_scripted_realtime(
-    endpoint: ServedModel, stack: contextlib.AsyncExitStack, warm_prompt: str | None
-) -> str:
-    from voicebench.testing.scripted_voice import REALTIME, ScriptedVoiceAgent
+def _start_scripted_voice(protocol: str):
+    """Starts the scripted voice agent speaking ``protocol`` for an ``[s2s]`` endpoint."""
 
-    server = await stack.enter_async_context(
-        ScriptedVoiceAgent(
-            protocol=REALTIME,
-            delay_ms=getattr(endpoint, "delay_ms", 700.0),
-            reply=getattr(endpoint, "reply", None),
+    async def start(
+        endpoint: ServedModel, stack: contextlib.AsyncExitStack, warm_prompt: str | None
+    ) -> str:
+        from voicebench.testing.scripted_voice import ScriptedVoiceAgent
+
+        server = await stack.enter_async_context(
+            ScriptedVoiceAgent(
+                protocol=protocol,
+                delay_ms=getattr(endpoint, "delay_ms", 700.0),
+                reply=getattr(endpoint, "reply", None),
+            )
         )
-    )
-    assert server.url is not None
-    return server.url
+        assert server.url is not None
+        return server.url
+
+    return start
 
 
 SCRIPTED_REALTIME = register_provider(
@@ -51,11 +56,22 @@ SCRIPTED_REALTIME = register_provider(
         "scripted-realtime",
         api="openai-realtime",
         structured="prompt",
-        start=_start_scripted_realtime,
+        start=_start_scripted_voice("openai-realtime"),
         fallback_key="scripted",
     )
 )
 """A speech-to-speech model's server with a known delay (``voicebench.llm.realtime``)."""
+
+SCRIPTED_GEMINI = register_provider(
+    Provider(
+        "scripted-gemini",
+        api="gemini-live",
+        structured="prompt",
+        start=_start_scripted_voice("gemini-live"),
+        fallback_key="scripted",
+    )
+)
+"""The same, speaking the Gemini Live protocol."""
 
 SCRIPTED = register_provider(
     Provider(

@@ -3,7 +3,8 @@ self-checking voicebench's remote-agent client and load mode.
 
 It speaks any protocol of ``voicebench.remote.wire`` (``pcm``, ``pipecat``, or the agent's
 side of a ``twilio`` or ``telnyx`` media stream, 8 kHz mu-law), or a speech-to-speech model's
-server (``openai-realtime``: ``voicebench.testing.scripted_realtime``), or answers WebRTC calls
+server (``openai-realtime``: ``voicebench.testing.scripted_realtime``; ``gemini-live``:
+``voicebench.testing.scripted_gemini``), or answers WebRTC calls
 (``webrtc``: ``voicebench.testing.scripted_webrtc``) on 127.0.0.1, one call per
 connection, any number of calls at once. Per call it listens to the caller's 20 ms frames;
 once it has heard speech followed by ``hangover_ms`` of silence it answers, placing the first
@@ -74,9 +75,11 @@ from voicebench.testing.scripted_voice_agent import (
 
 REALTIME = "openai-realtime"
 """A speech-to-speech model's server (``voicebench.testing.scripted_realtime``)."""
+GEMINI = "gemini-live"
+"""Another speech-to-speech protocol (``voicebench.testing.scripted_gemini``)."""
 WEBRTC = "webrtc"
 """Calls over WebRTC (``voicebench.testing.scripted_webrtc``)."""
-PROTOCOLS = ("pcm", "pipecat", *TELEPHONY, REALTIME, WEBRTC)
+PROTOCOLS = ("pcm", "pipecat", *TELEPHONY, REALTIME, GEMINI, WEBRTC)
 
 
 async def serve(agent: Agent, *, port: int = 0) -> None:
@@ -166,11 +169,15 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     rate = LINE_RATE if args.protocol in TELEPHONY else args.sample_rate
-    kind = Agent
+    kind, in_rate = Agent, None
     if args.protocol == REALTIME:
         from voicebench.testing.scripted_realtime import RATE, RealtimeAgent
 
         kind, rate = RealtimeAgent, RATE
+    elif args.protocol == GEMINI:
+        from voicebench.testing.scripted_gemini import IN_RATE, OUT_RATE, GeminiAgent
+
+        kind, rate, in_rate = GeminiAgent, OUT_RATE, IN_RATE
     elif args.protocol == WEBRTC:
         rate = 48_000
     token = os.environ.get(args.token_env) if args.token_env else None
@@ -190,6 +197,7 @@ def main(argv: list[str] | None = None) -> None:
         yield_after_ms=args.yield_after_ms,
         token=token,
         reply_text=args.reply,
+        in_rate=in_rate,
     )
     if args.protocol == WEBRTC:
         from voicebench.testing.scripted_webrtc import serve_webrtc
@@ -266,6 +274,11 @@ class ScriptedVoiceAgent(HelperServer):
     def marks(self) -> list[dict]:
         """The marks the caller returned (twilio, telnyx): name and when it came back."""
         return [e for e in self._log() if "mark" in e]
+
+    def histories(self) -> list[list[dict]]:
+        """The history each session was seeded with (``gemini-live``: its ``clientContent``
+        turns), in order."""
+        return [e["history"] for e in self._log() if "history" in e]
 
     def stops(self) -> list[dict]:
         """The log of replies it stopped because the caller spoke over them."""

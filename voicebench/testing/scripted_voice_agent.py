@@ -108,14 +108,18 @@ class Agent:
         yield_after_ms: float = 0.0,
         token: str | None = None,
         reply_text: str = DEFAULT_REPLY,
+        in_rate: int | None = None,
     ) -> None:
         self.protocol = protocol
         self.reply_text = reply_text
         """What ``reply`` says (a protocol that sends a transcript sends this)."""
         self.token = token
         self.rate = rate
+        """The reply's sample rate."""
+        self.in_rate = in_rate or rate
+        """The caller's sample rate (a protocol may take 16 kHz in and send 24 kHz out)."""
         self.delay_ns = int(delay_ms * 1_000_000)
-        self.hangover = int(hangover_ms * rate / 1000)
+        self.hangover = int(hangover_ms * self.in_rate / 1000)
         self.reply = reply
         self.faults = faults
         self.calls = itertools.count()
@@ -164,7 +168,7 @@ class Agent:
                 if loud.size and replying is not None and not replying.done():
                     # When each loud sample was spoken: its frame left once recorded.
                     spoken = [
-                        now - (end - received - int(i)) * NS_PER_S // self.rate
+                        now - (end - received - int(i)) * NS_PER_S // self.in_rate
                         for i in (loud[0], loud[-1])
                     ]
                     if over.first_ns is None:
@@ -183,7 +187,7 @@ class Agent:
                 bounds = speech_bounds(np.concatenate(utterance))
                 last = start + (bounds[1] if bounds else last_loud - start)
                 frame_end, arrived = next((e, t) for e, t in frames if e >= last)
-                spoken_end = arrived - (frame_end - last) * NS_PER_S // self.rate
+                spoken_end = arrived - (frame_end - last) * NS_PER_S // self.in_rate
                 utterance, frames, start, peak = [], [], None, 0
                 await self.speech_ended(ws, wire, received)
                 if replying is None or replying.done():
