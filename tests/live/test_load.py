@@ -14,7 +14,9 @@ from voicebench.agentspec import AgentSpec, RemoteSpec
 from voicebench.cli import app
 from voicebench.fixtures import load_manifest
 from voicebench.live import LoadTurn, read_load, run_load, summarize_load
-from voicebench.live.load import arrival_times
+from voicebench.live.load import CALLS_FILE, load_pattern
+from voicebench.live.load_summary import CallSpan
+from voicebench.live.patterns import arrival_times
 from voicebench.runlog import TurnError, TurnRecord
 from voicebench.testing.scripted_voice import ScriptedVoiceAgent
 
@@ -66,6 +68,87 @@ def test_summary_censors_failures_and_finds_where_the_budget_breaks():
     )
 
 
+def test_patterns_put_each_caller_on_the_line_when_declared():
+    step = load_pattern(
+        kind="step", callers=5, step_callers=2, step_hold_s=10, duration_s=40, ramp_s=1
+    ).windows(seed=0)
+    assert [w.arrive_s for w in step] == [0.0, 0.5, 10.0, 10.5, 20.0]
+    assert {w.leave_s for w in step} == {40.0}
+    spike = load_pattern(
+        kind="spike", callers=6, spike_callers=4, spike_at_s=5, spike_s=3, duration_s=20, ramp_s=2
+    ).windows(seed=0)
+    assert [(w.arrive_s, w.leave_s) for w in spike] == [(0.0, 20.0), (1.0, 20.0)] + [(5.0, 8.0)] * 4
+    poisson = load_pattern(callers=50, ramp_s=50, duration_s=60, arrivals="poisson", kind="soak")
+    assert poisson.windows(3) == poisson.windows(3) != poisson.windows(4)  # drawn with the seed
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "says"),
+    [
+        ({"kind": "step", "step_callers": 2}, "step_hold_s", "needs step_hold_s"),
+        ({"kind": "step", "step_callers": 1, "step_hold_s": 20}, "", "never be reached"),
+        (
+            {"kind": "spike", "spike_callers": 9, "spike_at_s": 1, "spike_s": 1},
+            "",
+            "fewer than callers",
+        ),
+        ({"kind": "burst"}, "kind", "ramp"),
+    ],
+)
+def test_a_bad_pattern_is_refused_naming_what_is_wrong(fields, field, says):
+    from voicebench.errors import InputError
+
+    with pytest.raises(InputError) as info:
+        load_pattern(callers=4, duration_s=30, **fields)
+    assert says in str(info.value) and field in str(info.value)
+
+
+def _at(concurrency: int, ttfa: float, call: int, kind: str | None = None) -> LoadTurn:
+    t = _turn(concurrency, ttfa, kind)
+    return t.model_copy(update={"caller": call, "call": 0, "offset_s": float(concurrency)})
+
+
+def test_the_breaking_point_has_an_interval_from_the_bands_around_it():
+    rng = np.random.default_rng(0)
+    # TTFA grows with concurrency: p90 crosses 1,000 ms between 8 and 10 calls in progress.
+    turns = [
+        _at(c, int(600 + 45 * c + rng.normal(0, 40)), call=100 * c + k // 4)
+        for c in range(1, 17)
+        for k in range(24)
+    ]
+    s = summarize_load(turns, budget_ttfa_ms=1000, turn_timeout_s=20)
+    assert [(b.low, b.high) for b in s.bands] == [(k, k + 1) for k in range(1, 17, 2)]
+    for b in s.bands:
+        assert b.ttfa_p90_ci[0] <= b.ttfa_p90_ms <= b.ttfa_p90_ci[1]
+        assert b.calls == 12 and b.turns == 48
+    bp = s.breaking_point
+    assert bp.concurrency in (7, 9) and bp.low <= bp.concurrency <= bp.high <= 11
+    # Held everywhere: no breaking point, and none in (nearly) any resample.
+    held = summarize_load(turns, budget_ttfa_ms=5000, turn_timeout_s=20).breaking_point
+    assert held.concurrency is None and held.low is None and held.high is None
+    # Failures alone break it: a tenth of the calls fail from 13 on, over a 5% failure budget.
+    failing = [
+        _at(
+            t.concurrency,
+            500,
+            t.caller,
+            "timeout" if t.concurrency >= 13 and t.caller % 10 == 0 else None,
+        )
+        for t in turns
+    ]
+    f = summarize_load(failing, budget_ttfa_ms=5000, turn_timeout_s=1)
+    assert f.breaking_point.concurrency == 13 and f.bands[-1].failure_share > 0.05
+
+
+def test_time_windows_show_ttfa_over_the_load():
+    turns = [
+        _at(2, 500 + 10 * k, call=k).model_copy(update={"offset_s": float(k)}) for k in range(40)
+    ]
+    w = summarize_load(turns, budget_ttfa_ms=1000, turn_timeout_s=20).windows
+    assert len(w) == 4 and sum(x.turns for x in w) == 40
+    assert w[0].ttfa_p50_ms < w[-1].ttfa_p50_ms  # a drift the soak shows
+
+
 @pytest.mark.slow
 async def test_load_against_the_scripted_agent(tmp_path: Path, short_set):
     items = [d for d in short_set.dialogues if len(d.seeker_turn_indices) == 2][:3]
@@ -90,6 +173,18 @@ async def test_load_against_the_scripted_agent(tmp_path: Path, short_set):
         )
     header, saved = read_load(out)
     assert saved == turns and header.callers == 3
+    assert header.pattern.kind == "ramp" and [w.arrive_s for w in header.windows] == [
+        0.0,
+        pytest.approx(1 / 3),
+        pytest.approx(2 / 3),
+    ]
+    # Every call is on the timeline: when it started and ended, and whether it was answered.
+    from voicebench._jsonl import read_models
+
+    spans = read_models(out / CALLS_FILE, CallSpan)
+    assert {(s.caller, s.call) for s in spans} == {(t.caller, t.call) for t in turns}
+    assert [s.answered for s in spans].count(False) == 1  # the refused one
+    assert all(0 <= s.start_s < s.end_s for s in spans)
     # The first connection is refused: that call fails on its first turn; the others answer.
     failed = [t for t in turns if t.turn.error]
     assert [t.turn.error.kind for t in failed] == ["handshake"]

@@ -150,7 +150,28 @@ def load(
     agent: Annotated[
         str, typer.Option("--agent", "-a", help="A ws:// URL, or an agent spec with [remote].")
     ],
-    callers: Annotated[int, typer.Option(min=1, max=200, help="Simulated callers.")] = 4,
+    callers: Annotated[
+        int, typer.Option(min=1, max=200, help="Simulated callers (at the peak).")
+    ] = 4,
+    pattern: Annotated[
+        str,
+        typer.Option(
+            help="ramp (arrive over --ramp, stay), step (--step-callers more every "
+            "--step-hold s), spike (--spike-callers more at --spike-at for --spike-length s) "
+            "or soak (a ramp held for a long --duration; TTFA by quarter shows drift)."
+        ),
+    ] = "ramp",
+    step_callers: Annotated[int | None, typer.Option(min=1, help="step: callers per step.")] = None,
+    step_hold: Annotated[
+        float | None, typer.Option(min=0.1, help="step: seconds each step is held.")
+    ] = None,
+    spike_callers: Annotated[
+        int | None, typer.Option(min=1, help="spike: callers that arrive together.")
+    ] = None,
+    spike_at: Annotated[float | None, typer.Option(min=0.0, help="spike: when, in s.")] = None,
+    spike_length: Annotated[
+        float | None, typer.Option(min=0.1, help="spike: how long they stay, in s.")
+    ] = None,
     ramp: Annotated[float, typer.Option(min=0.0, help="Seconds over which callers arrive.")] = 10.0,
     duration: Annotated[
         float,
@@ -186,24 +207,44 @@ def load(
     seed: Annotated[
         int, typer.Option(help="Seed for poisson arrivals and for what each turn's scenario draws.")
     ] = 0,
+    failure_budget: Annotated[
+        float,
+        typer.Option(
+            min=0.0, max=1.0, help="A band is over when more than this share of its turns fail."
+        ),
+    ] = 0.05,
 ) -> None:
-    """Many callers at once against a remote voice agent: TTFA percentiles by concurrency,
-    failures by kind, and the concurrency at which the TTFA budget breaks. A caller whose call
-    is not answered waits before dialling again; when no call is answered in the first 5 s the
-    load stops (exit 1), keeping what it measured."""
+    """Many callers at once against a remote voice agent, in a load pattern: TTFA percentiles
+    and failure shares by concurrency band with intervals, failures by kind, and the breaking
+    point (where TTFA p90 or the failure share crosses its budget) with its interval. A caller
+    whose call is not answered waits before dialling again; when no call is answered in the
+    first 5 s the load stops (exit 1), keeping what it measured."""
     quiet_libraries(False)
     from voicebench.cli.present.load import load_table
     from voicebench.live import load_target, load_test
+    from voicebench.live.load import load_pattern
+    from voicebench.live.patterns import PATTERNS
     from voicebench.runlog import folder_stamp
 
     if arrivals not in ("fixed", "poisson"):
         raise InputError("must be fixed or poisson", field="--arrivals")
+    if pattern not in PATTERNS:
+        raise InputError(f"must be one of {', '.join(PATTERNS)}", field="--pattern")
+    shape = load_pattern(
+        kind=pattern,
+        callers=callers,
+        ramp_s=ramp,
+        duration_s=duration,
+        arrivals=arrivals,
+        step_callers=step_callers,
+        step_hold_s=step_hold,
+        spike_callers=spike_callers,
+        spike_at_s=spike_at,
+        spike_s=spike_length,
+    )
     spec = load_target(agent, protocol, token_env)
     target = out_dir or Path("reports") / "load" / folder_stamp()
-    say(
-        f"load: {callers} callers over {ramp:g} s ({arrivals}), calls start for {duration:g} s "
-        f"-> {target}"
-    )
+    say(f"load: {shape.describe()} -> {target}")
     on_interrupt(f"finished turns are in {target}/turns.jsonl")
     with Steps("turns") as s:
         summary = load_test(
@@ -213,11 +254,9 @@ def load(
             target,
             budget_ttfa_ms=budget_ttfa_ms,
             turn_timeout_s=turn_timeout,
-            callers=callers,
-            ramp_s=ramp,
-            duration_s=duration,
-            arrivals=arrivals,
+            pattern=shape,
             seed=seed,
+            failure_budget=failure_budget,
             progress=lambda t: s.line(_load_line(t)),
             scenarios=tuple(scenario or ()),
         )

@@ -1,16 +1,19 @@
 """``voicebench load``: many simulated callers at once against a remote voice agent.
 
-Callers. ``callers`` callers arrive over ``ramp_s`` seconds, evenly spaced (``fixed``) or
-with exponential gaps of the same mean (``poisson``, seeded). Each caller then makes calls
-back to back until ``duration_s`` has passed since the first arrival: a call is one dialogue
-of the set (caller k starts at item k and walks the set), a new WebSocket connection, every
-seeker turn spoken in real time after the dialogue's own history (teacher-forced), then a
-hang-up. No call starts after the duration; calls under way finish their turns. A failed
-turn ends its call.
+Callers. A load pattern (``voicebench.live.patterns``: ``ramp``, ``step``, ``spike``,
+``soak``) says when each caller is on the line; by default ``callers`` callers arrive over
+``ramp_s`` seconds, evenly spaced (``fixed``) or with exponential gaps of the same mean
+(``poisson``, seeded), and stay until ``duration_s``. On the line, a caller makes calls back
+to back: a call is one dialogue of the set (caller k starts at item k and walks the set), a
+new connection, every seeker turn spoken in real time after the dialogue's own history
+(teacher-forced), then a hang-up. No call starts after the caller leaves; calls under way
+finish their turns. A failed turn ends its call.
 
 Each turn is appended to ``turns.jsonl`` as a ``LoadTurn`` the moment it ends, with the
-number of calls in progress when it started (its concurrency). ``load.json`` says what was
-run. A load folder can be summarized again at any time, also after a kill.
+number of calls in progress when it started (its concurrency), and each call to
+``calls.jsonl`` (when it started and ended: the calls-in-progress timeline) as it ends.
+``load.json`` says what was run, the pattern's windows included. A load folder can be
+summarized again at any time, also after a kill.
 
 A call the agent does not answer (refused, or no WebSocket at the handshake) is one failed
 turn; its caller then waits before dialling again, 0.5 s doubling with each miss in a row up
@@ -43,13 +46,15 @@ from voicebench.agentspec import AgentSpec
 from voicebench.dialogues import Dialogue
 from voicebench.errors import InputError, MissingSecretError, RunError
 from voicebench.fixtures import Manifest
-from voicebench.live.load_summary import LoadSummary, LoadTurn, summarize_load
+from voicebench.live.load_summary import CallSpan, LoadSummary, LoadTurn, summarize_load
+from voicebench.live.patterns import LoadPattern, Window
 from voicebench.replaying.play import play_dialogue
 from voicebench.scenarios import parse_scenario
 from voicebench.scenarios.apply import backchannel_texts
 
 LOAD_FILE = "load.json"
 TURNS_FILE = "turns.jsonl"
+CALLS_FILE = "calls.jsonl"
 MAX_CALLERS = 200
 MAX_DURATION_S = 3600.0
 BACKOFF_S = 0.5
@@ -78,21 +83,10 @@ class LoadHeader(FrozenModel):
     dialogue_ids: tuple[str, ...]
     scenarios: tuple[str, ...] = ()
     """``--scenario`` options; each turn plays one, drawn with ``seed`` (as in a run)."""
-
-
-def arrival_times(callers: int, ramp_s: float, arrivals: str, seed: int) -> list[float]:
-    """Seconds after the start at which each caller arrives."""
-    if callers == 1 or ramp_s == 0:
-        return [0.0] * callers
-    gap = ramp_s / callers
-    if arrivals == "fixed":
-        return [k * gap for k in range(callers)]
-    rng = random.Random(seed)
-    out, t = [], 0.0
-    for _ in range(callers):
-        out.append(t)
-        t += rng.expovariate(1.0 / gap)
-    return out
+    pattern: LoadPattern | None = None
+    """The load pattern (None in folders from before patterns: a ramp of the fields above)."""
+    windows: tuple[Window, ...] = ()
+    """Each caller's time on the line, as the pattern drew it with ``seed``."""
 
 
 def read_load(out_dir: Path) -> tuple[LoadHeader, list[LoadTurn]]:
@@ -110,17 +104,19 @@ async def run_load(
     fixtures_dir: Path,
     out_dir: Path,
     *,
-    callers: int,
-    ramp_s: float,
-    duration_s: float,
+    callers: int | None = None,
+    ramp_s: float = 10.0,
+    duration_s: float | None = None,
     arrivals: str = "fixed",
+    pattern: LoadPattern | None = None,
     seed: int = 0,
     turn_timeout_s: float = 30.0,
     progress: Callable[[LoadTurn], None] | None = None,
     agent_factory: AgentFactory | None = None,
     scenarios: Sequence[str] = (),
 ) -> list[LoadTurn]:
-    """Run the load and return every turn (also appended to ``out_dir/turns.jsonl``).
+    """Run the load and return every turn (also appended to ``out_dir/turns.jsonl``): the
+    ``pattern``, or a ramp of ``callers`` over ``ramp_s`` calling for ``duration_s``.
     ``scenarios``: ``--scenario`` options, drawn per turn with ``seed`` as in a run."""
     if spec.remote is None:
         raise InputError(
@@ -128,12 +124,17 @@ async def run_load(
             "local agent with voicebench serve first",
             field="remote",
         )
-    if not 1 <= callers <= MAX_CALLERS:
-        raise InputError(f"callers must be 1..{MAX_CALLERS}", field="callers")
-    if not 0 < duration_s <= MAX_DURATION_S or ramp_s < 0:
-        raise InputError(
-            f"duration must be in (0, {MAX_DURATION_S:g}] s and ramp >= 0", field="duration"
+    if pattern is None:
+        if callers is None or duration_s is None:
+            raise InputError("give a pattern, or callers and a duration", field="pattern")
+        pattern = load_pattern(
+            callers=callers, ramp_s=ramp_s, duration_s=duration_s, arrivals=arrivals
         )
+    if not 1 <= pattern.callers <= MAX_CALLERS:
+        raise InputError(f"callers must be 1..{MAX_CALLERS}", field="callers")
+    if not pattern.duration_s <= MAX_DURATION_S:
+        raise InputError(f"duration must be in (0, {MAX_DURATION_S:g}] s", field="duration")
+    windows = pattern.windows(seed)
     if not dialogues:
         raise InputError("no dialogues to call with", field="dialogues")
     played = [parse_scenario(text) for text in scenarios]
@@ -156,18 +157,21 @@ async def run_load(
                 created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                 voicebench_version=__version__,
                 agent=spec,
-                callers=callers,
-                ramp_s=ramp_s,
-                duration_s=duration_s,
-                arrivals=arrivals,
+                callers=pattern.callers,
+                ramp_s=pattern.ramp_s,
+                duration_s=pattern.duration_s,
+                arrivals=pattern.arrivals,
                 seed=seed,
                 turn_timeout_s=turn_timeout_s,
                 dialogue_ids=tuple(d.id for d in dialogues),
                 scenarios=tuple(scenarios),
+                pattern=pattern,
+                windows=windows,
             ).model_dump_json(indent=2)
             + "\n",
         )
         (out_dir / TURNS_FILE).write_text("")
+        (out_dir / CALLS_FILE).write_text("")
         loop = asyncio.get_running_loop()
         writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="load-turns")
         frozen = gc.get_freeze_count() > 0  # by whoever runs this; left as they had it
@@ -184,6 +188,7 @@ async def run_load(
             active += 1
             dialled += 1
             connected = False
+            began = time.monotonic() - start
             try:
                 async with agent_factory(spec) as agent:
                     connected = agent.connected
@@ -226,19 +231,27 @@ async def run_load(
                             progress(record)
             finally:
                 active -= 1
+                span = CallSpan(
+                    caller=caller,
+                    call=number,
+                    start_s=round(began, 3),
+                    end_s=round(time.monotonic() - start, 3),
+                    answered=connected,
+                )
+                await loop.run_in_executor(writer, append_record, out_dir / CALLS_FILE, span)
             return connected
 
-        async def caller_loop(caller: int, arrive_s: float) -> None:
-            await asyncio.sleep(arrive_s)
+        async def caller_loop(caller: int, window: Window) -> None:
+            await asyncio.sleep(window.arrive_s)
             number, misses = 0, 0
             jitter = random.Random(f"{seed}:{caller}")
-            while time.monotonic() - start < duration_s:
+            while time.monotonic() - start < window.leave_s:
                 if await call(caller, number, dialogues[(caller + number) % len(dialogues)]):
                     misses = 0
                 else:  # not answered: wait before dialling again, longer each time
                     misses += 1
                     wait = min(BACKOFF_MAX_S, BACKOFF_S * 2 ** (misses - 1))
-                    left = duration_s - (time.monotonic() - start)
+                    left = window.leave_s - (time.monotonic() - start)
                     await asyncio.sleep(max(0.0, min(left, wait * jitter.uniform(0.5, 1.0))))
                 number += 1
 
@@ -250,9 +263,10 @@ async def run_load(
                 for task in callers_running:
                     task.cancel()
 
-        arrive = arrival_times(callers, ramp_s, arrivals, seed)
         callers_running = [
-            asyncio.create_task(caller_loop(k, t)) for k, t in enumerate(arrive) if t < duration_s
+            asyncio.create_task(caller_loop(k, w))
+            for k, w in enumerate(windows)
+            if w.arrive_s < w.leave_s
         ]
         watcher = asyncio.create_task(watch())
         try:
@@ -277,6 +291,14 @@ async def run_load(
 
 
 SUMMARY_FILE = "summary.json"
+
+
+def load_pattern(**fields: Any) -> LoadPattern:
+    """A load pattern from its fields (``LoadPattern``); a bad value is an InputError naming
+    the field."""
+    from voicebench._model import validate_record
+
+    return validate_record(LoadPattern, fields, file="load pattern")
 
 
 def load_target(agent: str, protocol: str = "pcm", token_env: str | None = None) -> AgentSpec:
@@ -312,6 +334,7 @@ def load_test(
     *,
     budget_ttfa_ms: float,
     turn_timeout_s: float = 30.0,
+    failure_budget: float = 0.05,
     **kwargs: Any,
 ) -> LoadSummary:
     """The whole ``voicebench load`` job: the seeker audio made where missing, the load run
@@ -335,14 +358,23 @@ def load_test(
             )
         )
     except AgentUnanswered:
-        _summarize(read_load(out_dir)[1], out_dir, budget_ttfa_ms, turn_timeout_s)
+        _summarize(read_load(out_dir)[1], out_dir, budget_ttfa_ms, turn_timeout_s, failure_budget)
         raise
-    return _summarize(turns, out_dir, budget_ttfa_ms, turn_timeout_s)
+    return _summarize(turns, out_dir, budget_ttfa_ms, turn_timeout_s, failure_budget)
 
 
 def _summarize(
-    turns: Sequence[LoadTurn], out_dir: Path, budget_ttfa_ms: float, turn_timeout_s: float
+    turns: Sequence[LoadTurn],
+    out_dir: Path,
+    budget_ttfa_ms: float,
+    turn_timeout_s: float,
+    failure_budget: float,
 ) -> LoadSummary:
-    summary = summarize_load(turns, budget_ttfa_ms=budget_ttfa_ms, turn_timeout_s=turn_timeout_s)
+    summary = summarize_load(
+        turns,
+        budget_ttfa_ms=budget_ttfa_ms,
+        turn_timeout_s=turn_timeout_s,
+        failure_budget=failure_budget,
+    )
     write_atomic(out_dir / SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
     return summary

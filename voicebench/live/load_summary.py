@@ -4,13 +4,23 @@ started.
 Failed turns are not dropped: their TTFA is censored at the turn timeout (counted as the
 timeout, so percentiles only get worse), and the failures are counted by kind. The budget
 breaks at the lowest concurrency from which on the censored TTFA p90 is over the TTFA budget.
+
+Concurrency bands. Levels are grouped into at most ``MAX_BANDS`` bands of equal width, each
+with TTFA p50/p90 and the failure share and their 95% intervals, from a bootstrap that
+resamples calls (a call's turns stay together: they share its connection and the agent's
+state). A band is *over* when its TTFA p90 is over the budget or its failure share over the
+failure budget; the **breaking point** is the lowest band from which on every band is over,
+and its interval is where that lowest band falls in the resamples (``None`` as the upper end:
+in some resamples it never broke within what was tested).
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 
+import numpy as np
 from pydantic import Field
 
 from voicebench._model import FrozenModel
@@ -29,6 +39,53 @@ class LoadTurn(FrozenModel):
     offset_s: float
     """When the turn started, seconds after the first arrival."""
     turn: TurnRecord
+
+
+class CallSpan(FrozenModel):
+    """One call of a load, seconds after the start: the calls-in-progress timeline."""
+
+    caller: int
+    call: int
+    start_s: float
+    end_s: float
+    answered: bool
+    """The agent answered (its connection opened)."""
+
+
+class Band(FrozenModel):
+    """The turns that started at ``low``..``high`` calls in progress."""
+
+    low: int
+    high: int
+    turns: int
+    calls: int
+    ttfa_p50_ms: float
+    ttfa_p50_ci: tuple[float, float]
+    ttfa_p90_ms: float
+    ttfa_p90_ci: tuple[float, float]
+    failure_share: float
+    failure_ci: tuple[float, float]
+    over: bool
+    """TTFA p90 over the budget, or the failure share over the failure budget."""
+
+
+class BreakingPoint(FrozenModel):
+    concurrency: int | None
+    """The lowest band's lower edge from which on every band is over (None: it held)."""
+    low: int | None
+    high: int | None
+    """The 95% interval of that edge over the resamples; ``high`` None: beyond what was
+    tested (in over 2.5% of the resamples it never broke)."""
+
+
+class TimeWindow(FrozenModel):
+    """The turns that started in one quarter of the load's time (a soak's drift)."""
+
+    start_s: float
+    end_s: float
+    turns: int
+    ttfa_p50_ms: float | None
+    ttfa_p90_ms: float | None
 
 
 class LoadLevel(FrozenModel):
@@ -54,10 +111,24 @@ class LoadSummary(FrozenModel):
     budget_ttfa_ms: float
     budget_breaks_at: int | None
     """The lowest concurrency from which on the censored TTFA p90 exceeds the budget."""
+    failure_budget: float = 0.05
+    bands: tuple[Band, ...] = ()
+    breaking_point: BreakingPoint | None = None
+    windows: tuple[TimeWindow, ...] = ()
+
+
+MAX_BANDS = 8
+ROUNDS = 1000
+WINDOWS = 4
 
 
 def summarize_load(
-    turns: Sequence[LoadTurn], *, budget_ttfa_ms: float, turn_timeout_s: float
+    turns: Sequence[LoadTurn],
+    *,
+    budget_ttfa_ms: float,
+    turn_timeout_s: float,
+    failure_budget: float = 0.05,
+    seed: int = 0,
 ) -> LoadSummary:
     levels = []
     for c in sorted({t.concurrency for t in turns}):
@@ -89,4 +160,116 @@ def summarize_load(
         levels=tuple(levels),
         budget_ttfa_ms=budget_ttfa_ms,
         budget_breaks_at=breaks,
+        failure_budget=failure_budget,
+        **_bands(turns, budget_ttfa_ms, turn_timeout_s * 1000.0, failure_budget, seed),
+        windows=_windows(turns, turn_timeout_s * 1000.0),
     )
+
+
+def _bands(
+    turns: Sequence[LoadTurn], budget_ms: float, timeout_ms: float, failure_budget: float, seed: int
+) -> dict:
+    """The concurrency bands and the breaking point, from one seeded call bootstrap."""
+    if not turns:
+        return {"bands": (), "breaking_point": None}
+    top = max(t.concurrency for t in turns)
+    width = max(1, math.ceil(top / MAX_BANDS))
+    rng = np.random.default_rng(seed)
+    bands, over_rounds = [], []
+    for low in range(1, top + 1, width):
+        group = [t for t in turns if low <= t.concurrency < low + width]
+        if not group:
+            continue
+        calls: dict[tuple[int, int], list[LoadTurn]] = {}
+        for t in group:
+            calls.setdefault((t.caller, t.call), []).append(t)
+        ttfa = np.concatenate(
+            [np.asarray(censored_ttfa([t.turn for t in c], timeout_ms)) for c in calls.values()]
+        )
+        owner = np.repeat(np.arange(len(calls)), [len(c) for c in calls.values()])
+        failed_by_call = np.array(
+            [sum(t.turn.error is not None for t in c) for c in calls.values()]
+        )
+        failed = int(failed_by_call.sum())
+        stats = _resampled(ttfa, owner, failed_by_call, rng)
+        lo, hi = np.percentile(stats, (2.5, 97.5), axis=0)
+        p50, p90 = (float(v) for v in np.percentile(ttfa, (50, 90)))
+        share = failed / ttfa.size
+        bands.append(
+            Band(
+                low=low,
+                high=min(top, low + width - 1),
+                turns=ttfa.size,
+                calls=len(calls),
+                ttfa_p50_ms=round(p50, 1),
+                ttfa_p50_ci=(round(float(lo[0]), 1), round(float(hi[0]), 1)),
+                ttfa_p90_ms=round(p90, 1),
+                ttfa_p90_ci=(round(float(lo[1]), 1), round(float(hi[1]), 1)),
+                failure_share=round(share, 4),
+                failure_ci=(round(float(lo[2]), 4), round(float(hi[2]), 4)),
+                over=p90 > budget_ms or share > failure_budget,
+            )
+        )
+        over_rounds.append((stats[:, 1] > budget_ms) | (stats[:, 2] > failure_budget))
+    edges = [b.low for b in bands]
+    point = _breaks_at([b.over for b in bands], edges)
+    drawn = [_breaks_at(list(over), edges) for over in np.array(over_rounds).T]
+    ranked = sorted(math.inf if d is None else d for d in drawn)  # never broke: past the top
+    lo = ranked[int(0.025 * len(ranked))]
+    hi = ranked[min(len(ranked) - 1, math.ceil(0.975 * len(ranked)) - 1)]
+    return {
+        "bands": tuple(bands),
+        "breaking_point": BreakingPoint(
+            concurrency=point,
+            low=None if lo == math.inf else int(lo),
+            high=None if hi == math.inf else int(hi),
+        ),
+    }
+
+
+def _resampled(
+    ttfa: np.ndarray, owner: np.ndarray, failed_by_call: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
+    """TTFA p50, p90 and the failure share in ``ROUNDS`` resamples of the calls (rows): each
+    resample draws the calls with replacement, a drawn call bringing all its turns; computed at
+    once as turns weighted by how often their call was drawn."""
+    m = failed_by_call.size
+    drawn = rng.multinomial(m, np.full(m, 1.0 / m), size=ROUNDS)  # rounds x calls
+    order = np.argsort(ttfa, kind="stable")
+    weight = np.cumsum(drawn[:, owner[order]], axis=1)  # rounds x turns, in TTFA order
+    total = weight[:, -1]
+    p50, p90 = (ttfa[order][(weight >= q * total[:, None]).argmax(axis=1)] for q in (0.5, 0.9))
+    return np.column_stack([p50, p90, drawn @ failed_by_call / total])
+
+
+def _breaks_at(over: list[bool], edges: list[int]) -> int | None:
+    """The lowest edge from which on every band is over."""
+    at = None
+    for edge, is_over in zip(reversed(edges), reversed(over), strict=True):
+        if not is_over:
+            break
+        at = edge
+    return at
+
+
+def _windows(turns: Sequence[LoadTurn], timeout_ms: float) -> tuple[TimeWindow, ...]:
+    """TTFA in each quarter of the load's time."""
+    if not turns:
+        return ()
+    end = max(t.offset_s for t in turns) + 1e-9
+    out = []
+    for k in range(WINDOWS):
+        a, b = end * k / WINDOWS, end * (k + 1) / WINDOWS
+        group = [t.turn for t in turns if a <= t.offset_s < b]
+        x = censored_ttfa(group, timeout_ms)
+        p50, p90 = percentiles_ms(x, (50, 90)) if x else (None, None)
+        out.append(
+            TimeWindow(
+                start_s=round(a, 1),
+                end_s=round(b, 1),
+                turns=len(group),
+                ttfa_p50_ms=p50,
+                ttfa_p90_ms=p90,
+            )
+        )
+    return tuple(out)

@@ -1,49 +1,60 @@
-"""The load summary as a table."""
+"""The load summary as a table: concurrency bands with their intervals, and the breaking
+point with its own."""
 
 from __future__ import annotations
 
 from rich.table import Table
 
 from voicebench.live.load import LoadSummary
+from voicebench.live.load_summary import BreakingPoint
 
 
-def _ms(v: float | None) -> str:
-    return "-" if v is None else f"{v:,.0f}"
+def _span(v: float, ci: tuple[float, float]) -> str:
+    return f"{v:,.0f} [{ci[0]:,.0f}, {ci[1]:,.0f}]"
+
+
+def breaking_point_text(bp: BreakingPoint | None) -> str:
+    """The breaking point and its interval, in words."""
+    if bp is None:
+        return "nothing measured"
+    high = "beyond what was tested" if bp.high is None else str(bp.high)
+    if bp.concurrency is None:
+        if bp.low is None:
+            return "not reached"
+        return f"not reached (95% interval: {bp.low} to {high})"
+    return f"from {bp.concurrency} concurrent calls on (95% interval: {bp.low} to {high})"
 
 
 def load_table(summary: LoadSummary, title: str) -> Table:
     t = Table(title=title, title_justify="left")
     for c in (
         "concurrent calls",
+        "calls",
         "turns",
-        "failed",
-        "TTFA p50 ms",
-        "p90 ms",
-        "p99 ms",
-        "within budget",
+        "TTFA p50 ms [95% CI]",
+        "p90 ms [95% CI]",
+        "failed [95% CI]",
+        "over",
     ):
         t.add_column(c, justify="right")
-    for lv in summary.levels:
-        share = "-" if lv.within_budget is None else f"{100 * lv.within_budget:.0f}%"
+    for b in summary.bands:
         t.add_row(
-            str(lv.concurrency),
-            str(lv.turns),
-            str(lv.failed),
-            _ms(lv.ttfa_p50_ms),
-            _ms(lv.ttfa_p90_ms),
-            _ms(lv.ttfa_p99_ms),
-            share,
+            str(b.low) if b.low == b.high else f"{b.low}-{b.high}",
+            str(b.calls),
+            str(b.turns),
+            _span(b.ttfa_p50_ms, b.ttfa_p50_ci),
+            _span(b.ttfa_p90_ms, b.ttfa_p90_ci),
+            f"{100 * b.failure_share:.0f}% [{100 * b.failure_ci[0]:.0f}, "
+            f"{100 * b.failure_ci[1]:.0f}]",
+            "[red]yes[/]" if b.over else "no",
         )
     failures = ", ".join(f"{k} {n}" for k, n in sorted(summary.failures.items())) or "none"
-    breaks = (
-        "not reached"
-        if summary.budget_breaks_at is None
-        else f"from {summary.budget_breaks_at} concurrent calls on"
-    )
     t.caption = (
         f"{summary.calls} calls, {summary.turns} turns; failures: {failures}. Failed "
-        f"turns count as the turn timeout. TTFA budget {summary.budget_ttfa_ms:,.0f} ms "
-        f"(p90): broken {breaks}."
+        f"turns count as the turn timeout; intervals resample calls. A band is over when its "
+        f"TTFA p90 is over {summary.budget_ttfa_ms:,.0f} ms or more than "
+        f"{100 * summary.failure_budget:g}% of its turns fail. Breaking point: "
+        f"{breaking_point_text(summary.breaking_point)}."
     )
     t.caption_justify = "left"
     return t
