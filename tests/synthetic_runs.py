@@ -251,6 +251,72 @@ def load_header(dialogue_ids: Sequence[str]) -> str:
     ).model_dump_json()
 
 
+def make_load(root: Path, *, seed: int = 0) -> Path:
+    """A finished load folder: a step pattern to 16 callers, 2 more every 30 s, each call
+    three turns 5 s apart; TTFA grows 50 ms per call in progress (p90 over 1,000 ms from 7-8
+    calls on), and from 14 calls on about one turn in twelve times out."""
+    from voicebench.live.load import CALLS_FILE, LOAD_FILE, TURNS_FILE, LoadHeader, load_pattern
+    from voicebench.live.load_summary import CallSpan, LoadTurn
+
+    rng = np.random.default_rng(seed)
+    pattern = load_pattern(
+        kind="step", callers=16, step_callers=2, step_hold_s=30, duration_s=240, ramp_s=2
+    )
+    windows = pattern.windows(seed)
+    turns, spans = [], []
+    for caller, w in enumerate(windows):
+        t, call = w.arrive_s, 0
+        while t < w.leave_s:
+            start = t
+            for k in range(3):
+                c = min(16, int(t // 30) * 2 + 2)
+                fail = c >= 14 and rng.random() < 0.08
+                ttfa = int(600 + 50 * c + rng.normal(0, 60))
+                turns.append(
+                    LoadTurn(
+                        caller=caller,
+                        call=call,
+                        concurrency=c,
+                        offset_s=round(t, 3),
+                        turn=TurnRecord(
+                            run_id=root.name,
+                            contestant="remote/x",
+                            agent_name="x",
+                            dialogue_id="d",
+                            turn_index=2 * k + 1,
+                            final=k == 2,
+                            user_text="u",
+                            timing=None if fail else timing(ttfa),
+                            error=TurnError(kind="timeout", reason="no answer") if fail else None,
+                            started_at=STAMP,
+                        ),
+                    )
+                )
+                t += 5
+            spans.append(CallSpan(caller=caller, call=call, start_s=start, end_s=t, answered=True))
+            call += 1
+    header = LoadHeader(
+        created_at=STAMP,
+        voicebench_version="0.1.0",
+        agent=AgentSpec(name="stepped", family="r", remote=RemoteSpec(url="ws://127.0.0.1:9")),
+        callers=16,
+        ramp_s=2,
+        duration_s=240,
+        arrivals="fixed",
+        seed=seed,
+        turn_timeout_s=20,
+        dialogue_ids=("d",),
+        pattern=pattern,
+        windows=windows,
+    )
+    root.mkdir(parents=True, exist_ok=True)
+    (root / LOAD_FILE).write_text(header.model_dump_json(indent=2))
+    turns.sort(key=lambda x: x.offset_s)
+    (root / TURNS_FILE).write_text("".join(x.model_dump_json() + "\n" for x in turns))
+    (root / CALLS_FILE).write_text("".join(s.model_dump_json() + "\n" for s in spans))
+    return root
+
+
 def make_calls(
     root: Path,
     name: str,

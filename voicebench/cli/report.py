@@ -26,7 +26,8 @@ def report(
         list[Path],
         typer.Argument(
             help="Run directories and/or one judging folder (its runs are included). A run's "
-            "judging/ folder is used when no judging folder is given."
+            "judging/ folder is used when no judging folder is given. Or one load folder "
+            "(voicebench load): its report by concurrency and over time."
         ),
     ],
     out_dir: Annotated[
@@ -48,8 +49,24 @@ def report(
     ] = AudioChoice.wav,
 ) -> None:
     """Write the latency-budget report and the quality-latency frontier: index.html (one
-    self-contained page), report.md, report.json and figures/ (PNG and SVG)."""
+    self-contained page), report.md, report.json and figures/ (PNG and SVG). For a load
+    folder: TTFA and failures by concurrency with the breaking point, and calls in progress
+    over time (index.html, summary.json, figures/)."""
     from voicebench.api import report as build_report
+    from voicebench.errors import InputError
+    from voicebench.live.load import LOAD_FILE
+
+    loads = [p for p in paths if (p / LOAD_FILE).exists()]
+    if loads:
+        if len(paths) > 1:
+            raise InputError("a load folder is reported on its own", file=loads[0])
+        from voicebench.reporting.load import write_load_report
+        from voicebench.runlog import folder_stamp
+
+        target = out_dir or Path("reports") / f"load-report-{folder_stamp()}"
+        page = write_load_report(loads[0], target, budget_ttfa_ms=budget_ttfa_ms)
+        say(f"load report: {page}")
+        return
 
     show_report(
         build_report(

@@ -97,7 +97,9 @@ def resolve_inputs(paths: Sequence[Path]) -> Inputs:
             judging.append(p)
         else:
             raise InputError(
-                "neither a run directory (run.json) nor a judging folder (judging.json)", file=p
+                "neither a run directory (run.json), a judging folder (judging.json) nor a load "
+                "folder (load.json)",
+                file=p,
             )
     if not judging:
         judging = [r / "judging" for r in runs if (r / "judging" / JUDGING_HEADER).exists()]

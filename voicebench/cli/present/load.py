@@ -6,23 +6,11 @@ from __future__ import annotations
 from rich.table import Table
 
 from voicebench.live.load import LoadSummary
-from voicebench.live.load_summary import BreakingPoint
+from voicebench.reporting.load import breaking_point_text
 
 
 def _span(v: float, ci: tuple[float, float]) -> str:
     return f"{v:,.0f} [{ci[0]:,.0f}, {ci[1]:,.0f}]"
-
-
-def breaking_point_text(bp: BreakingPoint | None) -> str:
-    """The breaking point and its interval, in words."""
-    if bp is None:
-        return "nothing measured"
-    high = "beyond what was tested" if bp.high is None else str(bp.high)
-    if bp.concurrency is None:
-        if bp.low is None:
-            return "not reached"
-        return f"not reached (95% interval: {bp.low} to {high})"
-    return f"from {bp.concurrency} concurrent calls on (95% interval: {bp.low} to {high})"
 
 
 def load_table(summary: LoadSummary, title: str) -> Table:

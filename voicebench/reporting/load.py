@@ -1,0 +1,203 @@
+"""The load report (``voicebench report LOAD_DIR``): ``index.html``, a self-contained page like
+the run report, ``summary.json`` and ``figures/``:
+
+- ``load_concurrency``: TTFA p50 and p90 by band of calls in progress, each with its 95%
+  interval, the TTFA budget, the breaking point and its interval shaded; below it the share
+  of failed turns by band, with its interval and the failure budget;
+- ``load_timeline``: calls in progress over the load's time (from ``calls.jsonl``), and each
+  turn's TTFA when it started (failed turns marked at the top).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from markupsafe import Markup
+
+from voicebench._jsonl import read_models, write_atomic
+from voicebench.live.load import CALLS_FILE, LoadHeader, read_load
+from voicebench.live.load_summary import (
+    BreakingPoint,
+    CallSpan,
+    LoadSummary,
+    LoadTurn,
+    summarize_load,
+)
+from voicebench.reporting.figures import STYLE, plt, save_figure
+from voicebench.reporting.render import asset, environment, figure_uri
+
+BUDGET_COLOR = "#c0392b"
+
+
+def write_load_report(
+    load_dir: Path, out_dir: Path, *, budget_ttfa_ms: float, failure_budget: float = 0.05
+) -> Path:
+    """Write the load report of ``load_dir`` to ``out_dir``; returns the page's path."""
+    header, turns = read_load(load_dir)
+    spans = read_models(load_dir / CALLS_FILE, CallSpan) if (load_dir / CALLS_FILE).exists() else []
+    summary = summarize_load(
+        turns,
+        budget_ttfa_ms=budget_ttfa_ms,
+        turn_timeout_s=header.turn_timeout_s,
+        failure_budget=failure_budget,
+        seed=header.seed,
+    )
+    folder = out_dir / "figures"
+    names = []
+    if summary.bands:
+        names.append(concurrency_figure(summary, folder))
+    names.append(timeline_figure(spans, turns, header.turn_timeout_s * 1000.0, folder))
+    html = (
+        environment()
+        .get_template("load.html.j2")
+        .render(
+            header=header,
+            summary=summary,
+            pattern=describe(header),
+            breaking=breaking_point_text(summary.breaking_point),
+            load_dir=str(load_dir),
+            csp=Markup("default-src 'none'; img-src data:; style-src 'unsafe-inline'"),
+            style=Markup(asset("report.css")),
+            figure_uris={n: figure_uri(folder, n) for n in names},
+        )
+    )
+    write_atomic(out_dir / "summary.json", summary.model_dump_json(indent=2) + "\n")
+    page = out_dir / "index.html"
+    write_atomic(page, html)
+    return page
+
+
+def breaking_point_text(bp: BreakingPoint | None) -> str:
+    """The breaking point and its interval, in words."""
+    if bp is None:
+        return "nothing measured"
+    high = "beyond what was tested" if bp.high is None else str(bp.high)
+    if bp.concurrency is None:
+        if bp.low is None:
+            return "not reached"
+        return f"not reached (95% interval: {bp.low} to {high})"
+    return f"from {bp.concurrency} concurrent calls on (95% interval: {bp.low} to {high})"
+
+
+def describe(header: LoadHeader) -> str:
+    """The load's pattern in words (a folder from before patterns: its ramp)."""
+    if header.pattern is not None:
+        return header.pattern.describe()
+    return (
+        f"ramp: {header.callers} callers arriving over {header.ramp_s:g} s ({header.arrivals}), "
+        f"calls start for {header.duration_s:g} s"
+    )
+
+
+def concurrency_figure(summary: LoadSummary, folder: Path) -> str:
+    """TTFA p50/p90 and the failure share by band, with intervals and the breaking point."""
+    bands = summary.bands
+    x = np.array([(b.low + b.high) / 2 for b in bands])
+    # A band whose p90 is the turn timeout (failed turns) would flatten the rest: the axis
+    # stops above the measured values, and such points sit at its top as triangles.
+    timeout = max(b.ttfa_p90_ci[1] for b in bands)
+    measured = [v for b in bands for v in (b.ttfa_p50_ms, b.ttfa_p90_ms) if v < timeout]
+    ceiling = 1.25 * max([summary.budget_ttfa_ms, *measured])
+    with plt.rc_context(STYLE):
+        fig, (top, bottom) = plt.subplots(
+            2, 1, figsize=(9, 6), sharex=True, gridspec_kw={"height_ratios": [3, 1]}
+        )
+        for name, value, ci, color in (
+            ("TTFA p50", "ttfa_p50_ms", "ttfa_p50_ci", "#2b8cbe"),
+            ("TTFA p90", "ttfa_p90_ms", "ttfa_p90_ci", "#e6550d"),
+        ):
+            y = np.array([getattr(b, value) for b in bands])
+            low = np.array([getattr(b, ci)[0] for b in bands])
+            high = np.minimum([getattr(b, ci)[1] for b in bands], ceiling)
+            shown = np.minimum(y, ceiling)
+            err = np.array([shown - np.minimum(low, shown), np.maximum(high - shown, 0)])
+            top.errorbar(x, shown, yerr=err, marker="o", capsize=3, color=color, label=name)
+            off = y >= ceiling
+            if off.any():
+                top.scatter(x[off], shown[off], marker="^", s=80, color=color, zorder=6)
+        top.axhline(summary.budget_ttfa_ms, color=BUDGET_COLOR, linestyle="--", label="TTFA budget")
+        top.set_ylim(0, ceiling * 1.04)
+        share = np.array([100 * b.failure_share for b in bands])
+        share_err = np.array(
+            [
+                [share[k] - 100 * b.failure_ci[0], 100 * b.failure_ci[1] - share[k]]
+                for k, b in enumerate(bands)
+            ]
+        ).T
+        bottom.errorbar(x, share, yerr=share_err, marker="s", capsize=3, color="#636363")
+        bottom.axhline(100 * summary.failure_budget, color=BUDGET_COLOR, linestyle="--")
+        bp = summary.breaking_point
+        if bp is not None and bp.low is not None:
+            edge = bp.high if bp.high is not None else bands[-1].low
+            right = next(b.high for b in bands if b.low == edge)
+            for ax in (top, bottom):
+                ax.axvspan(bp.low - 0.5, right + 0.5, color=BUDGET_COLOR, alpha=0.12, lw=0)
+            if bp.concurrency is not None:
+                for ax in (top, bottom):
+                    ax.axvline(bp.concurrency - 0.5, color=BUDGET_COLOR, linewidth=1.4)
+            top.plot(
+                [],
+                [],
+                color=BUDGET_COLOR,
+                alpha=0.3,
+                linewidth=8,
+                label="breaking point, 95% interval",
+            )
+        top.set_ylabel("TTFA (ms); triangles: off the scale")
+        top.legend(fontsize=8, loc="upper left", frameon=False)
+        bottom.set_ylabel("failed turns (%)")
+        bottom.set_xlabel("calls in progress when the turn started (band; bars: 95% intervals)")
+        bottom.set_xticks(
+            x, [str(b.low) if b.low == b.high else f"{b.low}-{b.high}" for b in bands]
+        )
+        fig.tight_layout()
+        return save_figure(fig, "load_concurrency", folder)
+
+
+def timeline_figure(
+    spans: Sequence[CallSpan], turns: Sequence[LoadTurn], timeout_ms: float, folder: Path
+) -> str:
+    """Calls in progress over time, and each turn's TTFA when it started."""
+    with plt.rc_context(STYLE):
+        fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 5), sharex=True)
+        if spans:
+            change: dict[float, int] = {}  # (a call that starts as another ends: no change)
+            for s in spans:
+                change[s.start_s] = change.get(s.start_s, 0) + 1
+                change[s.end_s] = change.get(s.end_s, 0) - 1
+            t = [0.0, *sorted(change)]
+            n = np.cumsum([0] + [change[at] for at in t[1:]])
+            top.step(t, n, where="post", color="#2b8cbe")
+        top.set_ylabel("calls in progress")
+        ok: list[tuple[float, float]] = [
+            (x.offset_s, v) for x in turns if (v := _ttfa(x)) is not None
+        ]
+        failed = [x.offset_s for x in turns if _ttfa(x) is None]
+        if ok:
+            bottom.scatter(*zip(*ok, strict=True), s=10, color="#31a354", label="TTFA")
+        top_ms = 1.15 * max([v for _, v in ok], default=timeout_ms)
+        if failed:  # at the top of the axis, not at the timeout: the TTFA stay readable
+            bottom.scatter(
+                failed,
+                [top_ms] * len(failed),
+                s=14,
+                marker="x",
+                color=BUDGET_COLOR,
+                label="failed (drawn at the top)",
+            )
+        bottom.set_ylim(0, top_ms * 1.05)
+        bottom.set_ylabel("TTFA (ms)")
+        bottom.set_xlabel("seconds after the start")
+        if ok or failed:
+            bottom.legend(fontsize=8, loc="upper left", frameon=False)
+        fig.tight_layout()
+        return save_figure(fig, "load_timeline", folder)
+
+
+def _ttfa(t: LoadTurn) -> float | None:
+    """A turn's TTFA, None for a failed or untimed one."""
+    if t.turn.error is not None or t.turn.timing is None:
+        return None
+    return t.turn.timing.ttfa_ms
