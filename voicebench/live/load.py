@@ -4,10 +4,8 @@ Callers. A load pattern (``voicebench.live.patterns``: ``ramp``, ``step``, ``spi
 ``soak``) says when each caller is on the line; by default ``callers`` callers arrive over
 ``ramp_s`` seconds, evenly spaced (``fixed``) or with exponential gaps of the same mean
 (``poisson``, seeded), and stay until ``duration_s``. On the line, a caller makes calls back
-to back: a call is one dialogue of the set (caller k starts at item k and walks the set), a
-new connection, every seeker turn spoken in real time after the dialogue's own history
-(teacher-forced), then a hang-up. No call starts after the caller leaves; calls under way
-finish their turns. A failed turn ends its call.
+to back (``voicebench.live.callers``: the caller pool, its calls, back-off and giving up). No
+call starts after the caller leaves; calls under way finish their turns.
 
 Each turn is appended to ``turns.jsonl`` as a ``LoadTurn`` the moment it ends, with the
 number of calls in progress when it started (its concurrency), and each call to
@@ -15,10 +13,8 @@ number of calls in progress when it started (its concurrency), and each call to
 ``load.json`` says what was run, the pattern's windows included. A load folder can be
 summarized again at any time, also after a kill.
 
-A call the agent does not answer (refused, or no WebSocket at the handshake) is one failed
-turn; its caller then waits before dialling again, 0.5 s doubling with each miss in a row up
-to 8 s, jittered. When not one call has been answered in the first ``GIVE_UP_S`` seconds the
-load stops there with ``AgentUnanswered``, its failed turns kept.
+When not one call has been answered in the first seconds the load stops there with
+``AgentUnanswered``, its failed turns kept.
 
 Summary: ``voicebench.live.load_summary``.
 """
@@ -26,12 +22,9 @@ Summary: ``voicebench.live.load_summary``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime as dt
 import gc
 import os
-import random
-import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -44,11 +37,11 @@ from voicebench._version import __version__
 from voicebench.agent.interface import AgentFactory
 from voicebench.agentspec import AgentSpec
 from voicebench.dialogues import Dialogue
-from voicebench.errors import InputError, MissingSecretError, RunError
+from voicebench.errors import InputError, MissingSecretError
 from voicebench.fixtures import Manifest
+from voicebench.live.callers import AgentUnanswered, CallerPool
 from voicebench.live.load_summary import CallSpan, LoadSummary, LoadTurn, summarize_load
 from voicebench.live.patterns import LoadPattern, Window
-from voicebench.replaying.play import play_dialogue
 from voicebench.scenarios import parse_scenario
 from voicebench.scenarios.apply import backchannel_texts
 
@@ -57,16 +50,6 @@ TURNS_FILE = "turns.jsonl"
 CALLS_FILE = "calls.jsonl"
 MAX_CALLERS = 200
 MAX_DURATION_S = 3600.0
-BACKOFF_S = 0.5
-"""A caller whose call was not answered waits this long before dialling again, doubling with
-each miss in a row up to ``BACKOFF_MAX_S`` (each wait jittered down by up to half, seeded)."""
-BACKOFF_MAX_S = 8.0
-GIVE_UP_S = 5.0
-"""When no call at all has been answered this long after the start, the load stops."""
-
-
-class AgentUnanswered(RunError):
-    """Not one call was answered in the load's first seconds."""
 
 
 class LoadHeader(FrozenModel):
@@ -137,12 +120,8 @@ async def run_load(
     windows = pattern.windows(seed)
     if not dialogues:
         raise InputError("no dialogues to call with", field="dialogues")
-    played = [parse_scenario(text) for text in scenarios]
-    if agent_factory is None:
-        from voicebench.remote import caller_class
-
-        assert spec.remote is not None
-        agent_factory = caller_class(spec.remote.protocol)
+    for text in scenarios:
+        parse_scenario(text)  # refused here, before anything is written
     with claimed(out_dir, "load"):
         kept = complete_lines(out_dir / TURNS_FILE)
         if kept:
@@ -176,117 +155,40 @@ async def run_load(
         writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="load-turns")
         frozen = gc.get_freeze_count() > 0  # by whoever runs this; left as they had it
         gc.freeze()  # what is loaded by now needs no scanning: shorter collection pauses
-        start = time.monotonic()
-        active = 0
         done: list[LoadTurn] = []
-        answered = asyncio.Event()
-        dialled = 0
 
-        async def call(caller: int, number: int, dialogue: Dialogue) -> bool:
-            """One call; whether the agent answered it (its WebSocket opened)."""
-            nonlocal active, dialled
-            active += 1
-            dialled += 1
-            connected = False
-            began = time.monotonic() - start
-            try:
-                async with agent_factory(spec) as agent:
-                    connected = agent.connected
-                    if connected:
-                        answered.set()
-                    starts: dict[int, tuple[int, float]] = {}
+        async def on_turn(record: LoadTurn) -> None:
+            # written and fsynced off the event loop, in order: the other calls' audio keeps
+            # its time meanwhile
+            await loop.run_in_executor(writer, append_record, out_dir / TURNS_FILE, record)
+            done.append(record)
+            if progress is not None:
+                progress(record)
 
-                    def starting(k: int) -> None:
-                        starts[k] = (active, time.monotonic() - start)
+        async def on_call(span: CallSpan) -> None:
+            await loop.run_in_executor(writer, append_record, out_dir / CALLS_FILE, span)
 
-                    async for turn in play_dialogue(
-                        agent,
-                        spec,
-                        dialogue,
-                        dialogue.seeker_turn_indices,
-                        run_id=out_dir.name,
-                        manifest=manifest,
-                        fixtures_dir=fixtures_dir,
-                        timeout_s=turn_timeout_s,
-                        played=played,
-                        seed=seed,
-                        cold=True,
-                        starting=starting,
-                    ):
-                        concurrency, offset = starts[turn.turn_index]
-                        record = LoadTurn(
-                            caller=caller,
-                            call=number,
-                            concurrency=concurrency,
-                            offset_s=round(offset, 3),
-                            turn=turn,
-                        )
-                        # written and fsynced off the event loop, in order: the other
-                        # calls' audio keeps its time meanwhile
-                        await loop.run_in_executor(
-                            writer, append_record, out_dir / TURNS_FILE, record
-                        )
-                        done.append(record)
-                        if progress is not None:
-                            progress(record)
-            finally:
-                active -= 1
-                span = CallSpan(
-                    caller=caller,
-                    call=number,
-                    start_s=round(began, 3),
-                    end_s=round(time.monotonic() - start, 3),
-                    answered=connected,
-                )
-                await loop.run_in_executor(writer, append_record, out_dir / CALLS_FILE, span)
-            return connected
-
-        async def caller_loop(caller: int, window: Window) -> None:
-            await asyncio.sleep(window.arrive_s)
-            number, misses = 0, 0
-            jitter = random.Random(f"{seed}:{caller}")
-            while time.monotonic() - start < window.leave_s:
-                if await call(caller, number, dialogues[(caller + number) % len(dialogues)]):
-                    misses = 0
-                else:  # not answered: wait before dialling again, longer each time
-                    misses += 1
-                    wait = min(BACKOFF_MAX_S, BACKOFF_S * 2 ** (misses - 1))
-                    left = window.leave_s - (time.monotonic() - start)
-                    await asyncio.sleep(max(0.0, min(left, wait * jitter.uniform(0.5, 1.0))))
-                number += 1
-
-        async def watch() -> None:
-            """Stop the callers when the agent answers no call in its first seconds."""
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(answered.wait(), GIVE_UP_S)
-            if not answered.is_set():
-                for task in callers_running:
-                    task.cancel()
-
-        callers_running = [
-            asyncio.create_task(caller_loop(k, w))
-            for k, w in enumerate(windows)
-            if w.arrive_s < w.leave_s
-        ]
-        watcher = asyncio.create_task(watch())
+        pool = CallerPool(
+            spec,
+            dialogues,
+            manifest,
+            fixtures_dir,
+            run_id=out_dir.name,
+            turn_timeout_s=turn_timeout_s,
+            seed=seed,
+            scenarios=tuple(scenarios),
+            agent_factory=agent_factory,
+            on_turn=on_turn,
+            on_call=on_call,
+        )
         try:
-            ended = await asyncio.gather(*callers_running, return_exceptions=True)
+            await pool.run(list(enumerate(windows)))
+        except AgentUnanswered as exc:
+            raise AgentUnanswered(f"{exc}. What it measured is in {out_dir}") from None
         finally:
-            watcher.cancel()
             writer.shutdown(wait=True)
             if not frozen:
                 gc.unfreeze()
-        for outcome in ended:
-            if isinstance(outcome, Exception):
-                raise outcome
-        if not answered.is_set():
-            failed = [t.turn.error for t in done if t.turn.error is not None]
-            why = f" (last: {failed[-1].kind}: {failed[-1].reason})" if failed else ""
-            raise AgentUnanswered(
-                f"the agent answered none of {dialled} calls in the first "
-                f"{min(GIVE_UP_S, time.monotonic() - start):.0f} s{why}; "
-                f"load stopped. What it measured is in {out_dir}"
-            )
         return done
 
 
