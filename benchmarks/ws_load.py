@@ -16,6 +16,13 @@ machine's CPU steal over the run.
 
     .venv/bin/python benchmarks/ws_load.py [--protocol pcm twilio] [--callers 1 50]
         [--duration 60] [--delay-ms 800]
+
+The harness's own limit: ``--find-limit`` steps the callers up (``--callers`` as the steps,
+e.g. ``25 50 75 100 150 200``) and stops at the first level whose |error| p99 is over 10 ms;
+the last one within is the most callers one process on this machine times within the bound
+(the per-worker cap of ``voicebench load --backend ray``, ``PER_WORKER_CALLERS``). On Ray:
+``--backend ray --workers 1 2`` runs the same callers on a local Ray instance with one worker,
+then two, and prints the error of each; the driver and workers share this machine's cores.
 """
 
 from __future__ import annotations
@@ -42,7 +49,9 @@ from voicebench.testing.scripted_voice_agent import heard_end_shift_ms
 TARGETS = {"pcm": {1: 5.0, 50: 10.0}, "twilio": {1: 10.0, 50: 10.0}, "telnyx": {1: 10.0, 50: 10.0}}
 
 
-async def one_level(protocol: str, callers: int, args, items, manifest) -> dict:
+async def one_level(
+    protocol: str, callers: int, args, items, manifest, workers: int | None = None
+) -> dict:
     async with ScriptedVoiceAgent(delay_ms=args.delay_ms, protocol=protocol) as agent:
         spec = AgentSpec(
             name="scripted-voice",
@@ -61,6 +70,7 @@ async def one_level(protocol: str, callers: int, args, items, manifest) -> dict:
                 ramp_s=args.ramp,
                 duration_s=args.duration,
                 turn_timeout_s=20.0,
+                **({"backend": "ray", "workers": workers} if workers else {}),
             )
         cpu, wall = time.process_time() - cpu0, time.monotonic() - wall0
         answered = agent.turns()
@@ -127,6 +137,11 @@ def main() -> None:
     parser.add_argument("--ramp", type=float, default=10.0)
     parser.add_argument("--delay-ms", type=float, default=800.0)
     parser.add_argument("--verbose", action="store_true", help="list turns with a part > 5 ms")
+    parser.add_argument(
+        "--find-limit", action="store_true", help="stop at the first level over 10 ms p99"
+    )
+    parser.add_argument("--backend", choices=["local", "ray"], default="local")
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="with ray")
     args = parser.parse_args()
     items = load_dialogues(BUILTIN_DIALOGUES)
     manifest = synthesize_fixtures(items, BUILTIN_FIXTURES).manifest
@@ -136,9 +151,25 @@ def main() -> None:
         f"{'median err':>10} {'p1 err':>8} {'p99 err':>8} {'|err| p99':>10} {'target p99':>10} "
         f"{'CPU/caller':>10}"
     )
+    levels = [
+        (p, c, w)
+        for p in args.protocol
+        for c in args.callers
+        for w in (args.workers if args.backend == "ray" else [None])
+    ]
+    within: dict[str, int] = {}
     with CpuSteal() as steal:
-        for protocol, callers in ((p, c) for p in args.protocol for c in args.callers):
-            r = asyncio.run(one_level(protocol, callers, args, items, manifest))
+        for protocol, callers, workers in levels:
+            if args.find_limit and protocol in within and within[protocol] < 0:
+                continue  # this protocol's limit was found
+            r = asyncio.run(one_level(protocol, callers, args, items, manifest, workers))
+            if workers:
+                print(f"{'':>16} on Ray, {workers} worker(s):")
+            if args.find_limit:
+                if r["err_p99"] <= 10.0 and r["failed"] == 0:
+                    within[protocol] = callers
+                else:
+                    within[protocol] = -within.get(protocol, 0) or -1
             target = TARGETS[protocol].get(callers)
             verdict = (
                 "-"
@@ -158,6 +189,11 @@ def main() -> None:
                 f"receive lag {receive:.2f} ms",
                 flush=True,
             )
+    for protocol, n in within.items():
+        if n > 0:
+            print(f"{protocol}: every level tried was within 10 ms p99, up to {n} callers")
+        else:
+            print(f"{protocol}: the most callers within 10 ms p99: {-n if n != -1 else 'none'}")
     print(steal)
 
 

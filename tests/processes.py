@@ -148,3 +148,22 @@ def kill_until_done(
         log.final_stderr = stderr_path.read_text(errors="replace")
         assert code == 0, f"{command} exited {code}:\n{log.final_stderr[-3000:]}"
         return log
+
+
+def ray_processes() -> list[str]:
+    """Command lines of Ray's processes on this machine."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if "ray::" in cmd or "/ray/core/src/ray/" in cmd or "ray/_private/" in cmd:
+            found.append(f"{entry.name} {cmd[:120]}")
+    return found
+
+
+def complete_lines(path: Path) -> int:
+    return path.read_bytes().count(b"\n") if path.exists() else 0

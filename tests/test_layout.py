@@ -18,6 +18,7 @@ ORDER = (
     "_jsonl",
     "_folder",
     "_arrivals",
+    "_ray",
     "text",
     "bootstrap",
     "budgets",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from campaign_files import dialogue_set
-from processes import ROOT, voicebench
+from processes import ROOT, complete_lines, ray_processes, voicebench
 
 from voicebench.runlog import read_turns
 from voicebench.testing.scripted_voice import ScriptedVoiceAgent
@@ -22,21 +22,6 @@ pytest.importorskip("ray")
 pytestmark = pytest.mark.slow
 
 REPLY = "Okay. I hear you."
-
-
-def ray_processes() -> list[str]:
-    """Command lines of Ray's processes on this machine."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if "ray::" in cmd or "/ray/core/src/ray/" in cmd or "ray/_private/" in cmd:
-            found.append(f"{entry.name} {cmd[:120]}")
-    return found
 
 
 def pid_running(title: str) -> int | None:
@@ -48,10 +33,6 @@ def pid_running(title: str) -> int | None:
             except OSError:
                 continue
     return None
-
-
-def complete_lines(path: Path) -> int:
-    return path.read_bytes().count(b"\n") if path.exists() else 0
 
 
 def test_a_killed_worker_s_cell_is_resumed_and_ends_as_an_uninterrupted_one(

@@ -27,15 +27,14 @@ import socket
 import tempfile
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from voicebench._ray import ray_session
 from voicebench.campaign.plan import CampaignPlan, Cell
 from voicebench.campaign.run import CampaignHooks, replay_cell
 from voicebench.campaign.sync import FileChange, FolderSync, apply, snapshot
-from voicebench.errors import InputError, VoicebenchError
+from voicebench.errors import VoicebenchError
 from voicebench.fixtures import BUILTIN_FIXTURES
 from voicebench.replaying import RunProgress
 from voicebench.runlog import HEADER_FILE, TurnRecord, read_turns
@@ -143,33 +142,6 @@ def _write_header(run_dir: Path, change: FileChange, cell: Cell) -> FileChange:
         }
     )
     return FileChange(change.path, (header.model_dump_json(indent=2) + "\n").encode())
-
-
-@contextmanager
-def ray_session(address: str | None) -> Iterator[Any]:
-    """Ray, connected to ``address`` or started here on 127.0.0.1; stopped at the end."""
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    os.environ["RAY_ENABLE_AUTO_CONNECT"] = "0"  # nothing starts a second Ray by accident
-    if address is None:
-        # a single machine: every Ray service on loopback
-        os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
-    try:
-        import ray
-    except ImportError as exc:
-        raise InputError(
-            "--backend ray needs Ray: pip install 'voicebench-heart[ray]'", field="--backend"
-        ) from exc
-    kwargs: dict[str, Any] = dict(log_to_driver=False, configure_logging=False)
-    if address is None:
-        # this machine's cores, no more: a cell declares the cores its timing needs
-        kwargs |= dict(num_cpus=os.cpu_count() or 1, include_dashboard=False)
-    else:
-        kwargs |= dict(address=address)
-    ray.init(**kwargs)
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
 
 
 def run_on_ray(

@@ -207,6 +207,18 @@ def load(
     seed: Annotated[
         int, typer.Option(help="Seed for poisson arrivals and for what each turn's scenario draws.")
     ] = 0,
+    backend: Annotated[
+        str,
+        typer.Option(help="local (one process) or ray (callers spread over Ray workers)."),
+    ] = "local",
+    address: Annotated[
+        str | None,
+        typer.Option(help="ray: the cluster (HOST:6379); without it a local instance is started."),
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(min=1, help="ray: workers (default: as many as the callers need, 50 each)."),
+    ] = None,
     failure_budget: Annotated[
         float,
         typer.Option(
@@ -230,6 +242,10 @@ def load(
         raise InputError("must be fixed or poisson", field="--arrivals")
     if pattern not in PATTERNS:
         raise InputError(f"must be one of {', '.join(PATTERNS)}", field="--pattern")
+    if backend not in ("local", "ray"):
+        raise InputError("must be local or ray", field="--backend")
+    if backend == "local" and (address is not None or workers is not None):
+        raise InputError("--address and --workers go with --backend ray", field="--backend")
     shape = load_pattern(
         kind=pattern,
         callers=callers,
@@ -255,6 +271,10 @@ def load(
             budget_ttfa_ms=budget_ttfa_ms,
             turn_timeout_s=turn_timeout,
             pattern=shape,
+            backend=backend,
+            address=address,
+            workers=workers,
+            on_status=s.line,
             seed=seed,
             failure_budget=failure_budget,
             progress=lambda t: s.line(_load_line(t)),

@@ -40,6 +40,7 @@ from voicebench.dialogues import Dialogue
 from voicebench.errors import InputError, MissingSecretError
 from voicebench.fixtures import Manifest
 from voicebench.live.callers import AgentUnanswered, CallerPool
+from voicebench.live.load_ray import WorkerClock
 from voicebench.live.load_summary import CallSpan, LoadSummary, LoadTurn, summarize_load
 from voicebench.live.patterns import LoadPattern, Window
 from voicebench.scenarios import parse_scenario
@@ -68,6 +69,10 @@ class LoadHeader(FrozenModel):
     """``--scenario`` options; each turn plays one, drawn with ``seed`` (as in a run)."""
     pattern: LoadPattern | None = None
     """The load pattern (None in folders from before patterns: a ramp of the fields above)."""
+    backend: str = "local"
+    """``local`` (one process) or ``ray`` (callers spread over Ray workers)."""
+    clocks: tuple[WorkerClock, ...] = ()
+    """Ray: each worker's clock against the driver's, measured before the start."""
     windows: tuple[Window, ...] = ()
     """Each caller's time on the line, as the pattern drew it with ``seed``."""
 
@@ -92,6 +97,10 @@ async def run_load(
     duration_s: float | None = None,
     arrivals: str = "fixed",
     pattern: LoadPattern | None = None,
+    backend: str = "local",
+    address: str | None = None,
+    workers: int | None = None,
+    on_status: Callable[[str], None] | None = None,
     seed: int = 0,
     turn_timeout_s: float = 30.0,
     progress: Callable[[LoadTurn], None] | None = None,
@@ -130,27 +139,37 @@ async def run_load(
                 "choose a new --out (or delete the folder to measure again)",
                 file=out_dir,
             )
-        write_atomic(
-            out_dir / LOAD_FILE,
-            LoadHeader(
-                created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-                voicebench_version=__version__,
-                agent=spec,
-                callers=pattern.callers,
-                ramp_s=pattern.ramp_s,
-                duration_s=pattern.duration_s,
-                arrivals=pattern.arrivals,
-                seed=seed,
-                turn_timeout_s=turn_timeout_s,
-                dialogue_ids=tuple(d.id for d in dialogues),
-                scenarios=tuple(scenarios),
-                pattern=pattern,
-                windows=windows,
-            ).model_dump_json(indent=2)
-            + "\n",
+        header = LoadHeader(
+            created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            voicebench_version=__version__,
+            agent=spec,
+            callers=pattern.callers,
+            ramp_s=pattern.ramp_s,
+            duration_s=pattern.duration_s,
+            arrivals=pattern.arrivals,
+            seed=seed,
+            turn_timeout_s=turn_timeout_s,
+            dialogue_ids=tuple(d.id for d in dialogues),
+            scenarios=tuple(scenarios),
+            pattern=pattern,
+            windows=windows,
+            backend=backend,
         )
+        write_atomic(out_dir / LOAD_FILE, header.model_dump_json(indent=2) + "\n")
         (out_dir / TURNS_FILE).write_text("")
         (out_dir / CALLS_FILE).write_text("")
+        if backend == "ray":  # (the driver waits on its workers: nothing else runs here)
+            return _on_ray(
+                header,
+                dialogues,
+                manifest,
+                fixtures_dir,
+                out_dir,
+                address,
+                workers,
+                progress,
+                on_status,
+            )
         loop = asyncio.get_running_loop()
         writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="load-turns")
         frozen = gc.get_freeze_count() > 0  # by whoever runs this; left as they had it
@@ -193,6 +212,59 @@ async def run_load(
 
 
 SUMMARY_FILE = "summary.json"
+
+
+def _on_ray(
+    header: LoadHeader,
+    dialogues: Sequence[Dialogue],
+    manifest: Manifest,
+    fixtures_dir: Path,
+    out_dir: Path,
+    address: str | None,
+    workers: int | None,
+    progress: Callable[[LoadTurn], None] | None,
+    on_status: Callable[[str], None] | None,
+) -> list[LoadTurn]:
+    """The load on Ray workers (``voicebench.live.load_ray``), written here as it arrives."""
+    from voicebench._ray import ray_session
+    from voicebench.live.load_ray import RayLoad, workers_for
+
+    n = workers_for(header.callers, workers)
+    done: list[LoadTurn] = []
+
+    def on_turn(t: LoadTurn) -> None:
+        append_record(out_dir / TURNS_FILE, t)
+        done.append(t)
+        if progress is not None:
+            progress(t)
+
+    def clocks_known(clocks: list[WorkerClock]) -> None:
+        updated = header.model_copy(update={"clocks": tuple(clocks)})
+        write_atomic(out_dir / LOAD_FILE, updated.model_dump_json(indent=2) + "\n")
+        if on_status is not None:
+            for c in clocks:
+                on_status(
+                    f"worker {c.worker} on {c.host} (pid {c.pid}): clock "
+                    f"{c.offset_ms:+.1f} ms against this one, within {c.uncertainty_ms:.1f} ms"
+                )
+
+    with ray_session(address) as ray:
+        RayLoad(
+            header.agent,
+            dialogues,
+            manifest,
+            fixtures_dir,
+            header.windows,
+            out_dir.name,
+            header.turn_timeout_s,
+            header.seed,
+            header.scenarios,
+            n,
+            on_turn=on_turn,
+            on_span=lambda s: append_record(out_dir / CALLS_FILE, s),
+            on_status=on_status or (lambda _line: None),
+        ).run(ray, clocks_known)
+    return done
 
 
 def load_pattern(**fields: Any) -> LoadPattern:
@@ -272,11 +344,13 @@ def _summarize(
     turn_timeout_s: float,
     failure_budget: float,
 ) -> LoadSummary:
+    calls = out_dir / CALLS_FILE
     summary = summarize_load(
         turns,
         budget_ttfa_ms=budget_ttfa_ms,
         turn_timeout_s=turn_timeout_s,
         failure_budget=failure_budget,
+        spans=read_models(calls, CallSpan) if calls.exists() else (),
     )
     write_atomic(out_dir / SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
     return summary

@@ -50,6 +50,11 @@ class CallSpan(FrozenModel):
     end_s: float
     answered: bool
     """The agent answered (its connection opened)."""
+    lost: bool = False
+    """Its caller's worker was lost with the call in progress (``end_s``: when that was
+    noticed); its turns not yet finished were never recorded."""
+    worker: int | None = None
+    """The Ray worker that placed the call (None: one process)."""
 
 
 class Band(FrozenModel):
@@ -112,6 +117,8 @@ class LoadSummary(FrozenModel):
     budget_breaks_at: int | None
     """The lowest concurrency from which on the censored TTFA p90 exceeds the budget."""
     failure_budget: float = 0.05
+    lost_calls: int = 0
+    """Calls in progress on a worker that was lost (their unfinished turns are not counted)."""
     bands: tuple[Band, ...] = ()
     breaking_point: BreakingPoint | None = None
     windows: tuple[TimeWindow, ...] = ()
@@ -129,6 +136,7 @@ def summarize_load(
     turn_timeout_s: float,
     failure_budget: float = 0.05,
     seed: int = 0,
+    spans: Sequence[CallSpan] = (),
 ) -> LoadSummary:
     levels = []
     for c in sorted({t.concurrency for t in turns}):
@@ -161,6 +169,7 @@ def summarize_load(
         budget_ttfa_ms=budget_ttfa_ms,
         budget_breaks_at=breaks,
         failure_budget=failure_budget,
+        lost_calls=sum(s.lost for s in spans),
         **_bands(turns, budget_ttfa_ms, turn_timeout_s * 1000.0, failure_budget, seed),
         windows=_windows(turns, turn_timeout_s * 1000.0),
     )

@@ -37,6 +37,8 @@ def load_table(summary: LoadSummary, title: str) -> Table:
             "[red]yes[/]" if b.over else "no",
         )
     failures = ", ".join(f"{k} {n}" for k, n in sorted(summary.failures.items())) or "none"
+    if summary.lost_calls:
+        failures += f"; {summary.lost_calls} calls lost with their worker"
     t.caption = (
         f"{summary.calls} calls, {summary.turns} turns; failures: {failures}. Failed "
         f"turns count as the turn timeout; intervals resample calls. A band is over when its "

@@ -1,0 +1,101 @@
+"""A load on a local Ray instance: callers spread over two workers, one of which is killed
+mid-run. Its calls in progress are counted as lost, the other worker's callers carry on, the
+run finishes, and nothing recorded before the kill changes. No Ray process is left."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from processes import ROOT, complete_lines, ray_processes, voicebench
+
+from voicebench._jsonl import read_models
+from voicebench.live import read_load
+from voicebench.live.load import CALLS_FILE, TURNS_FILE
+from voicebench.live.load_summary import CallSpan
+from voicebench.testing.scripted_voice import ScriptedVoiceAgent
+
+pytest.importorskip("ray")
+pytestmark = pytest.mark.slow
+
+
+def test_a_load_over_two_ray_workers_survives_losing_one(tmp_path: Path, short_set):
+    assert not ray_processes(), "a Ray instance is already running here"
+    out = tmp_path / "load"
+    with ScriptedVoiceAgent(delay_ms=700) as agent:
+        assert agent.url is not None
+        run = subprocess.Popen(
+            voicebench(
+                "load",
+                "--agent",
+                agent.url,
+                "--backend",
+                "ray",
+                "--workers",
+                "2",
+                "--pattern",
+                "step",
+                "--callers",
+                "4",
+                "--step-callers",
+                "2",
+                "--step-hold",
+                "3",
+                "--ramp",
+                "1",
+                "--duration",
+                "10",
+                "--dialogues",
+                str(short_set.dialogues_path),
+                "--fixtures",
+                str(short_set.fixtures_dir),
+                "--out",
+                str(out),
+            ),
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        deadline = time.monotonic() + 240
+        while complete_lines(out / TURNS_FILE) < 3 and run.poll() is None:
+            assert time.monotonic() < deadline, "the load never got going"
+            time.sleep(0.1)
+        clocks = read_load(out)[0].clocks
+        before = (out / TURNS_FILE).read_bytes()
+        spans_before = (out / CALLS_FILE).read_bytes()
+        os.kill(clocks[1].pid, signal.SIGKILL)  # worker 1: callers 1 and 3
+        shown, _ = run.communicate(timeout=300)
+    assert run.returncode == 0, shown[-3000:]
+    shown = " ".join(shown.split())
+    assert "worker 1 was lost with" in shown
+
+    header, turns = read_load(out)
+    # One timeline: both workers' clocks were measured against the driver's, on loopback to
+    # well under a millisecond.
+    assert [c.worker for c in clocks] == [0, 1] and header.backend == "ray"
+    assert all(abs(c.offset_ms) <= c.uncertainty_ms + 1 for c in clocks)
+    # Nothing written before the kill changed; the files only grew.
+    assert (out / TURNS_FILE).read_bytes().startswith(before)
+    assert (out / CALLS_FILE).read_bytes().startswith(spans_before)
+    spans = read_models(out / CALLS_FILE, CallSpan)
+    lost = [s for s in spans if s.lost]
+    assert lost and {s.worker for s in lost} == {1} and {s.caller % 2 for s in lost} == {1}
+    # Worker 0's callers went on after the kill, and every turn was timed as before.
+    killed_at = max(s.end_s for s in lost)
+    assert any(t.caller % 2 == 0 and t.offset_s > killed_at for t in turns)
+    assert all(t.turn.error is None and 695 < t.turn.timing.ttfa_ms < 760 for t in turns)
+    # Concurrency counts both workers' calls: 3 and 4 were reached with 2 callers each.
+    assert max(t.concurrency for t in turns) >= 3
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["lost_calls"] == len(lost) and summary["turns"] == len(turns)
+
+    deadline = time.monotonic() + 20
+    while ray_processes() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not ray_processes()
