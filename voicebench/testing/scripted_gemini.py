@@ -110,11 +110,7 @@ class GeminiAgent(Agent):
             await ws.send(wire.content(interrupted=True))
 
     async def answer(self, ws, wire: GeminiWire, call, fault, spoken_end_ns, over) -> None:
-        if wire.local:
-            await wire.asked.wait()
-            wire.asked.clear()
-        if fault == "close":
-            await ws.close()
+        if not await self.model_answer_begins(ws, wire, fault):
             return
         if fault == "error":
             await ws.close(ERROR_CODE, "scripted model error")

@@ -116,11 +116,7 @@ class RealtimeAgent(Agent):
             await ws.send(event)
 
     async def answer(self, ws, wire: RealtimeWire, call, fault, spoken_end_ns, over) -> None:
-        if wire.local:
-            await wire.asked.wait()
-            wire.asked.clear()
-        if fault == "close":
-            await ws.close()
+        if not await self.model_answer_begins(ws, wire, fault):
             return
         if fault == "error":
             error = {"type": "server_error", "code": "scripted", "message": "scripted model error"}

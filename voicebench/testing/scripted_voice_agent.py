@@ -219,6 +219,18 @@ class Agent:
     async def speech_ended(self, ws, wire, sample: int) -> None:
         """The caller's turn was heard to end (``hangover_ms`` of silence after speech)."""
 
+    async def model_answer_begins(self, ws, wire, fault: str | None) -> bool:
+        """A speech-to-speech model's server is to answer: with the client's turn detection
+        (``wire.local``) it waits to be asked; a ``close`` fault closes the socket there.
+        Whether the answer goes on."""
+        if wire.local:
+            await wire.asked.wait()
+            wire.asked.clear()
+        if fault == "close":
+            await ws.close()
+            return False
+        return True
+
     def _stop_at(self, over: Overheard) -> int | None:
         """When the reply's audio ends, once the caller has spoken over it long enough."""
         if self.stop_ns is None or over.first_ns is None:
