@@ -217,7 +217,7 @@ def load(
     ] = None,
     workers: Annotated[
         int | None,
-        typer.Option(min=1, help="ray: workers (default: as many as the callers need, 50 each)."),
+        typer.Option(min=1, help="ray: workers (default: as many as the callers need, 100 each)."),
     ] = None,
     failure_budget: Annotated[
         float,

@@ -77,6 +77,12 @@ class LoadHeader(FrozenModel):
     """Each caller's time on the line, as the pattern drew it with ``seed``."""
 
 
+def read_calls(out_dir: Path) -> list[CallSpan]:
+    """A load folder's calls (none in folders from before ``calls.jsonl``)."""
+    path = out_dir / CALLS_FILE
+    return read_models(path, CallSpan) if path.exists() else []
+
+
 def read_load(out_dir: Path) -> tuple[LoadHeader, list[LoadTurn]]:
     path = out_dir / LOAD_FILE
     if not path.exists():
@@ -127,6 +133,12 @@ async def run_load(
     if not pattern.duration_s <= MAX_DURATION_S:
         raise InputError(f"duration must be in (0, {MAX_DURATION_S:g}] s", field="duration")
     windows = pattern.windows(seed)
+    if backend not in ("local", "ray"):
+        raise InputError("must be local or ray", field="backend")
+    if backend == "ray":
+        from voicebench.live.load_ray import workers_for
+
+        workers = workers_for(pattern.callers, workers)  # refused before anything is written
     if not dialogues:
         raise InputError("no dialogues to call with", field="dialogues")
     for text in scenarios:
@@ -227,9 +239,9 @@ def _on_ray(
 ) -> list[LoadTurn]:
     """The load on Ray workers (``voicebench.live.load_ray``), written here as it arrives."""
     from voicebench._ray import ray_session
-    from voicebench.live.load_ray import RayLoad, workers_for
+    from voicebench.live.load_ray import RayLoad
 
-    n = workers_for(header.callers, workers)
+    assert workers is not None
     done: list[LoadTurn] = []
 
     def on_turn(t: LoadTurn) -> None:
@@ -259,7 +271,7 @@ def _on_ray(
             header.turn_timeout_s,
             header.seed,
             header.scenarios,
-            n,
+            workers,
             on_turn=on_turn,
             on_span=lambda s: append_record(out_dir / CALLS_FILE, s),
             on_status=on_status or (lambda _line: None),
@@ -344,13 +356,12 @@ def _summarize(
     turn_timeout_s: float,
     failure_budget: float,
 ) -> LoadSummary:
-    calls = out_dir / CALLS_FILE
     summary = summarize_load(
         turns,
         budget_ttfa_ms=budget_ttfa_ms,
         turn_timeout_s=turn_timeout_s,
         failure_budget=failure_budget,
-        spans=read_models(calls, CallSpan) if calls.exists() else (),
+        spans=read_calls(out_dir),
     )
     write_atomic(out_dir / SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
     return summary

@@ -23,6 +23,7 @@ as campaigns do.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import math
 import os
 import queue
@@ -200,7 +201,7 @@ class RayLoad:
         """Start the workers, measure their clocks (``clocks_known`` is told before the
         start), run the load to its end; a lost worker's calls in progress end as lost."""
         actor = ray.remote(num_cpus=1, max_restarts=0)(LoadWorker)
-        actors = [actor.options(name=None).remote() for _ in range(self.workers)]
+        actors = [actor.remote() for _ in range(self.workers)]
         clocks = [_measure_clock(ray, a, k) for k, a in enumerate(actors)]
         clocks_known(clocks)
         start_at = time.time() + LEAD_S
@@ -225,26 +226,31 @@ class RayLoad:
 
     def _collect(self, events: queue.Queue[tuple], start_at: float) -> None:
         running: dict[tuple[int, int], tuple[int, float]] = {}  # call -> (worker, start)
-        ended: list[CallSpan] = []
+        # Every call's start and every ended call's end, sorted: the calls in progress at t
+        # are the starts up to t less the ends up to t.
+        starts: list[float] = []
+        ends: list[float] = []
+
+        def ended(span: CallSpan) -> None:
+            bisect.insort(ends, span.end_s)
+            self.on_span(span)
+
         left, failure = self.workers, None
         while left:
             kind, worker, *what = events.get()
             if kind == "call":
                 caller, call, at = what
                 running[(caller, call)] = (worker, at)
+                bisect.insort(starts, at)
             elif kind == "turn":
                 (t,) = what
                 at = t.offset_s
-                busy = sum(1 for _, s in running.values() if s <= at) + sum(
-                    1 for s in ended if s.start_s <= at < s.end_s
-                )
+                busy = bisect.bisect_right(starts, at) - bisect.bisect_right(ends, at)
                 self.on_turn(t.model_copy(update={"concurrency": max(1, busy)}))
             elif kind == "span":
                 (s,) = what
                 running.pop((s.caller, s.call), None)
-                span = s.model_copy(update={"worker": worker})
-                ended.append(span)
-                self.on_span(span)
+                ended(s.model_copy(update={"worker": worker}))
             elif kind in ("done", "lost", "failed"):
                 left -= 1
                 if kind == "lost":
@@ -253,17 +259,17 @@ class RayLoad:
                     self.on_status(f"worker {worker} was lost with {len(lost)} calls in progress")
                     for (caller, call), began in lost:
                         del running[(caller, call)]
-                        span = CallSpan(
-                            caller=caller,
-                            call=call,
-                            start_s=began,
-                            end_s=max(now, began),
-                            answered=True,
-                            lost=True,
-                            worker=worker,
+                        ended(
+                            CallSpan(
+                                caller=caller,
+                                call=call,
+                                start_s=began,
+                                end_s=max(now, began),
+                                answered=True,
+                                lost=True,
+                                worker=worker,
+                            )
                         )
-                        ended.append(span)
-                        self.on_span(span)
                 elif kind == "failed":
                     failure = failure or what[0]
         if failure is not None:

@@ -234,7 +234,7 @@ class SpeechToSpeechAgent(VoiceAgent):
         s2s = self.spec.s2s
         assert s2s is not None
         conn = await connect(s2s, self._stack)
-        if conn.provider.api == "gemini-live":
+        if self._api == "gemini-live":
             from voicebench.pipeline.gemini import gemini_service
 
             self.service = gemini_service(self.spec, conn.base_url, conn.key, self._lost)

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 from markupsafe import Markup
 
-from voicebench._jsonl import read_models, write_atomic
-from voicebench.live.load import CALLS_FILE, LoadHeader, read_load
+from voicebench._jsonl import write_atomic
+from voicebench.live.load import LoadHeader, load_pattern, read_calls, read_load
 from voicebench.live.load_summary import (
     BreakingPoint,
     CallSpan,
@@ -36,7 +36,7 @@ def write_load_report(
 ) -> Path:
     """Write the load report of ``load_dir`` to ``out_dir``; returns the page's path."""
     header, turns = read_load(load_dir)
-    spans = read_models(load_dir / CALLS_FILE, CallSpan) if (load_dir / CALLS_FILE).exists() else []
+    spans = read_calls(load_dir)
     summary = summarize_load(
         turns,
         budget_ttfa_ms=budget_ttfa_ms,
@@ -84,12 +84,13 @@ def breaking_point_text(bp: BreakingPoint | None) -> str:
 
 def describe(header: LoadHeader) -> str:
     """The load's pattern in words (a folder from before patterns: its ramp)."""
-    if header.pattern is not None:
-        return header.pattern.describe()
-    return (
-        f"ramp: {header.callers} callers arriving over {header.ramp_s:g} s ({header.arrivals}), "
-        f"calls start for {header.duration_s:g} s"
+    pattern = header.pattern or load_pattern(
+        callers=header.callers,
+        ramp_s=header.ramp_s,
+        duration_s=header.duration_s,
+        arrivals=header.arrivals,
     )
+    return pattern.describe()
 
 
 def concurrency_figure(summary: LoadSummary, folder: Path) -> str:
