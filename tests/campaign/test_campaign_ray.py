@@ -35,35 +35,56 @@ def pid_running(title: str) -> int | None:
     return None
 
 
+def answered_in_order(measured: list[float], did: list[float], *, spare: int) -> bool:
+    """Whether each measured TTFA is, in order, one of the agent's answers to within 25 ms,
+    with at most ``spare`` of its answers measured by nobody."""
+    k = 0
+    for ttfa in measured:
+        while k < len(did) and abs(did[k] - ttfa) >= 25:
+            k += 1
+        if k == len(did):
+            return False
+        k += 1
+    return len(did) - len(measured) <= spare
+
+
 def test_a_killed_worker_s_cell_is_resumed_and_ends_as_an_uninterrupted_one(
     tmp_path: Path, short_set
 ):
     assert not ray_processes(), "a Ray instance is already running here"
+    # Each run calls agents of its own, so that what an agent logs is what one run heard.
     with (
+        ScriptedVoiceAgent(delay_ms=800, reply=REPLY) as fast_here,
+        ScriptedVoiceAgent(delay_ms=1000, reply=REPLY) as slow_here,
         ScriptedVoiceAgent(delay_ms=800, reply=REPLY) as fast,
         ScriptedVoiceAgent(delay_ms=1000, reply=REPLY) as slow,
     ):
-        for name, agent in (("fast", fast), ("slow", slow)):
-            (tmp_path / f"{name}.toml").write_text(
-                f'name = "{name}"\nfamily = "scripted"\n'
-                f'[remote]\nurl = "{agent.url}"\nquiet_secs = 1.0\n'
+        files = {}
+        for run, agents in (("here", (fast_here, slow_here)), ("ray", (fast, slow))):
+            folder = tmp_path / f"{run}-specs"
+            folder.mkdir()
+            for name, agent in zip(("fast", "slow"), agents, strict=True):
+                (folder / f"{name}.toml").write_text(
+                    f'name = "{name}"\nfamily = "scripted"\n'
+                    f'[remote]\nurl = "{agent.url}"\nquiet_secs = 1.0\n'
+                )
+            files[run] = folder / "c.toml"
+            files[run].write_text(
+                'name = "killed"\n[[agents]]\nspec = "fast.toml"\n'
+                '[[agents]]\nspec = "slow.toml"\n'
+                + dialogue_set(short_set)
+                + "limit = 2\n"  # two short items, five spoken turns
             )
-        file = tmp_path / "c.toml"
-        file.write_text(
-            'name = "killed"\n[[agents]]\nspec = "fast.toml"\n[[agents]]\nspec = "slow.toml"\n'
-            + dialogue_set(short_set)
-            + "limit = 2\n"  # two short items, five spoken turns
-        )
         here, on_ray = tmp_path / "here", tmp_path / "ray"
         baseline = subprocess.Popen(
-            voicebench("campaign", str(file), "--out", str(here)),
+            voicebench("campaign", str(files["here"]), "--out", str(here)),
             cwd=ROOT,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
         )
         ray_run = subprocess.Popen(
-            voicebench("campaign", str(file), "--out", str(on_ray), "--backend", "ray"),
+            voicebench("campaign", str(files["ray"]), "--out", str(on_ray), "--backend", "ray"),
             cwd=ROOT,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -98,11 +119,16 @@ def test_a_killed_worker_s_cell_is_resumed_and_ends_as_an_uninterrupted_one(
         assert all(
             r.audio_path and (on_ray / "cells" / cell / r.audio_path).is_file() for r in ray_turns
         )
-        # Timed on the worker: the agents' injected delays, each to within a few ms.
-        delay = 800 if cell.startswith("fast") else 1000
-        assert all(abs(r.timing.ttfa_ms - delay) < 50 for r in ray_turns), [
-            r.timing.ttfa_ms for r in ray_turns
-        ]
+        # Timed on the worker: each turn's TTFA is what the agent did on it, from the end of
+        # speech it heard to its first audio sent (on a busy machine it can answer late). Its
+        # log holds one more answer where the killed worker's turn in progress was answered.
+        agent = fast if cell.startswith("fast") else slow
+        did = [(a["first_audio_sent_ns"] - a["speech_end_ns"]) / 1e6 for a in agent.turns()]
+        assert min(did) >= (800 if agent is fast else 1000)
+        assert answered_in_order([r.timing.ttfa_ms for r in ray_turns], did, spare=1), (
+            [r.timing.ttfa_ms for r in ray_turns],
+            did,
+        )
     # What the killed worker had finished was kept as it was, not redone.
     after = read_turns(killed)
     assert [r.model_dump() for r in after[: len(before)]] == [r.model_dump() for r in before]
