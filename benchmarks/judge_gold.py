@@ -3,10 +3,13 @@
 Each spec is measured with ``voicebench judge-check`` (the real judging path: its provider,
 prompt, parsing, retries and verdict cache), once per split asked for; a card already made
 for the same spec and gold file is reused, so a second run prints at once. Accuracy is pairs
-decided and right over all pairs, with its Wilson 95% interval.
+decided and right over all pairs, with its Wilson 95% interval. Every spec after the first is
+compared with the first on the same pairs: the difference in accuracy with its 95% interval
+and McNemar's exact test (``voicebench.judging.cards.paired_comparison``).
 
     python benchmarks/judge_gold.py judges/local-smoke.toml judges/local.toml
     python benchmarks/judge_gold.py judges/local.toml --split dev holdout
+    python benchmarks/judge_gold.py judges/local.toml judges/candidates/*.toml --split dev holdout
     python benchmarks/judge_gold.py my-judge.toml --gold my-pairs.jsonl
 """
 
@@ -23,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
+from voicebench.judging.cards import JudgeCard, paired_comparison  # noqa: E402
 from voicebench.judging.check import check_judge  # noqa: E402
 from voicebench.judging.gold import SPLITS  # noqa: E402
 
@@ -51,10 +55,13 @@ async def main() -> None:
         "longer worse",
         "close",
         "failed",
-        "s/verdict",
+        "s/pair",
+        "vs first (95% CI)",
+        "McNemar p",
     ):
         table.add_column(col, justify="left" if col in ("judge spec", "split") else "right")
     console = Console(stderr=True)
+    first: dict[str, JudgeCard] = {}
     for spec in args.specs:
         for split in args.split:
             console.print(f"measuring {spec} on {split} pairs")
@@ -67,6 +74,17 @@ async def main() -> None:
             )
             c = result.card
             close = c.by_category.get("close")
+            vs, p = "-", "-"
+            if split in first:
+                cmp = paired_comparison(c, first[split])
+                vs = (
+                    f"{100 * cmp.difference:+.0f} ({100 * cmp.difference_low:+.0f} to "
+                    f"{100 * cmp.difference_high:+.0f})"
+                )
+                p = f"{cmp.p_value:.2g}"
+            else:
+                first[split] = c
+            answered = c.verdicts - c.failed_verdicts
             table.add_row(
                 c.spec_name,
                 split,
@@ -78,7 +96,11 @@ async def main() -> None:
                 _pct(c.longer_worse.accuracy),
                 "-" if close is None else _pct(close.accuracy),
                 f"{c.failed_verdicts}/{c.verdicts}",
-                "-" if c.seconds_per_verdict is None else f"{c.seconds_per_verdict:.2f}",
+                "-"
+                if c.seconds_per_verdict is None
+                else f"{c.seconds_per_verdict * answered / c.pairs:.1f}",
+                vs,
+                p,
             )
     shown = Console()
     if not shown.is_terminal:

@@ -92,6 +92,7 @@ async def test_known_answers_give_exact_card_figures_and_the_card_is_reused(tmp_
         "T": (1, 0),
     }
     assert (card.longer_worse.pairs, card.longer_worse.correct) == (1, 1)  # p4
+    assert card.outcomes == {"p1": "right", "p2": "undecided", "p3": "wrong", "p4": "right"}
     assert card.failed_verdicts == 0 and card.verdicts == 8
     assert trust_warning(card) is not None  # 50% is below the bar
     # The card is keyed by both hashes, beside the spec, and found again from the spec.
@@ -203,3 +204,114 @@ async def test_pointwise_scores_each_reply_once_and_mirrors_the_orders(tmp_path)
     assert (card.decided, card.flips, card.correct, card.first_slot_rate) == (2, 0, 1, 0.5)
     by_id = {p.item_id: p for p in result.pairs}
     assert by_id["p1"].winner == "a" and by_id["p2"].winner == "b"
+
+
+async def test_a_checklist_weighs_each_question_and_new_weights_ask_nothing_again(
+    tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)  # the verdicts' default folder, kept across new weights
+    gold = _write(
+        tmp_path / "gold.jsonl",
+        [_pair("p1", "a", "One.", "Two."), _pair("p2", "b", "Three.", "Four.")],
+    )
+    # Per reply, in the order asked: attuned (Yes is good), then fixes (Yes is bad).
+    answers = {
+        "One.": [(-0.1, -2.1), (-0.1, -2.1)],  # attuned +2.0, fixes -2.0
+        "Two.": [(-2.1, -0.1), (-2.1, -0.1)],  # attuned -2.0, fixes +2.0
+        "Three.": [(-0.1, -1.1), (-1.1, -0.1)],  # attuned +1.0, fixes +1.0
+        "Four.": [(-1.1, -0.1), (-3.1, -0.1)],  # attuned -1.0, fixes +3.0
+    }
+    with ScriptedLLMServer(ttft_ms=0, token_delay_ms=0) as server:
+        weights = "weights = {{ attuned = {}, fixes = {} }}\n"
+        spec = _spec(tmp_path, server, 'method = "checklist"\n' + weights.format(1.0, 0.0))
+        for reply in ("One.", "Two.", "Three.", "Four."):
+            for yes, no in answers[reply]:
+                server.enqueue("Yes", top_logprobs={"Yes": yes, "No": no})
+        first = await check_judge(spec, gold)
+        asked = server.history()
+        assert len(asked) == 8  # two questions for each reply, once
+        assert [m["messages"][-1]["content"].count("rush to fix") for m in asked] == [0, 1] * 4
+        # Only 'attuned' counts: p1 to a (+4), p2 to a (+2): one right.
+        assert {p.item_id: p.winner for p in first.pairs} == {"p1": "a", "p2": "a"}
+        assert first.card.correct == 1
+        # Fixes weighed twice as much: the recorded margins give other winners.
+        spec.write_text(spec.read_text().replace(weights.format(1.0, 0.0), weights.format(1, 2)))
+        second = await check_judge(spec, gold)
+        assert len(server.history()) == 8  # nothing asked again
+    # p1: attuned +4, fixes (-2 - 2) * 2 = -8 -> b; p2: attuned +2, fixes (1 - 3) * 2 -> b.
+    margins = {p.item_id: p.winner for p in second.pairs}
+    assert margins == {"p1": "b", "p2": "b"}
+    assert second.card.correct == 1 and second.path != first.path
+    assert second.card.spec_sha256 != first.card.spec_sha256
+
+
+def test_judge_check_against_a_second_judge_compares_them_pair_by_pair(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from voicebench.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    gold = _write(tmp_path / "gold.jsonl", GOLD)
+    right = {"p1": "AB", "p2": "BA", "p3": "AB", "p4": "BA"}  # every pair, both orders
+    with ScriptedLLMServer(ttft_ms=0, token_delay_ms=0) as server:
+        spec = _spec(tmp_path, server)
+        other = tmp_path / "other" / "judge.toml"
+        other.parent.mkdir()
+        other.write_text(spec.read_text().replace("scripted-check", "scripted-right"))
+        (other.parent / "rubric.md").write_text((tmp_path / "rubric.md").read_text())
+        for answers in (ANSWERS, right):
+            for pair in GOLD:
+                for letter in answers[pair["id"]]:
+                    server.enqueue(_answer(letter))
+        shown = CliRunner().invoke(
+            app,
+            ["judge-check", "--judge", str(spec), "--gold", str(gold), "--against", str(other)],
+        )
+    assert shown.exit_code == 0, shown.output
+    text = " ".join(shown.output.split())
+    # scripted-check is right on p1 and p4 only; scripted-right on all four.
+    assert "scripted-check - scripted-right on 4 all pairs: -50.0 points" in text
+    assert "right only for scripted-check 0, only for scripted-right 2" in text
+    assert "McNemar exact p = 0.5" in text
+
+
+def _card(name: str, outcomes: dict[str, str], split: str = "holdout"):
+    from voicebench.judging.cards import JudgeCard
+
+    return JudgeCard.model_construct(
+        spec_name=name, spec_path=f"{name}.toml", gold_sha256="g", split=split, outcomes=outcomes
+    )
+
+
+def test_the_paired_comparison_of_two_cards():
+    from voicebench.judging.cards import paired_comparison
+
+    # 12 both right, 9 right for the first only, 2 for the second only, 21 neither.
+    kinds = [("right", "right")] * 12 + [("right", "wrong")] * 9
+    kinds += [("wrong", "right")] * 2 + [("undecided", "wrong")] * 21
+    first = _card("one", {f"p{i}": k[0] for i, k in enumerate(kinds)})
+    second = _card("two", {f"p{i}": k[1] for i, k in enumerate(kinds)})
+    cmp = paired_comparison(first, second)
+    assert (cmp.pairs, cmp.both_right, cmp.first_only, cmp.second_only, cmp.neither) == (
+        44,
+        12,
+        9,
+        2,
+        21,
+    )
+    assert cmp.difference == pytest.approx(7 / 44, abs=1e-4)
+    # McNemar's exact test: two-sided binomial tail of 2 of 11 discordant pairs.
+    assert cmp.p_value == pytest.approx(2 * (1 + 11 + 55) / 2**11, abs=1e-6)
+    assert cmp.difference_low < cmp.difference < cmp.difference_high
+    assert cmp.difference_low > 0 and cmp.difference_high < 7 / 44 + 0.2
+    back = paired_comparison(second, first)  # the other way round: the mirror image
+    assert (back.difference_low, back.difference_high) == pytest.approx(
+        (-cmp.difference_high, -cmp.difference_low), abs=1e-4
+    )
+    assert back.p_value == cmp.p_value
+
+    with pytest.raises(InputError, match="not on the same gold pairs"):
+        paired_comparison(first, _card("three", second.outcomes, split="dev"))
+    with pytest.raises(InputError, match="no per-pair outcomes") as err:
+        paired_comparison(first, _card("old", None))
+    assert "old.toml" in str(err.value)

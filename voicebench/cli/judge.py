@@ -221,12 +221,22 @@ def judge_check(
     refresh: Annotated[
         bool, typer.Option(help="Measure again even when a card for these hashes exists.")
     ] = False,
+    against: Annotated[
+        Path | None,
+        typer.Option(
+            "--against",
+            help="A second judge spec, measured on the same pairs (its card reused when there "
+            "is one): the two compared pair by pair, with McNemar's exact test and the "
+            "difference in accuracy with its 95% interval.",
+        ),
+    ] = None,
     verbose: VerboseOpt = False,
 ) -> None:
     """Measure a judge on a gold set: every pair in both orders through the judging code, then
     its card (accuracy with a Wilson 95% interval, decided and flip rates, accuracy per
     category and dimension, seconds per verdict), written beside the spec as
-    cards/SPEC-SPECHASH-GOLDHASH-SPLIT.json and reused while neither file changes."""
+    cards/SPEC-SPECHASH-GOLDHASH-SPLIT.json and reused while neither file changes. With
+    --against, a second judge on the same pairs and the paired comparison of the two."""
     quiet_libraries(verbose)
     from voicebench.errors import InputError
     from voicebench.judging.check import check_judge
@@ -251,6 +261,23 @@ def judge_check(
     if result.reused:
         show(f"card reused (same spec and gold file; --refresh measures again): {result.path}")
     show_card(result.card, result.path)
+    if against is None:
+        return
+    from voicebench.judging.cards import paired_comparison
+
+    with Steps("verdicts") as s:
+        other = asyncio.run(
+            check_judge(
+                against,
+                gold,
+                split=split,  # type: ignore[arg-type]
+                concurrency=concurrency,
+                on_status=s.line,
+                progress=lambda v, n, t: s.advance(n, t, verdict_line(v, n, t)),
+            )
+        )
+    show(f"against {other.card.spec_name}: {other.path}")
+    show(paired_comparison(result.card, other.card).line())
 
 
 def register(app: typer.Typer) -> None:

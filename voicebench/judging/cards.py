@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
+from scipy.stats import binomtest
 
 from voicebench import builtin
 from voicebench._model import FrozenModel, read_model
@@ -49,6 +52,9 @@ SMOKE_WARNING = (
     "cannot judge empathy, so the quality figures mean nothing"
 )
 """Shown wherever the smoke judge's verdicts are."""
+
+
+Outcome = Literal["right", "wrong", "undecided"]
 
 
 class Tally(FrozenModel):
@@ -97,15 +103,25 @@ class JudgeCard(FrozenModel):
     by_dimension: dict[str, Tally] = Field(default_factory=dict)
     longer_worse: Tally
     """Pairs where the longer reply is the worse one."""
+    outcomes: dict[str, Outcome] | None = None
+    """Each gold pair's id: ``right``, ``wrong`` or ``undecided``, so that two cards on the
+    same pairs can be compared pair by pair (``paired_comparison``). Absent on older cards."""
 
     @property
     def trusted(self) -> bool:
         return self.accuracy >= TRUSTED_ACCURACY
 
 
-def spec_sha256(spec: JudgeSpec, rubric: Rubric) -> str:
-    """What makes verdicts differ: each judge's answering settings and the rubric's text."""
-    judges = [j.model_dump(mode="json", include=set(_HASHED)) for j in spec.judges]
+def spec_sha256(spec: JudgeSpec, rubric: Rubric, *, weights: bool = True) -> str:
+    """What makes verdicts differ: each judge's answering settings and the rubric's text.
+    ``weights=False``: what makes the questions asked differ (a checklist's weights are
+    applied to its answers afterwards), which names the folder its verdicts are kept in."""
+    judges = []
+    for j in spec.judges:
+        settings = j.model_dump(mode="json", include=set(_HASHED) - {"weights"})
+        if weights and j.weights is not None:  # absent otherwise: earlier cards still hold
+            settings["weights"] = j.weights
+        judges.append(settings)
     payload = json.dumps([judges, rubric.sha256], sort_keys=True)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
@@ -207,3 +223,92 @@ def figure_warning(card: JudgeCard | None) -> str | None:
     if not card.trusted:
         return f"JUDGE RIGHT ON {_pct(card.accuracy)} OF GOLD PAIRS: quality figures are indicative"
     return None
+
+
+class PairedComparison(FrozenModel):
+    """Two judges' cards on the same gold pairs, compared pair by pair."""
+
+    first: str
+    second: str
+    """The two cards' spec names."""
+    split: str
+    pairs: int
+    both_right: int
+    first_only: int
+    """Pairs the first judge got right and the second did not."""
+    second_only: int
+    neither: int
+    difference: float
+    """First's accuracy minus second's."""
+    difference_low: float
+    difference_high: float
+    """95% interval of ``difference`` (Newcombe's hybrid score interval for paired
+    proportions, his method 10)."""
+    p_value: float
+    """McNemar's exact test: two-sided binomial test of the discordant pairs against 1/2."""
+
+    def line(self) -> str:
+        return (
+            f"{self.first} - {self.second} on {self.pairs} {self.split} pairs: "
+            f"{100 * self.difference:+.1f} points (95% CI {100 * self.difference_low:+.1f} to "
+            f"{100 * self.difference_high:+.1f}); right only for {self.first} "
+            f"{self.first_only}, only for {self.second} {self.second_only}; McNemar exact "
+            f"p = {self.p_value:.3g}"
+        )
+
+
+def _wilson(k: int, n: int) -> tuple[float, float]:
+    ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
+def paired_comparison(first: JudgeCard, second: JudgeCard) -> PairedComparison:
+    """Whether ``first`` is right on more of the same gold pairs than ``second``. Both cards
+    must come from one gold file and split and carry their pair outcomes."""
+    if first.outcomes is None or second.outcomes is None:
+        old = first if first.outcomes is None else second
+        raise InputError(
+            f"the card of {old.spec_name} has no per-pair outcomes; measure it again "
+            "(voicebench judge-check --refresh)",
+            file=old.spec_path,
+        )
+    if (first.gold_sha256, first.split) != (second.gold_sha256, second.split) or set(
+        first.outcomes
+    ) != set(second.outcomes):
+        raise InputError(
+            f"the cards of {first.spec_name} and {second.spec_name} are not on the same gold "
+            f"pairs ({first.split} of {first.gold_sha256[:12]} against {second.split} of "
+            f"{second.gold_sha256[:12]})"
+        )
+    ids = list(first.outcomes)
+    a = sum(first.outcomes[i] == "right" and second.outcomes[i] == "right" for i in ids)
+    b = sum(first.outcomes[i] == "right" and second.outcomes[i] != "right" for i in ids)
+    c = sum(first.outcomes[i] != "right" and second.outcomes[i] == "right" for i in ids)
+    n = len(ids)
+    d = n - a - b - c
+    p1, p2 = (a + b) / n, (a + c) / n
+    (l1, u1), (l2, u2) = _wilson(a + b, n), _wilson(a + c, n)
+    denominator = (a + b) * (c + d) * (a + c) * (b + d)
+    phi = (a * d - b * c) / math.sqrt(denominator) if denominator else 0.0
+    diff = p1 - p2
+    low = diff - math.sqrt(
+        max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2)
+    )
+    high = diff + math.sqrt(
+        max(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2)
+    )
+    p = float(binomtest(b, b + c, 0.5).pvalue) if b + c else 1.0
+    return PairedComparison(
+        first=first.spec_name,
+        second=second.spec_name,
+        split=first.split,
+        pairs=n,
+        both_right=a,
+        first_only=b,
+        second_only=c,
+        neither=d,
+        difference=round(diff, 4),
+        difference_low=round(max(-1.0, low), 4),
+        difference_high=round(min(1.0, high), 4),
+        p_value=round(p, 6),
+    )

@@ -30,6 +30,7 @@ from voicebench.judging.cards import (
 )
 from voicebench.judging.combine import decisions_by_pair, judge_health, pair_results
 from voicebench.judging.gold import GoldPair, GoldSet, Split, load_gold
+from voicebench.judging.logprob import reweigh
 from voicebench.judging.models import HUMAN_FAMILY, ContestantKind, PairResult, Reply, Verdict
 from voicebench.judging.prompt import turns_context
 from voicebench.judging.run import Matchup, both_orders, decide_pending
@@ -161,6 +162,10 @@ def make_card(
         by_category={c: tally(m) for c, m in sorted(by_cat.items())},
         by_dimension={d: tally(by_dim[d]) for d in "HEART" if by_dim.get(d)},
         longer_worse=tally([g for g in gold if g.longer_is_worse]),
+        outcomes={
+            g.id: "right" if g.id in right else "undecided" if p.winner is None else "wrong"
+            for p, g in zip(pairs, gold, strict=True)
+        },
     )
     return card, pairs
 
@@ -190,7 +195,8 @@ async def check_judge(
     gold = gold_set.select(split)
     spec_hash = spec_sha256(spec, rubric)
     path = card_path(spec_path, spec, spec_hash, gold_set.sha256, split)
-    out_dir = out_dir or default_check_dir(spec.name, spec_hash, gold_set.sha256)
+    asked_hash = spec_sha256(spec, rubric, weights=False)
+    out_dir = out_dir or default_check_dir(spec.name, asked_hash, gold_set.sha256)
     wanted = comparisons(gold, spec, rubric)
     if path.exists() and not refresh:
         return CheckResult(
@@ -230,4 +236,6 @@ async def check_judge(
 
 def _cached(out_dir: Path, wanted: list[Matchup]) -> list[Verdict]:
     keys = {c.key for c in wanted}
-    return [v for v in read_verdicts(out_dir) if v.key in keys] if out_dir.exists() else []
+    if not out_dir.exists():
+        return []
+    return reweigh([v for v in read_verdicts(out_dir) if v.key in keys], wanted)
