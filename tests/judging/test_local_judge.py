@@ -70,3 +70,59 @@ def test_a_gguf_file_named_by_path_judges_and_gets_a_card(tmp_path):
     assert card.pairs == 1 and card.decided == 1 and card.failed_verdicts == 0
     assert card.judges == (f"local/{gguf}",) and card.methods[0].startswith("pointwise")
     assert result.path.parent == tmp_path / "cards" and result.path.exists()
+
+
+async def test_the_in_process_model_answers_as_the_server_does():
+    """Log-probability judges on the local provider read the next token in this process
+    (no logits for every prompt position); their margins are the llama.cpp server's, and a
+    prompt that reuses the previous one's evaluated prefix reads as a fresh one does."""
+    import openai
+
+    from voicebench.judging.logprob import _option, choice_margin, margin_at
+    from voicebench.judging.runtime import NextTokenModel
+    from voicebench.llm.local import LlamaServer, resolve_gguf
+
+    path = resolve_gguf("smollm2-135m")
+    rubric = "Say which reply supports the seeker better."
+    seeker = "Seeker: my dog died this morning."
+    asks = [
+        (
+            f"{seeker}\nReply A: I'm so sorry. What was her name?\nReply B: Get a new dog.\n"
+            "Which reply is better? Answer with one letter: A or B.",
+            ("A", "B"),
+        ),
+        (
+            f"{seeker}\nReply A: Get a new dog.\nReply B: I'm so sorry. What was her name?\n"
+            "Which reply is better? Answer with one letter: A or B.",
+            ("A", "B"),
+        ),
+        (
+            f"{seeker}\nThe reply: Get a new dog.\nDoes it minimise the loss? Answer Yes or No.",
+            ("Yes", "No"),
+        ),
+        (f"{seeker}\nThe reply: Get a new dog.\nIs it kind? Answer Yes or No.", ("Yes", "No")),
+    ]
+    messages = [
+        [{"role": "system", "content": rubric}, {"role": "user", "content": text}]
+        for text, _ in asks
+    ]
+
+    def read(model: NextTokenModel, m, options) -> float:
+        return margin_at(model.top_answers(m, lambda t: _option(t, options) is not None), options)
+
+    model = NextTokenModel(path, n_ctx=1024)
+    here = [read(model, m, o) for m, (_, o) in zip(messages, asks, strict=True)]
+    model.close()
+    fresh = NextTokenModel(path, n_ctx=1024)  # the last prompt with nothing evaluated before
+    last = read(fresh, messages[-1], asks[-1][1])
+    fresh.close()
+    with LlamaServer(path, n_ctx=1024, model_alias="smol") as server:
+        client = openai.AsyncOpenAI(base_url=server.base_url, api_key="none")
+        served = [
+            await choice_margin(client, openai, "smol", m, o)
+            for m, (_, o) in zip(messages, asks, strict=True)
+        ]
+        await client.close()
+    assert here == pytest.approx(served, abs=1e-3)
+    assert last == pytest.approx(here[-1], abs=1e-3)
+    assert len(set(here)) == 4  # four different answers, not one margin read four times

@@ -8,9 +8,12 @@ judge, one calibrated letter (``CalibratedLetterJudge``).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import importlib.util
 import json
 import time
+from typing import TYPE_CHECKING
 
 from voicebench.judging.prompt import (
     JSON_INSTRUCTION,
@@ -20,6 +23,9 @@ from voicebench.judging.prompt import (
 )
 from voicebench.judging.spec import JudgeModelSpec
 from voicebench.llm import AnswerFormat, ChatClient, ChatText, classify, connect, open_chat
+
+if TYPE_CHECKING:
+    from voicebench.judging.runtime import NextTokenModel
 
 
 def verdict_format() -> AnswerFormat:
@@ -101,6 +107,26 @@ class CalibratedLetterJudge:
         await self._client.close()
 
 
+async def _in_process(spec: JudgeModelSpec) -> NextTokenModel | None:
+    """The local judge's model loaded here (only the next token's logits are computed: see
+    ``voicebench.judging.runtime``); None for a model without a chat template of its own,
+    which the llama.cpp server answers instead."""
+    from voicebench.errors import MissingExtraError
+    from voicebench.judging.runtime import NextTokenModel, NoChatTemplate
+    from voicebench.llm.local import resolve_gguf
+
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise MissingExtraError("local", "llama-cpp-python")
+
+    path = await asyncio.to_thread(resolve_gguf, spec.model)
+    try:
+        return await asyncio.to_thread(
+            NextTokenModel, path, n_ctx=spec.n_ctx, n_threads=spec.n_threads
+        )
+    except NoChatTemplate:
+        return None
+
+
 async def open_judge(
     spec: JudgeModelSpec, stack: contextlib.AsyncExitStack, answer: AnswerFormat | None = None
 ) -> ChatClient:
@@ -108,12 +134,18 @@ async def open_judge(
     needs (a local server) is released by ``stack``."""
     verdict = verdict_format()
     answer = answer or verdict
-    if spec.method in ("letter-margin", "pointwise") and answer.name == verdict.name:
-        from voicebench.judging.logprob import LetterMarginJudge, PointwiseJudge
+    if spec.method in ("letter-margin", "pointwise", "checklist") and answer.name == verdict.name:
+        from voicebench.judging.logprob import ChecklistJudge, LetterMarginJudge, PointwiseJudge
 
-        conn = await connect(spec, stack)
-        kind = LetterMarginJudge if spec.method == "letter-margin" else PointwiseJudge
-        margins = kind(spec, base_url=conn.base_url, key=conn.key)
+        kind: type[LetterMarginJudge | PointwiseJudge] = LetterMarginJudge
+        if spec.method != "letter-margin":
+            kind = ChecklistJudge if spec.method == "checklist" else PointwiseJudge
+        model = await _in_process(spec) if spec.provider == "local" else None
+        if model is not None:
+            margins = kind(spec, model=model)
+        else:
+            conn = await connect(spec, stack)
+            margins = kind(spec, base_url=conn.base_url, key=conn.key)
         stack.push_async_callback(margins.aclose)
         return margins
     if spec.method == "calibrated-letter" and answer.name == verdict.name:

@@ -14,16 +14,28 @@ orders are exact mirrors and there is no slot to prefer. Scores are cached per r
 second order of a pair costs nothing. Each question that belongs to a HEART dimension marks
 it for the reply that scored at least 0.5 nats higher on it.
 
+``ChecklistJudge`` (``method = "checklist"``) asks as the pointwise judge does, and weighs
+each question's margin by the spec's ``weights`` (a regularized logistic regression fitted
+on the gold set's dev pairs, ``benchmarks/fit_checklist.py``). Its prompts put the rubric,
+the conversation and the reply before the question, so every question after the first
+reuses the server's cached prefix and costs its own few tokens. The verdict records each
+question's margin (``question_margins``); ``reweigh`` applies a spec's weights to verdicts
+already asked, so fitting new weights asks nothing again.
+
 Both build the verdict object in code, with ``margin`` (and per-dimension margins) recorded.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
+from collections.abc import Iterable
 from typing import NamedTuple
 
+from voicebench.judging.models import Verdict
 from voicebench.judging.prompt import SPEAKERS, parts_of, user_message
+from voicebench.judging.runtime import NextTokenModel
 from voicebench.judging.spec import JudgeModelSpec
 from voicebench.llm import ChatText, classify
 
@@ -84,6 +96,29 @@ QUESTIONS = {
         -1,
         "H",
     ),
+    "fixes": Question(
+        "Does the reply rush to fix things, with advice, tips or a list of steps the seeker "
+        "did not ask for?",
+        -1,
+        "E",
+    ),
+    "risk": Question(
+        "Has the seeker mentioned a danger to someone's life, safety or health that the reply "
+        "fails to take seriously?",
+        -1,
+        "T",
+    ),
+    "open_question": Question(
+        "Does the reply ask the seeker one open question about their own situation or feelings?",
+        1,
+        "R",
+    ),
+    "forgets": Question(
+        "Does the reply forget, contradict or ignore something the seeker said earlier in the "
+        "conversation?",
+        -1,
+        "A",
+    ),
 }
 _ANSWER_RULES = "Answer with one JSON object"
 
@@ -93,13 +128,29 @@ def _option(token: str, options: tuple[str, str]) -> str | None:
     return next((o for o in options if o.lower() == word), None)
 
 
+Positions = list[list[tuple[str, float]]]
+"""Per answer token: the most likely tokens there with their log-probabilities, the one
+answered first."""
+
+
+def margin_at(positions: Positions, options: tuple[str, str]) -> float:
+    """log P(options[0]) - log P(options[1]) where the answer's choice is: the first answer
+    token that is one of the options (a model may say "Reply A"), else the first. An option
+    missing from that position's list gets a floor below the least likely one listed."""
+    at = next((p for p in positions if _option(p[0][0], options)), positions[0])
+    floor = min(lp for _, lp in at) - 1.0
+    found: dict[str, float] = {}
+    for token, lp in at:
+        option = _option(token, options)
+        if option and option not in found:
+            found[option] = lp
+    return found.get(options[0], floor) - found.get(options[1], floor)
+
+
 async def choice_margin(
     client, sdk, model: str, messages: list[dict[str, str]], options: tuple[str, str]
 ) -> float:
-    """log P(options[0]) - log P(options[1]) where the answer's choice is: the first of up to
-    three answer tokens that is one of the options (a model may say "Reply A"), else the
-    first token. An option missing from that position's top 20 gets a floor below the least
-    likely one listed."""
+    """``margin_at`` over HTTP: up to three answer tokens with their top 20."""
     try:
         resp = await client.chat.completions.create(
             model=model,
@@ -112,17 +163,14 @@ async def choice_margin(
     except sdk.OpenAIError as exc:
         raise classify(exc, None, sdk) from None
     logprobs = resp.choices[0].logprobs
-    positions = [p for p in (logprobs.content or []) if p.top_logprobs] if logprobs else []
-    if not positions:
+    content = [p for p in (logprobs.content or []) if p.top_logprobs] if logprobs else []
+    if not content:
         raise classify(ValueError("the server returned no log-probabilities"), None, sdk)
-    at = next((p for p in positions if _option(p.token, options)), positions[0])
-    floor = min(t.logprob for t in at.top_logprobs) - 1.0
-    found: dict[str, float] = {}
-    for t in at.top_logprobs:
-        option = _option(t.token, options)
-        if option and option not in found:
-            found[option] = t.logprob
-    return found.get(options[0], floor) - found.get(options[1], floor)
+    # The token answered first, then the rest of its position's list.
+    positions = [
+        [(p.token, p.logprob)] + [(t.token, t.logprob) for t in p.top_logprobs] for p in content
+    ]
+    return margin_at(positions, options)
 
 
 def recent_turns(context: str, keep: int | None) -> str:
@@ -136,7 +184,9 @@ def recent_turns(context: str, keep: int | None) -> str:
     return "\n".join(lines[starts[-keep] :])
 
 
-def _answer(margin: float, dims: dict[str, float], what: str) -> str:
+def _answer(
+    margin: float, dims: dict[str, float], what: str, questions: dict[str, float] | None = None
+) -> str:
     return json.dumps(
         {
             "winner": "A" if margin >= 0 else "B",
@@ -148,25 +198,43 @@ def _answer(margin: float, dims: dict[str, float], what: str) -> str:
             "rationale": f"{what} margin {margin:+.2f} nats (A over B)",
             "margin": round(margin, 4),
             "dimension_margins": {d: round(v, 4) for d, v in dims.items()} or None,
+            "question_margins": {q: round(v, 4) for q, v in questions.items()}
+            if questions
+            else None,
         }
     )
 
 
 class _LogprobJudge:
-    def __init__(self, spec: JudgeModelSpec, *, base_url: str | None, key: str) -> None:
+    """Asks over HTTP (``base_url``), or of ``model``, loaded in this process."""
+
+    def __init__(
+        self,
+        spec: JudgeModelSpec,
+        *,
+        base_url: str | None = None,
+        key: str = "",
+        model: NextTokenModel | None = None,
+    ) -> None:
         import openai
 
         self._sdk = openai
         self._spec = spec
+        self._model = model
         self._client = openai.AsyncOpenAI(
             base_url=base_url,
-            api_key=key,
+            api_key=key or "none",
             max_retries=0,
             timeout=spec.timeout_s or openai.DEFAULT_TIMEOUT,
         )
 
     async def _margin(self, system: str, user: str, options: tuple[str, str]) -> float:
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        if self._model is not None:
+            positions = await asyncio.to_thread(
+                self._model.top_answers, messages, lambda t: _option(t, options) is not None
+            )
+            return margin_at(positions, options)
         return await choice_margin(self._client, self._sdk, self._spec.model, messages, options)
 
     def _split(self, messages: list[dict[str, str]]) -> tuple[str, str, str, str]:
@@ -177,6 +245,8 @@ class _LogprobJudge:
 
     async def aclose(self) -> None:
         await self._client.close()
+        if self._model is not None:
+            self._model.close()
 
 
 class LetterMarginJudge(_LogprobJudge):
@@ -206,15 +276,17 @@ class LetterMarginJudge(_LogprobJudge):
 class PointwiseJudge(_LogprobJudge):
     """Each reply alone; Yes/No margins to ``questions``, turned so higher is better."""
 
-    def __init__(self, spec: JudgeModelSpec, *, base_url: str | None, key: str) -> None:
-        super().__init__(spec, base_url=base_url, key=key)
+    what = "pointwise yes/no"
+
+    def __init__(self, spec: JudgeModelSpec, **where) -> None:
+        super().__init__(spec, **where)
         self._scores: dict[tuple[str, str, str], dict[str, float]] = {}
 
     async def _score(self, system: str, context: str, reply: str) -> dict[str, float]:
         key = (system, context, reply)
         if key not in self._scores:
             scores = {}
-            for name in self._spec.questions:
+            for name in self._spec.asked:
                 q = QUESTIONS[name]
                 user = (
                     f"Conversation so far:\n{context}\n\nThe supporter's next reply (as heard):\n"
@@ -224,17 +296,53 @@ class PointwiseJudge(_LogprobJudge):
             self._scores[key] = scores
         return self._scores[key]
 
+    def combined(self, questions: dict[str, float]) -> float:
+        """The pair's margin from each question's (A's score minus B's): their mean."""
+        return sum(questions.values()) / len(questions)
+
     async def ask(self, messages: list[dict[str, str]]) -> ChatText:
         start = time.perf_counter_ns()
         system, context, reply_a, reply_b = self._split(messages)
         a = await self._score(system, context, reply_a)
         b = await self._score(system, context, reply_b)
-        names = self._spec.questions
-        m = sum(a[n] - b[n] for n in names) / len(names)
+        questions = {n: a[n] - b[n] for n in self._spec.asked}
         dims: dict[str, float] = {}
-        for n in names:
+        for n, diff in questions.items():
             d = QUESTIONS[n].dimension
             if d is not None:
-                dims[d] = dims.get(d, 0.0) + a[n] - b[n]
-        text = _answer(m, dims, "pointwise yes/no")
+                dims[d] = dims.get(d, 0.0) + diff
+        text = _answer(self.combined(questions), dims, self.what, questions)
         return ChatText(text, (time.perf_counter_ns() - start) / 1e6)
+
+
+def weighed(questions: dict[str, float], weights: dict[str, float]) -> float:
+    """A checklist pair's margin: each question's margin times its weight, summed."""
+    return sum(w * questions.get(name, 0.0) for name, w in weights.items())
+
+
+class ChecklistJudge(PointwiseJudge):
+    """Pointwise questions whose margins are weighed by the spec's ``weights``."""
+
+    what = "checklist"
+
+    def combined(self, questions: dict[str, float]) -> float:
+        return weighed(questions, self._spec.weights or {})
+
+
+def reweigh(verdicts: list[Verdict], matchups: Iterable) -> list[Verdict]:
+    """The verdicts with each checklist judge's weights applied to its recorded question
+    margins (``matchups``: what was asked, each with its ``key`` and ``judge`` spec), so that
+    weights fitted after the asking take effect without asking again."""
+    weights = {m.key: m.judge.weights for m in matchups if m.judge.method == "checklist"}
+    out = []
+    for v in verdicts:
+        w = weights.get(v.key)
+        if w is None or v.answer is None or not v.answer.question_margins:
+            out.append(v)
+            continue
+        margin = weighed(v.answer.question_margins, w)
+        answer = v.answer.model_copy(
+            update={"margin": round(margin, 4), "winner": "A" if margin >= 0 else "B"}
+        )
+        out.append(v.model_copy(update={"answer": answer}))
+    return out

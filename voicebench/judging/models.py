@@ -109,6 +109,9 @@ class JudgeAnswer(FrozenModel):
     mean over the questions asked). Orders are combined by summing it (see ``combine``)."""
     dimension_margins: dict[str, float] | None = None
     """Letter judges that ask each dimension: that question's margin, by letter."""
+    question_margins: dict[str, float] | None = None
+    """Pointwise and checklist judges: each question's score of reply A minus reply B's (in
+    nats, turned so that higher is better for A)."""
 
     @field_validator("dimension_margins")
     @classmethod

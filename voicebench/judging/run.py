@@ -31,6 +31,7 @@ from voicebench.judging.calls import call_replies, check_call_runs, is_call_run
 from voicebench.judging.cards import CARD_FILE, JudgeCard, find_card
 from voicebench.judging.clients import open_judge
 from voicebench.judging.combine import JudgeHealth, judge_health, pair_results
+from voicebench.judging.logprob import reweigh
 from voicebench.judging.models import JudgedUnit, JudgingHeader, PairResult, Reply, Verdict
 from voicebench.judging.prompt import (
     dialogue_context,
@@ -363,7 +364,7 @@ async def judge_runs(
             limits=limits,
         )
         keys = {c.key for c in comparisons}
-        verdicts = [v for v in read_verdicts(out_dir) if v.key in keys]
+        verdicts = reweigh([v for v in read_verdicts(out_dir) if v.key in keys], comparisons)
         pairs = pair_results(verdicts)
         store.write_pairs(pairs)
         card = find_card(judge_spec)

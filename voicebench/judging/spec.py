@@ -18,6 +18,8 @@
     # method = "letter-margin"     # one letter's log-probabilities, both orders summed
     # history_turns = 4, phrasings = 3, ask_dimensions = true   # letter-margin settings
     # method = "pointwise"         # each reply alone, Yes/No margins; questions = ["overall"]
+    # method = "checklist"         # each reply alone, Yes/No margins weighed (fitted on dev):
+    # weights = {attuned = 0.8, fixes = -0.4}   # question name -> weight
     # max_tokens = 400, timeout_s = 120, max_attempts = 5, parse_retries = 2, n_ctx = 2048
 
 Several ``[[judges]]`` make an ensemble: each pair is judged by every judge of a family other
@@ -43,6 +45,9 @@ CALL_RUBRIC = "rubric-call.md"
 """The built-in rubric for whole calls, in ``judges/``."""
 
 
+Method = Literal["structured", "calibrated-letter", "letter-margin", "pointwise", "checklist"]
+
+
 class JudgeModelSpec(Endpoint):
     """One judge model: an endpoint (``voicebench.llm.Endpoint``) with the judge-only settings
     below."""
@@ -51,7 +56,7 @@ class JudgeModelSpec(Endpoint):
     """Model family, compared with the contestants' families."""
     smoke: bool = False
     """An offline smoke judge: it exercises the path, its quality figures mean nothing."""
-    method: Literal["structured", "calibrated-letter", "letter-margin", "pointwise"] = "structured"
+    method: Method = "structured"
     """``structured``: the judge writes the JSON answer. ``calibrated-letter`` (smoke judges
     on ``local`` only): one token, A or B, whose log-probabilities are compared with those the
     same prompt gets when both replies are blanked out; each order is decided alone.
@@ -61,13 +66,19 @@ class JudgeModelSpec(Endpoint):
     margins for the same contestant, which cancels a preference for a slot and decides every
     pair the judge answered (see ``voicebench.judging.combine``). ``pointwise`` (the same
     providers): each reply is asked about alone, Yes or No, and the pair goes to the reply
-    whose mean Yes-over-No margin is higher (``voicebench.judging.logprob``)."""
+    whose mean Yes-over-No margin is higher (``voicebench.judging.logprob``). ``checklist``
+    (the same providers): as pointwise, each question's margin weighed by ``weights``
+    (fitted on the gold set's dev pairs by ``benchmarks/fit_checklist.py``)."""
     history_turns: int | None = Field(default=None, ge=1, le=100)
     """letter-margin and pointwise: show only the last N turns of the conversation (all when
     unset)."""
     questions: tuple[str, ...] = ("overall",)
     """pointwise: which questions each reply is asked (names in
     ``voicebench.judging.logprob.QUESTIONS``); its score is their mean."""
+    weights: dict[str, float] | None = None
+    """checklist (required there): question name -> weight; a reply's score is the weighed
+    sum of its Yes-over-No margins (each turned so that Yes is good). The verdicts record
+    every question's margin, so new weights are applied to verdicts already asked."""
     phrasings: int = Field(default=1, ge=1, le=3)
     """letter-margin: ask the question in this many phrasings and average the margins."""
     ask_dimensions: bool = False
@@ -93,17 +104,39 @@ class JudgeModelSpec(Endpoint):
     def _judge_fields(self) -> JudgeModelSpec:
         if self.method == "calibrated-letter" and not (self.smoke and self.provider == "local"):
             raise ValueError("method 'calibrated-letter' is for local smoke judges only")
-        if self.method == "letter-margin" and get_provider(self.provider).api != "openai":
+        if self.method in ("letter-margin", "pointwise", "checklist") and (
+            get_provider(self.provider).api != "openai"
+        ):
             raise ValueError(
-                f"method 'letter-margin' needs log-probabilities, which provider "
+                f"method {self.method!r} needs log-probabilities, which provider "
                 f"{self.provider!r} does not return"
             )
+        self._check_questions()
         tuned = self.history_turns is not None or self.phrasings != 1 or self.ask_dimensions
         if tuned and self.method != "letter-margin":
             raise ValueError(
                 "history_turns, phrasings and ask_dimensions are settings of method 'letter-margin'"
             )
         return self
+
+    def _check_questions(self) -> None:
+        from voicebench.judging.logprob import QUESTIONS
+
+        if (self.method == "checklist") != (self.weights is not None):
+            raise ValueError("weights is the setting of method 'checklist', and it needs them")
+        asked = tuple(self.weights or ()) if self.method == "checklist" else self.questions
+        unknown = [q for q in asked if q not in QUESTIONS]
+        if not asked or unknown:
+            raise ValueError(
+                f"unknown questions {unknown}; choose from {', '.join(QUESTIONS)}"
+                if unknown
+                else "at least one question is needed"
+            )
+
+    @property
+    def asked(self) -> tuple[str, ...]:
+        """pointwise and checklist: the questions each reply is asked."""
+        return tuple(self.weights or ()) if self.method == "checklist" else self.questions
 
     @property
     def cache_id(self) -> str:
@@ -120,8 +153,9 @@ class JudgeModelSpec(Endpoint):
                 f"letter-margin;{turns};phrasings={self.phrasings}"
                 f";dimensions={int(self.ask_dimensions)}"
             )
-        if self.method == "pointwise":
-            return f"pointwise;{turns};questions={','.join(self.questions)}"
+        if self.method in ("pointwise", "checklist"):
+            # Not the weights: they are applied to the recorded margins, asking nothing.
+            return f"{self.method};{turns};questions={','.join(self.asked)}"
         return ""
 
     @property

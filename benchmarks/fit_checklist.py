@@ -1,0 +1,129 @@
+"""Fit a checklist judge's weights on the gold set's dev pairs, and write them into its spec.
+
+A checklist judge (``method = "checklist"``) asks each reply its yes/no questions alone and
+records, for every pair, each question's margin of reply A over reply B. The pair goes to A
+when the weighed sum of those margins is positive, so the weights are a logistic regression
+without intercept (a pair and its mirror image get opposite margins): P(A is better) =
+sigmoid(w . margins), L2-regularized, the strength chosen by 10-fold cross-validation on the
+dev pairs. Only dev pairs are read, whatever else has been asked; the held-out pairs are for
+reporting with ``voicebench judge-check --split holdout`` or ``benchmarks/judge_gold.py``.
+
+The questions are asked once (``voicebench judge-check --split dev`` on the spec, done here
+when verdicts are missing); new weights are applied to the recorded margins, so neither a
+refit nor the cards measured after it ask the model again.
+
+    python benchmarks/fit_checklist.py judges/candidates/qwen-1.5b-checklist.toml
+    python benchmarks/fit_checklist.py my-checklist.toml --gold my-pairs.jsonl --dry-run
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+from scipy.optimize import minimize
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from voicebench.judging.cards import spec_sha256  # noqa: E402
+from voicebench.judging.check import _cached, check_judge, comparisons, default_check_dir  # noqa: E402
+from voicebench.judging.gold import load_gold  # noqa: E402
+from voicebench.judging.spec import load_judge_spec  # noqa: E402
+
+STRENGTHS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
+"""L2 penalties tried (lambda / 2 * |w|^2 added to the summed log-loss)."""
+FOLDS = 10
+
+
+def fit(x: np.ndarray, y: np.ndarray, strength: float) -> np.ndarray:
+    """Weights minimizing the summed log-loss of sigmoid(y * x.w) plus strength/2 |w|^2."""
+
+    def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
+        z = y * (x @ w)
+        value = np.logaddexp(0.0, -z).sum() + strength / 2 * w @ w
+        grad = -(x * (y / (1.0 + np.exp(z)))[:, None]).sum(axis=0) + strength * w
+        return float(value), grad
+
+    return minimize(loss, np.zeros(x.shape[1]), jac=True, method="L-BFGS-B").x
+
+
+def cross_validated(x: np.ndarray, y: np.ndarray, strength: float) -> float:
+    """Share of pairs right when each fold is decided by weights fitted on the others."""
+    folds = np.arange(len(y)) % FOLDS
+    right = 0
+    for k in range(FOLDS):
+        w = fit(x[folds != k], y[folds != k], strength)
+        right += int((np.sign(x[folds == k] @ w) == y[folds == k]).sum())
+    return right / len(y)
+
+
+def write_weights(spec_path: Path, weights: dict[str, float]) -> None:
+    text = spec_path.read_text()
+    table = ", ".join(f"{name} = {w:.3f}" for name, w in weights.items())
+    new, n = re.subn(r"(?m)^weights = \{.*\}$", f"weights = {{ {table} }}", text)
+    if n != 1:
+        raise SystemExit(f"{spec_path}: expected one 'weights = {{ ... }}' line, found {n}")
+    spec_path.write_text(new)
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("spec", type=Path, help="A judge spec with one checklist judge.")
+    parser.add_argument("--gold", type=Path, default=ROOT / "judges" / "pairs-gold.jsonl")
+    parser.add_argument("--dry-run", action="store_true", help="Print the weights only.")
+    args = parser.parse_args()
+
+    console = Console(stderr=True)
+    spec, rubric = load_judge_spec(args.spec)
+    (judge,) = spec.judges
+    if judge.method != "checklist":
+        raise SystemExit(f"{args.spec}: method must be 'checklist', not {judge.method!r}")
+    gold_set = load_gold(args.gold)
+    dev = gold_set.select("dev")
+    wanted = comparisons(dev, spec, rubric)
+    out_dir = default_check_dir(
+        spec.name, spec_sha256(spec, rubric, weights=False), gold_set.sha256
+    )
+    answered = {v.key for v in _cached(out_dir, wanted) if v.answer is not None}
+    if len(answered) < len(wanted):
+        console.print(f"asking the questions of {len(dev)} dev pairs (cached in {out_dir})")
+        await check_judge(args.spec, args.gold, split="dev", on_status=console.print)
+    first_order = {
+        v.item_id: v.answer.question_margins
+        for v in _cached(out_dir, wanted)
+        if v.answer is not None and v.contestant_a == "a" and v.answer.question_margins
+    }
+    names = judge.asked
+    pairs = [g for g in dev if g.id in first_order]
+    x = np.array([[first_order[g.id].get(n, 0.0) for n in names] for g in pairs])
+    y = np.array([1.0 if g.better == "a" else -1.0 for g in pairs])
+
+    table = Table(title=f"{spec.name}: {len(pairs)} dev pairs, {FOLDS}-fold cross-validation")
+    table.add_column("weighing")
+    table.add_column("dev accuracy", justify="right")
+    mean = float((np.sign(x.sum(axis=1)) == y).mean())
+    table.add_row("every question alike (no fit)", f"{100 * mean:.1f}%")
+    scores = {s: cross_validated(x, y, s) for s in STRENGTHS}
+    for s, acc in scores.items():
+        table.add_row(f"fitted, L2 strength {s:g}", f"{100 * acc:.1f}%")
+    best = max(STRENGTHS, key=lambda s: (scores[s], s))  # ties: the stronger penalty
+    weights = dict(zip(names, (round(float(w), 3) for w in fit(x, y, best)), strict=True))
+    shown = Console(width=120)
+    shown.print(table)
+    shown.print(f"chosen strength {best:g} (cross-validated {100 * scores[best]:.1f}% on dev)")
+    shown.print(", ".join(f"{n} {w:+.3f}" for n, w in weights.items()))
+    if not args.dry_run:
+        write_weights(args.spec, weights)
+        shown.print(f"written into {args.spec}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,114 @@
+"""A local judge model in this process, reading the next token's log-probabilities only.
+
+The log-probability judges (``voicebench.judging.logprob``) need one thing of a model: how
+likely each of two answers (A or B, Yes or No) is as the next token. Over HTTP, the llama.cpp
+server can only return log-probabilities when it computes the logits of every position of
+every prompt, and keeps them (the whole vocabulary, per token): most of the time a judge's
+prompt takes goes there. ``NextTokenModel`` loads the GGUF file with llama.cpp in this
+process, computes the logits of the last position only, and keeps the previous prompt's
+evaluated tokens, so a prompt that starts as the last one did (the same rubric and
+conversation, the same reply asked another question) is evaluated from where they differ.
+
+Its answers are the server's: the same chat template from the model file, the same greedy
+answer tokens, the first of up to three that is one of the options read from its top 20.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+TOP = 20
+"""Log-probabilities read per answer position, as the server's ``top_logprobs``."""
+ANSWER_TOKENS = 3
+
+
+class NoChatTemplate(Exception):
+    """The model file carries no chat template of its own (the server then guesses one)."""
+
+
+class NextTokenModel:
+    """``NextTokenModel(path, n_ctx=4096).choice_margin(messages, ("A", "B"))``; one prompt
+    at a time (calls from several threads wait for each other)."""
+
+    def __init__(self, path: Path, *, n_ctx: int, n_threads: int | None = None) -> None:
+        from llama_cpp import Llama, llama_chat_format
+
+        threads = n_threads or os.cpu_count() or 1
+        self._llm = Llama(
+            model_path=str(path),
+            n_ctx=n_ctx,
+            n_threads=threads,
+            n_threads_batch=threads,
+            logits_all=False,
+            verbose=False,
+        )
+        metadata = self._llm.metadata
+        template = metadata.get("tokenizer.chat_template")
+        if not template or llama_chat_format.guess_chat_format_from_gguf_metadata(metadata):
+            raise NoChatTemplate(str(path))
+        eos, bos = self._llm.token_eos(), self._llm.token_bos()
+        self._format = llama_chat_format.Jinja2ChatFormatter(
+            template=template,
+            eos_token=self._llm._model.token_get_text(eos) if eos != -1 else "",
+            bos_token=self._llm._model.token_get_text(bos) if bos != -1 else "",
+            stop_token_ids=[eos],
+        )
+        self._eos = eos
+        self._lock = threading.Lock()
+
+    def _tokens(self, messages: list[dict[str, str]]) -> list[int]:
+        result = self._format(messages=messages)  # type: ignore[arg-type]
+        return self._llm.tokenize(
+            result.prompt.encode("utf-8"), add_bos=not result.added_special, special=True
+        )
+
+    def _feed(self, tokens: list[int]) -> None:
+        """Evaluate ``tokens`` after the longest prefix already evaluated (at least the last
+        token is evaluated again: its logits are the ones read)."""
+        done = self._llm.input_ids[: self._llm.n_tokens]
+        same = 0
+        for a, b in zip(done, tokens, strict=False):
+            if a != b:
+                break
+            same += 1
+        same = min(same, len(tokens) - 1)
+        self._llm.n_tokens = same
+        self._llm.eval(tokens[same:])
+
+    def _next_logprobs(self) -> np.ndarray:
+        logits = np.ctypeslib.as_array(
+            self._llm._ctx.get_logits_ith(-1), shape=(self._llm.n_vocab(),)
+        ).astype(np.float64)
+        top = logits.max()
+        return logits - (top + np.log(np.exp(logits - top).sum()))
+
+    def _text(self, token: int) -> str:
+        return self._llm.detokenize([token]).decode("utf-8", errors="ignore")
+
+    def top_answers(
+        self, messages: list[dict[str, str]], until: Callable[[str], bool]
+    ) -> list[list[tuple[str, float]]]:
+        """For each greedy answer token, up to ``ANSWER_TOKENS`` of them and until one whose
+        text satisfies ``until``: the ``TOP`` most likely tokens there with their
+        log-probabilities, the one answered (the most likely) first."""
+        with self._lock:
+            self._feed(self._tokens(messages))
+            positions = []
+            for _ in range(ANSWER_TOKENS):
+                lp = self._next_logprobs()
+                top = np.argpartition(-lp, TOP)[:TOP]
+                top = top[np.argsort(-lp[top], kind="stable")]
+                positions.append([(self._text(int(t)), float(lp[t])) for t in top])
+                chosen = int(top[0])
+                if until(positions[-1][0][0]) or chosen == self._eos:
+                    break
+                self._llm.eval([chosen])
+            return positions
+
+    def close(self) -> None:
+        self._llm.close()
