@@ -38,6 +38,7 @@ from pydantic import Field, model_validator
 from voicebench import builtin
 from voicebench._model import FrozenModel, read_toml, read_utf8, validate_record
 from voicebench.errors import InputError, MissingSecretError
+from voicebench.judging.questions import QUESTIONS
 from voicebench.llm import Endpoint, RetryPolicy, get_provider
 from voicebench.llm.endpoint import warn_if_sent_away
 
@@ -74,7 +75,7 @@ class JudgeModelSpec(Endpoint):
     unset)."""
     questions: tuple[str, ...] = ("overall",)
     """pointwise: which questions each reply is asked (names in
-    ``voicebench.judging.logprob.QUESTIONS``); its score is their mean."""
+    ``voicebench.judging.questions.QUESTIONS``); its score is their mean."""
     weights: dict[str, float] | None = None
     """checklist (required there): question name -> weight; a reply's score is the weighed
     sum of its Yes-over-No margins (each turned so that Yes is good). The verdicts record
@@ -120,8 +121,6 @@ class JudgeModelSpec(Endpoint):
         return self
 
     def _check_questions(self) -> None:
-        from voicebench.judging.logprob import QUESTIONS
-
         if (self.method == "checklist") != (self.weights is not None):
             raise ValueError("weights is the setting of method 'checklist', and it needs them")
         asked = tuple(self.weights or ()) if self.method == "checklist" else self.questions
