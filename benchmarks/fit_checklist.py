@@ -1,12 +1,11 @@
 """Fit a checklist judge's weights on the gold set's dev pairs, and write them into its spec.
 
 A checklist judge (``method = "checklist"``) asks each reply its yes/no questions alone and
-records, for every pair, each question's margin of reply A over reply B. The pair goes to A
-when the weighed sum of those margins is positive, so the weights are a logistic regression
-without intercept (a pair and its mirror image get opposite margins): P(A is better) =
-sigmoid(w . margins), L2-regularized, the strength chosen by 10-fold cross-validation on the
-dev pairs. Only dev pairs are read, whatever else has been asked; the held-out pairs are for
-reporting with ``voicebench judge-check --split holdout`` or ``benchmarks/judge_gold.py``.
+records, for every pair, each question's margin of reply A over reply B; its weights are a
+regularized logistic regression on those margins (``voicebench.judging.fitting``), the
+strength chosen by 10-fold cross-validation on the dev pairs. Only dev pairs are read,
+whatever else has been asked; the held-out pairs are for reporting with ``voicebench
+judge-check --split holdout`` or ``benchmarks/judge_gold.py``.
 
 The questions are asked once (``voicebench judge-check --split dev`` on the spec, done here
 when verdicts are missing); new weights are applied to the recorded margins, so neither a
@@ -25,7 +24,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from scipy.optimize import minimize
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -35,34 +33,9 @@ from rich.table import Table  # noqa: E402
 
 from voicebench.judging.cards import spec_sha256  # noqa: E402
 from voicebench.judging.check import _cached, check_judge, comparisons, default_check_dir  # noqa: E402
+from voicebench.judging.fitting import FOLDS, choose, fit  # noqa: E402
 from voicebench.judging.gold import load_gold  # noqa: E402
 from voicebench.judging.spec import load_judge_spec  # noqa: E402
-
-STRENGTHS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
-"""L2 penalties tried (lambda / 2 * |w|^2 added to the summed log-loss)."""
-FOLDS = 10
-
-
-def fit(x: np.ndarray, y: np.ndarray, strength: float) -> np.ndarray:
-    """Weights minimizing the summed log-loss of sigmoid(y * x.w) plus strength/2 |w|^2."""
-
-    def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
-        z = y * (x @ w)
-        value = np.logaddexp(0.0, -z).sum() + strength / 2 * w @ w
-        grad = -(x * (y / (1.0 + np.exp(z)))[:, None]).sum(axis=0) + strength * w
-        return float(value), grad
-
-    return minimize(loss, np.zeros(x.shape[1]), jac=True, method="L-BFGS-B").x
-
-
-def cross_validated(x: np.ndarray, y: np.ndarray, strength: float) -> float:
-    """Share of pairs right when each fold is decided by weights fitted on the others."""
-    folds = np.arange(len(y)) % FOLDS
-    right = 0
-    for k in range(FOLDS):
-        w = fit(x[folds != k], y[folds != k], strength)
-        right += int((np.sign(x[folds == k] @ w) == y[folds == k]).sum())
-    return right / len(y)
 
 
 def write_weights(spec_path: Path, weights: dict[str, float]) -> None:
@@ -111,10 +84,9 @@ async def main() -> None:
     table.add_column("dev accuracy", justify="right")
     mean = float((np.sign(x.sum(axis=1)) == y).mean())
     table.add_row("every question alike (no fit)", f"{100 * mean:.1f}%")
-    scores = {s: cross_validated(x, y, s) for s in STRENGTHS}
+    best, scores = choose(x, y)
     for s, acc in scores.items():
         table.add_row(f"fitted, L2 strength {s:g}", f"{100 * acc:.1f}%")
-    best = max(STRENGTHS, key=lambda s: (scores[s], s))  # ties: the stronger penalty
     weights = dict(zip(names, (round(float(w), 3) for w in fit(x, y, best)), strict=True))
     shown = Console(width=120)
     shown.print(table)

@@ -315,3 +315,21 @@ def test_the_paired_comparison_of_two_cards():
     with pytest.raises(InputError, match="no per-pair outcomes") as err:
         paired_comparison(first, _card("old", None))
     assert "old.toml" in str(err.value)
+
+
+def test_checklist_weights_are_fitted_to_the_labels_and_shrink_with_the_penalty():
+    import numpy as np
+
+    from voicebench.judging.fitting import choose, fit
+
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(120, 3))
+    # A is better when its first question says so, and its second says the opposite; the
+    # third is noise. Labels follow that rule, one in ten flipped.
+    y = np.sign(1.5 * x[:, 0] - 1.0 * x[:, 1])
+    y[::10] *= -1
+    strength, scores = choose(x, y)
+    w = fit(x, y, strength)
+    assert w[0] > 0 > w[1] and abs(w[2]) < min(abs(w[0]), abs(w[1])) / 2
+    assert scores[strength] >= 0.8
+    assert np.abs(fit(x, y, 1000.0)).sum() < np.abs(fit(x, y, 0.01)).sum() / 5
