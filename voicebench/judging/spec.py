@@ -85,6 +85,10 @@ class JudgeModelSpec(Endpoint):
     ask_dimensions: bool = False
     """letter-margin: also ask about each HEART dimension; the overall margin is the mean of
     every question's, and each dimension is marked from its own margin."""
+    in_process: bool = True
+    """Local log-probability judges (letter-margin, pointwise, checklist): load the model in
+    the judging process, computing only the next token's logits (``voicebench.judging
+    .runtime``); false asks the llama.cpp server instead. The answers are the same."""
     rates_own_family: bool = False
     """Exempt from the family rule: the judge also rates contestants of its own family (the
     offline judges share a family with the offline agents). Outputs say when it happened,
