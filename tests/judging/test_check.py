@@ -333,3 +333,20 @@ def test_checklist_weights_are_fitted_to_the_labels_and_shrink_with_the_penalty(
     assert w[0] > 0 > w[1] and abs(w[2]) < min(abs(w[0]), abs(w[1])) / 2
     assert scores[strength] >= 0.8
     assert np.abs(fit(x, y, 1000.0)).sum() < np.abs(fit(x, y, 0.01)).sum() / 5
+
+
+def test_the_shipped_judge_s_card_is_the_one_for_the_shipped_gold_set():
+    from voicebench import builtin
+
+    gold = load_gold(builtin.PAIRS_GOLD)
+    card = find_card("judges/local.toml")
+    assert card is not None and card.gold_sha256 == gold.sha256
+    assert card.split == "holdout" and card.pairs == len(gold.select("holdout")) >= 120
+    assert card.outcomes is not None and len(card.outcomes) == card.pairs
+    # Its cards on the earlier, smaller gold set are kept beside it, and not chosen.
+    earlier = [
+        read_card(p)
+        for p in Path("judges/cards").glob("local-*-holdout.json")
+        if read_card(p).gold_sha256 != gold.sha256
+    ]
+    assert earlier and all(c.pairs < card.pairs for c in earlier)
