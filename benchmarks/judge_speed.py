@@ -9,6 +9,7 @@ every prompt position computed), so the two runtimes are compared on one machine
 
     python benchmarks/judge_speed.py judges/local.toml judges/candidates/qwen-1.5b-checklist.toml
     python benchmarks/judge_speed.py judges/local.toml --pairs 20
+    python benchmarks/judge_speed.py judges/candidates/*.toml --runtime in-process
 """
 
 from __future__ import annotations
@@ -51,6 +52,12 @@ async def main() -> None:
     parser.add_argument("specs", nargs="+", type=Path, help="Judge specs (TOML).")
     parser.add_argument("--gold", type=Path, default=ROOT / "judges" / "pairs-gold.jsonl")
     parser.add_argument("--pairs", type=int, default=12)
+    parser.add_argument(
+        "--runtime",
+        choices=("both", "in-process", "server"),
+        default="both",
+        help="Local log-probability judges: time which runtime(s).",
+    )
     args = parser.parse_args()
 
     console = Console(stderr=True)
@@ -64,7 +71,8 @@ async def main() -> None:
         for spec_path in args.specs:
             spec, _ = load_judge_spec(spec_path)
             local = all(j.provider == "local" and j.method in LOGPROB_METHODS for j in spec.judges)
-            runtimes: list[bool | None] = [True, False] if local else [None]
+            chosen = {"both": [True, False], "in-process": [True], "server": [False]}
+            runtimes: list[bool | None] = list(chosen[args.runtime]) if local else [None]
             for in_process in runtimes:
                 copy = variant(spec_path, folder, in_process=in_process)
                 name = {True: "in process", False: "llama.cpp server", None: "-"}[in_process]
