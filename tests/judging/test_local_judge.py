@@ -79,7 +79,7 @@ async def test_the_in_process_model_answers_as_the_server_does():
     import openai
 
     from voicebench.judging.logprob import _option, choice_margin, margin_at
-    from voicebench.judging.runtime import NextTokenModel
+    from voicebench.judging.runtime import NextTokenModel, PromptTooLong
     from voicebench.llm.local import LlamaServer, resolve_gguf
 
     path = resolve_gguf("smollm2-135m")
@@ -126,3 +126,7 @@ async def test_the_in_process_model_answers_as_the_server_does():
     assert here == pytest.approx(served, abs=1e-3)
     assert last == pytest.approx(here[-1], abs=1e-3)
     assert len(set(here)) == 4  # four different answers, not one margin read four times
+    small = NextTokenModel(path, n_ctx=64)  # a prompt over its context is refused, not cut
+    with pytest.raises(PromptTooLong, match="n_ctx of 64"):
+        small.top_answers(messages[0], lambda _t: True)
+    small.close()

@@ -35,9 +35,9 @@ from collections.abc import Iterable
 from voicebench.judging.models import Verdict
 from voicebench.judging.prompt import SPEAKERS, parts_of, user_message
 from voicebench.judging.questions import QUESTIONS
-from voicebench.judging.runtime import NextTokenModel
+from voicebench.judging.runtime import NextTokenModel, PromptTooLong
 from voicebench.judging.spec import JudgeModelSpec
-from voicebench.llm import ChatText, classify
+from voicebench.llm import ChatText, LLMCallError, classify
 
 LETTERS = ("A", "B")
 PHRASINGS = (
@@ -169,9 +169,12 @@ class _LogprobJudge:
     async def _margin(self, system: str, user: str, options: tuple[str, str]) -> float:
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         if self._model is not None:
-            positions = await asyncio.to_thread(
-                self._model.top_answers, messages, lambda t: _option(t, options) is not None
-            )
+            try:
+                positions = await asyncio.to_thread(
+                    self._model.top_answers, messages, lambda t: _option(t, options) is not None
+                )
+            except PromptTooLong as exc:  # as the server answers it: a bad request
+                raise LLMCallError("bad_request", str(exc), retryable=False) from None
             return margin_at(positions, options)
         return await choice_margin(self._client, self._sdk, self._spec.model, messages, options)
 

@@ -27,6 +27,10 @@ TOP = 20
 ANSWER_TOKENS = 3
 
 
+class PromptTooLong(ValueError):
+    """The prompt and its answer do not fit the model's context."""
+
+
 class NoChatTemplate(Exception):
     """The model file carries no chat template of its own (the server then guesses one)."""
 
@@ -96,8 +100,15 @@ class NextTokenModel:
         """For each greedy answer token, up to ``ANSWER_TOKENS`` of them and until one whose
         text satisfies ``until``: the ``TOP`` most likely tokens there with their
         log-probabilities, the one answered (the most likely) first."""
+        tokens = self._tokens(messages)
+        room = min(self._llm.n_ctx(), len(self._llm.input_ids))
+        if len(tokens) + ANSWER_TOKENS > room:
+            raise PromptTooLong(
+                f"the prompt is {len(tokens)} tokens, over the judge's n_ctx of {room} with "
+                "its answer"
+            )
         with self._lock:
-            self._feed(self._tokens(messages))
+            self._feed(tokens)
             positions = []
             for _ in range(ANSWER_TOKENS):
                 lp = self._next_logprobs()
