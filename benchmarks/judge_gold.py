@@ -5,7 +5,9 @@ prompt, parsing, retries and verdict cache), once per split asked for; a card al
 for the same spec and gold file is reused, so a second run prints at once. Accuracy is pairs
 decided and right over all pairs, with its Wilson 95% interval. Every spec after the first is
 compared with the first on the same pairs: the difference in accuracy with its 95% interval
-and McNemar's exact test (``voicebench.judging.cards.paired_comparison``).
+and McNemar's exact test (``voicebench.judging.cards.paired_comparison``). A second table
+gives the accuracy of rules that read only the replies' surface (the shorter reply, the one
+asking a question...), the floor every judge must clear.
 
     python benchmarks/judge_gold.py judges/local-smoke.toml judges/local.toml
     python benchmarks/judge_gold.py judges/local.toml --split dev holdout
@@ -28,7 +30,7 @@ from rich.table import Table  # noqa: E402
 
 from voicebench.judging.cards import JudgeCard, paired_comparison  # noqa: E402
 from voicebench.judging.check import check_judge  # noqa: E402
-from voicebench.judging.gold import SPLITS  # noqa: E402
+from voicebench.judging.gold import SPLITS, cue_accuracy, load_gold  # noqa: E402
 
 
 def _pct(x: float | None) -> str:
@@ -106,6 +108,16 @@ async def main() -> None:
     if not shown.is_terminal:
         shown = Console(width=200)  # a log or a pipe: one row per line
     shown.print(table)
+    # What a judge must beat: rules that read only the replies' surface.
+    gold = load_gold(args.gold)
+    cues = Table(title="surface cues on the same pairs (a judge should beat every one)")
+    cues.add_column("rule")
+    for split in args.split:
+        cues.add_column(split, justify="right")
+    by_split = {split: cue_accuracy(gold.select(split)) for split in args.split}
+    for rule in by_split[args.split[0]]:
+        cues.add_row(rule, *(_pct(by_split[split][rule]) for split in args.split))
+    shown.print(cues)
 
 
 if __name__ == "__main__":

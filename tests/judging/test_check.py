@@ -11,7 +11,7 @@ import pytest
 from voicebench.errors import InputError
 from voicebench.judging.cards import find_card, read_card, trust_warning
 from voicebench.judging.check import check_judge
-from voicebench.judging.gold import load_gold, split_of
+from voicebench.judging.gold import cue_accuracy, load_gold, split_of
 from voicebench.testing import ScriptedLLMServer
 
 LONG = "That sounds so hard, and I can hear how much it weighs on you after such a long day."
@@ -181,6 +181,11 @@ def test_the_shipped_gold_set_is_balanced_and_covers_what_it_promises():
     assert sum(p.longer_is_worse for p in pairs) / len(pairs) >= 0.45
     splits = [split_of(p.id) for p in pairs]
     assert 0.35 <= splits.count("holdout") / len(splits) <= 0.65
+    # No rule that reads only the replies' surface (length, a question mark, the slot) is
+    # right on much more than half of the pairs, held out or not.
+    for subset in (list(pairs), gold.select("holdout")):
+        cues = cue_accuracy(subset)
+        assert max(cues.values()) <= 0.6, cues
 
 
 async def test_pointwise_scores_each_reply_once_and_mirrors_the_orders(tmp_path):

@@ -18,6 +18,7 @@ judge's method, ``holdout`` for reporting on pairs the tuning never saw.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -108,3 +109,38 @@ def load_gold(path: str | Path) -> GoldSet:
         seen[pair.id] = n
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     return GoldSet(path=str(path), sha256=digest, pairs=tuple(pairs))
+
+
+def _asks(text: str) -> bool:
+    return "?" in text
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+def _by_question(pair: GoldPair, then_shorter: bool) -> Literal["a", "b"]:
+    a, b = _asks(pair.reply_a), _asks(pair.reply_b)
+    if a != b:
+        return "a" if a else "b"
+    shorter_a = _words(pair.reply_a) <= _words(pair.reply_b)
+    return "a" if shorter_a == then_shorter else "b"
+
+
+SURFACE_CUES: dict[str, Callable[[GoldPair], Literal["a", "b"]]] = {
+    "reply A": lambda p: "a",
+    "the shorter reply": lambda p: "a" if _words(p.reply_a) <= _words(p.reply_b) else "b",
+    "the longer reply": lambda p: "a" if _words(p.reply_a) > _words(p.reply_b) else "b",
+    "the reply asking a question, else the shorter": lambda p: _by_question(p, True),
+    "the reply asking a question, else the longer": lambda p: _by_question(p, False),
+}
+"""Rules that read no meaning, only the surface of the replies. A gold set that can tell
+judges apart keeps each of them near chance, so that no judge scores by following one."""
+
+
+def cue_accuracy(pairs: list[GoldPair]) -> dict[str, float]:
+    """The share of ``pairs`` each surface cue gets right."""
+    return {
+        name: sum(rule(p) == p.better for p in pairs) / len(pairs) if pairs else 0.0
+        for name, rule in SURFACE_CUES.items()
+    }
