@@ -94,7 +94,8 @@ async def test_known_answers_give_exact_card_figures_and_the_card_is_reused(tmp_
     assert (card.longer_worse.pairs, card.longer_worse.correct) == (1, 1)  # p4
     assert card.outcomes == {"p1": "right", "p2": "undecided", "p3": "wrong", "p4": "right"}
     assert card.failed_verdicts == 0 and card.verdicts == 8
-    assert trust_warning(card) is not None  # 50% is below the bar
+    assert "no better than chance" in trust_warning(card)  # 50%, 95% CI 15-85%
+    assert "indicative only" in trust_warning(card.model_copy(update={"accuracy_low": 0.55}))
     # The card is keyed by both hashes, beside the spec, and found again from the spec.
     assert result.path.parent == tmp_path / "cards"
     assert card.gold_sha256 in "".join(load_gold(gold).sha256 for _ in [0])

@@ -7,7 +7,8 @@ rubric text), not retries or timeouts; the gold hash is the file's bytes. A card
 while both hashes hold, and shown beside every leaderboard its verdicts make.
 
 Trust is the measured accuracy (pairs decided and right, over all pairs): below
-``TRUSTED_ACCURACY``, or with no card at all, outputs carry a warning banner.
+``TRUSTED_ACCURACY``, or with no card at all, outputs carry a warning banner; a judge whose
+accuracy interval reaches down to 50% is said to be no better than chance.
 """
 
 from __future__ import annotations
@@ -110,6 +111,12 @@ class JudgeCard(FrozenModel):
     @property
     def trusted(self) -> bool:
         return self.accuracy >= TRUSTED_ACCURACY
+
+    @property
+    def chance_level(self) -> bool:
+        """Its accuracy's 95% interval reaches down to a coin's 50%: its verdicts cannot be
+        told apart from guessing."""
+        return self.accuracy_low <= 0.5
 
 
 def spec_sha256(spec: JudgeSpec, rubric: Rubric, *, weights: bool = True) -> str:
@@ -218,6 +225,12 @@ def trust_warning(card: JudgeCard | None) -> str | None:
             "unmeasured judge: its accuracy on the gold set is unknown, so read the quality "
             "figures as unverified"
         )
+    if card.chance_level:
+        return (
+            f"judge no better than chance on the gold set ({_pct(card.accuracy)} of "
+            f"{card.pairs} pairs, 95% CI {_pct(card.accuracy_low)}-{_pct(card.accuracy_high)}): "
+            "its quality figures and rankings carry no information"
+        )
     if not card.trusted:
         return (
             f"judge right on only {_pct(card.accuracy)} of gold pairs (below "
@@ -230,6 +243,10 @@ def figure_warning(card: JudgeCard | None) -> str | None:
     """The banner in a quality figure's title; None for a trusted judge."""
     if card is None:
         return "UNMEASURED JUDGE: quality figures are unverified"
+    if card.chance_level:
+        return (
+            f"JUDGE AT CHANCE ON GOLD PAIRS ({_pct(card.accuracy)}): quality figures mean nothing"
+        )
     if not card.trusted:
         return f"JUDGE RIGHT ON {_pct(card.accuracy)} OF GOLD PAIRS: quality figures are indicative"
     return None
