@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from voicebench.judging.cards import JudgeCard, paired_comparison  # noqa: E402
+from voicebench.judging.cards import JudgeCard, paired_comparison, shown_p  # noqa: E402
 from voicebench.judging.check import check_judge  # noqa: E402
 from voicebench.judging.gold import SPLITS, cue_accuracy, load_gold  # noqa: E402
 
@@ -83,7 +83,7 @@ async def main() -> None:
                     f"{100 * cmp.difference:+.0f} ({100 * cmp.difference_low:+.0f} to "
                     f"{100 * cmp.difference_high:+.0f})"
                 )
-                p = f"{cmp.p_value:.2g}"
+                p = shown_p(cmp.p_value).lstrip("= ")
             else:
                 first[split] = c
             answered = c.verdicts - c.failed_verdicts

@@ -78,7 +78,7 @@ async def main() -> None:
                 name = {True: "in process", False: "llama.cpp server", None: "-"}[in_process]
                 console.print(f"timing {spec_path} ({name})")
                 result = await check_judge(
-                    copy, gold, out_dir=folder / copy.stem, on_status=console.print
+                    copy, gold, out_dir=folder / copy.stem, refresh=True, on_status=console.print
                 )
                 c = result.card
                 answered = c.verdicts - c.failed_verdicts

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from voicebench.errors import InputError
-from voicebench.judging.cards import find_card, read_card, trust_warning
+from voicebench.judging.cards import find_card, read_card, shown_p, trust_warning
 from voicebench.judging.check import check_judge
 from voicebench.judging.gold import cue_accuracy, load_gold, split_of
 from voicebench.testing import ScriptedLLMServer
@@ -279,6 +279,7 @@ def test_judge_check_against_a_second_judge_compares_them_pair_by_pair(tmp_path,
     assert "scripted-check - scripted-right on 4 all pairs: -50.0 points" in text
     assert "right only for scripted-check 0, only for scripted-right 2" in text
     assert "McNemar exact p = 0.5" in text
+    assert shown_p(1e-9) == "< 1e-6" and shown_p(0.0421) == "= 0.0421"
 
 
 def _card(name: str, outcomes: dict[str, str], split: str = "holdout"):

@@ -280,8 +280,13 @@ class PairedComparison(FrozenModel):
             f"{100 * self.difference:+.1f} points (95% CI {100 * self.difference_low:+.1f} to "
             f"{100 * self.difference_high:+.1f}); right only for {self.first} "
             f"{self.first_only}, only for {self.second} {self.second_only}; McNemar exact "
-            f"p = {self.p_value:.3g}"
+            f"p {shown_p(self.p_value)}"
         )
+
+
+def shown_p(p: float) -> str:
+    """ "= 0.042", or "< 1e-6" for what the stored figure rounds to nothing."""
+    return "< 1e-6" if p < 1e-6 else f"= {p:.3g}"
 
 
 def _wilson(k: int, n: int) -> tuple[float, float]:
