@@ -245,19 +245,22 @@ def judge_check(
     if split not in SPLITS:
         raise InputError(f"must be one of {', '.join(SPLITS)}", field="--split")
     on_interrupt("decided verdicts are kept: run the same command again to resume")
-    with Steps("verdicts") as s:
-        result = asyncio.run(
-            check_judge(
-                judge_spec,
-                gold,
-                split=split,  # type: ignore[arg-type]
-                out_dir=out_dir,
-                concurrency=concurrency,
-                refresh=refresh,
-                on_status=s.line,
-                progress=lambda v, n, t: s.advance(n, t, verdict_line(v, n, t)),
+
+    def measure(spec: Path, **where):
+        with Steps("verdicts") as s:
+            return asyncio.run(
+                check_judge(
+                    spec,
+                    gold,
+                    split=split,  # type: ignore[arg-type]
+                    concurrency=concurrency,
+                    on_status=s.line,
+                    progress=lambda v, n, t: s.advance(n, t, verdict_line(v, n, t)),
+                    **where,
+                )
             )
-        )
+
+    result = measure(judge_spec, out_dir=out_dir, refresh=refresh)
     if result.reused:
         show(f"card reused (same spec and gold file; --refresh measures again): {result.path}")
     show_card(result.card, result.path)
@@ -265,17 +268,7 @@ def judge_check(
         return
     from voicebench.judging.cards import paired_comparison
 
-    with Steps("verdicts") as s:
-        other = asyncio.run(
-            check_judge(
-                against,
-                gold,
-                split=split,  # type: ignore[arg-type]
-                concurrency=concurrency,
-                on_status=s.line,
-                progress=lambda v, n, t: s.advance(n, t, verdict_line(v, n, t)),
-            )
-        )
+    other = measure(against)
     show(f"against {other.card.spec_name}: {other.path}")
     show(paired_comparison(result.card, other.card).line())
 

@@ -289,7 +289,10 @@ def shown_p(p: float) -> str:
     return "< 1e-6" if p < 1e-6 else f"= {p:.3g}"
 
 
-def _wilson(k: int, n: int) -> tuple[float, float]:
+def wilson(k: int, n: int) -> tuple[float, float]:
+    """The Wilson 95% interval of k right out of n ((0, 0) for no pairs)."""
+    if n == 0:
+        return 0.0, 0.0
     ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
     return float(ci.low), float(ci.high)
 
@@ -319,7 +322,7 @@ def paired_comparison(first: JudgeCard, second: JudgeCard) -> PairedComparison:
     n = len(ids)
     d = n - a - b - c
     p1, p2 = (a + b) / n, (a + c) / n
-    (l1, u1), (l2, u2) = _wilson(a + b, n), _wilson(a + c, n)
+    (l1, u1), (l2, u2) = wilson(a + b, n), wilson(a + c, n)
     denominator = (a + b) * (c + d) * (a + c) * (b + d)
     phi = (a * d - b * c) / math.sqrt(denominator) if denominator else 0.0
     diff = p1 - p2

@@ -16,8 +16,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from scipy.stats import binomtest
-
 from voicebench import builtin
 from voicebench._jsonl import write_atomic
 from voicebench.judging.cards import (
@@ -27,6 +25,7 @@ from voicebench.judging.cards import (
     card_path,
     read_card,
     spec_sha256,
+    wilson,
 )
 from voicebench.judging.combine import decisions_by_pair, judge_health, pair_results
 from voicebench.judging.gold import GoldPair, GoldSet, Split, load_gold
@@ -83,13 +82,6 @@ def _shown(path: str | Path) -> str:
         return str(resolved)
 
 
-def _wilson(correct: int, n: int) -> tuple[float, float]:
-    if n == 0:
-        return 0.0, 0.0
-    ci = binomtest(correct, n).proportion_ci(confidence_level=0.95, method="wilson")
-    return float(ci.low), float(ci.high)
-
-
 def gold_results(gold: list[GoldPair], verdicts: list[Verdict]) -> list[PairResult]:
     """Each gold pair's combined result, in the gold file's order (a pair with no verdict yet
     is undecided)."""
@@ -135,7 +127,7 @@ def make_card(
     first_slot = sum(h.first_slot_wins for h in health)
     times = [v.latency_ms for v in answered if v.latency_ms is not None]
     n = len(gold)
-    low, high = _wilson(len(right), n)
+    low, high = wilson(len(right), n)
     card = JudgeCard(
         spec_name=spec.name,
         spec_path=_shown(spec_path),
