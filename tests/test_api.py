@@ -19,7 +19,7 @@ ITEMS = load_dialogues(BUILTIN_DIALOGUES)[:6]
 
 
 def test_every_call_is_documented_and_exported():
-    for name in ("replay", "judge", "rate", "check", "compare", "report"):
+    for name in ("replay", "judge", "judge_check", "rate", "check", "compare", "report"):
         call = getattr(voicebench, name)
         assert call.__doc__ and "Returns:" in call.__doc__, name
         assert call.__annotations__["return"], name
@@ -102,6 +102,28 @@ async def test_the_sync_forms_work_inside_a_running_event_loop(tmp_path):
     assert voicebench.api.run_sync(figures()) == pytest.approx(800)
     report = voicebench.report([run], out=tmp_path / "page", title="t")
     assert (report.out_dir / "index.html").is_file()
+
+
+def test_judge_check_gives_the_shipped_judges_card_without_asking_it(monkeypatch):
+    from voicebench.judging import load_judge_spec
+    from voicebench.judging.cards import card_path, read_card, spec_sha256
+    from voicebench.judging.check import DEFAULT_GOLD
+    from voicebench.judging.gold import load_gold
+
+    monkeypatch.setattr(
+        "voicebench.judging.check.decide_pending",
+        lambda *a, **k: pytest.fail("a shipped card is reused: nothing is asked"),
+    )
+    card = voicebench.judge_check("local", split="holdout")
+    path = builtin.spec_path("judges", "local")
+    spec, rubric = load_judge_spec(path)
+    gold = load_gold(DEFAULT_GOLD)
+    shipped = card_path(path, spec, spec_sha256(spec, rubric), gold.sha256, "holdout")
+    assert card == read_card(shipped)
+    assert card.split == "holdout" and card.pairs == len(gold.select("holdout"))
+    assert card.accuracy_low <= card.accuracy <= card.accuracy_high
+    with pytest.raises(ValueError, match="split must be"):
+        voicebench.judge_check("local", split="test")
 
 
 def test_cards_of_an_installed_spec_are_read_beside_it_and_written_under_the_folder(

@@ -7,7 +7,7 @@ async forms (``replay_async``, ``judge_async``); their sync forms also work wher
 is already running (a notebook), by running the work on a thread with a loop of its own.
 """
 
-from voicebench.api.quality import check, compare, judge, judge_async, rate, report
+from voicebench.api.quality import check, compare, judge, judge_async, judge_check, rate, report
 from voicebench.api.results import Calls, EloDifference, GateResults, Judging, Run, run_sync
 from voicebench.api.runs import converse, converse_async, replay, replay_async
 
@@ -23,6 +23,7 @@ __all__ = [
     "converse_async",
     "judge",
     "judge_async",
+    "judge_check",
     "rate",
     "replay",
     "replay_async",

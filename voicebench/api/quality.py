@@ -1,4 +1,4 @@
-"""``judge``, ``rate``, ``check``, ``compare`` and ``report`` from Python."""
+"""``judge``, ``judge_check``, ``rate``, ``check``, ``compare`` and ``report`` from Python."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from voicebench.budgets import TTFA_BUDGET_MS, TTFT_BUDGET_MS
 if TYPE_CHECKING:
     from voicebench.gates import Comparison, Gate
     from voicebench.judging import Verdict
+    from voicebench.judging.cards import JudgeCard
     from voicebench.rating import RatingTable
     from voicebench.reporting.build import BuiltReport
     from voicebench.reporting.replies import AudioFormat
@@ -99,6 +100,51 @@ def judge(
             on_status=on_status,
         )
     )
+
+
+def judge_check(
+    judge: PathLike = builtin.SMOKE_JUDGE,
+    *,
+    gold: PathLike | None = None,
+    split: str = "all",
+    out: PathLike | None = None,
+    concurrency: int = 1,
+    refresh: bool = False,
+    on_status: Callable[[str], None] | None = None,
+) -> JudgeCard:
+    """Measure a judge on a gold set, as ``voicebench judge-check`` does: every pair in both
+    orders through the judging code, then its card, written beside the spec and reused
+    (nothing asked) while neither the spec nor the gold file changes.
+
+    Args:
+        judge: a judge spec: a TOML path or a shipped one's name (``"local"``).
+        gold: gold pairs (JSONL; default the shipped set, ``judges/pairs-gold.jsonl``).
+        split: ``"all"``, ``"dev"`` (for tuning a judge) or ``"holdout"`` (never tuned on).
+        out: the folder for the verdicts (default ``reports/judge-check/...``); resumed.
+        concurrency: requests in flight at once.
+        refresh: measure again even when a card is there (cached verdicts are still used).
+        on_status: called with a line for each step taken.
+
+    Returns:
+        The card: ``card.accuracy`` with its Wilson 95% interval (``accuracy_low``,
+        ``accuracy_high``), per category and dimension, ``seconds_per_verdict``.
+    """
+    from voicebench.judging.check import DEFAULT_GOLD, check_judge
+
+    if split not in ("all", "dev", "holdout"):
+        raise ValueError(f"split must be all, dev or holdout, not {split!r}")
+    result = run_sync(
+        check_judge(
+            builtin.spec_path("judges", judge),
+            Path(gold) if gold is not None else DEFAULT_GOLD,
+            split=split,  # type: ignore[arg-type]
+            out_dir=Path(out) if out is not None else None,
+            concurrency=concurrency,
+            refresh=refresh,
+            on_status=on_status,
+        )
+    )
+    return result.card
 
 
 def rate(
