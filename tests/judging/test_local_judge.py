@@ -130,3 +130,86 @@ async def test_the_in_process_model_answers_as_the_server_does():
     with pytest.raises(PromptTooLong, match="n_ctx of 64"):
         small.top_answers(messages[0], lambda _t: True)
     small.close()
+
+
+def test_the_reply_likelihood_is_read_from_the_replys_own_positions(tmp_path):
+    """A checklist's ``likelihood``: log P(reply | conversation) - log P(reply | a neutral
+    opening), each the sum over the reply's tokens of what the model gives them, computed with
+    the logits of those positions only; the question asked next reads as from a fresh model."""
+    import asyncio
+    import json
+
+    import numpy as np
+    from llama_cpp import Llama
+
+    from voicebench.judging.check import check_judge
+    from voicebench.judging.logprob import _option, margin_at
+    from voicebench.judging.questions import NEUTRAL_CONTEXT
+    from voicebench.judging.runtime import NextTokenModel
+    from voicebench.llm.local import resolve_gguf
+
+    path = resolve_gguf("smollm2-135m")
+    rubric = "Say whether the reply supports the seeker."
+    context = "Seeker: my dog Biscuit died this morning."
+    replies = ("I'm so sorry about Biscuit. How long were you two together?", "Okay.")
+
+    def ask(ctx: str, reply: str) -> list[dict[str, str]]:
+        user = (
+            f"Conversation so far:\n{ctx}\n\nThe supporter's next reply (as heard):\n{reply}"
+            "\n\nIs it kind? Answer Yes or No."
+        )
+        return [{"role": "system", "content": rubric}, {"role": "user", "content": user}]
+
+    def yes_no(model: NextTokenModel) -> float:
+        found = model.top_answers(ask(context, replies[0]), lambda t: _option(t, ("Yes", "No")))
+        return margin_at(found, ("Yes", "No"))
+
+    model = NextTokenModel(path, n_ctx=1024)
+    here = model.span_logprob(ask(context, replies[0]), replies[0])
+    after = yes_no(model)  # reuses the prompt evaluated up to the reply
+    feature = {
+        r: model.span_logprob(ask(context, r), r) - model.span_logprob(ask(NEUTRAL_CONTEXT, r), r)
+        for r in replies
+    }
+    model.close()
+    fresh = NextTokenModel(path, n_ctx=1024)
+    assert after == pytest.approx(yes_no(fresh), abs=1e-3)
+    prompt = fresh._format(messages=ask(context, replies[0])).prompt
+    fresh.close()
+
+    # The same sum from a model that computes every position's logits.
+    full = Llama(model_path=str(path), n_ctx=1024, logits_all=True, verbose=False)
+    at = prompt.rfind(replies[0])
+    tokens = full.tokenize(prompt[: at + len(replies[0])].encode(), add_bos=False, special=True)
+    start = len(full.tokenize(prompt[:at].encode(), add_bos=False, special=True))
+    full.eval(tokens)
+
+    def logprob(row: np.ndarray, token: int) -> float:
+        row = row.astype(np.float64)
+        top = row.max()
+        return float(row[token] - top - np.log(np.exp(row - top).sum()))
+
+    expected = sum(logprob(full.scores[j - 1], tokens[j]) for j in range(start, len(tokens)))
+    full.close()
+    assert len(tokens) - start >= 10 and here == pytest.approx(expected, abs=1e-3)
+    assert feature[replies[0]] != pytest.approx(0.0, abs=1e-3)
+
+    # Through judge-check: the recorded feature is reply A's minus reply B's.
+    (tmp_path / "r.md").write_text(rubric + "\n")
+    spec = tmp_path / "lik.toml"
+    spec.write_text(
+        'name = "lik"\nrubric = "r.md"\n[[judges]]\nprovider = "local"\n'
+        'model = "smollm2-135m"\nfamily = "smollm"\nmethod = "checklist"\n'
+        "weights = { likelihood = 1.0 }\n"
+    )
+    pair = {"id": "g1", "turns": [{"role": "seeker", "text": context.removeprefix("Seeker: ")}]}
+    pair |= {"reply_a": replies[0], "reply_b": replies[1], "better": "a"}
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text(json.dumps(pair) + "\n")
+    result = asyncio.run(check_judge(spec, gold, out_dir=tmp_path / "check"))
+    lines = (tmp_path / "check" / "verdicts.jsonl").read_text().splitlines()
+    first = next(v for v in map(json.loads, lines) if v["contestant_a"] == "a")
+    assert result.card.decided == 1 and result.card.failed_verdicts == 0
+    assert first["answer"]["question_margins"]["likelihood"] == pytest.approx(
+        feature[replies[0]] - feature[replies[1]], abs=1e-3
+    )

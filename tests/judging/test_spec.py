@@ -33,6 +33,8 @@ def test_a_missing_key_names_the_variable(monkeypatch):
         ("temperature = 0.7", "judges.0.temperature"),
         ("phrasings = 2", "settings of method 'letter-margin'"),
         ('method = "letter-margin"\nprovider = "anthropic"\napi_key_env = "K"', "does not return"),
+        ('method = "checklist"\nweights = {likelihood = 1}\nin_process = false', "in process"),
+        ('method = "pointwise"\nquestions = ["likelihood"]', "unknown questions"),
     ],
 )
 def test_methods_and_their_settings_are_checked(tmp_path, extra, field):

@@ -18,9 +18,12 @@ it for the reply that scored at least 0.5 nats higher on it.
 each question's margin by the spec's ``weights`` (a regularized logistic regression fitted
 on the gold set's dev pairs, ``benchmarks/fit_checklist.py``). Its prompts put the rubric,
 the conversation and the reply before the question, so every question after the first
-reuses the server's cached prefix and costs its own few tokens. The verdict records each
-question's margin (``question_margins``); ``reweigh`` applies a spec's weights to verdicts
-already asked, so fitting new weights asks nothing again.
+reuses the server's cached prefix and costs its own few tokens. A checklist may also weigh
+the reply's ``likelihood`` (in process only): log P(reply | this conversation) - log P(reply
+| a neutral one), read from the logits of the reply's own positions, in the same prompt the
+first question then reuses. The verdict records each question's margin
+(``question_margins``); ``reweigh`` applies a spec's weights to verdicts already asked, so
+fitting new weights asks nothing again.
 
 Both build the verdict object in code, with ``margin`` (and per-dimension margins) recorded.
 """
@@ -34,7 +37,7 @@ from collections.abc import Iterable
 
 from voicebench.judging.models import Verdict
 from voicebench.judging.prompt import SPEAKERS, parts_of, user_message
-from voicebench.judging.questions import QUESTIONS
+from voicebench.judging.questions import LIKELIHOOD, NEUTRAL_CONTEXT, QUESTIONS
 from voicebench.judging.runtime import NextTokenModel, PromptTooLong
 from voicebench.judging.spec import JudgeModelSpec
 from voicebench.llm import ChatText, LLMCallError, classify
@@ -222,17 +225,47 @@ class PointwiseJudge(_LogprobJudge):
     def __init__(self, spec: JudgeModelSpec, **where) -> None:
         super().__init__(spec, **where)
         self._scores: dict[tuple[str, str, str], dict[str, float]] = {}
+        self._neutral: dict[tuple[str, str], float] = {}
+
+    @staticmethod
+    def _user(context: str, reply: str, question: str) -> str:
+        return (
+            f"Conversation so far:\n{context}\n\nThe supporter's next reply (as heard):\n"
+            f"{reply.strip()}\n\n{question} Answer Yes or No."
+        )
+
+    async def _reply_logprob(self, system: str, context: str, reply: str) -> float:
+        """log P(reply | the prompt up to it), in the prompt the first question is asked in
+        (so that question reuses it)."""
+        assert self._model is not None  # the spec allows the likelihood in process only
+        first = next((QUESTIONS[n].text for n in self._spec.asked if n in QUESTIONS), "")
+        messages = [
+            {"role": "system", "content": system},
+            {"role": "user", "content": self._user(context, reply, first)},
+        ]
+        try:
+            return await asyncio.to_thread(self._model.span_logprob, messages, reply.strip())
+        except PromptTooLong as exc:
+            raise LLMCallError("bad_request", str(exc), retryable=False) from None
+
+    async def _neutral_logprob(self, system: str, reply: str) -> float:
+        key = (system, reply)
+        if key not in self._neutral:
+            self._neutral[key] = await self._reply_logprob(system, NEUTRAL_CONTEXT, reply)
+        return self._neutral[key]
 
     async def _score(self, system: str, context: str, reply: str) -> dict[str, float]:
         key = (system, context, reply)
         if key not in self._scores:
             scores = {}
+            if LIKELIHOOD in self._spec.asked:
+                neutral = await self._neutral_logprob(system, reply)
+                scores[LIKELIHOOD] = await self._reply_logprob(system, context, reply) - neutral
             for name in self._spec.asked:
+                if name == LIKELIHOOD:
+                    continue
                 q = QUESTIONS[name]
-                user = (
-                    f"Conversation so far:\n{context}\n\nThe supporter's next reply (as heard):\n"
-                    f"{reply.strip()}\n\n{q.text} Answer Yes or No."
-                )
+                user = self._user(context, reply, q.text)
                 scores[name] = q.sign * await self._margin(system, user, ("Yes", "No"))
             self._scores[key] = scores
         return self._scores[key]
@@ -244,12 +277,17 @@ class PointwiseJudge(_LogprobJudge):
     async def ask(self, messages: list[dict[str, str]]) -> ChatText:
         start = time.perf_counter_ns()
         system, context, reply_a, reply_b = self._split(messages)
+        if LIKELIHOOD in self._spec.asked:
+            # Both neutral prompts first: they share everything up to the reply, and the
+            # conversation is then evaluated once for both replies' questions.
+            await self._neutral_logprob(system, reply_a)
+            await self._neutral_logprob(system, reply_b)
         a = await self._score(system, context, reply_a)
         b = await self._score(system, context, reply_b)
         questions = {n: a[n] - b[n] for n in self._spec.asked}
         dims: dict[str, float] = {}
         for n, diff in questions.items():
-            d = QUESTIONS[n].dimension
+            d = QUESTIONS[n].dimension if n in QUESTIONS else None
             if d is not None:
                 dims[d] = dims.get(d, 0.0) + diff
         text = _answer(self.combined(questions), dims, self.what, questions)

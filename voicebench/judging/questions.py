@@ -1,6 +1,6 @@
 """The yes/no questions the pointwise and checklist judges ask of each reply alone
 (``voicebench.judging.logprob``), by name, as a judge spec's ``questions`` and ``weights``
-name them."""
+name them; and the checklist's one feature that is not a question, ``likelihood``."""
 
 from __future__ import annotations
 
@@ -69,3 +69,13 @@ QUESTIONS = {
         "A",
     ),
 }
+
+
+LIKELIHOOD = "likelihood"
+"""A checklist feature (in-process local judges only): how much likelier the model finds the
+reply after this seeker's conversation than after ``NEUTRAL_CONTEXT``, log P(reply |
+conversation) - log P(reply | neutral), summed over the reply's tokens. A reply that answers
+this person is made likelier by what they said; one that would fit anyone is not."""
+NEUTRAL_CONTEXT = "Seeker: I need to talk to someone."
+FEATURES = (*QUESTIONS, LIKELIHOOD)
+"""Every name a checklist's ``weights`` may use."""

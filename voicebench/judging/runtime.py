@@ -71,22 +71,41 @@ class NextTokenModel:
             result.prompt.encode("utf-8"), add_bos=not result.added_special, special=True
         )
 
-    def _feed(self, tokens: list[int]) -> None:
+    def _feed(self, tokens: list[int], score_from: int | None = None) -> list[float]:
         """Evaluate ``tokens`` after the longest prefix already evaluated (at least the last
-        token is evaluated again: its logits are the ones read)."""
-        done = self._llm.input_ids[: self._llm.n_tokens]
+        token is evaluated again: its logits are the ones read). With ``score_from``, also
+        return log P(token j | the tokens before it) for every j from there: the logits of
+        just those positions are computed, the rest of the prompt's are not."""
+        llm = self._llm
+        done = llm.input_ids[: llm.n_tokens]
         same = 0
         for a, b in zip(done, tokens, strict=False):
             if a != b:
                 break
             same += 1
-        same = min(same, len(tokens) - 1)
-        self._llm.n_tokens = same
-        self._llm.eval(tokens[same:])
+        same = min(same, len(tokens) - 1, len(tokens) if score_from is None else score_from - 1)
+        llm._ctx.kv_cache_seq_rm(-1, same, -1)
+        llm.n_tokens = same
+        scored: list[float] = []
+        for start in range(same, len(tokens), llm.n_batch):
+            chunk = tokens[start : start + llm.n_batch]
+            llm._batch.set_batch(batch=chunk, n_past=start, logits_all=False)
+            read = []  # (index in the batch, the token whose probability its logits give)
+            for k, pos in enumerate(range(start, start + len(chunk))):
+                if score_from is not None and score_from - 1 <= pos < len(tokens) - 1:
+                    llm._batch.batch.logits[k] = True
+                    read.append((k, tokens[pos + 1]))
+            llm._ctx.decode(llm._batch)
+            llm.input_ids[start : start + len(chunk)] = chunk
+            llm.n_tokens += len(chunk)
+            scored += [float(self._logprobs(k)[token]) for k, token in read]
+        return scored
 
-    def _next_logprobs(self) -> np.ndarray:
+    def _logprobs(self, at: int = -1) -> np.ndarray:
+        """The next-token log-probabilities after the last decode's token ``at`` (one whose
+        logits were computed; -1: the last, the prompt's end)."""
         logits = np.ctypeslib.as_array(
-            self._llm._ctx.get_logits_ith(-1), shape=(self._llm.n_vocab(),)
+            self._llm._ctx.get_logits_ith(at), shape=(self._llm.n_vocab(),)
         ).astype(np.float64)
         top = logits.max()
         return logits - (top + np.log(np.exp(logits - top).sum()))
@@ -111,7 +130,7 @@ class NextTokenModel:
             self._feed(tokens)
             positions = []
             for _ in range(ANSWER_TOKENS):
-                lp = self._next_logprobs()
+                lp = self._logprobs()
                 top = np.argpartition(-lp, TOP)[:TOP]
                 top = top[np.argsort(-lp[top], kind="stable")]
                 positions.append([(self._text(int(t)), float(lp[t])) for t in top])
@@ -120,6 +139,29 @@ class NextTokenModel:
                     break
                 self._llm.eval([chosen])
             return positions
+
+    def span_logprob(self, messages: list[dict[str, str]], span: str) -> float:
+        """log P(``span`` | the prompt before it): the summed log-probabilities of its tokens
+        where it last occurs in ``messages``' prompt. The prompt is evaluated up to the span's
+        end, so a question asked after it next reuses all of that."""
+        result = self._format(messages=messages)  # type: ignore[arg-type]
+        prompt, added = result.prompt, result.added_special
+        at = prompt.rfind(span)
+        if at < 0:
+            raise ValueError(f"{span[:40]!r} is not in the prompt")
+
+        def tokens(text: str) -> list[int]:
+            return self._llm.tokenize(text.encode("utf-8"), add_bos=not added, special=True)
+
+        before, through = tokens(prompt[:at]), tokens(prompt[: at + len(span)])
+        first = next(
+            (i for i, (a, b) in enumerate(zip(before, through, strict=False)) if a != b),
+            len(before),
+        )
+        if len(through) + ANSWER_TOKENS > min(self._llm.n_ctx(), len(self._llm.input_ids)):
+            raise PromptTooLong(f"the prompt is {len(through)} tokens, over the judge's n_ctx")
+        with self._lock:
+            return sum(self._feed(through, score_from=max(first, 1)))
 
     def close(self) -> None:
         self._llm.close()

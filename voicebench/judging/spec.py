@@ -19,7 +19,7 @@
     # history_turns = 4, phrasings = 3, ask_dimensions = true   # letter-margin settings
     # method = "pointwise"         # each reply alone, Yes/No margins; questions = ["overall"]
     # method = "checklist"         # each reply alone, Yes/No margins weighed (fitted on dev):
-    # weights = {attuned = 0.8, fixes = -0.4}   # question name -> weight
+    # weights = {attuned = 0.8, fixes = -0.4, likelihood = 0.1}   # question name -> weight
     # max_tokens = 400, timeout_s = 120, max_attempts = 5, parse_retries = 2, n_ctx = 2048
 
 Several ``[[judges]]`` make an ensemble: each pair is judged by every judge of a family other
@@ -38,7 +38,7 @@ from pydantic import Field, model_validator
 from voicebench import builtin
 from voicebench._model import FrozenModel, read_toml, read_utf8, validate_record
 from voicebench.errors import InputError, MissingSecretError
-from voicebench.judging.questions import QUESTIONS
+from voicebench.judging.questions import FEATURES, LIKELIHOOD, QUESTIONS
 from voicebench.llm import Endpoint, RetryPolicy, get_provider
 from voicebench.llm.endpoint import warn_if_sent_away
 
@@ -78,8 +78,10 @@ class JudgeModelSpec(Endpoint):
     ``voicebench.judging.questions.QUESTIONS``); its score is their mean."""
     weights: dict[str, float] | None = None
     """checklist (required there): question name -> weight; a reply's score is the weighed
-    sum of its Yes-over-No margins (each turned so that Yes is good). The verdicts record
-    every question's margin, so new weights are applied to verdicts already asked."""
+    sum of its Yes-over-No margins (each turned so that Yes is good), and of its
+    ``likelihood`` when that is named (``voicebench.judging.questions.LIKELIHOOD``). The
+    verdicts record every question's margin, so new weights are applied to verdicts already
+    asked."""
     phrasings: int = Field(default=1, ge=1, le=3)
     """letter-margin: ask the question in this many phrasings and average the margins."""
     ask_dimensions: bool = False
@@ -128,12 +130,18 @@ class JudgeModelSpec(Endpoint):
         if (self.method == "checklist") != (self.weights is not None):
             raise ValueError("weights is the setting of method 'checklist', and it needs them")
         asked = tuple(self.weights or ()) if self.method == "checklist" else self.questions
-        unknown = [q for q in asked if q not in QUESTIONS]
+        known = FEATURES if self.method == "checklist" else tuple(QUESTIONS)
+        unknown = [q for q in asked if q not in known]
         if not asked or unknown:
             raise ValueError(
-                f"unknown questions {unknown}; choose from {', '.join(QUESTIONS)}"
+                f"unknown questions {unknown}; choose from {', '.join(known)}"
                 if unknown
                 else "at least one question is needed"
+            )
+        if LIKELIHOOD in asked and not (self.provider == "local" and self.in_process):
+            raise ValueError(
+                f"{LIKELIHOOD!r} reads the reply's own log-probabilities, which only a local "
+                "judge loaded in process (provider 'local', in_process = true) gives"
             )
 
     @property
