@@ -107,6 +107,29 @@ async def test_judging_two_agents_and_the_human_reference_then_resuming(tmp_path
     assert len(read_verdicts(out)) == 8 and resumed.pairs == result.pairs
 
 
+async def test_a_folder_judged_again_with_another_spec_counts_only_that_spec(tmp_path, runs):
+    """The earlier spec's verdicts stay in the folder (they are its cache) but rating,
+    reports and ``Judging.verdicts`` read the judging as it last ran."""
+    from voicebench.judging import current_verdicts
+    from voicebench.rating.wins import item_wins
+
+    out = tmp_path / "judged"
+    likes_alpha = PreferringJudge({"scares", "heaviness", "morning", "ten", "years"})
+    await judge_runs(
+        runs, judge_spec(tmp_path), out, client_factory=lambda s, t: _ready(likes_alpha)
+    )
+    spec = judge_spec(tmp_path)
+    spec.write_text(spec.read_text().replace('model = "pref"', 'model = "other"'))
+    likes_beta = PreferringJudge({"okay", "update", "resume"})
+    result = await judge_runs(runs, spec, out, client_factory=lambda s, t: _ready(likes_beta))
+    assert len(read_verdicts(out)) == 16  # both specs' verdicts are kept
+    current = current_verdicts(out)
+    assert {v.key for v in current} == {v.key for v in result.verdicts} and len(current) == 8
+    assert {v.judge for v in current} == {"openai-compatible/other"}
+    (alpha_beta,) = [p for p in item_wins(out).pairs if {p.first, p.second} == {"alpha", "beta"}]
+    assert alpha_beta.winner == "beta"
+
+
 async def test_a_judge_never_rates_its_own_family(tmp_path, runs):
     judge = PreferringJudge(set())
     result = await judge_runs(

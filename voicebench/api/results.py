@@ -140,10 +140,11 @@ class Judging:
 
     @property
     def verdicts(self) -> list[Verdict]:
-        """Every verdict decided so far (both orders of every pair, per judge)."""
-        from voicebench.judging import read_verdicts
+        """Every verdict of this judging decided so far (both orders of every pair, per judge;
+        not those an earlier spec judged into the same folder)."""
+        from voicebench.judging import current_verdicts
 
-        return read_verdicts(self.path)
+        return current_verdicts(self.path)
 
     @property
     def contestants(self) -> list[str]:

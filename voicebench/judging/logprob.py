@@ -36,7 +36,7 @@ import time
 from collections.abc import Iterable
 
 from voicebench.judging.models import Verdict
-from voicebench.judging.prompt import SPEAKERS, parts_of, user_message
+from voicebench.judging.prompt import SPEAKERS, parse_answer, parts_of, user_message
 from voicebench.judging.questions import LIKELIHOOD, NEUTRAL_CONTEXT, QUESTIONS
 from voicebench.judging.runtime import NextTokenModel, PromptTooLong
 from voicebench.judging.spec import JudgeModelSpec
@@ -285,13 +285,22 @@ class PointwiseJudge(_LogprobJudge):
         a = await self._score(system, context, reply_a)
         b = await self._score(system, context, reply_b)
         questions = {n: a[n] - b[n] for n in self._spec.asked}
-        dims: dict[str, float] = {}
-        for n, diff in questions.items():
-            d = QUESTIONS[n].dimension if n in QUESTIONS else None
-            if d is not None:
-                dims[d] = dims.get(d, 0.0) + diff
+        dims = dimension_margins(questions, self._spec.weights)
         text = _answer(self.combined(questions), dims, self.what, questions)
         return ChatText(text, (time.perf_counter_ns() - start) / 1e6)
+
+
+def dimension_margins(
+    questions: dict[str, float], weights: dict[str, float] | None
+) -> dict[str, float]:
+    """Each HEART dimension's margin: what its questions add to the pair's margin (each
+    question's margin times its weight, or alone when unweighed)."""
+    dims: dict[str, float] = {}
+    for n, diff in questions.items():
+        d = QUESTIONS[n].dimension if n in QUESTIONS else None
+        if d is not None:
+            dims[d] = dims.get(d, 0.0) + diff * (weights[n] if weights else 1.0)
+    return dims
 
 
 def weighed(questions: dict[str, float], weights: dict[str, float]) -> float:
@@ -313,15 +322,26 @@ def reweigh(verdicts: list[Verdict], matchups: Iterable) -> list[Verdict]:
     margins (``matchups``: what was asked, each with its ``key`` and ``judge`` spec), so that
     weights fitted after the asking take effect without asking again."""
     weights = {m.key: m.judge.weights for m in matchups if m.judge.method == "checklist"}
+    return _reweighed(verdicts, lambda v: weights.get(v.key))
+
+
+def reweigh_by_judge(
+    verdicts: list[Verdict], weights: dict[str, dict[str, float]]
+) -> list[Verdict]:
+    """As ``reweigh``, with the weights of each judge id (a judging header's)."""
+    return _reweighed(verdicts, lambda v: weights.get(v.judge))
+
+
+def _reweighed(verdicts: list[Verdict], weights_of) -> list[Verdict]:
     out = []
     for v in verdicts:
-        w = weights.get(v.key)
+        w = weights_of(v)
         if w is None or v.answer is None or not v.answer.question_margins:
             out.append(v)
             continue
-        margin = weighed(v.answer.question_margins, w)
-        answer = v.answer.model_copy(
-            update={"margin": round(margin, 4), "winner": "A" if margin >= 0 else "B"}
+        questions = v.answer.question_margins
+        text = _answer(
+            weighed(questions, w), dimension_margins(questions, w), "checklist", questions
         )
-        out.append(v.model_copy(update={"answer": answer}))
+        out.append(v.model_copy(update={"answer": parse_answer(text)}))
     return out

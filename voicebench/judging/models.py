@@ -202,3 +202,9 @@ class JudgingHeader(FrozenModel):
     unit: JudgedUnit = "reply"
     """What a reply is: ``reply``, an agent's final turn on an item (teacher-forced runs), or
     ``call``, a whole simulated call as the caller heard it (``voicebench converse``)."""
+    keys: tuple[str, ...] | None = None
+    """The keys of the verdicts this judging asked for. A folder judged again with another
+    spec keeps the earlier spec's verdicts, which do not count; None (folders written
+    before, or a job killed before it scheduled its pairs): every verdict counts."""
+    weights: dict[str, dict[str, float]] | None = None
+    """Checklist judges' weights by judge id, applied to their recorded question margins."""

@@ -302,19 +302,18 @@ async def judge_runs(
 
     with claimed(out_dir, "judging"):
         store = JudgingStore(out_dir)
-        store.open(
-            JudgingHeader(
-                created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-                run_dirs=tuple(str(p) for p in run_dirs),
-                judge_spec_path=str(judge_spec),
-                judges=tuple(j.id for j in spec.judges),
-                smoke=spec.smoke,
-                rubric_path=rubric.path,
-                rubric_sha256=rubric.sha256,
-                human_replies=tuple(str(f) for f in human_files),
-                unit=unit,
-            )
+        header = JudgingHeader(
+            created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            run_dirs=tuple(str(p) for p in run_dirs),
+            judge_spec_path=str(judge_spec),
+            judges=tuple(j.id for j in spec.judges),
+            smoke=spec.smoke,
+            rubric_path=rubric.path,
+            rubric_sha256=rubric.sha256,
+            human_replies=tuple(str(f) for f in human_files),
+            unit=unit,
         )
+        store.open(header)
 
         replies = [r for r in read_replies(out_dir) if r.item_id in items]
         done = {(r.contestant, r.item_id) for r in replies}
@@ -346,6 +345,12 @@ async def judge_runs(
 
         comparisons, skipped = schedule(
             replies, contexts, spec.judges, rubric, pairs_per_item=pairs_per_item, seed=seed
+        )
+        weights = {j.id: j.weights for j in spec.judges if j.weights is not None}
+        store.write_header(
+            header.model_copy(
+                update={"keys": tuple(c.key for c in comparisons), "weights": weights or None}
+            )
         )
         cached = {v.key: v for v in read_verdicts(out_dir) if v.answer is not None}
         pending = [c for c in comparisons if c.key not in cached]

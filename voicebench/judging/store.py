@@ -2,7 +2,8 @@
 
 A judging folder (``voicebench judge``) holds::
 
-    judging.json     the header: runs judged, judge spec and models, rubric hash (JudgingHeader)
+    judging.json     the header: runs judged, judge spec and models, rubric hash, the keys of
+                     the verdicts it asked for (JudgingHeader)
     replies.jsonl    every contestant's reply as heard, one Reply per line
     verdicts.jsonl   every verdict, one Verdict per line, appended as decided
     pairs.jsonl      pair results combined from the verdicts (rewritten at the end of a job)
@@ -67,6 +68,21 @@ def read_verdicts(out_dir: Path) -> list[Verdict]:
     )
 
 
+def current_verdicts(out_dir: Path) -> list[Verdict]:
+    """The verdicts of the judging as it last ran: those its header's ``keys`` name (every
+    verdict when it names none), each checklist judge's weighed as the header says."""
+    from voicebench.judging.logprob import reweigh_by_judge
+
+    verdicts = read_verdicts(out_dir)
+    if not (Path(out_dir) / HEADER_FILE).is_file():
+        return verdicts
+    header = read_judging_header(out_dir)
+    if header.keys is not None:
+        keys = set(header.keys)
+        verdicts = [v for v in verdicts if v.key in keys]
+    return reweigh_by_judge(verdicts, header.weights or {})
+
+
 def judged_items(run_dirs: Sequence[Path]) -> dict[str, Dialogue]:
     """The dialogues of every run, by id; one id must mean one dialogue in all runs."""
     items: dict[str, Dialogue] = {}
@@ -103,6 +119,9 @@ class JudgingStore:
         write_atomic(self.dir / HEADER_FILE, header.model_dump_json(indent=2) + "\n")
         for name in (REPLIES_FILE, VERDICTS_FILE):
             drop_partial_line(self.dir / name)
+
+    def write_header(self, header: JudgingHeader) -> None:
+        write_atomic(self.dir / HEADER_FILE, header.model_dump_json(indent=2) + "\n")
 
     def append_reply(self, reply: Reply) -> None:
         append_record(self.dir / REPLIES_FILE, reply)

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from voicebench.errors import InputError
-from voicebench.judging import Reply, pair_results, read_replies, read_verdicts
+from voicebench.judging import Reply, current_verdicts, pair_results, read_replies
 from voicebench.judging.models import PairResult, Verdict
 from voicebench.rating.bt import DEFAULT_PRIOR, bootstrap_elo, fit, to_elo, win_matrices
 
@@ -45,7 +45,7 @@ def item_wins(judging_dir: Path) -> ItemWins:
     kinds = {r.contestant: r.kind.value for r in replies}
     names = sorted(kinds)
     index = {c: k for k, c in enumerate(names)}
-    verdicts = read_verdicts(judging_dir)
+    verdicts = current_verdicts(judging_dir)
     pairs = pair_results(verdicts)
     decided = [p for p in pairs if p.winner is not None]
     if not decided:

@@ -28,12 +28,12 @@ from voicebench.converse.records import read_calls
 from voicebench.errors import InputError, VoicebenchError, redact
 from voicebench.judging import HEADER_FILE as JUDGING_HEADER
 from voicebench.judging import (
+    current_verdicts,
     judge_health,
     load_judge_spec,
     pair_results,
     read_judging_header,
     read_replies,
-    read_verdicts,
 )
 from voicebench.judging.cards import card_of_judging, figure_warning, trust_warning
 from voicebench.metrics import AgentLatency, count_kinds
@@ -143,7 +143,7 @@ def _judging_summary(
 ) -> JudgingSummary:
     header = read_judging_header(folder)
     replies = [r for r in read_replies(folder) if r.failed is None]
-    verdicts = read_verdicts(folder)
+    verdicts = current_verdicts(folder)
     pairs = pair_results(verdicts)
     ratings, why = None, None
     try:

@@ -18,7 +18,7 @@ from voicebench._folder import Outside
 from voicebench.converse.outcomes import call_turns
 from voicebench.converse.records import ENDINGS, CallRecord, read_calls
 from voicebench.fixtures.audio import resample
-from voicebench.judging import judged_items, read_judging_header, read_replies, read_verdicts
+from voicebench.judging import current_verdicts, judged_items, read_judging_header, read_replies
 from voicebench.rating import folder_judgments
 from voicebench.rating.agreement import RATING_LABELS
 from voicebench.reporting.models import (
@@ -76,7 +76,7 @@ def item_replies(
     for r in read_replies(judging_dir):
         replies[r.item_id].append(r)
     verdicts = defaultdict(list)
-    for v in read_verdicts(judging_dir):
+    for v in current_verdicts(judging_dir):
         verdicts[v.item_id].append(v)
     people = defaultdict(list)
     for h in folder_judgments(judging_dir, human_judgments):

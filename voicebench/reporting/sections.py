@@ -317,7 +317,9 @@ def _method(report: Report) -> Section:
             TableBlock(stages),
             Text(
                 "Quality: the final reply of each item, transcribed from the agent's audio, is "
-                "judged pairwise in both orders; a pair counts only when both orders agree. "
+                "judged pairwise in both orders. A judge that writes its verdict decides a pair "
+                "only when both orders agree; one read by log-probabilities decides it by its "
+                "margins summed over both orders, which cancels a preference for a slot. "
                 "Ratings are strength-weighted Bradley-Terry on the decided pairs, as Elo."
             ),
             Text(f"Runs: {runs}"),
