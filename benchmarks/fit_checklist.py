@@ -18,11 +18,16 @@ cannot ask a letter question. New weights are applied to the recorded margins, s
 refit nor the cards measured after it ask the model again.
 
     python benchmarks/fit_checklist.py judges/candidates/qwen-1.5b-checklist.toml
-    python benchmarks/fit_checklist.py judges/local.toml --select 4 \
-        --features-from judges/candidates/qwen-1.5b-checklist.toml \
-        --features-from judges/candidates/qwen-1.5b-likelihood.toml
+    python benchmarks/fit_checklist.py judges/candidates/qwen-1.5b-checklist.toml --select 4 \
+        --dry-run
+    python benchmarks/fit_checklist.py judges/local.toml
+
+The combiner of the ten questions, the reply likelihood and the letter judge's margins (each
+spec's verdicts asked first with ``voicebench judge-check --judge SPEC``):
+
     python benchmarks/fit_checklist.py judges/candidates/qwen-1.5b-checklist.toml --dry-run \
-        --features-from judges/local.toml=reports/judge-check/local-shared --select 11 --holdout
+        --holdout --features-from judges/candidates/qwen-1.5b-likelihood.toml \
+        --features-from judges/candidates/qwen-1.5b-letter.toml
 """
 
 from __future__ import annotations
@@ -41,7 +46,7 @@ sys.path.insert(0, str(ROOT))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from voicebench.judging.cards import spec_sha256  # noqa: E402
+from voicebench.judging.cards import spec_sha256, wilson  # noqa: E402
 from voicebench.judging.check import _cached, check_judge, comparisons, default_check_dir  # noqa: E402
 from voicebench.judging.fitting import FOLDS, choose, fit  # noqa: E402
 from voicebench.judging.gold import GoldPair, GoldSet, load_gold  # noqa: E402
@@ -209,8 +214,10 @@ async def main() -> None:
         xh = features(sources(held), held, names)
         yh = np.array([1.0 if g.better == "a" else -1.0 for g in held])
         right = int((np.sign(xh @ w) == yh).sum())
+        low, high = wilson(right, len(held))
         shown.print(
-            f"held out: {right}/{len(held)} = {100 * right / len(held):.1f}% (fitted on dev)"
+            f"held out: {right}/{len(held)} = {100 * right / len(held):.1f}% "
+            f"(95% CI {100 * low:.0f}-{100 * high:.0f}%; weights fitted on dev)"
         )
     if args.dry_run:
         return

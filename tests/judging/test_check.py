@@ -240,6 +240,10 @@ async def test_a_checklist_weighs_each_question_and_new_weights_ask_nothing_agai
         # Only 'attuned' counts: p1 to a (+4), p2 to a (+2): one right.
         assert {p.item_id: p.winner for p in first.pairs} == {"p1": "a", "p2": "a"}
         assert first.card.correct == 1
+        # A dimension goes where its questions push the weighed margin: attuned (A) to a,
+        # fixes (E) nowhere while it weighs nothing.
+        p1 = next(p for p in first.pairs if p.item_id == "p1")
+        assert (p1.dimensions["A"], p1.dimensions["E"]) == ("a", None)
         # Fixes weighed twice as much: the recorded margins give other winners.
         spec.write_text(spec.read_text().replace(weights.format(1.0, 0.0), weights.format(1, 2)))
         second = await check_judge(spec, gold)
@@ -247,6 +251,8 @@ async def test_a_checklist_weighs_each_question_and_new_weights_ask_nothing_agai
     # p1: attuned +4, fixes (-2 - 2) * 2 = -8 -> b; p2: attuned +2, fixes (1 - 3) * 2 -> b.
     margins = {p.item_id: p.winner for p in second.pairs}
     assert margins == {"p1": "b", "p2": "b"}
+    p1 = next(p for p in second.pairs if p.item_id == "p1")
+    assert (p1.dimensions["A"], p1.dimensions["E"]) == ("a", "b")  # fixes now weighs -8
     assert second.card.correct == 1 and second.path != first.path
     assert second.card.spec_sha256 != first.card.spec_sha256
 
@@ -350,10 +356,13 @@ def test_the_shipped_judge_s_card_is_the_one_for_the_shipped_gold_set():
     assert card is not None and card.gold_sha256 == gold.sha256
     assert card.split == "holdout" and card.pairs == len(gold.select("holdout")) >= 120
     assert card.outcomes is not None and len(card.outcomes) == card.pairs
-    # Its cards on the earlier, smaller gold set are kept beside it, and not chosen.
+    # A judge measured on the earlier, smaller gold set too: those cards are kept beside
+    # its spec, and not chosen.
+    letter = find_card("judges/candidates/qwen-1.5b-letter.toml")
+    assert letter is not None and letter.gold_sha256 == gold.sha256
     earlier = [
         read_card(p)
-        for p in Path("judges/cards").glob("local-*-holdout.json")
+        for p in Path("judges/candidates/cards").glob("qwen-1.5b-letter-*-holdout.json")
         if read_card(p).gold_sha256 != gold.sha256
     ]
-    assert earlier and all(c.pairs < card.pairs for c in earlier)
+    assert earlier and all(c.pairs < letter.pairs for c in earlier)
