@@ -48,6 +48,7 @@ def answered_in_order(measured: list[float], did: list[float], *, spare: int) ->
     return len(did) - len(measured) <= spare
 
 
+@pytest.mark.alone
 def test_a_killed_worker_s_cell_is_resumed_and_ends_as_an_uninterrupted_one(
     tmp_path: Path, short_set
 ):

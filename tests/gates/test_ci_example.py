@@ -32,6 +32,7 @@ def call(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
     return subprocess.run(voicebench(*args), cwd=ROOT, capture_output=True, text=True, env=env)
 
 
+@pytest.mark.alone
 def test_the_example_workflow_and_a_100_ms_slower_llm(tmp_path: Path, short_set):
     slower = tmp_path / "scripted-400ms.toml"
     spec = (ROOT / "agents" / "scripted.toml").read_text()

@@ -41,6 +41,7 @@ def seeker_start_ns(record, fixtures: Path) -> int:
     return record.timing.speech_end_ns - speech * 1_000_000_000 // 16_000
 
 
+@pytest.mark.alone
 async def test_a_remote_agents_stops_and_false_yields_match_what_it_did(tmp_path: Path, short_set):
     barge = ["barge-in:delay_ms=900"]
     word = ["backchannel:delay_ms=900,words=yeah"]
