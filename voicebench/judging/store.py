@@ -116,11 +116,12 @@ class JudgingStore:
         """Create the folder or reopen it, (re)writing the header and dropping any line a
         kill cut short."""
         self.dir.mkdir(parents=True, exist_ok=True)
-        write_atomic(self.dir / HEADER_FILE, header.model_dump_json(indent=2) + "\n")
+        self.write_header(header)
         for name in (REPLIES_FILE, VERDICTS_FILE):
             drop_partial_line(self.dir / name)
 
     def write_header(self, header: JudgingHeader) -> None:
+        """(Re)write ``judging.json`` whole."""
         write_atomic(self.dir / HEADER_FILE, header.model_dump_json(indent=2) + "\n")
 
     def append_reply(self, reply: Reply) -> None:
