@@ -17,7 +17,9 @@ Input format (ESConv JSON, one file)::
   only ``seeker.initial_emotion_intensity`` (1-5, a number or its digits) is read, into the
   items' persona cards (``esconv_personas``); other keys are ignored.
 - Each ``dialog`` entry needs a known ``speaker`` and a non-empty string ``content``;
-  ``annotation`` is optional, an object, whose ``strategy`` (a string) is kept on supporter turns.
+  ``annotation`` is optional, an object, whose ``strategy`` (a string) is kept on supporter turns
+  and whose ``feedback`` (the seeker's 1-5 rating of the replies so far, a number or its digits)
+  on seeker turns; the gold pairs built from the corpus (``voicebench.judging.corpus``) read it.
 
 Conversations are numbered from 0 in file order. Any problem raises ``InputError`` naming the
 file, the conversation (``conversation 3``) and the field (``dialog[5].speaker``); the whole
@@ -97,10 +99,13 @@ class _Turn:
     role: Role
     text: str
     strategy: str | None
+    feedback: int | None = None
+    """On a seeker turn: the seeker's rating (1-5) of the supporter's replies so far, where
+    the corpus records one (``annotation.feedback``; the last of a merged turn's)."""
 
 
 @dataclass(frozen=True)
-class _Conversation:
+class Conversation:
     index: int
     problem_type: str
     emotion_type: str
@@ -125,17 +130,33 @@ def esconv_personas(path: str | Path, *, max_items_per_conversation: int = 2) ->
     ]
 
 
-def _import(path: Path, max_items_per_conversation: int) -> list[tuple[Dialogue, _Conversation]]:
+def _import(path: Path, max_items_per_conversation: int) -> list[tuple[Dialogue, Conversation]]:
     if max_items_per_conversation < 1:
         raise ValueError("max_items_per_conversation must be at least 1")
-    data = _read_json(path)
+    return esconv_items(_read_json(path), path, max_items_per_conversation)
+
+
+def esconv_conversations(path: str | Path, data: Any = None) -> list[Conversation]:
+    """Every conversation of an ESConv JSON file, validated and merged, numbered from 0;
+    ``data``, when given, is that file's content already parsed (errors still name ``path``)."""
+    path = Path(path)
+    if data is None:
+        data = _read_json(path)
     if not isinstance(data, list):
         raise InputError(
             f"expected a list of conversations at the top level, got {_kind(data)}", file=path
         )
     if not data:
         raise InputError("no conversations in file", file=path)
-    conversations = [_parse_conversation(raw, i, path) for i, raw in enumerate(data)]
+    return [_parse_conversation(raw, i, path) for i, raw in enumerate(data)]
+
+
+def esconv_items(
+    data: Any, path: Path, max_items_per_conversation: int = 2
+) -> list[tuple[Dialogue, Conversation]]:
+    """The items of already parsed ESConv JSON ``data`` (read from ``path``, which errors
+    name), each with its conversation: the selection the module docstring describes."""
+    conversations = esconv_conversations(path, data)
     items = [
         (_make_item(conv, k, path), conv)
         for conv in conversations
@@ -185,7 +206,7 @@ def _kind(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
-def _parse_conversation(raw: Any, index: int, path: Path) -> _Conversation:
+def _parse_conversation(raw: Any, index: int, path: Path) -> Conversation:
     record = f"conversation {index}"
 
     def fail(message: str, field: str | None = None) -> InputError:
@@ -206,7 +227,7 @@ def _parse_conversation(raw: Any, index: int, path: Path) -> _Conversation:
     if not dialog:
         raise fail("is empty", "dialog")
     entries = [_parse_entry(entry, f"dialog[{i}]", fail) for i, entry in enumerate(dialog)]
-    return _Conversation(
+    return Conversation(
         index=index, turns=_merge(entries), intensity=_intensity(raw, fail), **labels
     )
 
@@ -218,14 +239,7 @@ def _intensity(raw: dict, fail: _Fail) -> int | None:
     value = seeker.get(INTENSITY_FIELD) if isinstance(seeker, dict) else None
     if value is None or value == "":
         return None
-    field = f"survey_score.seeker.{INTENSITY_FIELD}"
-    try:
-        level = int(value)
-    except (TypeError, ValueError):
-        raise fail(f"expected a number 1-5, got {value!r}", field) from None
-    if not 1 <= level <= 5:
-        raise fail(f"expected a number 1-5, got {level}", field)
-    return level
+    return _rating(value, f"survey_score.seeker.{INTENSITY_FIELD}", fail)
 
 
 def _required_text(obj: dict, key: str, fail: _Fail, field: str) -> str:
@@ -258,7 +272,21 @@ def _parse_entry(entry: Any, where: str, fail: _Fail) -> _Turn:
             raise fail(f"expected a string, got {_kind(strategy)}", f"{where}.annotation.strategy")
     # a strategy describes a supporter's move; on a seeker turn it would mean nothing
     kept = strategy.strip() if role is Role.SUPPORTER and strategy else ""
-    return _Turn(role, text, kept or None)
+    feedback = None
+    if role is Role.SEEKER and annotation and annotation.get("feedback") not in (None, ""):
+        feedback = _rating(annotation["feedback"], f"{where}.annotation.feedback", fail)
+    return _Turn(role, text, kept or None, feedback)
+
+
+def _rating(value: Any, field: str, fail: _Fail) -> int:
+    """A 1-5 rating, given as a number or its digits."""
+    try:
+        level = int(value)
+    except (TypeError, ValueError):
+        raise fail(f"expected a number 1-5, got {value!r}", field) from None
+    if not 1 <= level <= 5:
+        raise fail(f"expected a number 1-5, got {level}", field)
+    return level
 
 
 def _merge(entries: list[_Turn]) -> tuple[_Turn, ...]:
@@ -271,17 +299,19 @@ def _merge(entries: list[_Turn]) -> tuple[_Turn, ...]:
     merged = []
     for group in groups:
         strategies = list(dict.fromkeys(t.strategy for t in group if t.strategy))
+        ratings = [t.feedback for t in group if t.feedback is not None]
         merged.append(
             _Turn(
                 role=group[0].role,
                 text=" ".join(t.text for t in group),
                 strategy="; ".join(strategies) or None,
+                feedback=ratings[-1] if ratings else None,
             )
         )
     return tuple(merged)
 
 
-def _select(conv: _Conversation, limit: int) -> list[int]:
+def _select(conv: Conversation, limit: int) -> list[int]:
     """Indices into ``conv.turns`` of the seeker turns that become items, in turn order."""
     if any(len(getattr(conv, key)) > most for key, most in LABEL_CHARS.items()):
         return []
@@ -311,7 +341,7 @@ def _select(conv: _Conversation, limit: int) -> list[int]:
     return sorted(k for k, _ in chosen)
 
 
-def _make_item(conv: _Conversation, k: int, path: Path) -> Dialogue:
+def _make_item(conv: Conversation, k: int, path: Path) -> Dialogue:
     data = {
         "id": f"esconv-{conv.index}-t{k}",
         "problem_type": conv.problem_type,

@@ -8,11 +8,13 @@ One JSON object per line (``judges/pairs-gold.jsonl`` is the shipped one)::
      "category": "longer-worse", "dimensions": "HEA", "why": "..."}
 
 ``id``, ``turns`` (ending on a seeker turn), ``reply_a``, ``reply_b`` and ``better`` are
-required; ``category``, ``dimensions`` (letters from H E A R T) and ``why`` are optional.
-A bad line stops the whole file with one error naming the file, the line and the field.
+required; ``category``, ``dimensions`` (letters from H E A R T), ``why`` and ``conversation``
+are optional. A bad line stops the whole file with one error naming the file, the line and
+the field.
 
-Each pair belongs to a split by a hash of its id: ``dev`` (about half) is for tuning a
-judge's method, ``holdout`` for reporting on pairs the tuning never saw.
+Each pair belongs to a split by a hash of its ``conversation`` where it names one, else of its
+id: ``dev`` (about half) is for tuning a judge's method, ``holdout`` for reporting on pairs
+the tuning never saw. Pairs that share a conversation share its split.
 """
 
 from __future__ import annotations
@@ -50,6 +52,9 @@ class GoldPair(FrozenModel):
     dimensions: str | None = Field(default=None, pattern=r"^[HEART]{1,5}$")
     """The HEART dimensions the pair is about."""
     why: str | None = None
+    conversation: str | None = Field(default=None, min_length=1, max_length=200)
+    """The conversation the pair was drawn from, where several pairs share one: the split is
+    then the conversation's, so that no conversation is in both dev and holdout."""
 
     @field_validator("turns")
     @classmethod
@@ -71,7 +76,7 @@ class GoldPair(FrozenModel):
 
     @property
     def split(self) -> Literal["dev", "holdout"]:
-        return split_of(self.id)
+        return split_of(self.conversation or self.id)
 
 
 def split_of(pair_id: str) -> Literal["dev", "holdout"]:
