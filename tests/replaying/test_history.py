@@ -59,6 +59,8 @@ def test_free_running_history_is_what_the_agent_heard_and_said():
 
 def test_every_seeker_turn_is_planned_and_selection_keeps_order():
     assert plan_turns([DIALOGUE]) == [(DIALOGUE, 1), (DIALOGUE, 3)]
+    # --final-only: the turn whose reply is judged, on its written history
+    assert plan_turns([DIALOGUE], final_only=True) == [(DIALOGUE, 3)]
     other = DIALOGUE.model_copy(update={"id": "d2"})
     assert select_dialogues([DIALOGUE, other], limit=1) == [DIALOGUE]
     assert select_dialogues([DIALOGUE, other], limit=None, ids=["d2"]) == [other]
@@ -93,3 +95,52 @@ def test_a_turn_is_done_only_once_the_reply_to_the_last_words_was_played():
     silent_reply = [*cut_short, e(EventKind.LLM_REQUEST, 3.5), e(EventKind.LLM_END, 3.9)]
     assert not _turn_done(silent_reply, now_ns=int(4.5 * s))
     assert _turn_done(silent_reply, now_ns=6 * s)
+
+
+def test_final_only_is_for_teacher_forced_runs(tmp_path):
+    import pytest
+
+    from voicebench import replay
+    from voicebench.errors import InputError
+
+    with pytest.raises(InputError, match="teacher-forced only"):
+        replay("scripted", out=tmp_path / "run", mode="free-running", final_only=True)
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_final_only_run_is_not_resumed_as_a_full_one(tmp_path):
+    import pytest
+
+    from voicebench.errors import RunError
+    from voicebench.runlog.store import _check_resumable
+
+    header = _header(tmp_path)
+    _check_resumable(header, header, tmp_path / "run.json")
+    with pytest.raises(RunError, match="final_only differs"):
+        _check_resumable(header, header.model_copy(update={"final_only": True}), tmp_path)
+    # a full run's header keeps the fields it always had
+    assert "final_only" not in header.model_dump()
+    assert header.model_copy(update={"final_only": True}).model_dump()["final_only"] is True
+
+
+def _header(tmp_path):
+    from voicebench.agentspec import load_agent_spec
+    from voicebench.builtin import spec_path
+    from voicebench.replaying.run import run_header
+    from voicebench.runlog import ReplayMode
+
+    dialogues = tmp_path / "d.jsonl"
+    dialogues.write_text(DIALOGUE.model_dump_json() + "\n")
+    path = spec_path("agents", "scripted")
+    return run_header(
+        load_agent_spec(path),
+        out_dir=tmp_path / "run",
+        spec_path=path,
+        dialogues=[DIALOGUE],
+        dialogues_path=dialogues,
+        mode=ReplayMode.TEACHER_FORCED,
+        fixtures_dir=tmp_path,
+        turn_timeout_s=60.0,
+        scenarios=(),
+        seed=0,
+    )

@@ -39,6 +39,7 @@ async def replay_async(
     fixtures: PathLike | None = None,
     turn_timeout_s: float = 60.0,
     progress: Callable[[RunProgress], None] | None = None,
+    final_only: bool = False,
 ) -> Run:
     """Replay dialogues as speech through an agent and time every turn; see ``replay``."""
     from voicebench.dialogues import load_dialogues, save_dialogues
@@ -52,6 +53,11 @@ async def replay_async(
         choices = ", ".join(m.value for m in REPLAY_MODES)
         raise InputError(f"must be one of: {choices}", field="mode")
     replay_mode = ReplayMode(mode)
+    if final_only and replay_mode is not ReplayMode.TEACHER_FORCED:
+        raise InputError(
+            "final_only replays each item's last turn on its written history: teacher-forced only",
+            field="mode",
+        )
     out_dir = Path(out) if out is not None else default_run_dir(spec.name)
     if dialogues is None or isinstance(dialogues, str | Path):
         set_path = Path(dialogues) if dialogues is not None else builtin.DIALOGUES
@@ -78,6 +84,7 @@ async def replay_async(
         progress=progress,
         scenarios=scenarios,
         seed=seed,
+        final_only=final_only,
     )
     return Run.load(out_dir)
 
@@ -95,6 +102,7 @@ def replay(
     fixtures: PathLike | None = None,
     turn_timeout_s: float = 60.0,
     progress: Callable[[RunProgress], None] | None = None,
+    final_only: bool = False,
 ) -> Run:
     """Replay dialogues as speech through an agent and time every turn (TTFT, TTFA, stages).
 
@@ -114,6 +122,8 @@ def replay(
             synthesized there.
         turn_timeout_s: seconds before a turn is recorded as a timeout.
         progress: called after every turn with a ``RunProgress``.
+        final_only: replay only each item's final seeker turn, the one whose reply is
+            judged (teacher-forced only): a run for judging in a fraction of the time.
 
     Returns:
         The run, with its records and ``figures``.
@@ -131,6 +141,7 @@ def replay(
             fixtures=fixtures,
             turn_timeout_s=turn_timeout_s,
             progress=progress,
+            final_only=final_only,
         )
     )
 

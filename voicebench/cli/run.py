@@ -99,6 +99,14 @@ def run(
     seed: Annotated[
         int, typer.Option(help="Fixes what each turn draws from its scenario, and its noise.")
     ] = 0,
+    final_only: Annotated[
+        bool,
+        typer.Option(
+            "--final-only",
+            help="Replay only each item's final seeker turn, the one whose reply is judged "
+            "(teacher-forced).",
+        ),
+    ] = False,
     verbose: VerboseOpt = False,
 ) -> None:
     """Replay dialogues as speech through an agent and time every turn (TTFT, TTFA, stages)."""
@@ -127,6 +135,7 @@ def run(
             fixtures=fixtures,
             turn_timeout_s=turn_timeout,
             progress=lambda p: s.advance(p.done, p.total, turn_line(p)),
+            final_only=final_only,
         )
     show_replay(run.header.agent, target, list(run.records))
 

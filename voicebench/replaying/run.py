@@ -51,6 +51,7 @@ def run_header(
     scenarios: Sequence[str],
     seed: int,
     seeker: str | None = None,
+    final_only: bool = False,
 ) -> RunHeader:
     """A new run folder's header (a replay's, or a converse's with its ``seeker``)."""
     return RunHeader(
@@ -68,10 +69,16 @@ def run_header(
         scenarios=tuple(scenarios),
         seed=seed,
         seeker=seeker,
+        final_only=final_only,
     )
 
 
-def plan_turns(dialogues: Sequence[Dialogue]) -> list[tuple[Dialogue, int]]:
+def plan_turns(
+    dialogues: Sequence[Dialogue], final_only: bool = False
+) -> list[tuple[Dialogue, int]]:
+    """Every seeker turn to replay, in order; with ``final_only``, each item's final one."""
+    if final_only:
+        return [(d, d.final_turn_index) for d in dialogues]
     return [(d, k) for d in dialogues for k in d.seeker_turn_indices]
 
 
@@ -116,9 +123,11 @@ async def replay(
     agent_factory: AgentFactory | None = None,
     scenarios: Sequence[str] = (),
     seed: int = 0,
+    final_only: bool = False,
 ) -> list[TurnRecord]:
     """Replay ``dialogues`` through the agent; returns every record of the run, old and new.
-    ``scenarios`` are ``--scenario`` options: each turn plays one, drawn with ``seed``."""
+    ``scenarios`` are ``--scenario`` options: each turn plays one, drawn with ``seed``.
+    ``final_only``: only each item's final seeker turn (teacher-forced only)."""
     played = [parse_scenario(text) for text in scenarios]
     with claimed(out_dir, "run"):
         manifest = synthesize_fixtures(
@@ -135,11 +144,12 @@ async def replay(
             turn_timeout_s=turn_timeout_s,
             scenarios=scenarios,
             seed=seed,
+            final_only=final_only,
         )
         store = RunStore(out_dir)
         records = store.open(header)
         done = {(r.dialogue_id, r.turn_index): r for r in records}
-        plan = plan_turns(dialogues)
+        plan = plan_turns(dialogues, final_only)
         todo = [(d, k) for d, k in plan if (d.id, k) not in done]
         if progress:
             progress(RunProgress(len(plan) - len(todo), len(plan), None))

@@ -197,6 +197,9 @@ class RunHeader(FrozenModel):
     """The ``--scenario`` options as given; each turn plays one of them."""
     seed: int = 0
     """Fixes what each turn draws from its scenario, and the noise and losses it gets."""
+    final_only: bool = Field(default=False, exclude_if=lambda v: not v)
+    """Only each item's final seeker turn was replayed (the one whose reply is judged), its
+    history given as text as for every teacher-forced turn."""
     # Left out of a dump when unset, so replays' logs keep the fields they always had.
     seeker: str | None = Field(default=None, exclude_if=lambda v: v is None)
     """A simulated call's seeker LLM (``provider/model``)."""
