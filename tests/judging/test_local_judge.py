@@ -167,10 +167,11 @@ def test_the_reply_likelihood_is_read_from_the_replys_own_positions(tmp_path):
     model = NextTokenModel(path, n_ctx=1024)
     here = model.span_logprob(ask(context, replies[0]), replies[0])
     after = yes_no(model)  # reuses the prompt evaluated up to the reply
-    feature = {
-        r: model.span_logprob(ask(context, r), r) - model.span_logprob(ask(NEUTRAL_CONTEXT, r), r)
-        for r in replies
-    }
+    feature, per_token = {}, {}
+    for r in replies:
+        terms = model.span_logprobs(ask(context, r), r)
+        feature[r] = sum(terms) - model.span_logprob(ask(NEUTRAL_CONTEXT, r), r)
+        per_token[r] = feature[r] / len(terms)  # likelihood_mean: the length taken out
     model.close()
     fresh = NextTokenModel(path, n_ctx=1024)
     assert after == pytest.approx(yes_no(fresh), abs=1e-3)
@@ -200,7 +201,7 @@ def test_the_reply_likelihood_is_read_from_the_replys_own_positions(tmp_path):
     spec.write_text(
         'name = "lik"\nrubric = "r.md"\n[[judges]]\nprovider = "local"\n'
         'model = "smollm2-135m"\nfamily = "smollm"\nmethod = "checklist"\n'
-        "weights = { likelihood = 1.0 }\n"
+        "weights = { likelihood = 1.0, likelihood_mean = 0.5 }\n"
     )
     pair = {"id": "g1", "turns": [{"role": "seeker", "text": context.removeprefix("Seeker: ")}]}
     pair |= {"reply_a": replies[0], "reply_b": replies[1], "better": "a"}
@@ -210,6 +211,10 @@ def test_the_reply_likelihood_is_read_from_the_replys_own_positions(tmp_path):
     lines = (tmp_path / "check" / "verdicts.jsonl").read_text().splitlines()
     first = next(v for v in map(json.loads, lines) if v["contestant_a"] == "a")
     assert result.card.decided == 1 and result.card.failed_verdicts == 0
-    assert first["answer"]["question_margins"]["likelihood"] == pytest.approx(
+    margins = first["answer"]["question_margins"]
+    assert margins["likelihood"] == pytest.approx(
         feature[replies[0]] - feature[replies[1]], abs=1e-3
+    )
+    assert margins["likelihood_mean"] == pytest.approx(
+        per_token[replies[0]] - per_token[replies[1]], abs=1e-3
     )

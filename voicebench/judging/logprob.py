@@ -37,7 +37,13 @@ from collections.abc import Iterable
 
 from voicebench.judging.models import Verdict
 from voicebench.judging.prompt import SPEAKERS, parse_answer, parts_of, user_message
-from voicebench.judging.questions import LIKELIHOOD, NEUTRAL_CONTEXT, QUESTIONS
+from voicebench.judging.questions import (
+    LIKELIHOOD,
+    LIKELIHOOD_MEAN,
+    LIKELIHOODS,
+    NEUTRAL_CONTEXT,
+    QUESTIONS,
+)
 from voicebench.judging.runtime import NextTokenModel, PromptTooLong
 from voicebench.judging.spec import JudgeModelSpec
 from voicebench.llm import ChatText, LLMCallError, classify
@@ -234,9 +240,9 @@ class PointwiseJudge(_LogprobJudge):
             f"{reply.strip()}\n\n{question} Answer Yes or No."
         )
 
-    async def _reply_logprob(self, system: str, context: str, reply: str) -> float:
-        """log P(reply | the prompt up to it), in the prompt the first question is asked in
-        (so that question reuses it)."""
+    async def _reply_logprob(self, system: str, context: str, reply: str) -> list[float]:
+        """log P(token | the prompt up to it) for each of the reply's tokens, in the prompt
+        the first question is asked in (so that question reuses it)."""
         assert self._model is not None  # the spec allows the likelihood in process only
         first = next((QUESTIONS[n].text for n in self._spec.asked if n in QUESTIONS), "")
         messages = [
@@ -244,25 +250,32 @@ class PointwiseJudge(_LogprobJudge):
             {"role": "user", "content": self._user(context, reply, first)},
         ]
         try:
-            return await asyncio.to_thread(self._model.span_logprob, messages, reply.strip())
+            return await asyncio.to_thread(self._model.span_logprobs, messages, reply.strip())
         except PromptTooLong as exc:
             raise LLMCallError("bad_request", str(exc), retryable=False) from None
 
     async def _neutral_logprob(self, system: str, reply: str) -> float:
         key = (system, reply)
         if key not in self._neutral:
-            self._neutral[key] = await self._reply_logprob(system, NEUTRAL_CONTEXT, reply)
+            self._neutral[key] = sum(await self._reply_logprob(system, NEUTRAL_CONTEXT, reply))
         return self._neutral[key]
+
+    def _reads_likelihood(self) -> bool:
+        return any(f in self._spec.asked for f in LIKELIHOODS)
 
     async def _score(self, system: str, context: str, reply: str) -> dict[str, float]:
         key = (system, context, reply)
         if key not in self._scores:
             scores = {}
-            if LIKELIHOOD in self._spec.asked:
+            if self._reads_likelihood():
                 neutral = await self._neutral_logprob(system, reply)
-                scores[LIKELIHOOD] = await self._reply_logprob(system, context, reply) - neutral
+                here = await self._reply_logprob(system, context, reply)
+                gain = sum(here) - neutral
+                for name, value in ((LIKELIHOOD, gain), (LIKELIHOOD_MEAN, gain / len(here))):
+                    if name in self._spec.asked:
+                        scores[name] = value
             for name in self._spec.asked:
-                if name == LIKELIHOOD:
+                if name in LIKELIHOODS:
                     continue
                 q = QUESTIONS[name]
                 user = self._user(context, reply, q.text)
@@ -277,7 +290,7 @@ class PointwiseJudge(_LogprobJudge):
     async def ask(self, messages: list[dict[str, str]]) -> ChatText:
         start = time.perf_counter_ns()
         system, context, reply_a, reply_b = self._split(messages)
-        if LIKELIHOOD in self._spec.asked:
+        if self._reads_likelihood():
             # Both neutral prompts first: they share everything up to the reply, and the
             # conversation is then evaluated once for both replies' questions.
             await self._neutral_logprob(system, reply_a)

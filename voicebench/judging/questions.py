@@ -76,6 +76,11 @@ LIKELIHOOD = "likelihood"
 reply after this seeker's conversation than after ``NEUTRAL_CONTEXT``, log P(reply |
 conversation) - log P(reply | neutral), summed over the reply's tokens. A reply that answers
 this person is made likelier by what they said; one that would fit anyone is not."""
+LIKELIHOOD_MEAN = "likelihood_mean"
+"""``likelihood`` per token of the reply: the same evidence with the reply's length taken out
+(a longer reply has more tokens for the conversation to make likelier)."""
+LIKELIHOODS = (LIKELIHOOD, LIKELIHOOD_MEAN)
+"""The features read from the reply's own log-probabilities, computed together."""
 NEUTRAL_CONTEXT = "Seeker: I need to talk to someone."
-FEATURES = (*QUESTIONS, LIKELIHOOD)
+FEATURES = (*QUESTIONS, *LIKELIHOODS)
 """Every name a checklist's ``weights`` may use."""

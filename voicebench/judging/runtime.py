@@ -144,6 +144,11 @@ class NextTokenModel:
         """log P(``span`` | the prompt before it): the summed log-probabilities of its tokens
         where it last occurs in ``messages``' prompt. The prompt is evaluated up to the span's
         end, so a question asked after it next reuses all of that."""
+        return sum(self.span_logprobs(messages, span))
+
+    def span_logprobs(self, messages: list[dict[str, str]], span: str) -> list[float]:
+        """``span_logprob``'s terms: log P(token | the tokens before it), one per token of
+        the span."""
         result = self._format(messages=messages)  # type: ignore[arg-type]
         prompt, added = result.prompt, result.added_special
         at = prompt.rfind(span)
@@ -161,7 +166,7 @@ class NextTokenModel:
         if len(through) + ANSWER_TOKENS > min(self._llm.n_ctx(), len(self._llm.input_ids)):
             raise PromptTooLong(f"the prompt is {len(through)} tokens, over the judge's n_ctx")
         with self._lock:
-            return sum(self._feed(through, score_from=max(first, 1)))
+            return self._feed(through, score_from=max(first, 1))
 
     def close(self) -> None:
         self._llm.close()

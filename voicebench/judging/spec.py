@@ -38,7 +38,7 @@ from pydantic import Field, model_validator
 from voicebench import builtin
 from voicebench._model import FrozenModel, read_toml, read_utf8, validate_record
 from voicebench.errors import InputError, MissingSecretError
-from voicebench.judging.questions import FEATURES, LIKELIHOOD, QUESTIONS
+from voicebench.judging.questions import FEATURES, LIKELIHOODS, QUESTIONS
 from voicebench.llm import Endpoint, RetryPolicy, get_provider
 from voicebench.llm.endpoint import warn_if_sent_away
 
@@ -79,7 +79,7 @@ class JudgeModelSpec(Endpoint):
     weights: dict[str, float] | None = None
     """checklist (required there): question name -> weight; a reply's score is the weighed
     sum of its Yes-over-No margins (each turned so that Yes is good), and of its
-    ``likelihood`` when that is named (``voicebench.judging.questions.LIKELIHOOD``). The
+    ``likelihood`` or ``likelihood_mean`` when named (``voicebench.judging.questions``). The
     verdicts record every question's margin, so new weights are applied to verdicts already
     asked."""
     phrasings: int = Field(default=1, ge=1, le=3)
@@ -138,9 +138,10 @@ class JudgeModelSpec(Endpoint):
                 if unknown
                 else "at least one question is needed"
             )
-        if LIKELIHOOD in asked and not (self.provider == "local" and self.in_process):
+        read = [f for f in LIKELIHOODS if f in asked]
+        if read and not (self.provider == "local" and self.in_process):
             raise ValueError(
-                f"{LIKELIHOOD!r} reads the reply's own log-probabilities, which only a local "
+                f"{read[0]!r} reads the reply's own log-probabilities, which only a local "
                 "judge loaded in process (provider 'local', in_process = true) gives"
             )
 
