@@ -43,6 +43,9 @@ DIALOGUES = FIXTURES / "dialogues.jsonl"
 """The built-in dialogue set."""
 PAIRS_GOLD = JUDGES / "pairs-gold.jsonl"
 """The gold pairs every judge is measured on (``voicebench judge-check``)."""
+PAIRS_REAL = JUDGES / "pairs-real.jsonl"
+"""Gold pairs of replies the shipped agents really gave, against the human references and
+each other, labelled by careful reading: a judge's figure on real replies leads its card."""
 STRATEGY_GOLD = JUDGES / "strategy-gold.jsonl"
 """Replies labelled with the support strategies they use."""
 

@@ -13,6 +13,7 @@ accuracy interval reaches down to 50% is said to be no better than chance.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -25,6 +26,7 @@ from scipy.stats import binomtest
 from voicebench import builtin
 from voicebench._model import FrozenModel, read_model, read_utf8
 from voicebench.errors import InputError
+from voicebench.judging.corpus import ESCONV_PAIRS_SHA256
 from voicebench.judging.spec import JudgeSpec, Rubric, load_judge_spec
 
 TRUSTED_ACCURACY = 0.75
@@ -107,6 +109,13 @@ class JudgeCard(FrozenModel):
     outcomes: dict[str, Outcome] | None = None
     """Each gold pair's id: ``right``, ``wrong`` or ``undecided``, so that two cards on the
     same pairs can be compared pair by pair (``paired_comparison``). Absent on older cards."""
+    real_replies: bool = False
+    """Measured on replies that were really written (the shipped ``pairs-real.jsonl``, the
+    pairs imported from ESConv), not on pairs written to carry a defect: the figure that says
+    how far the judge agrees with people on what agents and people actually say."""
+    written: JudgeCard | None = None
+    """On a real-reply card that leads: the same judge on the written gold set, shown second
+    (it says whether the judge catches plain defects)."""
 
     @property
     def trusted(self) -> bool:
@@ -157,8 +166,11 @@ def read_card(path: Path) -> JudgeCard:
 
 
 def find_card(spec_path: str | Path, *, gold_sha256: str | None = None) -> JudgeCard | None:
-    """The card of the spec as it is now: for the given gold file when there is one, else any;
-    the holdout split first. None when the spec is unreadable or was never measured."""
+    """The card of the spec as it is now, the holdout split first. For a given gold file,
+    that file's; else its card on real replies where it has one (the real-reply gold files'
+    cards of one split combined, ``combine_cards``), carrying its card on the written gold set
+    as ``written``, else the written set's card. None when the spec is unreadable or was never
+    measured."""
     try:
         spec_path = builtin.spec_path("judges", spec_path)
         spec, rubric = load_judge_spec(spec_path, require_secrets=False)
@@ -174,12 +186,99 @@ def find_card(spec_path: str | Path, *, gold_sha256: str | None = None) -> Judge
             continue
         if card.spec_sha256 == digest:
             found.append(card)
-    if gold_sha256 is None:  # the shipped gold set's cards before those of earlier versions
-        gold_sha256 = _shipped_gold_sha256()
-    if gold_sha256 is not None and any(c.gold_sha256 == gold_sha256 for c in found):
-        found = [c for c in found if c.gold_sha256 == gold_sha256]
-    found.sort(key=lambda c: SPLIT_PREFERENCE.index(c.split) if c.split in SPLIT_PREFERENCE else 9)
-    return found[0] if found else None
+    if gold_sha256 is not None:
+        return _preferred([c for c in found if c.gold_sha256 == gold_sha256] or found)
+    real = real_gold_sha256s()
+    written = [c for c in found if c.gold_sha256 not in real]
+    shipped = _shipped_gold_sha256()  # the shipped gold set's cards before earlier versions'
+    if any(c.gold_sha256 == shipped for c in written):
+        written = [c for c in written if c.gold_sha256 == shipped]
+    second = _preferred(written)
+    real_cards = [c for c in found if c.gold_sha256 in real]
+    for split in SPLIT_PREFERENCE:
+        of_split = [c for c in real_cards if c.split == split]
+        if of_split:
+            return combine_cards(of_split).model_copy(update={"written": second})
+    return second
+
+
+def _preferred(cards: list[JudgeCard]) -> JudgeCard | None:
+    """The card no tuning saw first (``SPLIT_PREFERENCE``)."""
+    ranked = sorted(
+        cards, key=lambda c: SPLIT_PREFERENCE.index(c.split) if c.split in SPLIT_PREFERENCE else 9
+    )
+    return ranked[0] if ranked else None
+
+
+def real_gold_sha256s() -> set[str]:
+    """The gold files of real replies whose cards lead: the shipped ``pairs-real.jsonl`` (as
+    it is now) and the ESConv pairs ``benchmarks/import_esconv_pairs.py`` makes."""
+    found = {ESCONV_PAIRS_SHA256}
+    with contextlib.suppress(OSError, InputError):
+        found.add(hashlib.sha256(read_utf8(builtin.PAIRS_REAL).encode("utf-8")).hexdigest())
+    return found
+
+
+def combine_cards(cards: list[JudgeCard]) -> JudgeCard:
+    """One card for the same judge measured on several gold files (of one split): their
+    pairs counted together, the interval of the whole; the per-verdict rates weighed by
+    verdicts. One card is returned as it is."""
+    if len(cards) == 1:
+        return cards[0]
+    cards = sorted(cards, key=lambda c: c.gold_path)
+    pairs = sum(c.pairs for c in cards)
+    correct = sum(c.correct for c in cards)
+    decided = sum(c.decided for c in cards)
+    verdicts = sum(c.verdicts for c in cards)
+    low, high = wilson(correct, pairs)
+
+    def weighed(field: str, by: str) -> float | None:
+        known = [(getattr(c, field), getattr(c, by)) for c in cards]
+        known = [(v, w) for v, w in known if v is not None]
+        total = sum(w for _, w in known)
+        return sum(v * w for v, w in known) / total if total else None
+
+    def tallies(field: str) -> dict[str, Tally]:
+        out: dict[str, Tally] = {}
+        for c in cards:
+            for name, t in getattr(c, field).items():
+                had = out.get(name, Tally(pairs=0, correct=0))
+                out[name] = Tally(pairs=had.pairs + t.pairs, correct=had.correct + t.correct)
+        return out
+
+    outcomes = [c.outcomes for c in cards]
+    return cards[0].model_copy(
+        update={
+            "gold_path": " + ".join(c.gold_path for c in cards),
+            "gold_sha256": hashlib.sha256(
+                "+".join(c.gold_sha256 for c in cards).encode("utf-8")
+            ).hexdigest(),
+            "created_at": max(c.created_at for c in cards),
+            "pairs": pairs,
+            "decided": decided,
+            "correct": correct,
+            "accuracy": correct / pairs if pairs else 0.0,
+            "accuracy_low": low,
+            "accuracy_high": high,
+            "decided_rate": decided / pairs if pairs else 0.0,
+            "flips": sum(c.flips for c in cards),
+            "flip_rate": weighed("flip_rate", "decided"),
+            "first_slot_rate": weighed("first_slot_rate", "verdicts"),
+            "verdicts": verdicts,
+            "failed_verdicts": sum(c.failed_verdicts for c in cards),
+            "seconds_per_verdict": weighed("seconds_per_verdict", "verdicts"),
+            "by_category": tallies("by_category"),
+            "by_dimension": tallies("by_dimension"),
+            "longer_worse": Tally(
+                pairs=sum(c.longer_worse.pairs for c in cards),
+                correct=sum(c.longer_worse.correct for c in cards),
+            ),
+            "outcomes": None
+            if any(o is None for o in outcomes)
+            else {k: v for o in outcomes if o for k, v in o.items()},
+            "real_replies": any(c.real_replies for c in cards),
+        }
+    )
 
 
 def _shipped_gold_sha256() -> str | None:
@@ -205,17 +304,29 @@ def _pct(x: float) -> str:
 
 
 def card_line(card: JudgeCard | None, spec: str = "SPEC") -> str:
-    """One line for beside a leaderboard: the judge's measured accuracy, or that it has none."""
+    """The lines for beside a leaderboard: the judge's measured accuracy on real replies,
+    then on the written gold set ("catches plain defects"); or that it has none."""
     if card is None:
         return (
             "judge unmeasured: no judge card, so nobody knows how far its verdicts agree with "
             f"careful people (voicebench judge-check --judge {spec})"
         )
-    return (
-        f"judge {card.spec_name}: {_pct(card.accuracy)} right on {card.pairs} gold pairs "
-        f"({card.split}; 95% CI {_pct(card.accuracy_low)}-{_pct(card.accuracy_high)}), "
-        f"{_pct(card.decided_rate)} decided, {card.flips} position flips"
+    interval = f"95% CI {_pct(card.accuracy_low)}-{_pct(card.accuracy_high)}"
+    what = "pairs of real replies" if card.real_replies else "gold pairs"
+    line = (
+        f"judge {card.spec_name}: {_pct(card.accuracy)} right on {card.pairs} {what} "
+        f"({card.split}; {interval}), {_pct(card.decided_rate)} decided, "
+        f"{card.flips} position flips"
     )
+    if not card.real_replies:
+        return line + "; not measured on real replies"
+    w = card.written
+    if w is not None:
+        line += (
+            f"\ncatches plain defects: {_pct(w.accuracy)} right on {w.pairs} written gold pairs "
+            f"({w.split}; 95% CI {_pct(w.accuracy_low)}-{_pct(w.accuracy_high)})"
+        )
+    return line
 
 
 def trust_warning(card: JudgeCard | None) -> str | None:
@@ -226,8 +337,9 @@ def trust_warning(card: JudgeCard | None) -> str | None:
             "figures as unverified"
         )
     if card.chance_level:
+        where = "real replies" if card.real_replies else "the gold set"
         return (
-            f"judge no better than chance on the gold set ({_pct(card.accuracy)} of "
+            f"judge no better than chance on {where} ({_pct(card.accuracy)} of "
             f"{card.pairs} pairs, 95% CI {_pct(card.accuracy_low)}-{_pct(card.accuracy_high)}): "
             "its quality figures and rankings carry no information"
         )
@@ -244,9 +356,8 @@ def figure_warning(card: JudgeCard | None) -> str | None:
     if card is None:
         return "UNMEASURED JUDGE: quality figures are unverified"
     if card.chance_level:
-        return (
-            f"JUDGE AT CHANCE ON GOLD PAIRS ({_pct(card.accuracy)}): quality figures mean nothing"
-        )
+        where = "REAL REPLIES" if card.real_replies else "GOLD PAIRS"
+        return f"JUDGE AT CHANCE ON {where} ({_pct(card.accuracy)}): quality figures mean nothing"
     if not card.trusted:
         return f"JUDGE RIGHT ON {_pct(card.accuracy)} OF GOLD PAIRS: quality figures are indicative"
     return None

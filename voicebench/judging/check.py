@@ -24,6 +24,7 @@ from voicebench.judging.cards import (
     Tally,
     card_path,
     read_card,
+    real_gold_sha256s,
     spec_sha256,
     wilson,
 )
@@ -158,6 +159,7 @@ def make_card(
             g.id: "right" if g.id in right else "undecided" if p.winner is None else "wrong"
             for p, g in zip(pairs, gold, strict=True)
         },
+        real_replies=gold_set.sha256 in real_gold_sha256s(),
     )
     return card, pairs
 

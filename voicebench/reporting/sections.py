@@ -187,8 +187,10 @@ def _quality(report: Report) -> Section:
         blocks.append(
             Plots(tuple(_figure(report, "frontier_ttft") + _figure(report, "frontier_ttfa")))
         )
+        if j.trust_warning:  # above the leaderboard it qualifies
+            blocks.append(Text(f"{j.trust_warning}.", "banner"))
         blocks.append(TableBlock(tb.leaderboard_table(j)))
-        blocks.append(Text(card_line(j.card), "note"))
+        blocks += [Text(line, "note") for line in card_line(j.card).splitlines()]
         blocks += _figure(report, "radar")
     return Section("quality", "Quality and latency", blocks)
 
@@ -206,7 +208,8 @@ def _judging(report: Report) -> Section:
     j = report.judging
     if j is None:
         return Section("judging", "Judging health", [Text("No judging in this report.", "note")])
-    blocks: list[Block] = [Text(f"Judges: {', '.join(j.judges)}"), Text(card_line(j.card))]
+    blocks: list[Block] = [Text(f"Judges: {', '.join(j.judges)}")]
+    blocks += [Text(line) for line in card_line(j.card).splitlines()]
     if j.trust_warning:
         blocks.append(Text(f"{j.trust_warning}.", "banner"))
     blocks.append(TableBlock(tb.health_table(j)))
@@ -270,7 +273,7 @@ def _calls(report: Report) -> Section:
         blocks.append(
             Text(
                 f"Callers played by {seekers}; whole calls judged by {', '.join(j.judges)}. "
-                f"{card_line(j.card)}"
+                f"{card_line(j.card).replace(chr(10), '; ')}"
             )
         )
         if j.trust_warning:

@@ -31,8 +31,12 @@ def leaderboard(table: RatingTable, card: JudgeCard | None = None) -> Table:
     """Quality: Elo with both intervals, win rates overall and per dimension; the caption
     carries the judge's measured gold accuracy (its card)."""
     title = "HEART leaderboard"
-    if trust_warning(card) is not None:
-        title += " (judge unmeasured)" if card is None else " (judge below the trust bar)"
+    if card is None:
+        title += " (judge unmeasured)"
+    elif card.chance_level:
+        title += " (carries no information: its judge is at chance)"
+    elif trust_warning(card) is not None:
+        title += " (judge below the trust bar)"
     t = Table(
         title=title,
         caption=(
