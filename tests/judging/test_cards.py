@@ -74,4 +74,6 @@ def test_a_judge_at_chance_on_real_replies_carries_no_information_whatever_its_w
     ).model_copy(update={"written": written})
     assert "no better than chance on real replies" in (trust_warning(card) or "")
     assert "carry no information" in (trust_warning(card) or "")
-    assert figure_warning(card) == "JUDGE AT CHANCE ON REAL REPLIES (52%): quality figures mean nothing"
+    assert figure_warning(card) == (
+        "JUDGE AT CHANCE ON REAL REPLIES (52%): quality figures mean nothing"
+    )
