@@ -46,6 +46,8 @@ PAIRS_GOLD = JUDGES / "pairs-gold.jsonl"
 PAIRS_REAL = JUDGES / "pairs-real.jsonl"
 """Gold pairs of replies the shipped agents really gave, against the human references and
 each other, labelled by careful reading: a judge's figure on real replies leads its card."""
+GOLD_SETS = {"written": PAIRS_GOLD, "real": PAIRS_REAL}
+"""The shipped gold sets by the names ``--gold`` also takes."""
 STRATEGY_GOLD = JUDGES / "strategy-gold.jsonl"
 """Replies labelled with the support strategies they use."""
 

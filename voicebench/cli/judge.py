@@ -200,7 +200,14 @@ def show_card(card: JudgeCard, path: Path | None = None) -> None:
 def judge_check(
     judge_spec: JudgeOpt = DEFAULT_JUDGE,
     gold: Annotated[
-        Path, typer.Option("--gold", "-g", help="Gold pairs (JSONL; default the shipped set).")
+        Path,
+        typer.Option(
+            "--gold",
+            "-g",
+            help="Gold pairs: a JSONL file, or a shipped set by name: 'real' (replies agents "
+            "and people really gave) or 'written' (pairs written to carry a defect; the "
+            "default).",
+        ),
     ] = DEFAULT_GOLD,
     split: Annotated[
         str,

@@ -185,7 +185,7 @@ async def check_judge(
     say = on_status or (lambda _msg: None)
     spec_path = builtin.spec_path("judges", spec_path)
     spec, rubric = load_judge_spec(spec_path)
-    gold_set = load_gold(gold_path)
+    gold_set = load_gold(builtin.GOLD_SETS.get(str(gold_path), gold_path))
     gold = gold_set.select(split)
     spec_hash = spec_sha256(spec, rubric)
     path = card_path(spec_path, spec, spec_hash, gold_set.sha256, split)
