@@ -189,6 +189,23 @@ def test_the_shipped_gold_set_is_balanced_and_covers_what_it_promises():
         assert max(cues.values()) <= 0.6, cues
 
 
+def test_the_shipped_real_reply_pairs_keep_each_item_in_one_split_and_give_reasons():
+    from voicebench import builtin
+
+    gold = load_gold(builtin.GOLD_SETS["real"])  # judge-check --gold real
+    assert gold.sha256 == load_gold("judges/pairs-real.jsonl").sha256
+    pairs = gold.pairs
+    assert len(pairs) >= 150
+    assert {p.category for p in pairs} == {"real-vs-reference", "real-vs-agents"}
+    assert all(p.conversation and p.why and "better (" in p.why for p in pairs)
+    split_of_item: dict[str, str] = {}
+    for p in pairs:
+        assert split_of_item.setdefault(p.conversation or "", p.split) == p.split
+    assert 0.3 <= len(gold.select("holdout")) / len(pairs) <= 0.7
+    share_a = sum(p.better == "a" for p in pairs) / len(pairs)
+    assert 0.4 <= share_a <= 0.6
+
+
 async def test_pointwise_scores_each_reply_once_and_mirrors_the_orders(tmp_path):
     gold = _write(
         tmp_path / "gold.jsonl",

@@ -1,0 +1,138 @@
+"""The agents' half of the real-reply gold set: replies the shipped agents gave, as heard,
+against the human references and each other, labelled by careful reading.
+
+Two steps. ``sheet`` reads a judging folder (``voicebench judge RUN...``, which transcribed
+every contestant's final reply from its audio) and writes one line per item with the
+conversation and every contestant's reply as heard, for a person to read. The person fills
+in, per item, a note on each reply (what it does well or badly, for this seeker) and
+``order``: the contestants from best to worst, those they cannot choose between in one
+group. ``build`` turns the filled sheet into gold pairs: every two contestants of different
+groups, the better one's group first; contestants of one group give no pair (a careful
+reader could not choose). The reason of each pair is the two notes.
+
+    voicebench run --agent local --final-only --out runs/local     # and local-qwen, scripted
+    voicebench judge runs/local runs/local-qwen runs/scripted --judge local-smoke --out runs/j
+    python benchmarks/real_pairs.py sheet runs/j --out benchmarks/data/real-replies.jsonl
+    # ... read and fill in "notes" and "order" ...
+    python benchmarks/real_pairs.py build benchmarks/data/real-replies.jsonl \
+        --out judges/pairs-real.jsonl
+
+A sheet line::
+
+    {"item": "reg-job-crisis-01", "turns": [{"role": "seeker", "text": "..."}, ...],
+     "replies": {"human/reference": "...", "local-smollm2": "..."},
+     "notes": {"human/reference": "names the fear of telling her father", ...},
+     "order": [["human/reference"], ["local-qwen-0.5b", "scripted-300ms"], ["local-smollm2"]]}
+
+Pair ids are ``real-ITEM-A-vs-B`` (contestants in sorted order), each pair names its item as
+its ``conversation`` (so an item's pairs share a split), and which reply is ``a`` is fixed by
+a hash of the id.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import sys
+from itertools import combinations
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from voicebench.dialogues import load_dialogues  # noqa: E402
+from voicebench.judging.gold import GoldPair, GoldTurn, load_gold  # noqa: E402
+from voicebench.judging.replies import REFERENCE  # noqa: E402
+from voicebench.judging.store import read_judging_header, read_replies  # noqa: E402
+
+
+def sheet(judging: Path, out: Path) -> None:
+    header = read_judging_header(judging)
+    runs = [Path(r) for r in header.run_dirs]
+    dialogues_path = json.loads((runs[0] / "run.json").read_text())["dialogues_path"]
+    items = {d.id: d for d in load_dialogues(dialogues_path)}
+    by_item: dict[str, dict[str, str]] = {}
+    for reply in read_replies(judging):
+        if reply.failed is None:
+            by_item.setdefault(reply.item_id, {})[reply.contestant] = reply.heard.strip()
+    lines = []
+    for item_id, replies in sorted(by_item.items()):
+        d = items[item_id]
+        lines.append(
+            {
+                "item": item_id,
+                "turns": [{"role": t.role.value, "text": t.text} for t in d.turns],
+                "replies": dict(sorted(replies.items())),
+                "notes": {c: "" for c in sorted(replies)},
+                "order": [],
+            }
+        )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines))
+    print(f"{out}: {len(lines)} items to read")
+
+
+def _slug(contestant: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.-]+", "-", contestant)
+
+
+def build(sheet_path: Path, out: Path) -> None:
+    pairs = []
+    for n, line in enumerate(sheet_path.read_text().splitlines(), start=1):
+        row = json.loads(line)
+        order: list[list[str]] = row["order"]
+        ranked = [c for group in order for c in group]
+        if sorted(ranked) != sorted(row["replies"]):
+            raise SystemExit(f"{sheet_path}: line {n}: order must name every reply once")
+        rank = {c: k for k, group in enumerate(order) for c in group}
+        for first, second in combinations(sorted(row["replies"]), 2):
+            if rank[first] == rank[second]:
+                continue
+            better, worse = (first, second) if rank[first] < rank[second] else (second, first)
+            pair_id = f"real-{row['item']}-{_slug(first)}-vs-{_slug(second)}"
+            a_is_better = int(hashlib.sha256(pair_id.encode()).hexdigest()[:8], 16) % 2 == 0
+            a, b = (better, worse) if a_is_better else (worse, better)
+            kind = "reference" if REFERENCE in (first, second) else "agents"
+            pairs.append(
+                GoldPair(
+                    id=pair_id,
+                    conversation=row["item"],
+                    turns=tuple(GoldTurn(**t) for t in row["turns"]),
+                    reply_a=row["replies"][a],
+                    reply_b=row["replies"][b],
+                    better="a" if a_is_better else "b",
+                    category=f"real-vs-{kind}",
+                    why=f"better ({better}): {row['notes'][better]}; "
+                    f"worse ({worse}): {row['notes'][worse]}",
+                )
+            )
+    out.write_text(
+        "".join(
+            json.dumps(p.model_dump(exclude_none=True), ensure_ascii=False) + "\n" for p in pairs
+        )
+    )
+    gold = load_gold(out)
+    held = len(gold.select("holdout"))
+    print(f"{out}: {len(gold.pairs)} pairs ({held} held out), sha256 {gold.sha256}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="step", required=True)
+    s = sub.add_parser("sheet", help="a reading sheet from a judging folder")
+    s.add_argument("judging", type=Path)
+    s.add_argument("--out", type=Path, required=True)
+    b = sub.add_parser("build", help="gold pairs from a filled sheet")
+    b.add_argument("sheet", type=Path)
+    b.add_argument("--out", type=Path, default=ROOT / "judges" / "pairs-real.jsonl")
+    args = parser.parse_args()
+    if args.step == "sheet":
+        sheet(args.judging, args.out)
+    else:
+        build(args.sheet, args.out)
+
+
+if __name__ == "__main__":
+    main()
