@@ -22,6 +22,14 @@ refit nor the cards measured after it ask the model again.
         --dry-run
     python benchmarks/fit_checklist.py judges/local.toml
 
+``--gold`` names the gold set whose dev pairs are fitted on (default the written set); given
+several times, the dev pairs of all of them together, and ``--holdout`` then prints each set's
+held-out accuracy. The offline judge is fitted on the written set and the real replies:
+
+    python benchmarks/fit_checklist.py judges/candidates/qwen-1.5b-real.toml --dry-run --holdout \
+        --gold judges/pairs-gold.jsonl --gold judges/pairs-real.jsonl \
+        --gold reports/gold/pairs-esconv.jsonl
+
 The combiner of the ten questions, the reply likelihood and the letter judge's margins (each
 spec's verdicts asked first with ``voicebench judge-check --judge SPEC``):
 
@@ -131,7 +139,13 @@ def _source(arg: str) -> tuple[Path, Path | None]:
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("spec", type=Path, help="A judge spec with one checklist judge.")
-    parser.add_argument("--gold", type=Path, default=ROOT / "judges" / "pairs-gold.jsonl")
+    parser.add_argument(
+        "--gold",
+        type=Path,
+        action="append",
+        help="A gold set whose dev pairs the weights are fitted on; repeatable: the dev pairs "
+        "of all of them together (default: judges/pairs-gold.jsonl).",
+    )
     parser.add_argument(
         "--features-from",
         action="append",
@@ -156,8 +170,8 @@ async def main() -> None:
     (judge,) = spec.judges
     if judge.method != "checklist":
         raise SystemExit(f"{args.spec}: method must be 'checklist', not {judge.method!r}")
-    gold_set = load_gold(args.gold)
-    dev = gold_set.select("dev")
+    gold_sets = [load_gold(g) for g in args.gold or [ROOT / "judges" / "pairs-gold.jsonl"]]
+    dev = [p for g in gold_sets for p in g.select("dev")]
     others = [_source(a) for a in args.features_from]
     pool = list(judge.asked)
     for path, _out in others:
@@ -167,8 +181,17 @@ async def main() -> None:
             pool += [n for n in load_judge_spec(path)[0].judges[0].asked if n not in pool]
 
     def sources(pairs: list[GoldPair]) -> list[Margins]:
-        own = recorded(args.spec, gold_set, pairs, None)
-        return [own] + [recorded(p, gold_set, pairs, out) for p, out in others]
+        """Each spec's recorded features for ``pairs``, read from every gold set's folder."""
+        ids = {p.id for p in pairs}
+        found: list[Margins] = []
+        for spec_path, out in [(args.spec, None), *others]:
+            margins: Margins = {}
+            for g in gold_sets:
+                mine = [p for p in g.pairs if p.id in ids]
+                if mine:
+                    margins.update(recorded(spec_path, g, mine, out))
+            found.append(margins)
+        return found
 
     dev_sources = sources(dev)
     own_names = [
@@ -178,7 +201,8 @@ async def main() -> None:
     ]
     if own_names and len(dev_sources[0]) < len(dev):
         console.print(f"asking the questions of {len(dev)} dev pairs")
-        await check_judge(args.spec, args.gold, split="dev", on_status=console.print)
+        for g in gold_sets:
+            await check_judge(args.spec, Path(g.path), split="dev", on_status=console.print)
         dev_sources = sources(dev)
     x_all = features(dev_sources, dev, pool)
     y = np.array([1.0 if g.better == "a" else -1.0 for g in dev])
@@ -210,15 +234,15 @@ async def main() -> None:
     shown.print(f"chosen strength {best:g} (cross-validated {100 * scores[best]:.1f}% on dev)")
     shown.print(", ".join(f"{n} {v:+.3f}" for n, v in weights.items()))
     if args.holdout:
-        held = gold_set.select("holdout")
-        xh = features(sources(held), held, names)
-        yh = np.array([1.0 if g.better == "a" else -1.0 for g in held])
-        right = int((np.sign(xh @ w) == yh).sum())
-        low, high = wilson(right, len(held))
-        shown.print(
-            f"held out: {right}/{len(held)} = {100 * right / len(held):.1f}% "
-            f"(95% CI {100 * low:.0f}-{100 * high:.0f}%; weights fitted on dev)"
-        )
+        for name, held in [(Path(g.path).name, g.select("holdout")) for g in gold_sets]:
+            xh = features(sources(held), held, names)
+            yh = np.array([1.0 if g.better == "a" else -1.0 for g in held])
+            right = int((np.sign(xh @ w) == yh).sum())
+            low, high = wilson(right, len(held))
+            shown.print(
+                f"held out, {name}: {right}/{len(held)} = {100 * right / len(held):.1f}% "
+                f"(95% CI {100 * low:.0f}-{100 * high:.0f}%; weights fitted on dev)"
+            )
     if args.dry_run:
         return
     unaskable = [n for n in names if n not in FEATURES]

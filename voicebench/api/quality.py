@@ -118,7 +118,9 @@ def judge_check(
 
     Args:
         judge: a judge spec: a TOML path or a shipped one's name (``"local"``).
-        gold: gold pairs (JSONL; default the shipped set, ``judges/pairs-gold.jsonl``).
+        gold: gold pairs: a JSONL path, or a shipped set by name, ``"real"`` (replies agents
+            and people really gave) or ``"written"`` (pairs written to carry a defect; the
+            default, ``judges/pairs-gold.jsonl``).
         split: ``"all"``, ``"dev"`` (for tuning a judge) or ``"holdout"`` (never tuned on).
         out: the folder for the verdicts (default ``reports/judge-check/...``); resumed.
         concurrency: requests in flight at once.
