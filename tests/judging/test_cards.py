@@ -65,6 +65,8 @@ def test_the_real_reply_figure_leads_and_the_written_set_says_it_catches_plain_d
     # a judge measured only on written pairs says so, on one line
     assert card_line(written).endswith("; not measured on real replies")
     assert trust_warning(card) is None
+    below = card.model_copy(update={"accuracy": 0.7})
+    assert (trust_warning(below) or "").startswith("judge right on only 70% of pairs of real")
 
 
 def test_a_judge_at_chance_on_real_replies_carries_no_information_whatever_its_written_score():

@@ -344,8 +344,9 @@ def trust_warning(card: JudgeCard | None) -> str | None:
             "its quality figures and rankings carry no information"
         )
     if not card.trusted:
+        where = "pairs of real replies" if card.real_replies else "gold pairs"
         return (
-            f"judge right on only {_pct(card.accuracy)} of gold pairs (below "
+            f"judge right on only {_pct(card.accuracy)} of {where} (below "
             f"{_pct(TRUSTED_ACCURACY)}): read the quality figures as indicative only"
         )
     return None
@@ -359,7 +360,8 @@ def figure_warning(card: JudgeCard | None) -> str | None:
         where = "REAL REPLIES" if card.real_replies else "GOLD PAIRS"
         return f"JUDGE AT CHANCE ON {where} ({_pct(card.accuracy)}): quality figures mean nothing"
     if not card.trusted:
-        return f"JUDGE RIGHT ON {_pct(card.accuracy)} OF GOLD PAIRS: quality figures are indicative"
+        where = "REAL REPLIES" if card.real_replies else "GOLD PAIRS"
+        return f"JUDGE RIGHT ON {_pct(card.accuracy)} OF {where}: quality figures are indicative"
     return None
 
 
