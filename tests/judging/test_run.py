@@ -223,3 +223,28 @@ async def test_one_contestant_over_several_runs_with_a_bound_per_provider(
 
 async def _ready(client):
     return client
+
+
+async def test_a_judge_loaded_in_process_answers_one_comparison_at_a_time(tmp_path, runs):
+    """Its model reuses the last prompt's evaluated prefix: comparisons interleaved by
+    concurrent requests would each be evaluated from the start."""
+    (tmp_path / "rubric.md").write_text("Judge the replies.\n")
+    local = tmp_path / "local.toml"
+    local.write_text(
+        'name = "l"\nrubric = "rubric.md"\n[[judges]]\nprovider = "local"\n'
+        'model = "smollm2-135m"\nfamily = "testjudge"\nmethod = "checklist"\n'
+        "weights = { attuned = 1.0 }\n"
+    )
+    words = {"scares", "heaviness", "morning", "ten", "years"}
+    served, loaded = CountingJudge(words), CountingJudge(words)
+    await judge_runs(
+        runs,
+        judge_spec(tmp_path),
+        tmp_path / "served",
+        concurrency=8,
+        client_factory=lambda s, st: _ready(served),
+    )
+    await judge_runs(
+        runs, local, tmp_path / "loaded", concurrency=8, client_factory=lambda s, st: _ready(loaded)
+    )
+    assert served.most > 1 and loaded.most == 1

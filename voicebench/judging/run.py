@@ -186,8 +186,12 @@ async def run_comparisons(
     ``limits[provider]`` allows to one provider (shared by judgings that run at once); each
     verdict is appended to the verdict file as soon as it is decided."""
 
+    # A model loaded here reuses its last prompt's prefix: its comparisons go one by one.
+    serial = {c.judge.id: asyncio.Lock() for c in comparisons if c.judge.loaded_in_process}
+
     async def one(c: Matchup) -> Verdict:
-        async with (limits or {}).get(c.judge.provider) or contextlib.nullcontext():
+        bound = (limits or {}).get(c.judge.provider) or contextlib.nullcontext()
+        async with bound, serial.get(c.judge.id) or contextlib.nullcontext():
             return await decide(clients[c.judge.id], c, rubric)
 
     return await decide_each(

@@ -146,6 +146,13 @@ class JudgeModelSpec(Endpoint):
             )
 
     @property
+    def loaded_in_process(self) -> bool:
+        """A local log-probability judge whose model the judging process loads: it answers one
+        prompt at a time, reusing the last prompt's evaluated prefix."""
+        methods = ("letter-margin", "pointwise", "checklist")
+        return self.provider == "local" and self.in_process and self.method in methods
+
+    @property
     def asked(self) -> tuple[str, ...]:
         """pointwise and checklist: the questions each reply is asked."""
         return tuple(self.weights or ()) if self.method == "checklist" else self.questions
