@@ -28,9 +28,10 @@ sys.path.insert(0, str(ROOT))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from voicebench.judging.cards import JudgeCard, paired_comparison, shown_p  # noqa: E402
+from voicebench.judging.cards import JudgeCard  # noqa: E402
 from voicebench.judging.check import check_judge  # noqa: E402
 from voicebench.judging.gold import SPLITS, cue_accuracy, load_gold  # noqa: E402
+from voicebench.judging.paired import paired_comparison, shown_p  # noqa: E402
 
 
 def _pct(x: float | None) -> str:

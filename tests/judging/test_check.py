@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from voicebench.errors import InputError
-from voicebench.judging.cards import find_card, read_card, shown_p, trust_warning
+from voicebench.judging.cards import find_card, read_card, trust_warning
 from voicebench.judging.check import check_judge
 from voicebench.judging.gold import cue_accuracy, load_gold, split_of
+from voicebench.judging.paired import shown_p
 from voicebench.testing import ScriptedLLMServer
 
 LONG = "That sounds so hard, and I can hear how much it weighs on you after such a long day."
@@ -314,7 +315,7 @@ def _card(name: str, outcomes: dict[str, str], split: str = "holdout"):
 
 
 def test_the_paired_comparison_of_two_cards():
-    from voicebench.judging.cards import paired_comparison
+    from voicebench.judging.paired import paired_comparison
 
     # 12 both right, 9 right for the first only, 2 for the second only, 21 neither.
     kinds = [("right", "right")] * 12 + [("right", "wrong")] * 9
@@ -365,14 +366,24 @@ def test_checklist_weights_are_fitted_to_the_labels_and_shrink_with_the_penalty(
     assert np.abs(fit(x, y, 1000.0)).sum() < np.abs(fit(x, y, 0.01)).sum() / 5
 
 
-def test_the_shipped_judge_s_card_is_the_one_for_the_shipped_gold_set():
+def test_the_shipped_judge_s_card_leads_with_real_replies_then_the_written_set():
     from voicebench import builtin
+    from voicebench.judging.cards import real_gold_sha256s
 
     gold = load_gold(builtin.PAIRS_GOLD)
+    real = load_gold(builtin.PAIRS_REAL)
     card = find_card("judges/local.toml")
-    assert card is not None and card.gold_sha256 == gold.sha256
-    assert card.split == "holdout" and card.pairs == len(gold.select("holdout")) >= 120
+    # the held-out real replies: the shipped pairs and the ESConv pairs, counted together
+    assert card is not None and card.real_replies and card.split == "holdout"
+    assert card.pairs > len(real.select("holdout")) >= 150
     assert card.outcomes is not None and len(card.outcomes) == card.pairs
+    assert set(real.select("holdout")) <= {p for p in real.pairs if p.id in card.outcomes}
+    assert real.sha256 in real_gold_sha256s()
+    written = card.written
+    assert written is not None and written.gold_sha256 == gold.sha256
+    assert written.split == "holdout" and written.pairs == len(gold.select("holdout")) >= 120
+    # asked for a gold file, that file's card
+    assert find_card("judges/local.toml", gold_sha256=gold.sha256) == written
     # A judge measured on the earlier, smaller gold set too: those cards are kept beside
     # its spec, and not chosen.
     letter = find_card("judges/candidates/qwen-1.5b-letter.toml")

@@ -273,7 +273,7 @@ def judge_check(
     show_card(result.card, result.path)
     if against is None:
         return
-    from voicebench.judging.cards import paired_comparison
+    from voicebench.judging.paired import paired_comparison
 
     other = measure(against)
     show(f"against {other.card.spec_name}: {other.path}")
