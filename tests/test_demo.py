@@ -83,8 +83,10 @@ def test_demo_replays_judges_three_contestants_and_leaves_nothing_running(tmp_pa
     if offline:
         # The offline judge, whose card is shipped and printed beside the leaderboard.
         assert {v["judge"] for v in verdicts} == {"local/qwen2.5-coder-1.5b"}
-        assert "judge local:" in result.stdout and "gold pairs" in result.stdout
+        assert "judge local:" in result.stdout and "pairs of real replies" in result.stdout
+        assert "catches plain defects:" in result.stdout  # the written set's card, second
         assert report["judging"]["card"]["spec_name"] == "local"
+        assert report["judging"]["card"]["real_replies"] is True
         assert "HEART leaderboard" in result.stdout
         assert "shares a family with local-qwen-0.5b" in result.stdout
     else:
