@@ -30,19 +30,19 @@ from __future__ import annotations
 import argparse
 import collections
 import hashlib
-import json
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from voicebench.fixtures.manifest import file_sha256  # noqa: E402
 from voicebench.judging.corpus import (  # noqa: E402
     ESCONV_PAIRS_SHA256,
     corpus_pairs,
     read_conversations,
 )
-from voicebench.judging.gold import load_gold  # noqa: E402
+from voicebench.judging.gold import load_gold, save_gold  # noqa: E402
 
 SOURCES = {
     "test": (
@@ -59,10 +59,6 @@ SOURCES = {
     ),
 }
 """Tag (in pair ids) -> (path in the repository, sha256 of the file at commit f262d06)."""
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def main() -> int:
@@ -90,7 +86,7 @@ def main() -> int:
         if not path.is_file():
             print(f"{path}: not found (is {args.repo} a checkout of the corpus?)", file=sys.stderr)
             return 2
-        if not args.no_check and _sha256(path) != digest:
+        if not args.no_check and file_sha256(path) != digest:
             print(f"{path}: not the file of commit f262d06 (sha256 differs)", file=sys.stderr)
             return 2
         sources.append((tag, read_conversations(path)))
@@ -101,8 +97,7 @@ def main() -> int:
         for split in ("dev", "holdout"):
             kept = [p for p in made if p.split == split][: args.limit // 2]
             pairs += sorted(kept, key=lambda p: p.id)
-    lines = [json.dumps(p.model_dump(exclude_none=True), ensure_ascii=False) for p in pairs]
-    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    save_gold(pairs, args.out)
     gold = load_gold(args.out)
     counts = collections.Counter((p.category, p.split) for p in gold.pairs)
     print(f"{args.out}: {len(gold.pairs)} pairs, sha256 {gold.sha256}")

@@ -43,16 +43,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from voicebench.dialogues import load_dialogues  # noqa: E402
-from voicebench.judging.gold import GoldPair, GoldTurn, load_gold  # noqa: E402
+from voicebench.judging.gold import GoldPair, GoldTurn, load_gold, save_gold  # noqa: E402
 from voicebench.judging.replies import REFERENCE  # noqa: E402
 from voicebench.judging.store import read_judging_header, read_replies  # noqa: E402
+from voicebench.runlog import read_header  # noqa: E402
 
 
 def sheet(judging: Path, out: Path) -> None:
     header = read_judging_header(judging)
-    runs = [Path(r) for r in header.run_dirs]
-    dialogues_path = json.loads((runs[0] / "run.json").read_text())["dialogues_path"]
-    items = {d.id: d for d in load_dialogues(dialogues_path)}
+    first_run = read_header(Path(header.run_dirs[0]))
+    items = {d.id: d for d in load_dialogues(first_run.dialogues_path)}
     by_item: dict[str, dict[str, str]] = {}
     for reply in read_replies(judging):
         if reply.failed is None:
@@ -108,11 +108,7 @@ def build(sheet_path: Path, out: Path) -> None:
                     f"worse ({worse}): {row['notes'][worse]}",
                 )
             )
-    out.write_text(
-        "".join(
-            json.dumps(p.model_dump(exclude_none=True), ensure_ascii=False) + "\n" for p in pairs
-        )
-    )
+    save_gold(pairs, out)
     gold = load_gold(out)
     held = len(gold.select("holdout"))
     print(f"{out}: {len(gold.pairs)} pairs ({held} held out), sha256 {gold.sha256}")

@@ -6,7 +6,7 @@ import pytest
 from voicebench.dialogues.models import Role
 from voicebench.errors import InputError
 from voicebench.judging.corpus import corpus_pairs, read_conversations, read_windows_tsv
-from voicebench.judging.gold import load_gold
+from voicebench.judging.gold import load_gold, save_gold
 
 SEEKER_1 = "I lost my job last week and I am so worried about paying the rent, what should I do?"
 REPLY_1 = "Losing a job out of the blue is frightening. What worries you most about the rent?"
@@ -121,10 +121,7 @@ def test_rated_replies_make_rated_pairs(tmp_path):
 def test_a_conversation_is_in_one_split_and_the_file_loads_as_a_gold_set(tmp_path, tsv):
     pairs = corpus_pairs([("test", read_conversations(tsv))])
     out = tmp_path / "pairs.jsonl"
-    out.write_text(
-        "".join(json.dumps(p.model_dump(exclude_none=True)) + "\n" for p in pairs),
-        encoding="utf-8",
-    )
+    save_gold(pairs, out)
     gold = load_gold(out)
     assert gold.pairs == tuple(pairs)
     # a second pair from one conversation lands in the same split as the first

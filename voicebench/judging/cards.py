@@ -23,9 +23,10 @@ from pydantic import Field
 from scipy.stats import binomtest
 
 from voicebench import builtin
-from voicebench._model import FrozenModel, read_model, read_utf8
+from voicebench._model import FrozenModel, read_model
 from voicebench.errors import InputError
 from voicebench.judging.corpus import ESCONV_PAIRS_SHA256
+from voicebench.judging.gold import gold_sha256
 from voicebench.judging.spec import JudgeSpec, Rubric, load_judge_spec
 
 TRUSTED_ACCURACY = 0.75
@@ -214,7 +215,7 @@ def real_gold_sha256s() -> set[str]:
     it is now) and the ESConv pairs ``benchmarks/import_esconv_pairs.py`` makes."""
     found = {ESCONV_PAIRS_SHA256}
     with contextlib.suppress(OSError, InputError):
-        found.add(hashlib.sha256(read_utf8(builtin.PAIRS_REAL).encode("utf-8")).hexdigest())
+        found.add(gold_sha256(builtin.PAIRS_REAL))
     return found
 
 
@@ -281,9 +282,8 @@ def combine_cards(cards: list[JudgeCard]) -> JudgeCard:
 
 
 def _shipped_gold_sha256() -> str | None:
-    """As ``voicebench.judging.gold.load_gold`` hashes it."""
     try:
-        return hashlib.sha256(read_utf8(builtin.PAIRS_GOLD).encode("utf-8")).hexdigest()
+        return gold_sha256(builtin.PAIRS_GOLD)
     except (OSError, InputError):
         return None
 

@@ -20,13 +20,14 @@ the tuning never saw. Pairs that share a conversation share its split.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, field_validator
 
-from voicebench._jsonl import read_models
+from voicebench._jsonl import read_models, write_atomic
 from voicebench._model import FrozenModel, read_utf8
 from voicebench.errors import InputError
 from voicebench.judging.models import DIMENSIONS
@@ -95,6 +96,21 @@ class GoldSet(FrozenModel):
         return [p for p in self.pairs if split == "all" or p.split == split]
 
 
+def gold_sha256(path: str | Path) -> str:
+    """A gold file's hash, as its cards record it (``GoldSet.sha256``)."""
+    return _text_sha256(read_utf8(Path(path)))
+
+
+def _text_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def save_gold(pairs: Iterable[GoldPair], path: str | Path) -> None:
+    """Write gold pairs atomically, one JSON object per line, unset fields left out."""
+    lines = [json.dumps(p.model_dump(exclude_none=True), ensure_ascii=False) for p in pairs]
+    write_atomic(Path(path), "".join(line + "\n" for line in lines))
+
+
 def load_gold(path: str | Path) -> GoldSet:
     """Every pair of a gold file; nothing is returned unless every line is valid."""
     path = Path(path)
@@ -112,8 +128,7 @@ def load_gold(path: str | Path) -> GoldSet:
                 field="id",
             )
         seen[pair.id] = n
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    return GoldSet(path=str(path), sha256=digest, pairs=tuple(pairs))
+    return GoldSet(path=str(path), sha256=_text_sha256(text), pairs=tuple(pairs))
 
 
 def _asks(text: str) -> bool:
