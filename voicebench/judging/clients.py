@@ -140,7 +140,7 @@ async def open_judge(
         kind: type[LetterMarginJudge | PointwiseJudge] = LetterMarginJudge
         if spec.method != "letter-margin":
             kind = ChecklistJudge if spec.method == "checklist" else PointwiseJudge
-        model = await _in_process(spec) if spec.provider == "local" and spec.in_process else None
+        model = await _in_process(spec) if spec.loaded_in_process else None
         if model is not None:
             margins = kind(spec, model=model)
         else:

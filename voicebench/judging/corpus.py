@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from voicebench._model import read_utf8
-from voicebench.dialogues.esconv import Conversation, esconv_conversations
+from voicebench.dialogues.esconv import MIN_SCORE, Conversation, esconv_conversations
 from voicebench.dialogues.esconv_cues import is_pleasantry, is_unsafe, potential
 from voicebench.dialogues.models import Role
 from voicebench.errors import InputError
@@ -144,7 +144,7 @@ def _answerable(conv: Conversation, k: int) -> bool:
         not is_pleasantry(turn.text)
         and not is_unsafe(texts)
         and len(conv.turns[k + 1].text.split()) >= MIN_WORDS
-        and potential(turn.text) >= 2
+        and potential(turn.text) >= MIN_SCORE
     )
 
 
