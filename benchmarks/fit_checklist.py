@@ -26,7 +26,7 @@ refit nor the cards measured after it ask the model again.
 several times, the dev pairs of all of them together, and ``--holdout`` then prints each set's
 held-out accuracy. The offline judge is fitted on the written set and the real replies:
 
-    python benchmarks/fit_checklist.py judges/candidates/qwen-1.5b-real.toml --dry-run --holdout \
+    python benchmarks/fit_checklist.py judges/local.toml --select 6 --dry-run --holdout \
         --gold judges/pairs-gold.jsonl --gold judges/pairs-real.jsonl \
         --gold reports/gold/pairs-esconv.jsonl
 
