@@ -34,9 +34,9 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from voicebench.agentspec import load_agent_spec  # noqa: E402
-from voicebench.converse.records import greeting_of, opening_of  # noqa: E402
-from voicebench.converse.roles import says_goodbye, spoken  # noqa: E402
-from voicebench.converse.seeker import (  # noqa: E402
+from voicebench.calling.records import greeting_of, opening_of  # noqa: E402
+from voicebench.calling.roles import says_goodbye, spoken  # noqa: E402
+from voicebench.calling.seeker import (  # noqa: E402
     MAX_ROLE_BREAKS,
     Seeker,
     SeekerCache,

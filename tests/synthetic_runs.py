@@ -333,8 +333,8 @@ def make_calls(
     turns) after ``ttfa_ms`` (by the turn's place in the call); the calls of ``invalid``
     broke role. Each call has its audio, a tone as long as the call has turns, and the
     caller's ``report``."""
-    from voicebench.converse.records import CallRecord, Exchange, greeting_of
-    from voicebench.converse.seeker import CallerReport
+    from voicebench.calling.records import CallRecord, Exchange, greeting_of
+    from voicebench.calling.seeker import CallerReport
     from voicebench.dialogues.personas import personas_for
     from voicebench.runlog import ReplayMode
 

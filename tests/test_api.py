@@ -44,6 +44,13 @@ def test_shipped_specs_are_found_by_name_and_a_path_of_ones_own_wins(tmp_path, m
     )
 
 
+def test_a_run_of_no_items_is_refused_before_anything_is_written(tmp_path):
+    for call in (voicebench.replay, voicebench.converse):
+        with pytest.raises(InputError, match="limit must be at least 1"):
+            call("scripted", limit=0, out=tmp_path / "r")
+    assert not (tmp_path / "r").exists()
+
+
 def test_built_in_data_is_found_through_the_package():
     assert builtin.DIALOGUES.is_file() and (builtin.FIXTURES / "manifest.json").is_file()
     assert builtin.PAIRS_GOLD.is_file() and builtin.STRATEGY_GOLD.is_file()

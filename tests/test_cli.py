@@ -131,6 +131,29 @@ def test_every_command_turns_bad_input_into_one_line_and_exit_2(tmp_path: Path):
         assert "Traceback" not in result.output
 
 
+def test_a_checkout_path_away_from_the_checkout_names_the_shipped_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # where a user of the installed wheel runs the docs' commands
+    for args, hint in [
+        (["run", "--agent", "agents/scripted.toml"], "name it --agent scripted"),
+        (["judge-check", "--judge", "judges/local.toml"], "name it --judge local"),
+        (["judge-check", "--gold", "judges/pairs-real.jsonl"], "name it --gold real"),
+        (["dialogues", "check", "audio_fixtures/dialogues.jsonl"], "the default of --dialogues"),
+    ]:
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, (args, result.output)
+        assert hint in " ".join(result.output.split()), (args, result.output)
+    # a path that names nothing shipped gets no hint
+    result = runner.invoke(app, ["dialogues", "check", "agents/mine.jsonl"])
+    assert result.exit_code == 2 and "ships" not in result.output
+
+
+def test_version():
+    from voicebench import __version__
+
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.output.strip() == f"voicebench {__version__}"
+
+
 def test_progress_is_a_bar_with_lines_above_it_on_a_terminal(monkeypatch):
     import io
 

@@ -39,7 +39,7 @@ ORDER = (
     "remote",
     "replaying",
     "live",
-    "converse",
+    "calling",
     "judging",
     "rating",
     "strategies",

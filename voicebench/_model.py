@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from voicebench.errors import InputError
+from voicebench.errors import InputError, MissingFileError
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -59,7 +59,7 @@ def read_bytes(path: Path) -> bytes:
     try:
         return path.read_bytes()
     except FileNotFoundError:
-        raise InputError("file not found", file=path) from None
+        raise MissingFileError("file", path) from None
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", file=path) from None
 

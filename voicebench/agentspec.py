@@ -89,7 +89,7 @@ from pydantic import Field, model_validator
 
 from voicebench import builtin
 from voicebench._model import FrozenModel, read_toml, validate_record
-from voicebench.errors import InputError, MissingSecretError
+from voicebench.errors import InputError, MissingFileError, MissingSecretError
 from voicebench.llm.endpoint import Endpoint, warn_if_sent_away
 from voicebench.llm.realtime import RealtimeEndpoint
 from voicebench.remotespec import RemoteSpec
@@ -291,7 +291,7 @@ def load_agent_spec(
     (dotted keys) set over what the file says; a missing key variable fails here, naming it."""
     path = builtin.spec_path("agents", path)
     if not path.exists():
-        raise InputError("agent spec not found", file=path)
+        raise MissingFileError("agent spec", path)
     data = with_overrides(read_toml(path), overrides or {})
     spec = validate_record(AgentSpec, data, file=path)
     var = spec.key_variable

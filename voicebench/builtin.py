@@ -85,6 +85,30 @@ def spec_path(kind: SpecKind, value: str | Path, *, base: Path | None = None) ->
     )
 
 
+def shipped_hint(path: str | Path) -> str:
+    """For a path that is not there but names a file voicebench ships, as a checkout lays
+    them out (``agents/scripted.toml``, ``audio_fixtures/dialogues.jsonl``): how to name the
+    shipped one from anywhere, as a clause to append to the error; else ''."""
+    parts = Path(path).parts
+    start = next(
+        (k for k, p in enumerate(parts) if p in ("agents", "judges", "audio_fixtures")), None
+    )
+    if start is None:
+        return ""
+    rel = Path(*parts[start:])
+    if not (DATA / rel).exists():
+        return ""
+    if len(rel.parts) == 2 and rel.suffix == ".toml" and rel.parts[0] in ("agents", "judges"):
+        option = "--agent" if rel.parts[0] == "agents" else "--judge"
+        return f"; voicebench ships {rel}: name it {option} {rel.stem}"
+    gold = next((name for name, p in GOLD_SETS.items() if p.name == rel.name), None)
+    if gold is not None and rel.parts[0] == "judges":
+        return f"; voicebench ships {rel}: name it --gold {gold}"
+    if rel == Path("audio_fixtures", DIALOGUES.name):
+        return f"; voicebench ships {rel} (the default of --dialogues) at {DIALOGUES}"
+    return f"; voicebench ships {rel} at {DATA / rel}"
+
+
 def installed(path: Path) -> bool:
     """Whether ``path`` lies in the built-in data an installed wheel carries, where nothing is
     written (in a checkout the data are the repository's own folders, edited in place)."""

@@ -36,6 +36,14 @@ class InputError(VoicebenchError):
         super().__init__(": ".join([*parts, message]))
 
 
+class MissingFileError(InputError):
+    """A file named by the user is not there (the command line adds, when the path names a
+    file voicebench ships, how to name the shipped one)."""
+
+    def __init__(self, what: str, file: str | Path) -> None:
+        super().__init__(f"{what} not found", file=file)
+
+
 class MissingExtraError(VoicebenchError):
     """An optional dependency of a provider is not installed."""
 

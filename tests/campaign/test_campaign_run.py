@@ -14,7 +14,7 @@ from campaign_files import two_speeds, write_campaign
 from chromium import Browser, find_chromium
 from processes import ROOT, voicebench
 
-from voicebench.converse import read_calls
+from voicebench.calling import read_calls
 from voicebench.judging import read_judging_header, read_verdicts
 from voicebench.runlog import read_header, read_turns
 from voicebench.testing.scripted_server import ScriptedLLMServer
@@ -95,6 +95,25 @@ def test_a_campaign_runs_judges_reports_and_resumes(tmp_path: Path, short_set):
         != turns["s-500--dialogues--barge-in-delay_ms-600"][-1].started_at
     )
     assert len(read_verdicts(judged)) == len(verdicts)
+
+    # The folder moved whole and reported from elsewhere: the report the campaign made.
+    moved = tmp_path / "moved"
+    out.rename(moved)
+    again = subprocess.run(
+        voicebench("report", "moved", "--out", "again"),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "Pipecat" not in again.stderr  # no library banner
+    made = json.loads((moved / "report" / "report.json").read_text())
+    remade = json.loads((tmp_path / "again" / "report.json").read_text())
+    for r in (made, remade):
+        del r["created_at"], r["judging"]["judging_dir"]
+        for a in r["agents"]:
+            a["run_dir"] = Path(a["run_dir"]).name
+    assert remade == made
 
 
 def test_a_simulated_campaign_converses_judges_whole_calls_and_reports(tmp_path: Path, short_set):

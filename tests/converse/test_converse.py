@@ -15,7 +15,7 @@ from processes import voicebench
 
 from voicebench.agentspec import AgentSpec, RemoteSpec
 from voicebench.api import Calls, converse_async, replay_async
-from voicebench.converse.seeker import CUT_IN, REASK
+from voicebench.calling.seeker import CUT_IN, REASK
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.dialogues.personas import load_personas, personas_path
 from voicebench.fixtures import load_manifest

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from processes import KILL_AGENT, kill_seeds, kill_until_done, voicebench
 
-from voicebench.converse import read_calls
+from voicebench.calling import read_calls
 from voicebench.dialogues import load_dialogues
 from voicebench.runlog import read_turns
 from voicebench.testing.scripted_server import ScriptedLLMServer

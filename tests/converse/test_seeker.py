@@ -7,7 +7,7 @@ import contextlib
 
 import pytest
 
-from voicebench.converse.seeker import (
+from voicebench.calling.seeker import (
     DEFAULT_SEEKER,
     NOT_THIS,
     Seeker,

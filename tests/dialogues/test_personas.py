@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from voicebench.converse.roles import role_break, says_goodbye, spoken
-from voicebench.converse.seeker import system_prompt
+from voicebench.calling.roles import role_break, says_goodbye, spoken
+from voicebench.calling.seeker import system_prompt
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.dialogues.personas import (
     BUILTIN_PERSONAS,

@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from voicebench._folder import Outside
-from voicebench.converse.records import read_calls
+from voicebench.calling.records import read_calls
 from voicebench.dialogues import Dialogue
 from voicebench.errors import InputError
 from voicebench.fixtures.manifest import Manifest, load_manifest
 from voicebench.fixtures.synth import lookup_fixture
-from voicebench.judging import Reply, judged_items, read_judging_header, read_replies
+from voicebench.judging import Reply, judged_items, judged_runs, read_judging_header, read_replies
 from voicebench.judging.models import JudgedUnit
 from voicebench.runlog import read_header
 
@@ -86,7 +86,7 @@ class Library:
 
 def load_library(judging_dir: Path) -> Library:
     header = read_judging_header(judging_dir)
-    run_dirs = [Path(d) for d in header.run_dirs]
+    run_dirs = judged_runs(judging_dir, header)
     replies = {(r.item_id, r.contestant): r for r in read_replies(judging_dir) if r.failed is None}
     if not replies:
         raise InputError("no judged replies to rate", file=judging_dir / "replies.jsonl")

@@ -264,15 +264,17 @@ def report(
     *,
     out: PathLike | None = None,
     title: str | None = None,
-    budget_ttft_ms: float = TTFT_BUDGET_MS,
-    budget_ttfa_ms: float = TTFA_BUDGET_MS,
+    budget_ttft_ms: float | None = None,
+    budget_ttfa_ms: float | None = None,
     human_judgments: PathLike | None = None,
     audio_format: AudioFormat = "wav",
     on_status: Callable[[str], None] | None = None,
 ) -> BuiltReport:
     """Write the latency-budget report and the quality-latency frontier for runs and (at most)
     one judging: ``index.html`` (one self-contained page), ``report.md``, ``report.json`` and
-    ``figures/``.
+    ``figures/``. A campaign or demo folder, given alone, is reported as the campaign reported
+    it: its judging and runs, its cells' labels, its title and budgets (unless given here).
+    The budgets default to 500 ms TTFT and 1000 ms TTFA.
 
     The judged replies' audio is copied to ``audio/`` as recorded (``audio_format="wav"``) or
     encoded as Opus in Ogg (``"opus"``, about a tenth of the size, for a report to share).
@@ -281,16 +283,29 @@ def report(
     Returns:
         The report's folder, its data (``.report``) and the files written.
     """
+    from voicebench.campaign.folder import is_campaign, report_inputs
+    from voicebench.errors import InputError
     from voicebench.reporting import build_report
     from voicebench.runlog import folder_stamp
 
+    paths = [folder(x) for x in inputs]
+    labels: dict[Path, str] = {}
+    ttft, ttfa = TTFT_BUDGET_MS, TTFA_BUDGET_MS
+    campaigns = [p for p in paths if is_campaign(p)]
+    if campaigns:
+        if len(paths) > 1:
+            raise InputError("a campaign folder is reported on its own", file=campaigns[0])
+        found = report_inputs(campaigns[0])
+        paths, labels, title = found.paths, found.labels, title or found.title
+        ttft, ttfa = found.budgets.ttft_ms, found.budgets.ttfa_ms
     return build_report(
-        [folder(x) for x in inputs],
+        paths,
         Path(out) if out is not None else Path("reports") / f"report-{folder_stamp()}",
         title=title,
-        budget_ttft_ms=budget_ttft_ms,
-        budget_ttfa_ms=budget_ttfa_ms,
+        budget_ttft_ms=ttft if budget_ttft_ms is None else budget_ttft_ms,
+        budget_ttfa_ms=ttfa if budget_ttfa_ms is None else budget_ttfa_ms,
         human_judgments=Path(human_judgments) if human_judgments is not None else None,
         audio_format=audio_format,
         on_status=on_status,
+        labels=labels,
     )

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    from voicebench.converse import CallRecord
+    from voicebench.calling import CallRecord
     from voicebench.gates import Figure, GateResult
     from voicebench.judging import JudgingHeader, JudgingResult, Verdict
     from voicebench.runlog import RunHeader, TurnRecord
@@ -41,7 +41,7 @@ class Calls:
 
     @classmethod
     def load(cls, path: PathLike) -> Calls:
-        from voicebench.converse import read_calls
+        from voicebench.calling import read_calls
 
         path = Path(path)
         return cls(path, Run.load(path), tuple(read_calls(path)))
@@ -49,14 +49,14 @@ class Calls:
     @property
     def items(self) -> Path:
         """The valid calls as dialogue items (replay them with their ``fixtures``)."""
-        from voicebench.converse.records import ITEMS_FILE
+        from voicebench.calling.records import ITEMS_FILE
 
         return self.path / ITEMS_FILE
 
     @property
     def fixtures(self) -> Path:
         """The audio of the seekers' lines."""
-        from voicebench.converse.records import FIXTURES_DIR
+        from voicebench.calling.records import FIXTURES_DIR
 
         return self.path / FIXTURES_DIR
 

@@ -12,7 +12,7 @@ from voicebench.api.results import Calls, PathLike, Run, run_sync
 
 if TYPE_CHECKING:
     from voicebench.agentspec import AgentSpec
-    from voicebench.converse.records import CallProgress
+    from voicebench.calling.records import CallProgress
     from voicebench.dialogues import Dialogue
     from voicebench.replaying import RunProgress
 
@@ -162,8 +162,8 @@ async def converse_async(
     progress: Callable[[CallProgress], None] | None = None,
 ) -> Calls:
     """Simulated calls with the agent, one per item; see ``converse``."""
-    from voicebench.converse import converse as converse_calls
-    from voicebench.converse import load_seeker_spec
+    from voicebench.calling import converse as converse_calls
+    from voicebench.calling import load_seeker_spec
     from voicebench.dialogues import load_dialogues
     from voicebench.dialogues.personas import personas_for
     from voicebench.errors import InputError

@@ -24,8 +24,8 @@ from pathlib import Path
 
 from voicebench import builtin
 from voicebench.agentspec import AgentSpec, load_agent_spec
+from voicebench.calling import SeekerSpec, load_seeker_spec
 from voicebench.campaign.spec import CampaignSpec, load_campaign, slug
-from voicebench.converse import SeekerSpec, load_seeker_spec
 from voicebench.dialogues import Dialogue, load_dialogues
 from voicebench.dialogues.personas import Persona, personas_for
 from voicebench.errors import InputError

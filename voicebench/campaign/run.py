@@ -27,16 +27,15 @@ from typing import Protocol
 
 from voicebench._folder import claimed
 from voicebench._jsonl import write_atomic
+from voicebench.calling import CallProgress, converse
+from voicebench.campaign.folder import PLAN_FILE
 from voicebench.campaign.plan import CampaignPlan, Cell
-from voicebench.converse import CallProgress, converse
 from voicebench.judging import JudgingResult, Verdict, judge_runs
 from voicebench.rating import NothingToRateError, RatingTable, rate_judging
 from voicebench.replaying import RunProgress, run_replay
 from voicebench.reporting import BuiltReport, build_report
 from voicebench.runlog import HEADER_FILE as RUN_HEADER
 from voicebench.runlog import TurnRecord, read_turns
-
-PLAN_FILE = "campaign.json"
 
 
 class CampaignHooks(Protocol):
@@ -79,6 +78,7 @@ def plan_record(plan: CampaignPlan) -> str:
         "file": None if plan.file is None else str(plan.file),
         "cells": cells,
         "judges": [str(j) for j in plan.judges],
+        "title": plan.title,
     }
     return json.dumps(record, indent=2) + "\n"
 

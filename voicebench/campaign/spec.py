@@ -50,7 +50,7 @@ from pydantic import Field, model_validator
 
 from voicebench._model import FrozenModel, read_toml, validate_record
 from voicebench.budgets import Budgets as LatencyBudgets
-from voicebench.errors import InputError
+from voicebench.errors import MissingFileError
 
 _SLUG = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -142,5 +142,5 @@ class CampaignSpec(FrozenModel):
 def load_campaign(path: Path) -> CampaignSpec:
     """Read and check a campaign file; a problem names the file and the field."""
     if not path.is_file():
-        raise InputError("campaign file not found", file=path)
+        raise MissingFileError("campaign file", path)
     return validate_record(CampaignSpec, read_toml(path), file=path)

@@ -21,6 +21,7 @@ import os
 
 import typer
 
+from voicebench._version import __version__
 from voicebench.cli import (
     annotate,
     campaign,
@@ -32,7 +33,7 @@ from voicebench.cli import (
     report,
     run,
 )
-from voicebench.cli.common import VoicebenchGroup
+from voicebench.cli.common import VoicebenchGroup, quiet_libraries, show
 
 app = typer.Typer(
     cls=VoicebenchGroup,
@@ -47,9 +48,27 @@ for group in (run, converse, judge, annotate, report, live, gates, campaign):
 app.add_typer(dialogues.app, name="dialogues")
 
 
+def _version(value: bool) -> None:
+    if value:
+        show(f"voicebench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Live voice-agent latency and empathy evaluation on HEART support dialogues."""
+
+
 def main() -> None:
     # Users on an air-gapped machine must never wait on a hub: the models are packaged.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    # Libraries that log on import (pipecat's banner) stay quiet unless a command's --verbose
+    # asks for their logs.
+    quiet_libraries(verbose=False)
     app()
 
 

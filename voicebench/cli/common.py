@@ -17,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from typer.core import TyperGroup
 
 from voicebench import builtin
-from voicebench.errors import SecretDestinationWarning, VoicebenchError
+from voicebench.errors import MissingFileError, SecretDestinationWarning, VoicebenchError
 
 if TYPE_CHECKING:
     from voicebench.judging.cards import JudgeCard
@@ -158,7 +158,12 @@ class VoicebenchGroup(TyperGroup):
                 warnings.showwarning = show_note
                 return super().invoke(ctx)
         except VoicebenchError as exc:
-            err.print(f"[bold red]error:[/] {plain(str(exc))}", highlight=False, soft_wrap=True)
+            hint = ""
+            if isinstance(exc, MissingFileError) and exc.file is not None:
+                hint = builtin.shipped_hint(exc.file)
+            err.print(
+                f"[bold red]error:[/] {plain(str(exc) + hint)}", highlight=False, soft_wrap=True
+            )
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             note = _interrupt_notes[-1] if _interrupt_notes else None

@@ -12,6 +12,7 @@ import typer
 from voicebench.cli.common import (
     Steps,
     VoicebenchGroup,
+    agent_spec,
     on_interrupt,
     plain,
     quiet_libraries,
@@ -69,7 +70,13 @@ def adversarial(
         ),
     ],
     llm: Annotated[
-        Path, typer.Option("--llm", help="Agent spec (TOML) whose [llm] rewrites the seeker turns.")
+        Path,
+        typer.Option(
+            "--llm",
+            parser=agent_spec,
+            help="Agent spec whose [llm] rewrites the seeker turns: a TOML file, or a shipped "
+            "one by name.",
+        ),
     ],
     dest: Annotated[
         Path | None,

@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from voicebench.budgets import TTFA_BUDGET_MS, TTFT_BUDGET_MS
-from voicebench.cli.common import TTFABudgetOpt, TTFTBudgetOpt, say
+from voicebench.cli.common import say
 from voicebench.cli.present.report import show_report
-
-if TYPE_CHECKING:
-    pass
 
 
 class AudioChoice(enum.StrEnum):
@@ -26,7 +23,8 @@ def report(
         list[Path],
         typer.Argument(
             help="Run directories and/or one judging folder (its runs are included). A run's "
-            "judging/ folder is used when no judging folder is given. Or one load folder "
+            "judging/ folder is used when no judging folder is given. Or one campaign or demo "
+            "folder: the report the campaign made, at its budgets. Or one load folder "
             "(voicebench load): its report by concurrency and over time."
         ),
     ],
@@ -35,8 +33,20 @@ def report(
         typer.Option("--out", "-o", help="Report folder (default reports/report-TIMESTAMP)."),
     ] = None,
     title: Annotated[str | None, typer.Option(help="Page title.")] = None,
-    budget_ttft_ms: TTFTBudgetOpt = TTFT_BUDGET_MS,
-    budget_ttfa_ms: TTFABudgetOpt = TTFA_BUDGET_MS,
+    budget_ttft_ms: Annotated[
+        float | None,
+        typer.Option(
+            min=0,
+            help=f"TTFT budget (ms); default {TTFT_BUDGET_MS:.0f}, or a campaign folder's own.",
+        ),
+    ] = None,
+    budget_ttfa_ms: Annotated[
+        float | None,
+        typer.Option(
+            min=0,
+            help=f"TTFA budget (ms); default {TTFA_BUDGET_MS:.0f}, or a campaign folder's own.",
+        ),
+    ] = None,
     human_judgments: Annotated[
         Path | None, typer.Option(help="Human judgments (CSV or JSONL) for the agreement figures.")
     ] = None,
@@ -64,7 +74,11 @@ def report(
         from voicebench.runlog import folder_stamp
 
         target = out_dir or Path("reports") / f"load-report-{folder_stamp()}"
-        page = write_load_report(loads[0], target, budget_ttfa_ms=budget_ttfa_ms)
+        page = write_load_report(
+            loads[0],
+            target,
+            budget_ttfa_ms=TTFA_BUDGET_MS if budget_ttfa_ms is None else budget_ttfa_ms,
+        )
         say(f"load report: {page}")
         return
 

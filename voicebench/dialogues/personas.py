@@ -26,7 +26,7 @@ from voicebench._jsonl import write_atomic
 from voicebench._model import FrozenModel
 from voicebench.dialogues.io import load_by_id
 from voicebench.dialogues.models import DIALOGUE_ID_PATTERN, Dialogue, EscalationProfile
-from voicebench.errors import InputError
+from voicebench.errors import MissingFileError
 
 BUILTIN_PERSONAS = builtin.FIXTURES / "personas.jsonl"
 
@@ -113,7 +113,7 @@ def personas_for(
     """Each item's card: from ``path`` (else the set's own cards beside ``dialogues_path``,
     else the built-in cards) where it has one, else derived from the item."""
     if path is not None and not path.is_file():
-        raise InputError("persona file not found", file=path)
+        raise MissingFileError("persona file", path)
     cards: dict[str, Persona] = {}
     source = path if path is not None else BUILTIN_PERSONAS
     if path is None and dialogues_path is not None and personas_path(dialogues_path).exists():

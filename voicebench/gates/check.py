@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Literal
 
 from voicebench._model import FrozenModel, read_toml
-from voicebench.errors import InputError
+from voicebench.errors import InputError, MissingFileError
 from voicebench.gates.figures import FIGURE_KEYS, Figure
 
 
@@ -69,7 +69,7 @@ def make_gate(name: str, bound: float, *, source: str | Path) -> Gate:
 def read_gates(path: Path) -> list[Gate]:
     """The ``[gates]`` table of a TOML file."""
     if not path.is_file():
-        raise InputError("gates file not found", file=path)
+        raise MissingFileError("gates file", path)
     data = read_toml(path)
     table = data.get("gates")
     if not isinstance(table, dict) or not table:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from voicebench.converse.records import CallRecord, read_calls
+from voicebench.calling.records import CallRecord, read_calls
 from voicebench.dialogues import Role
 from voicebench.dialogues.personas import Persona
 from voicebench.errors import InputError

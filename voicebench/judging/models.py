@@ -22,6 +22,7 @@ from pydantic import Field, field_validator
 
 from voicebench._folder import inside
 from voicebench._model import FrozenModel
+from voicebench.runlog import HEADER_FILE as RUN_HEADER
 
 JUDGING_SCHEMA_VERSION = 1
 DIMENSIONS = ("H", "E", "A", "R", "T")
@@ -80,8 +81,21 @@ class Reply(FrozenModel):
         if self.audio_path is None:
             return None
         if self.run_dir is not None:
-            return inside(Path(self.run_dir), self.audio_path)
+            return inside(locate_run(self.run_dir, judging_dir), self.audio_path)
         return inside(judging_dir / "audio", PurePath(self.audio_path).name)
+
+
+def locate_run(stored: str | Path, judging_dir: Path) -> Path:
+    """A run folder as a judging folder recorded it (often relative to where the command
+    ran); when it is not there, its path's last parts under each of the judging folder's
+    parents, so a campaign or demo folder moved whole, or read from another folder, still
+    finds its runs."""
+    stored = Path(stored)
+    if (stored / RUN_HEADER).is_file():
+        return stored
+    tails = [Path(*stored.parts[-k:]) for k in range(1, min(3, len(stored.parts)) + 1)]
+    near = (p / tail for p in list(Path(judging_dir).resolve().parents)[:3] for tail in tails)
+    return next((p for p in near if (p / RUN_HEADER).is_file()), stored)
 
 
 class DimensionMarks(FrozenModel):

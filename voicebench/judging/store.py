@@ -32,7 +32,7 @@ from voicebench._jsonl import (
 from voicebench._model import read_model
 from voicebench.dialogues import Dialogue, load_dialogues
 from voicebench.errors import InputError
-from voicebench.judging.models import JudgingHeader, PairResult, Reply, Verdict
+from voicebench.judging.models import JudgingHeader, PairResult, Reply, Verdict, locate_run
 from voicebench.runlog import read_header
 
 HEADER_FILE = "judging.json"
@@ -55,6 +55,12 @@ def read_judging_header(folder: Path) -> JudgingHeader:
             "not a judging folder (no judging.json); run voicebench judge first", file=Path(folder)
         )
     return read_model(JudgingHeader, path)
+
+
+def judged_runs(folder: Path, header: JudgingHeader | None = None) -> list[Path]:
+    """The run folders a judging folder judged, found where they are now (``locate_run``)."""
+    header = header or read_judging_header(folder)
+    return [locate_run(stored, folder) for stored in header.run_dirs]
 
 
 def read_replies(out_dir: Path) -> list[Reply]:

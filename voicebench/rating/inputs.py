@@ -7,7 +7,13 @@ import hashlib
 import json
 from pathlib import Path
 
-from voicebench.judging import HEADER_FILE, REPLIES_FILE, VERDICTS_FILE, read_judging_header
+from voicebench.judging import (
+    HEADER_FILE,
+    REPLIES_FILE,
+    VERDICTS_FILE,
+    judged_runs,
+    read_judging_header,
+)
 from voicebench.rating.people import human_files
 from voicebench.runlog import TURNS_FILE
 
@@ -22,7 +28,7 @@ def inputs_sha256(
         judging_dir / HEADER_FILE,
         judging_dir / REPLIES_FILE,
         judging_dir / VERDICTS_FILE,
-        *(Path(d) / TURNS_FILE for d in header.run_dirs),
+        *(d / TURNS_FILE for d in judged_runs(judging_dir, header)),
         *human_files(judging_dir),
     ]
     if human_judgments is not None:

@@ -34,6 +34,7 @@ from voicebench.budgets import TTFA_BUDGET_MS, TTFT_BUDGET_MS
 from voicebench.judging import (
     DIMENSIONS,
     judged_items,
+    judged_runs,
     read_judging_header,
 )
 from voicebench.judging.models import JudgedUnit
@@ -174,7 +175,7 @@ def rate_judging(
 ) -> RatingTable:
     """Fit the ratings of one judging folder and (with ``write``) write ``ratings.json`` there."""
     header = read_judging_header(judging_dir)
-    run_dirs = [Path(p) for p in header.run_dirs]
+    run_dirs = judged_runs(judging_dir, header)
     inputs = inputs_sha256(
         judging_dir,
         rounds=rounds,

@@ -209,7 +209,9 @@ def select_dialogues(
     ids: Sequence[str] | None = None,
     file: Path | None = None,
 ) -> list[Dialogue]:
-    """The dialogues a run replays: by id if given, then the first ``limit``."""
+    """The dialogues a run replays: by id if given, then the first ``limit`` (at least 1)."""
+    if limit is not None and limit < 1:
+        raise InputError(f"limit must be at least 1, not {limit}", file=file, field="limit")
     chosen = list(dialogues)
     if ids:
         known = {d.id: d for d in dialogues}

@@ -23,13 +23,14 @@ from pathlib import Path
 from voicebench._jsonl import write_atomic
 from voicebench._version import __version__
 from voicebench.budgets import TTFA_BUDGET_MS, TTFT_BUDGET_MS
-from voicebench.converse.outcomes import call_outcomes
-from voicebench.converse.records import read_calls
+from voicebench.calling.outcomes import call_outcomes
+from voicebench.calling.records import read_calls
 from voicebench.errors import InputError, VoicebenchError, redact
 from voicebench.judging import HEADER_FILE as JUDGING_HEADER
 from voicebench.judging import (
     current_verdicts,
     judge_health,
+    judged_runs,
     load_judge_spec,
     pair_results,
     read_judging_header,
@@ -118,7 +119,7 @@ def resolve_inputs(paths: Sequence[Path]) -> Inputs:
     call = by_unit["call"][0] if by_unit["call"] else None
     for chosen in (reply, call):
         if chosen is not None:
-            runs.extend(Path(d) for d in read_judging_header(chosen).run_dirs)
+            runs.extend(judged_runs(chosen))
     unique: dict[Path, Path] = {}
     for r in runs:
         unique.setdefault(r.resolve(), r)

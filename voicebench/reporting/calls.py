@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from voicebench.converse.outcomes import Estimate
+from voicebench.calling.outcomes import Estimate
 from voicebench.rating.people import PeopleSummary
 from voicebench.reporting import humans
 from voicebench.reporting.models import JudgingSummary, Report

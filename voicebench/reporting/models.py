@@ -19,7 +19,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from voicebench._model import FrozenModel
-from voicebench.converse.outcomes import CallOutcomes
+from voicebench.calling.outcomes import CallOutcomes
 from voicebench.judging import JudgeHealth
 from voicebench.judging.cards import JudgeCard
 from voicebench.metrics.models import AgentLatency

@@ -15,10 +15,16 @@ from typing import Literal
 import soundfile as sf
 
 from voicebench._folder import Outside
-from voicebench.converse.outcomes import call_turns
-from voicebench.converse.records import ENDINGS, CallRecord, read_calls
+from voicebench.calling.outcomes import call_turns
+from voicebench.calling.records import ENDINGS, CallRecord, read_calls
 from voicebench.fixtures.audio import resample
-from voicebench.judging import current_verdicts, judged_items, read_judging_header, read_replies
+from voicebench.judging import (
+    current_verdicts,
+    judged_items,
+    judged_runs,
+    read_judging_header,
+    read_replies,
+)
 from voicebench.rating import folder_judgments
 from voicebench.rating.agreement import RATING_LABELS
 from voicebench.reporting.models import (
@@ -71,7 +77,7 @@ def item_replies(
     """Every judged item's replies, verdicts and people's answers; reply audio is copied to
     ``out_dir/audio/`` in ``audio_format``."""
     header = read_judging_header(judging_dir)
-    items = judged_items([Path(d) for d in header.run_dirs])
+    items = judged_items(judged_runs(judging_dir, header))
     replies = defaultdict(list)
     for r in read_replies(judging_dir):
         replies[r.item_id].append(r)
@@ -178,7 +184,7 @@ def call_views(
     agent's call as heard with its audio (copied like a reply's), its turns' timing, how it
     ended and the caller's report, and the verdicts."""
     found: dict[tuple[str, str], tuple[CallRecord, list[TurnRecord]]] = {}
-    for run_dir in map(Path, read_judging_header(judging_dir).run_dirs):
+    for run_dir in judged_runs(judging_dir):
         name, records = read_header(run_dir).agent.name, read_turns(run_dir)
         for call in read_calls(run_dir):
             found[(name, call.call_id)] = (call, records)

@@ -23,7 +23,7 @@ from voicebench._jsonl import (
     read_models,
 )
 from voicebench._model import FrozenModel
-from voicebench.judging import judged_items, read_judging_header, read_replies
+from voicebench.judging import judged_items, judged_runs, read_judging_header, read_replies
 from voicebench.judging.prompt import dialogue_context
 from voicebench.judging.spec import JudgeModelSpec, load_judge_spec
 from voicebench.llm import AnswerFormat, ChatClient, ask_parsed, open_chat
@@ -91,7 +91,7 @@ def read_labels(folder: Path, name: str = LABELS_FILE) -> list[ReplyStrategies]:
 def label_tasks(folder: Path, classifier: str) -> list[LabelTask]:
     """Every usable reply of the judging folder, with its conversation."""
     header = read_judging_header(folder)
-    items = judged_items([Path(p) for p in header.run_dirs])
+    items = judged_items(judged_runs(folder, header))
     tasks = []
     for r in read_replies(folder):
         if r.failed is not None or r.item_id not in items:

@@ -11,8 +11,8 @@ from rich.table import Table
 from voicebench.cli.common import out, plain, show
 
 if TYPE_CHECKING:
-    from voicebench.converse import CallRecord
-    from voicebench.converse.records import CallProgress
+    from voicebench.calling import CallRecord
+    from voicebench.calling.records import CallProgress
     from voicebench.runlog import TurnRecord
 
 
@@ -32,7 +32,7 @@ def call_line(p: CallProgress) -> str:
             if value is not None
         )
         return f"{head} turn {r.turn_index}  {figures}  caller: {plain(r.user_text)}"
-    from voicebench.converse.records import ENDINGS
+    from voicebench.calling.records import ENDINGS
 
     c = p.finished
     assert c is not None
@@ -49,7 +49,7 @@ def call_line(p: CallProgress) -> str:
 
 def show_calls(path: Path, calls: list[CallRecord], records: list[TurnRecord]) -> None:
     """Latency by the turn's place in the call, the calls' endings and reports, the files."""
-    from voicebench.converse.outcomes import Estimate, call_outcomes
+    from voicebench.calling.outcomes import Estimate, call_outcomes
 
     estimate = Estimate.text
 

@@ -44,7 +44,7 @@ from voicebench._folder import claimed
 from voicebench._jsonl import append_record, write_atomic
 from voicebench.agent.interface import Agent, AgentFactory
 from voicebench.agentspec import AgentSpec
-from voicebench.converse.records import (
+from voicebench.calling.records import (
     CACHE_FILE,
     CALL_AUDIO_DIR,
     CALLS_FILE,
@@ -59,8 +59,8 @@ from voicebench.converse.records import (
     read_calls,
     save_item,
 )
-from voicebench.converse.roles import says_goodbye, spoken
-from voicebench.converse.seeker import (
+from voicebench.calling.roles import says_goodbye, spoken
+from voicebench.calling.seeker import (
     CUT_IN,
     MAX_ROLE_BREAKS,
     Seeker,
@@ -69,7 +69,7 @@ from voicebench.converse.seeker import (
     SeekerSpec,
     open_seeker,
 )
-from voicebench.converse.voice import Lines, call_audio
+from voicebench.calling.voice import Lines, call_audio
 from voicebench.dialogues import Dialogue, Role, Turn
 from voicebench.dialogues.personas import Persona
 from voicebench.fixtures import (

@@ -10,7 +10,7 @@ from typing import get_args
 
 from voicebench._model import FrozenModel
 from voicebench.bootstrap import mean
-from voicebench.converse.records import CallRecord, EndedBy
+from voicebench.calling.records import CallRecord, EndedBy
 from voicebench.metrics.latency import median_ms
 from voicebench.metrics.scenarios import wilson
 from voicebench.runlog import TurnRecord

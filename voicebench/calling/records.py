@@ -12,7 +12,7 @@ from pydantic import Field
 
 from voicebench._jsonl import json_lines
 from voicebench._model import FrozenModel, validate_record
-from voicebench.converse.seeker import CallerReport
+from voicebench.calling.seeker import CallerReport
 from voicebench.dialogues import Dialogue, Role, Turn, load_dialogues, save_dialogues
 from voicebench.dialogues.personas import Persona, load_personas, personas_path, save_personas
 from voicebench.runlog import TurnRecord

@@ -1,10 +1,10 @@
 """Simulated calls: an LLM plays the seeker of each item's persona card, live, against the agent
 (``voicebench converse``)."""
 
-from voicebench.converse.call import converse
-from voicebench.converse.records import CallProgress, CallRecord, Exchange, read_calls
-from voicebench.converse.roles import role_break
-from voicebench.converse.seeker import (
+from voicebench.calling.call import converse
+from voicebench.calling.records import CallProgress, CallRecord, Exchange, read_calls
+from voicebench.calling.roles import role_break
+from voicebench.calling.seeker import (
     DEFAULT_SEEKER,
     CallerReport,
     Seeker,

@@ -24,9 +24,9 @@ from pydantic import Field, model_validator
 
 from voicebench._jsonl import append_record, json_lines
 from voicebench._model import FrozenModel, read_toml, validate_record
-from voicebench.converse.roles import END_MARK, role_break, spoken
+from voicebench.calling.roles import END_MARK, role_break, spoken
 from voicebench.dialogues.personas import Persona
-from voicebench.errors import InputError, RunError
+from voicebench.errors import MissingFileError, RunError
 from voicebench.llm import Endpoint, get_provider
 from voicebench.llm.chat import chat_client, completion_client
 from voicebench.llm.connect import Connection, connect
@@ -153,7 +153,7 @@ def load_seeker_spec(path: str | Path | None) -> SeekerSpec:
         return DEFAULT_SEEKER
     path = Path(path)
     if not path.exists():
-        raise InputError("seeker spec not found", file=path)
+        raise MissingFileError("seeker spec", path)
     return validate_record(SeekerSpec, read_toml(path), file=path)
 
 
