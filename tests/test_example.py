@@ -58,3 +58,11 @@ def test_the_example_fails_readably_then_passes(tmp_path, short_set):
     assert fine.returncode == 0, fine.stdout[-3000:] + fine.stderr[-2000:]
     assert "2 passed" in fine.stdout
     assert not folder.exists() or not any(folder.iterdir())
+
+
+def test_a_misspelt_agent_fails_in_one_line_naming_the_test(tmp_path, short_set):
+    result = _pytest(tmp_path / "kept", short_set, VOICEBENCH_AGENT="scriptd")
+    assert result.returncode == 1, result.stdout[-3000:]
+    said = [line for line in result.stdout.splitlines() if "voicebench marker:" in line]
+    assert said and "scriptd: no such file, and no shipped agent of that name" in said[0]
+    assert "Traceback" not in result.stdout and "no running event loop" not in result.stdout

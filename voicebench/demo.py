@@ -24,10 +24,10 @@ from voicebench.runlog import default_run_dir
 
 
 def missing_models(spec_path: Path) -> list[str]:
-    """Packaged local models an agent or judge spec names that are not installed (the
-    ``offline-judge`` extra's); empty when it can run."""
+    """Packaged local models an agent or judge spec names that are neither installed (the
+    ``offline-judge`` extra's) nor in the model cache; empty when it can run."""
     from voicebench._model import read_toml
-    from voicebench.llm.local import SPLIT_MODELS, split_model_installed
+    from voicebench.llm.local import SPLIT_MODELS, split_model_available
 
     data = read_toml(spec_path)
     endpoints = [data.get("llm") or {}, *(data.get("judges") or [])]
@@ -36,7 +36,7 @@ def missing_models(spec_path: Path) -> list[str]:
         for e in endpoints
         if e.get("provider") == "local"
         and e.get("model") in SPLIT_MODELS
-        and not split_model_installed(e["model"])
+        and not split_model_available(e["model"])
     ]
 
 

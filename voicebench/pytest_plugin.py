@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 
 from voicebench.api import GateResults, Judging, Run, check, judge, replay
+from voicebench.errors import VoicebenchError
 
 REPLAY_ARGS = ("agent", "dialogues", "fixtures", "limit", "ids", "scenarios", "seed", "mode")
 _FOLDERS = pytest.StashKey[list[Path]]()
@@ -126,6 +127,16 @@ def _marker(request: pytest.FixtureRequest) -> dict[str, Any]:
     return kwargs
 
 
+def _readable(request: pytest.FixtureRequest, make: Callable[[], Any]) -> Any:
+    """``make()``, a voicebench error (a misspelt agent, a bad spec) failing the test in one
+    line that names the test, not in a traceback through the fixture."""
+    try:
+        return make()
+    except VoicebenchError as exc:
+        error = str(exc)  # failed below, outside this block: nothing chained to it
+    pytest.fail(f"{request.node.nodeid}: voicebench marker: {error}", pytrace=False)
+
+
 def _key(kwargs: dict[str, Any]) -> tuple:
     return tuple(sorted((k, repr(v)) for k, v in kwargs.items()))
 
@@ -140,7 +151,8 @@ def voicebench_run(
     key = ("run", _key(args))
     if key not in cache:
         agent = args.pop("agent")
-        cache[key] = replay(agent, out=_fresh(request, tmp_path_factory, "run"), **args)
+        out = _fresh(request, tmp_path_factory, "run")
+        cache[key] = _readable(request, lambda: replay(agent, out=out, **args))
     run: Run = cache[key]
     yield run
     _used(request, run.path)
@@ -158,7 +170,7 @@ def voicebench_judging(
     key = ("judging", str(voicebench_run.path), repr(spec))
     if key not in cache:
         out = _fresh(request, tmp_path_factory, "judging")
-        cache[key] = judge([voicebench_run], judge=spec, out=out)
+        cache[key] = _readable(request, lambda: judge([voicebench_run], judge=spec, out=out))
     judging: Judging = cache[key]
     yield judging
     _used(request, judging.path)

@@ -70,10 +70,17 @@ def test_the_demo_knows_which_shipped_specs_need_the_extra(monkeypatch):
     from voicebench.demo import missing_models
 
     monkeypatch.setattr(local, "split_model_installed", lambda name: False)
+    monkeypatch.setattr(local, "_joined", lambda model: None)
     assert missing_models(Path("judges/local.toml")) == ["qwen2.5-coder-1.5b"]
     assert missing_models(Path("agents/local-qwen.toml")) == ["qwen2.5-coder-0.5b"]
     assert missing_models(Path("agents/local.toml")) == []
     assert missing_models(Path("judges/local-smoke.toml")) == []
+    # a model joined into the cache before needs no packages
+    monkeypatch.setattr(
+        local, "_joined", lambda model: Path(model.filename) if "1.5b" in model.filename else None
+    )
+    assert missing_models(Path("judges/local.toml")) == []
+    assert missing_models(Path("agents/local-qwen.toml")) == ["qwen2.5-coder-0.5b"]
 
 
 def test_the_install_helper_reports_a_bad_part_in_one_line(parts, monkeypatch, capsys):

@@ -26,6 +26,10 @@ def run_sync(work: Coroutine[Any, Any, T]) -> T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
+        running = False
+    else:
+        running = True
+    if not running:  # (outside the except: an error of the work is not chained to this one)
         return asyncio.run(work)
     with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="voicebench") as pool:
         return pool.submit(asyncio.run, work).result()

@@ -24,6 +24,7 @@ from voicebench.cli.common import (
     judge_spec,
     on_interrupt,
     out,
+    plain,
     quiet_libraries,
     say,
     show,
@@ -196,19 +197,22 @@ def demo(
         missing = missing_models(SECOND_AGENT)
         if missing:
             say(
-                f"second agent skipped: {', '.join(missing)} is not installed "
-                "(pip install 'voicebench-heart[offline-judge]')"
+                plain(
+                    f"second agent skipped: {', '.join(missing)} is not installed "
+                    "(pip install 'voicebench-heart[offline-judge]')"
+                )
             )
         else:
             agents.append(SECOND_AGENT)
-    if judge_spec is None:
+    if judge_spec is None and not no_judge:
         missing = missing_models(OFFLINE_JUDGE)
         judge_spec = DEFAULT_JUDGE if missing else OFFLINE_JUDGE
         if missing:
-            say(
-                f"[yellow]offline judge unavailable ({', '.join(missing)} is not installed: "
-                "pip install 'voicebench-heart[offline-judge]'); judging with the smoke judge[/]"
+            text = (
+                f"offline judge unavailable ({', '.join(missing)} is not installed: pip "
+                "install 'voicebench-heart[offline-judge]'); judging with the smoke judge"
             )
+            say(f"[yellow]{plain(text)}[/]")
     plan = plan_demo(
         agents,
         limit=limit,

@@ -75,14 +75,27 @@ def split_model_installed(name: str) -> bool:
     return all(importlib.util.find_spec(p) is not None for p in SPLIT_MODELS[name].packages)
 
 
+def _joined(model: SplitModel) -> Path | None:
+    """The model's joined file in the cache when its size is right and its sha256 was checked
+    when it was joined."""
+    target = model_cache() / model.filename
+    checked = target.with_name(target.name + ".sha256")
+    joined = target.is_file() and target.stat().st_size == model.size and checked.is_file()
+    return target if joined and checked.read_text().strip() == model.sha256 else None
+
+
+def split_model_available(name: str) -> bool:
+    """Whether a split model can be used: joined in the cache already, or its parts
+    installed to join."""
+    return _joined(SPLIT_MODELS[name]) is not None or split_model_installed(name)
+
+
 def assemble(name: str) -> Path:
     """The joined file of a split model: reused when its size is right and its sha256 was
     checked when it was joined, else joined from the installed parts and checked now."""
     model = SPLIT_MODELS[name]
     target = model_cache() / model.filename
-    checked = target.with_name(target.name + ".sha256")
-    joined = target.is_file() and target.stat().st_size == model.size and checked.is_file()
-    if joined and checked.read_text().strip() == model.sha256:
+    if _joined(model) is not None:
         return target
     parts = []
     for package in model.packages:
@@ -111,7 +124,7 @@ def assemble(name: str) -> Path:
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
-    checked.write_text(model.sha256 + "\n")
+    target.with_name(target.name + ".sha256").write_text(model.sha256 + "\n")
     return target
 
 
