@@ -54,7 +54,8 @@ sys.path.insert(0, str(ROOT))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from voicebench.judging.cards import spec_sha256, wilson  # noqa: E402
+from voicebench.bootstrap import wilson  # noqa: E402
+from voicebench.judging.cards import spec_sha256  # noqa: E402
 from voicebench.judging.check import _cached, check_judge, comparisons, default_check_dir  # noqa: E402
 from voicebench.judging.fitting import FOLDS, choose, fit  # noqa: E402
 from voicebench.judging.gold import GoldPair, GoldSet, load_gold  # noqa: E402
@@ -238,7 +239,7 @@ async def main() -> None:
             xh = features(sources(held), held, names)
             yh = np.array([1.0 if g.better == "a" else -1.0 for g in held])
             right = int((np.sign(xh @ w) == yh).sum())
-            low, high = wilson(right, len(held))
+            _, low, high = wilson(right, len(held)) or (0.0, 0.0, 0.0)
             shown.print(
                 f"held out, {name}: {right}/{len(held)} = {100 * right / len(held):.1f}% "
                 f"(95% CI {100 * low:.0f}-{100 * high:.0f}%; weights fitted on dev)"

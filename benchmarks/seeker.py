@@ -5,7 +5,8 @@ Each card plays one call in text against the agent spec's LLM (the same system p
 endpoint as the voice agent; no audio: the seeker's own figures do not depend on it), up to
 ``--turns`` caller lines, by the rules of ``voicebench converse``: the caller opens with the
 item's own first seeker turn, every later line is the seeker's; a line that breaks role is
-asked for again and counted, a call with two breaks is invalid, a goodbye ends the call.
+asked for again and counted, a call with two breaks is invalid, a goodbye ends the call; a
+line over the card's word cap is cut to its first sentences (counted) rather than refused.
 Seconds per line are wall time per request to the seeker on this machine.
 
 The seeker's prompt was written while looking at the first ten built-in cards, so by default
@@ -34,6 +35,7 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from voicebench.agentspec import load_agent_spec  # noqa: E402
+from voicebench.bootstrap import wilson  # noqa: E402
 from voicebench.calling.records import greeting_of, opening_of  # noqa: E402
 from voicebench.calling.roles import says_goodbye, spoken  # noqa: E402
 from voicebench.calling.seeker import (  # noqa: E402
@@ -46,7 +48,6 @@ from voicebench.calling.seeker import (  # noqa: E402
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues  # noqa: E402
 from voicebench.dialogues.personas import personas_for  # noqa: E402
 from voicebench.llm.chat import open_chat  # noqa: E402
-from voicebench.metrics.scenarios import wilson  # noqa: E402
 
 
 class TimedClient:
@@ -80,7 +81,7 @@ async def main() -> None:
     assert agent.llm is not None, "the agent spec needs an [llm] table"
     kept_words: list[int] = []
     reasons: Counter[str] = Counter()
-    asked = breaks = invalid = goodbyes = 0
+    asked = breaks = invalid = goodbyes = cut = 0
     async with contextlib.AsyncExitStack() as stack:
         clients = await open_seeker(spec, stack)
         timed, again = TimedClient(clients.lines), TimedClient(clients.again)
@@ -102,6 +103,7 @@ async def main() -> None:
                     card, greeting, exchanges, MAX_ROLE_BREAKS - call_breaks
                 )
                 asked += 1 + len(line.breaks)
+                cut += line.cut
                 call_breaks += len(line.breaks)
                 reasons.update("too many words" if "words" in r else r for r in line.breaks)
                 if call_breaks >= MAX_ROLE_BREAKS:
@@ -140,6 +142,7 @@ async def main() -> None:
         f"{100 * share[0]:.1f}% ({100 * share[1]:.1f}-{100 * share[2]:.1f}%)" if share else "-",
     )
     table.add_row("invalid calls (two breaks)", f"{invalid} of {calls}")
+    table.add_row("lines cut to the word cap", str(cut))
     table.add_row(
         "mean words per kept line", f"{statistics.mean(kept_words):.1f}" if kept_words else "-"
     )

@@ -162,9 +162,12 @@ def test_no_module_imports_itself_round_about():
         raise AssertionError(f"an import cycle: {' -> '.join(exc.args[1])}") from None
 
 
-def test_the_budgets_defaults_are_written_once():
+def test_the_budgets_and_turn_timeouts_are_written_once():
     # a parameter's or field's default (``name: float = 500.0``, ``name=1000``)
-    literal = re.compile(r"ttf[ta]_ms(:[^=\n]+= *|=)(Field\(default=)?(500|1000)\b")
+    literal = re.compile(
+        r"(ttf[ta]_ms(:[^=\n]+= *|=)(Field\(default=)?(500|1000)\b)"
+        r"|((turn_)?timeout_s(:[^=\n]+= *|=)(Field\(default=)?(30|60)(\.0)?\b)"
+    )
     found = [
         f"{p.relative_to(PACKAGE)}:{n}"
         for p in files(PACKAGE)
@@ -174,3 +177,18 @@ def test_the_budgets_defaults_are_written_once():
     assert found == []
     budgets = (PACKAGE / "budgets.py").read_text()
     assert "TTFT_BUDGET_MS = 500.0" in budgets and "TTFA_BUDGET_MS = 1000.0" in budgets
+    assert "TURN_TIMEOUT_S = 60.0" in budgets and "LOAD_TURN_TIMEOUT_S = 30.0" in budgets
+    # the commands' options take them from there too
+    from typer.main import get_command
+
+    from voicebench.budgets import LOAD_TURN_TIMEOUT_S, TURN_TIMEOUT_S
+    from voicebench.cli import app
+
+    commands = get_command(app).commands  # type: ignore[attr-defined]
+    for name, default in (
+        ("run", TURN_TIMEOUT_S),
+        ("converse", TURN_TIMEOUT_S),
+        ("load", LOAD_TURN_TIMEOUT_S),
+    ):
+        (option,) = [p for p in commands[name].params if p.name == "turn_timeout"]
+        assert option.default == default, name

@@ -7,7 +7,9 @@ statistic's change between two runs), ``clustered_share`` resamples clusters, ea
 count of successes and of trials (agreement over items, so the pairs of one item stay
 together). With a single observation or cluster every resample is
 the same, so the interval is the point itself. The Bradley-Terry bootstrap, which refits a
-whole rating per resample, batches its own resamples (``voicebench.rating.bt``).
+whole rating per resample, batches its own resamples (``voicebench.rating.bt``). A share of
+independent trials (a judge right on gold pairs, turns that failed) has its Wilson score
+interval instead, ``wilson``, written here once for all of them.
 """
 
 from __future__ import annotations
@@ -122,3 +124,14 @@ def difference(
         seed=seed,
     )
     return point, float(low), float(high)
+
+
+def wilson(successes: int, trials: int) -> tuple[float, float, float] | None:
+    """A share of trials with its 95% Wilson score interval: (share, low, high); None for no
+    trials."""
+    if trials == 0:
+        return None
+    from scipy import stats
+
+    ci = stats.binomtest(successes, trials).proportion_ci(confidence_level=LEVEL, method="wilson")
+    return successes / trials, float(ci.low), float(ci.high)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from voicebench.calling.roles import role_break, says_goodbye, spoken
+from voicebench.calling.roles import cut_to_length, role_break, says_goodbye, spoken
 from voicebench.calling.seeker import system_prompt
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.dialogues.personas import (
@@ -82,6 +82,27 @@ def test_role_checks():
     assert role_break("I just feel so tired all the time.", card) is None
     long = " ".join(["word"] * (card.max_words + 1))
     assert role_break(long, card) is not None and "words" in role_break(long, card)
+
+
+def test_a_line_a_sentence_too_long_is_cut_not_refused():
+    card = load_personas(BUILTIN_PERSONAS)[0]
+    assert card.max_words == 25
+    # 31 words, as the offline seeker said it: its first two sentences fit the cap
+    line = (
+        "I guess it's about my work. I used to love doing that, but now it feels like a chore. "
+        "I don't know if there's anything I can do to make it more enjoyable. [END]"
+    )
+    cut = cut_to_length(line, card)
+    assert cut == (
+        "I guess it's about my work. I used to love doing that, but now it feels like a chore. "
+        "[END]"
+    )
+    assert role_break(cut, card) is None and says_goodbye(cut)
+    short = "I feel tired. Really tired."
+    assert cut_to_length(short, card) == short
+    # a first sentence over the cap alone is left as it is, and still breaks role
+    long = " ".join(["word"] * (card.max_words + 1)) + ". Yes."
+    assert cut_to_length(long, card) == long and "words" in role_break(long, card)
     assert says_goodbye("Okay, thanks. Bye.") and says_goodbye("I'll leave it there. [END]")
     # Words that end calls elsewhere do not end this one: "I have to go to work tomorrow".
     assert not says_goodbye("I have to go to work tomorrow and I dread it.")

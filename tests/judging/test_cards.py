@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from synthetic_runs import judge_card
 
+from voicebench.bootstrap import wilson
 from voicebench.judging.cards import (
     Tally,
     card_line,
     combine_cards,
     figure_warning,
     trust_warning,
-    wilson,
 )
 
 
@@ -44,7 +44,7 @@ def test_cards_on_several_real_gold_files_count_their_pairs_together():
     both = combine_cards([corpus, agents])
     assert (both.pairs, both.correct, both.decided) == (100, 72, 98)
     assert both.accuracy == 0.72 and both.decided_rate == 0.98
-    assert (both.accuracy_low, both.accuracy_high) == wilson(72, 100)
+    assert (0.72, both.accuracy_low, both.accuracy_high) == wilson(72, 100)
     # a verdict's time is weighed by verdicts: (160 x 4 + 40 x 9) / 200
     assert both.seconds_per_verdict == 5.0
     assert both.by_category == {

@@ -14,6 +14,7 @@ from typing import Protocol
 import numpy as np
 
 from voicebench.agentspec import AgentSpec
+from voicebench.budgets import TURN_TIMEOUT_S
 from voicebench.runlog import TurnError
 from voicebench.timing import TurnEvent
 
@@ -86,7 +87,7 @@ class Agent(Protocol):
         pcm: np.ndarray,
         speech_end_sample: int,
         *,
-        timeout_s: float = 60.0,
+        timeout_s: float = TURN_TIMEOUT_S,
         cue: TurnCue = PLAIN,
     ) -> HeardTurn:
         """Say ``pcm`` (16 kHz; the speech ends at ``speech_end_sample``) after ``history``

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from voicebench import builtin
 from voicebench.api.results import Calls, PathLike, Run, run_sync
+from voicebench.budgets import TURN_TIMEOUT_S
 
 if TYPE_CHECKING:
     from voicebench.agentspec import AgentSpec
@@ -37,7 +38,7 @@ async def replay_async(
     seed: int = 0,
     mode: str = "teacher-forced",
     fixtures: PathLike | None = None,
-    turn_timeout_s: float = 60.0,
+    turn_timeout_s: float = TURN_TIMEOUT_S,
     progress: Callable[[RunProgress], None] | None = None,
     final_only: bool = False,
 ) -> Run:
@@ -100,7 +101,7 @@ def replay(
     seed: int = 0,
     mode: str = "teacher-forced",
     fixtures: PathLike | None = None,
-    turn_timeout_s: float = 60.0,
+    turn_timeout_s: float = TURN_TIMEOUT_S,
     progress: Callable[[RunProgress], None] | None = None,
     final_only: bool = False,
 ) -> Run:
@@ -158,7 +159,7 @@ async def converse_async(
     turns: int = 6,
     scenarios: Sequence[str] = (),
     seed: int = 0,
-    turn_timeout_s: float = 60.0,
+    turn_timeout_s: float = TURN_TIMEOUT_S,
     progress: Callable[[CallProgress], None] | None = None,
 ) -> Calls:
     """Simulated calls with the agent, one per item; see ``converse``."""
@@ -213,7 +214,7 @@ def converse(
     turns: int = 6,
     scenarios: Sequence[str] = (),
     seed: int = 0,
-    turn_timeout_s: float = 60.0,
+    turn_timeout_s: float = TURN_TIMEOUT_S,
     progress: Callable[[CallProgress], None] | None = None,
 ) -> Calls:
     """Simulated calls: an LLM plays each item's seeker (its persona card) live against the

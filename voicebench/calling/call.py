@@ -44,6 +44,7 @@ from voicebench._folder import claimed
 from voicebench._jsonl import append_record, write_atomic
 from voicebench.agent.interface import Agent, AgentFactory
 from voicebench.agentspec import AgentSpec
+from voicebench.budgets import TURN_TIMEOUT_S
 from voicebench.calling.records import (
     CACHE_FILE,
     CALL_AUDIO_DIR,
@@ -78,7 +79,7 @@ from voicebench.fixtures import (
 )
 from voicebench.replaying.play import AUDIO_RATE, turn_history, turn_record
 from voicebench.replaying.run import agent_class, run_header
-from voicebench.replaying.speak import TURN_TIMEOUT_S, drawn_scenario, hand_over_ms, speak_turn
+from voicebench.replaying.speak import drawn_scenario, hand_over_ms, speak_turn
 from voicebench.runlog import TURNS_FILE, ReplayMode, RunStore, TurnRecord
 from voicebench.scenarios import draw_turn, parse_scenario
 from voicebench.scenarios.apply import backchannel_texts

@@ -9,10 +9,9 @@ from collections.abc import Sequence
 from typing import get_args
 
 from voicebench._model import FrozenModel
-from voicebench.bootstrap import mean
+from voicebench.bootstrap import mean, wilson
 from voicebench.calling.records import CallRecord, EndedBy
 from voicebench.metrics.latency import median_ms
-from voicebench.metrics.scenarios import wilson
 from voicebench.runlog import TurnRecord
 
 

@@ -1,6 +1,7 @@
 """Whether a seeker's line keeps the caller's role, and the line as the caller says it: a
 line breaks role when it is empty, speaks as the supporter, narrates, refuses to play the
-caller, or is longer than the card allows."""
+caller, or is longer than the card allows even when cut to its first sentences
+(``cut_to_length``: a caller who says a sentence too many has not left the role)."""
 
 from __future__ import annotations
 
@@ -54,6 +55,27 @@ def role_break(line: str, card: Persona) -> str | None:
     if words > card.max_words:
         return f"{words} words, more than the card's {card.max_words}"
     return None
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')]*\s+")
+
+
+def cut_to_length(line: str, card: Persona) -> str:
+    """``line`` with whole sentences taken off its end until what is spoken fits the card's
+    word cap (the end mark kept); as it is when it fits already, or when its first sentence
+    alone does not."""
+    text = spoken(line)
+    if len(text.split()) <= card.max_words:
+        return line
+    kept = ""
+    for end in [m.start() for m in _SENTENCE_END.finditer(text)]:
+        head = text[:end].rstrip()
+        if len(head.split()) > card.max_words:
+            break
+        kept = head
+    if not kept:
+        return line
+    return f"{kept} {END_MARK}" if END_MARK in line else kept
 
 
 def spoken(line: str) -> str:

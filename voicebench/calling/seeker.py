@@ -24,7 +24,7 @@ from pydantic import Field, model_validator
 
 from voicebench._jsonl import append_record, json_lines
 from voicebench._model import FrozenModel, read_toml, validate_record
-from voicebench.calling.roles import END_MARK, role_break, spoken
+from voicebench.calling.roles import END_MARK, cut_to_length, role_break, spoken
 from voicebench.dialogues.personas import Persona
 from voicebench.errors import MissingFileError, RunError
 from voicebench.llm import Endpoint, get_provider
@@ -267,6 +267,8 @@ class SeekerLine:
     """As asked for (with the end mark, if any)."""
     breaks: tuple[str, ...]
     """Why each refused line broke role, in order."""
+    cut: bool = False
+    """It was over the card's word cap, and cut to its first sentences."""
 
 
 class Seeker:
@@ -286,8 +288,7 @@ class Seeker:
         broke role (sampling at ``spec.again_temperature``; default: ``client``); ``reporter``
         for the end report (the ``REPORT_FORMAT`` JSON; default: ``client``)."""
         self.spec, self._client, self._cache, self._seed = spec, client, cache, seed
-        self._reporter = reporter or client
-        self._again = again or client
+        self._reporter, self._again = reporter or client, again or client
 
     async def _ask(self, messages: list[dict[str, str]], *, again: bool = False) -> str:
         key = SeekerCache.key(self.spec, self._seed, messages, again)
@@ -304,22 +305,24 @@ class Seeker:
     async def next_line(
         self, card: Persona, greeting: str, exchanges: list[tuple[str, str]], breaks_left: int
     ) -> SeekerLine:
-        """Ask for the next line; a line that breaks role is asked for again while
-        ``breaks_left`` allows (each refusal is added to the request, so it is cached too).
-        A line that says an earlier one again word for word keeps the role, but is asked for
+        """The next line, cut to the card's word cap at a sentence's end; a line out of role
+        is asked for again while ``breaks_left`` allows (each refusal is added to the request,
+        so it is cached too). A line that says an earlier one again word for word is asked for
         once more by sampling: at temperature 0 a model facing the same answer loops, where a
-        person would put it another way (if the new line breaks role, the first one stands)."""
+        person would put it another way (a new line out of role is not kept)."""
         messages = call_messages(card, greeting, exchanges)
         breaks: list[str] = []
         refused: list[tuple[str, str]] = []
         while True:
-            text = (await self._ask(messages, again=bool(breaks))).strip()
+            asked = (await self._ask(messages, again=bool(breaks))).strip()
+            text = cut_to_length(asked, card)
             why = role_break(text, card)
             if why is None and not breaks and _repeats(text, exchanges):
-                other = (await self._ask(messages, again=True)).strip()
-                text = text if role_break(other, card) else other
+                again_asked = (await self._ask(messages, again=True)).strip()
+                if role_break(cut_to_length(again_asked, card), card) is None:
+                    asked, text = again_asked, cut_to_length(again_asked, card)
             if why is None:
-                return SeekerLine(text, tuple(breaks))
+                return SeekerLine(text, tuple(breaks), cut=text != asked)
             breaks.append(why)
             if len(breaks) >= breaks_left:
                 return SeekerLine(text, tuple(breaks))

@@ -49,6 +49,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from voicebench._model import FrozenModel, read_toml, validate_record
+from voicebench.budgets import TURN_TIMEOUT_S
 from voicebench.budgets import Budgets as LatencyBudgets
 from voicebench.errors import MissingFileError
 
@@ -84,7 +85,7 @@ class CampaignDialogues(FrozenModel):
 
 
 class Budgets(LatencyBudgets):
-    turn_timeout_s: float = Field(default=60.0, gt=0, le=600)
+    turn_timeout_s: float = Field(default=TURN_TIMEOUT_S, gt=0, le=600)
 
 
 class JudgingLimits(FrozenModel):

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from voicebench.budgets import TURN_TIMEOUT_S
 from voicebench.cli.common import (
     DEFAULT_DIALOGUES,
     AgentOpt,
@@ -63,7 +64,7 @@ def converse(
     ] = 0,
     turn_timeout: Annotated[
         float, typer.Option(min=1.0, max=600.0, help="Seconds an agent turn may take.")
-    ] = 60.0,
+    ] = TURN_TIMEOUT_S,
     verbose: VerboseOpt = False,
 ) -> None:
     """Simulated calls: an LLM plays each item's seeker from its persona card, live. Each

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from voicebench.budgets import TTFA_BUDGET_MS
+from voicebench.budgets import LOAD_TURN_TIMEOUT_S, TTFA_BUDGET_MS
 from voicebench.cli.common import (
     DEFAULT_AGENT,
     DEFAULT_DIALOGUES,
@@ -202,7 +202,7 @@ def load(
         typer.Option(
             min=1.0, max=300.0, help="Seconds a turn may take; failed turns count as this long."
         ),
-    ] = 30.0,
+    ] = LOAD_TURN_TIMEOUT_S,
     scenario: ScenarioOpt = None,
     seed: Annotated[
         int, typer.Option(help="Seed for poisson arrivals and for what each turn's scenario draws.")

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from voicebench.budgets import TURN_TIMEOUT_S
 from voicebench.cli.common import (
     DEFAULT_AGENT,
     DEFAULT_DIALOGUES,
@@ -95,7 +96,7 @@ def run(
             help="Seconds a turn may take before it is recorded as a timeout "
             "(reports count failed turns as this long).",
         ),
-    ] = 60.0,
+    ] = TURN_TIMEOUT_S,
     scenario: ScenarioOpt = None,
     seed: Annotated[
         int, typer.Option(help="Fixes what each turn draws from its scenario, and its noise.")

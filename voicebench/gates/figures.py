@@ -16,12 +16,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from voicebench._model import FrozenModel
-from voicebench.bootstrap import clustered_share
+from voicebench.bootstrap import clustered_share, wilson
 from voicebench.budgets import TTFA_BUDGET_MS, TTFT_BUDGET_MS
 from voicebench.errors import InputError
 from voicebench.metrics import QUANTILES, Distribution
 from voicebench.metrics.latency import agent_latency
-from voicebench.metrics.scenarios import Interval, wilson
+from voicebench.metrics.scenarios import Interval
 from voicebench.runlog import RunHeader, TurnRecord, read_header, read_turns
 
 FIGURE_KEYS: tuple[str, ...] = (

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import Field
-from scipy.stats import binomtest
 
 from voicebench import builtin
 from voicebench._model import FrozenModel, read_model
+from voicebench.bootstrap import wilson
 from voicebench.errors import InputError
 from voicebench.judging.corpus import ESCONV_PAIRS_SHA256
 from voicebench.judging.gold import gold_sha256
@@ -230,7 +230,7 @@ def combine_cards(cards: list[JudgeCard]) -> JudgeCard:
     correct = sum(c.correct for c in cards)
     decided = sum(c.decided for c in cards)
     verdicts = sum(c.verdicts for c in cards)
-    low, high = wilson(correct, pairs)
+    _, low, high = wilson(correct, pairs) or (0.0, 0.0, 0.0)
 
     def weighed(field: str, by: str) -> float | None:
         known = [(getattr(c, field), getattr(c, by)) for c in cards]
@@ -362,11 +362,3 @@ def figure_warning(card: JudgeCard | None) -> str | None:
         where = "REAL REPLIES" if card.real_replies else "GOLD PAIRS"
         return f"JUDGE RIGHT ON {_pct(card.accuracy)} OF {where}: quality figures are indicative"
     return None
-
-
-def wilson(k: int, n: int) -> tuple[float, float]:
-    """The Wilson 95% interval of k right out of n ((0, 0) for no pairs)."""
-    if n == 0:
-        return 0.0, 0.0
-    ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
-    return float(ci.low), float(ci.high)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from voicebench import builtin
 from voicebench._jsonl import write_atomic
+from voicebench.bootstrap import wilson
 from voicebench.judging.cards import (
     INSTALLED_CARDS,
     JudgeCard,
@@ -26,7 +27,6 @@ from voicebench.judging.cards import (
     read_card,
     real_gold_sha256s,
     spec_sha256,
-    wilson,
 )
 from voicebench.judging.combine import decisions_by_pair, judge_health, pair_results
 from voicebench.judging.gold import GoldPair, GoldSet, Split, load_gold
@@ -128,7 +128,7 @@ def make_card(
     first_slot = sum(h.first_slot_wins for h in health)
     times = [v.latency_ms for v in answered if v.latency_ms is not None]
     n = len(gold)
-    low, high = wilson(len(right), n)
+    _, low, high = wilson(len(right), n) or (0.0, 0.0, 0.0)
     card = JudgeCard(
         spec_name=spec.name,
         spec_path=_shown(spec_path),

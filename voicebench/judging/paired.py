@@ -8,8 +8,9 @@ import math
 from scipy.stats import binomtest
 
 from voicebench._model import FrozenModel
+from voicebench.bootstrap import wilson
 from voicebench.errors import InputError
-from voicebench.judging.cards import JudgeCard, wilson
+from voicebench.judging.cards import JudgeCard
 
 
 class PairedComparison(FrozenModel):
@@ -74,7 +75,7 @@ def paired_comparison(first: JudgeCard, second: JudgeCard) -> PairedComparison:
     n = len(ids)
     d = n - a - b - c
     p1, p2 = (a + b) / n, (a + c) / n
-    (l1, u1), (l2, u2) = wilson(a + b, n), wilson(a + c, n)
+    (_, l1, u1), (_, l2, u2) = wilson(a + b, n) or (0, 0, 0), wilson(a + c, n) or (0, 0, 0)
     denominator = (a + b) * (c + d) * (a + c) * (b + d)
     phi = (a * d - b * c) / math.sqrt(denominator) if denominator else 0.0
     diff = p1 - p2

@@ -36,6 +36,7 @@ from voicebench._model import FrozenModel, read_model
 from voicebench._version import __version__
 from voicebench.agent.interface import AgentFactory
 from voicebench.agentspec import AgentSpec
+from voicebench.budgets import LOAD_TURN_TIMEOUT_S
 from voicebench.dialogues import Dialogue
 from voicebench.errors import InputError, MissingSecretError
 from voicebench.fixtures import Manifest
@@ -108,7 +109,7 @@ async def run_load(
     workers: int | None = None,
     on_status: Callable[[str], None] | None = None,
     seed: int = 0,
-    turn_timeout_s: float = 30.0,
+    turn_timeout_s: float = LOAD_TURN_TIMEOUT_S,
     progress: Callable[[LoadTurn], None] | None = None,
     agent_factory: AgentFactory | None = None,
     scenarios: Sequence[str] = (),
@@ -319,7 +320,7 @@ def load_test(
     out_dir: Path,
     *,
     budget_ttfa_ms: float,
-    turn_timeout_s: float = 30.0,
+    turn_timeout_s: float = LOAD_TURN_TIMEOUT_S,
     failure_budget: float = 0.05,
     **kwargs: Any,
 ) -> LoadSummary:

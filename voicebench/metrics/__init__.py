@@ -13,7 +13,7 @@ from voicebench.metrics.models import (
     Quantile,
     SlowTurn,
 )
-from voicebench.metrics.scenarios import Interval, ScenarioFigures, scenario_figures, wilson
+from voicebench.metrics.scenarios import Interval, ScenarioFigures, scenario_figures
 from voicebench.metrics.summary import (
     RunSummary,
     StageSummary,
@@ -40,5 +40,4 @@ __all__ = [
     "kinds_text",
     "scenario_figures",
     "summarize",
-    "wilson",
 ]

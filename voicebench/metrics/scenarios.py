@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from voicebench._model import FrozenModel
-from voicebench.bootstrap import clustered_share, percentiles
+from voicebench.bootstrap import clustered_share, percentiles, wilson
 from voicebench.runlog.models import TurnRecord
 from voicebench.text import word_errors
 
@@ -101,16 +101,6 @@ def _noise(records: Sequence[TurnRecord]) -> dict:
     if s is None or s.name != "noise":
         return {}
     return {"snr_db": float(s.params["snr_db"]), "kind": str(s.params["kind"])}
-
-
-def wilson(successes: int, trials: int) -> Interval | None:
-    """A share of trials with its 95% Wilson score interval."""
-    if trials == 0:
-        return None
-    from scipy import stats
-
-    ci = stats.binomtest(successes, trials).proportion_ci(method="wilson")
-    return successes / trials, float(ci.low), float(ci.high)
 
 
 def _overlap(records: Sequence[TurnRecord]) -> dict:

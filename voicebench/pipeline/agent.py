@@ -22,6 +22,7 @@ import numpy as np
 from voicebench.agent.interface import AFTER_ASIDE_S, PLAIN, HeardTurn, TurnCue
 from voicebench.agent.realtime import at_rate
 from voicebench.agentspec import AgentSpec, VADSpec
+from voicebench.budgets import TURN_TIMEOUT_S
 from voicebench.llm import connect, pipecat_llm
 from voicebench.runlog import TurnError
 from voicebench.timing import EventKind, TurnEvent
@@ -290,7 +291,7 @@ class VoiceAgent:
         pcm: np.ndarray,
         speech_end_sample: int,
         *,
-        timeout_s: float = 60.0,
+        timeout_s: float = TURN_TIMEOUT_S,
         cue: TurnCue = PLAIN,
     ) -> HeardTurn:
         """Speak one seeker utterance after ``history`` and wait for the agent's answer."""

@@ -49,6 +49,7 @@ from voicebench import _arrivals
 from voicebench.agent.interface import AFTER_ASIDE_S, PLAIN, HeardTurn, TurnCue
 from voicebench.agent.realtime import FIXTURE_RATE, FRAME_NS, NS_PER_S, Microphone, at_rate
 from voicebench.agentspec import AgentSpec
+from voicebench.budgets import TURN_TIMEOUT_S
 from voicebench.errors import redact
 from voicebench.remote.codecs import codec
 from voicebench.remote.loudspeaker import Loudspeaker
@@ -237,7 +238,7 @@ class RemoteAgent:
         pcm: np.ndarray,
         speech_end_sample: int,
         *,
-        timeout_s: float = 60.0,
+        timeout_s: float = TURN_TIMEOUT_S,
         cue: TurnCue = PLAIN,
     ) -> HeardTurn:
         """Say one utterance after ``history`` (16 kHz fixture PCM) and wait for the answer."""

@@ -18,12 +18,12 @@ from voicebench._folder import claimed
 from voicebench._version import __version__
 from voicebench.agent.interface import Agent, AgentFactory
 from voicebench.agentspec import AgentSpec
+from voicebench.budgets import TURN_TIMEOUT_S
 from voicebench.dialogues import Dialogue
 from voicebench.errors import InputError
 from voicebench.fixtures import synthesize_fixtures
 from voicebench.fixtures.manifest import file_sha256
 from voicebench.replaying.play import play_dialogue
-from voicebench.replaying.speak import TURN_TIMEOUT_S
 from voicebench.runlog import ReplayMode, RunHeader, RunStore, TurnRecord
 from voicebench.scenarios import parse_scenario
 from voicebench.scenarios.apply import backchannel_texts

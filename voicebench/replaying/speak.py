@@ -12,6 +12,7 @@ import numpy as np
 
 from voicebench.agent.interface import Agent, HeardTurn, TurnCue
 from voicebench.agentspec import AgentSpec, api_key
+from voicebench.budgets import TURN_TIMEOUT_S
 from voicebench.dialogues import Dialogue
 from voicebench.errors import RunError, redact
 from voicebench.fixtures import Manifest, lookup_fixture, read_wav
@@ -27,7 +28,6 @@ from voicebench.scenarios.overlap import (
 from voicebench.text import wer
 from voicebench.timing import EventKind, TurnTiming, derive_timing, reply_text, user_transcript
 
-TURN_TIMEOUT_S = 60.0
 RATE = 16_000
 
 

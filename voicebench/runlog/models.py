@@ -36,6 +36,7 @@ from pydantic import Field
 
 from voicebench._model import FrozenModel
 from voicebench.agentspec import AgentSpec
+from voicebench.budgets import TURN_TIMEOUT_S
 from voicebench.timing import TurnTiming
 
 RUNLOG_SCHEMA_VERSION = 4
@@ -191,7 +192,7 @@ class RunHeader(FrozenModel):
     """How histories are formed."""
     fixtures_dir: str
     """The audio fixture folder used."""
-    turn_timeout_s: float = 60.0
+    turn_timeout_s: float = TURN_TIMEOUT_S
     """Seconds a turn may take before it is recorded as a timeout."""
     scenarios: tuple[str, ...] = ()
     """The ``--scenario`` options as given; each turn plays one of them."""
