@@ -19,10 +19,20 @@ ITEMS = load_dialogues(BUILTIN_DIALOGUES)[:6]
 
 
 def test_every_call_is_documented_and_exported():
-    for name in ("replay", "judge", "judge_check", "rate", "check", "compare", "report"):
+    import inspect
+    import re
+
+    names = ("replay", "converse", "judge", "judge_check", "rate", "check", "compare", "report")
+    for name in names:
         call = getattr(voicebench, name)
+        assert callable(call), name  # not shadowed by a subpackage of the same name
         assert call.__doc__ and "Returns:" in call.__doc__, name
         assert call.__annotations__["return"], name
+        # every documented argument is one parameter, as the API page renders it
+        doc = inspect.getdoc(call) or ""
+        args = doc.split("Args:")[1].split("\n\n")[0] if "Args:" in doc else ""
+        documented = re.findall(r"^    (\S[^:]*):", args, re.M)
+        assert set(documented) <= set(inspect.signature(call).parameters), (name, documented)
     assert voicebench.replay_async.__name__ == "replay_async"
 
 

@@ -231,6 +231,20 @@ def test_text_from_outside_prints_as_it_is(tmp_path: Path):
     assert result.exit_code == 2, result.output
     assert f"error: {bad}: agent spec not found" in " ".join(result.output.split())
 
+    # every status and result line prints as written, in its style when it has one
+    from voicebench.cli import common
+
+    for print_line, name in ((common.say, "err"), (common.show, "out")):
+        console = Console(record=True, width=300)
+        original = getattr(common, name)
+        setattr(common, name, console)
+        try:
+            print_line(f"{MARKUP} in {bad}")
+            print_line(MARKUP, style="yellow")
+        finally:
+            setattr(common, name, original)
+        assert console.export_text() == f"{MARKUP} in {bad}\n{MARKUP}\n"
+
 
 def judging_verdict_failed(failure: str):
     from voicebench.judging import Verdict

@@ -229,9 +229,11 @@ def converse(
             gets one derived from it).
         out: the folder (default ``reports/runs/calls-AGENT-TIMESTAMP``); an existing one is
             resumed, call by call.
-        limit, ids: which items call.
+        limit: call only the first ``limit`` items.
+        ids: call only these items, by id.
         turns: the most seeker lines per call.
-        scenarios, seed: as for ``replay``.
+        scenarios: scenarios each agent turn plays, as for ``replay``.
+        seed: fixes each turn's scenario draw and the seeker's cache key.
 
     Returns:
         ``Calls``: the run (every agent turn) and each finished call's record.

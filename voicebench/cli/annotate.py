@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from voicebench.cli.common import plain, say, show
+from voicebench.cli.common import say, show
 
 
 def annotate(
@@ -55,7 +55,7 @@ def annotate(
     )
 
     for (item_id, contestant), why in sorted(state.library.refused.items()):
-        say(f"{item_id} {contestant}: audio not served, {plain(why)}")
+        say(f"{item_id} {contestant}: audio not served, {why}")
 
     def ready(url: str) -> None:
         show(f"rating page for {rater}: {url}")

@@ -99,18 +99,21 @@ ScenarioOpt = Annotated[
 
 def plain(text: str) -> str:
     """Text from outside voicebench (an agent's, a provider's or a file's words, a path) made
-    safe to put in a line that uses rich markup: printed as it is, brackets and all."""
+    safe to put in a progress line that uses rich markup: printed as it is, brackets and all
+    (``say`` and ``show`` never read markup, so need none of this)."""
     return escape(text)
 
 
-def say(message: str) -> None:
-    """A status line on stderr, never broken inside (a path in it stays one piece to copy)."""
-    err.print(message, highlight=False, soft_wrap=True)
+def say(message: str, *, style: str | None = None) -> None:
+    """A status line on stderr as written (never read as markup: a path, a name or a reason
+    with ``[`` in it prints as it is), in ``style`` if given, never broken inside (a path in
+    it stays one piece to copy)."""
+    err.print(message, style=style, markup=False, highlight=False, soft_wrap=True)
 
 
-def show(message: str) -> None:
-    """A result line on stdout, never broken inside (a path in it stays one piece to copy)."""
-    out.print(message, highlight=False, soft_wrap=True)
+def show(message: str, *, style: str | None = None) -> None:
+    """A result line on stdout, as ``say`` prints one."""
+    out.print(message, style=style, markup=False, highlight=False, soft_wrap=True)
 
 
 def quiet_libraries(verbose: bool) -> None:
@@ -151,7 +154,7 @@ class VoicebenchGroup(TyperGroup):
 
                 def show_note(message: Any, category: type[Warning], *args: Any, **kw: Any) -> None:
                     if issubclass(category, SecretDestinationWarning):
-                        say(f"[yellow]note:[/] {plain(str(message))}")
+                        say(f"note: {message}", style="yellow")
                     else:
                         shown(message, category, *args, **kw)
 
@@ -167,7 +170,7 @@ class VoicebenchGroup(TyperGroup):
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             note = _interrupt_notes[-1] if _interrupt_notes else None
-            say(f"interrupted; {plain(note)}" if note else "interrupted")
+            say(f"interrupted; {note}" if note else "interrupted")
             raise typer.Exit(130) from None
 
 
@@ -233,4 +236,4 @@ def show_trust(card: JudgeCard | None, spec: str = "SPEC") -> None:
     show(card_line(card, spec))
     warning = trust_warning(card)
     if warning:
-        show(f"[yellow]{warning}[/]")
+        show(warning, style="yellow")

@@ -177,7 +177,7 @@ def strategies(
             progress=lambda r, n, t: s.advance(n, t, _label_line(r, n, t)),
         )
     if summary.smoke:
-        say(f"[yellow]{SMOKE_WARNING}: these labels are not meaningful[/]")
+        say(f"{SMOKE_WARNING}: these labels are not meaningful", style="yellow")
     out.print(diversity_table(summary))
     for line in most_used(summary):
         show(line)
@@ -192,7 +192,7 @@ def show_card(card: JudgeCard, path: Path | None = None) -> None:
         out.print(table)
     warning = trust_warning(card)
     if warning:
-        show(f"[yellow]{warning}[/]")
+        show(warning, style="yellow")
     if path is not None:
         show(f"judge card: {path}")
 

@@ -125,7 +125,7 @@ def serve(
                 max_calls=limit,
                 on_ready=ready,
                 on_call=lambda event, n: say(f"call {event} ({n} in progress)"),
-                on_refused=lambda why: say(f"call refused: {plain(why)}"),
+                on_refused=lambda why: say(f"call refused: {why}"),
             )
         )
     say("stopped")

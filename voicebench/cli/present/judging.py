@@ -116,8 +116,9 @@ def show_judging(result: JudgingResult) -> None:
         show(f"{result.skipped_pairs} pairs skipped: every judge shares a family with a contestant")
     for judge, who in result.own_family:
         show(
-            f"[yellow]{judge} shares a family with {who} and rated it anyway "
-            "(rates_own_family): it may favour its own family's style[/]"
+            f"{judge} shares a family with {who} and rated it anyway (rates_own_family): it "
+            "may favour its own family's style",
+            style="yellow",
         )
     show_trust(result.card, result.spec_path)
     show(f"verdicts: {result.out_dir}/verdicts.jsonl")
