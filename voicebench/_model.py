@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from voicebench.errors import InputError, MissingFileError
 
@@ -17,6 +17,28 @@ class FrozenModel(BaseModel):
     """Immutable, strict about unknown fields."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Versioned(FrozenModel):
+    """A record of a file format that carries ``schema_version``. Reading one this voicebench
+    cannot read fails in one line naming the file, the record and the field: a newer file
+    (written by a later voicebench) asks for an upgrade, not for a guess at its fields."""
+
+    READABLE: ClassVar[tuple[int, ...]] = (1,)
+    """The versions this voicebench reads; the newest is the one it writes."""
+    schema_version: int = 1
+
+    @field_validator("schema_version")
+    @classmethod
+    def _readable(cls, version: int) -> int:
+        if version not in cls.READABLE:
+            newer = version > max(cls.READABLE)
+            raise ValueError(
+                f"version {version} is {'newer than' if newer else 'not'} what this voicebench "
+                f"reads ({', '.join(map(str, cls.READABLE))})"
+                + ("; upgrade voicebench to read it" if newer else "")
+            )
+        return version
 
 
 NESTED_TOO_DEEPLY = "nested too deeply to read"

@@ -9,6 +9,7 @@ import pytest
 
 from voicebench.agentspec import AgentSpec, LLMSpec
 from voicebench.errors import InputError, RunError
+from voicebench.fixtures.manifest import load_manifest
 from voicebench.metrics import summarize
 from voicebench.runlog import (
     RunHeader,
@@ -88,15 +89,49 @@ def test_resuming_with_a_different_agent_or_dialogue_set_is_refused(tmp_path: Pa
         RunStore(tmp_path).open(other)
 
 
-def test_unknown_schema_version_is_refused_naming_file_and_field(tmp_path: Path):
-    RunStore(tmp_path).open(header())
+def test_a_newer_schema_version_is_refused_naming_file_and_field(tmp_path: Path):
+    store = RunStore(tmp_path)
+    store.open(header())
+    store.append(record(1, 200))
     data = json.loads((tmp_path / "run.json").read_text())
-    data["schema_version"] = 99
-    (tmp_path / "run.json").write_text(json.dumps(data))
-    with pytest.raises(
-        InputError, match=r"run\.json: run\.json: schema_version: schema_version 99"
-    ):
+    (tmp_path / "run.json").write_text(json.dumps({**data, "schema_version": 99}))
+    with pytest.raises(InputError, match=r"run\.json: schema_version: .*version 99 is newer"):
         read_header(tmp_path)
+    line = json.loads((tmp_path / "turns.jsonl").read_text())
+    (tmp_path / "turns.jsonl").write_text(json.dumps({**line, "schema_version": 99}) + "\n")
+    with pytest.raises(InputError, match=r"turns\.jsonl: line 1: schema_version: .*upgrade"):
+        read_turns(tmp_path)
+    (tmp_path / "manifest.json").write_text('{"schema_version": 2, "entries": {}}')
+    with pytest.raises(InputError, match=r"manifest\.json: schema_version: .*version 2 is newer"):
+        load_manifest(tmp_path)
+
+
+def test_every_versioned_format_checks_its_version():
+    """Every record that carries schema_version is one reader's: the run log, verdicts and the
+    judging header, ratings, reports, fixture manifests, strategy labels, load folders."""
+    import voicebench.fixtures.manifest
+    import voicebench.judging.models
+    import voicebench.live.load
+    import voicebench.rating.table
+    import voicebench.reporting.models
+    import voicebench.strategies.label  # noqa: F401
+    from voicebench._model import Versioned
+
+    formats = {c.__name__: c for c in Versioned.__subclasses__()}
+    assert set(formats) >= {
+        "RunHeader",
+        "TurnRecord",
+        "Verdict",
+        "JudgingHeader",
+        "RatingTable",
+        "Report",
+        "Manifest",
+        "ReplyStrategies",
+        "LoadHeader",
+    }
+    for name, model in formats.items():
+        field = model.model_fields["schema_version"]
+        assert field.default in model.READABLE and field.default == max(model.READABLE), name
 
 
 def test_summary_counts_failures_and_the_ttft_budget_share():

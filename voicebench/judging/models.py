@@ -21,7 +21,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from voicebench._folder import inside
-from voicebench._model import FrozenModel
+from voicebench._model import FrozenModel, Versioned
 from voicebench.runlog import HEADER_FILE as RUN_HEADER
 
 JUDGING_SCHEMA_VERSION = 1
@@ -135,7 +135,7 @@ class JudgeAnswer(FrozenModel):
         return margins
 
 
-class Verdict(FrozenModel):
+class Verdict(Versioned):
     """One judge's decision on one ordered pair, or the record that it could not be had."""
 
     schema_version: int = JUDGING_SCHEMA_VERSION
@@ -198,7 +198,7 @@ class PairResult(FrozenModel):
     """Verdicts that failed and so did not count."""
 
 
-class JudgingHeader(FrozenModel):
+class JudgingHeader(Versioned):
     """What a judging job is: written once as ``judging.json``."""
 
     schema_version: int = JUDGING_SCHEMA_VERSION

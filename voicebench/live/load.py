@@ -32,7 +32,7 @@ from typing import Any
 
 from voicebench._folder import claimed
 from voicebench._jsonl import append_record, complete_lines, read_models, write_atomic
-from voicebench._model import FrozenModel, read_model
+from voicebench._model import Versioned, read_model
 from voicebench._version import __version__
 from voicebench.agent.interface import AgentFactory
 from voicebench.agentspec import AgentSpec
@@ -54,7 +54,7 @@ MAX_CALLERS = 200
 MAX_DURATION_S = 3600.0
 
 
-class LoadHeader(FrozenModel):
+class LoadHeader(Versioned):
     schema_version: int = 1
     created_at: str
     voicebench_version: str

@@ -29,7 +29,7 @@ import numpy as np
 from pydantic import Field
 
 from voicebench._jsonl import write_atomic
-from voicebench._model import FrozenModel
+from voicebench._model import FrozenModel, Versioned
 from voicebench.budgets import TTFA_BUDGET_MS, TTFT_BUDGET_MS
 from voicebench.judging import (
     DIMENSIONS,
@@ -86,7 +86,7 @@ class ContestantRating(FrozenModel):
     elo_latency_adjusted: float | None = None
 
 
-class RatingTable(FrozenModel):
+class RatingTable(Versioned):
     schema_version: int = RATING_SCHEMA_VERSION
     created_at: str
     judging_dir: str

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from voicebench._model import FrozenModel
+from voicebench._model import FrozenModel, Versioned
 from voicebench.calling.outcomes import CallOutcomes
 from voicebench.judging import JudgeHealth
 from voicebench.judging.cards import JudgeCard
@@ -136,7 +136,7 @@ class ItemReplies(FrozenModel):
     people: tuple[PersonView, ...] = ()
 
 
-class Report(FrozenModel):
+class Report(Versioned):
     schema_version: int = REPORT_SCHEMA_VERSION
     created_at: str
     voicebench_version: str

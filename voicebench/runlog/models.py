@@ -31,10 +31,11 @@ Versions:
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import ClassVar
 
 from pydantic import Field
 
-from voicebench._model import FrozenModel
+from voicebench._model import FrozenModel, Versioned
 from voicebench.agentspec import AgentSpec
 from voicebench.budgets import TURN_TIMEOUT_S
 from voicebench.timing import TurnTiming
@@ -109,9 +110,10 @@ class ScenarioOutcome(FrozenModel):
     """pause, premature: how long before the true end of speech the agent began."""
 
 
-class TurnRecord(FrozenModel):
+class TurnRecord(Versioned):
     """One spoken seeker turn and the agent's answer to it."""
 
+    READABLE: ClassVar[tuple[int, ...]] = READABLE_SCHEMA_VERSIONS
     schema_version: int = RUNLOG_SCHEMA_VERSION
     run_id: str
     """The run this turn belongs to."""
@@ -168,9 +170,10 @@ class TurnRecord(FrozenModel):
         )
 
 
-class RunHeader(FrozenModel):
+class RunHeader(Versioned):
     """What a run is: written once as ``run.json`` when the run starts."""
 
+    READABLE: ClassVar[tuple[int, ...]] = READABLE_SCHEMA_VERSIONS
     schema_version: int = RUNLOG_SCHEMA_VERSION
     run_id: str
     """The run directory's name."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from voicebench._jsonl import (
     append_record,
@@ -18,7 +19,7 @@ from voicebench._jsonl import (
 )
 from voicebench._model import read_json, validate_record
 from voicebench.errors import InputError, RunError
-from voicebench.runlog.models import READABLE_SCHEMA_VERSIONS, RunHeader, TurnRecord
+from voicebench.runlog.models import RunHeader, TurnRecord
 
 HEADER_FILE = "run.json"
 TURNS_FILE = "turns.jsonl"
@@ -39,35 +40,25 @@ def read_header(run_dir: str | Path) -> RunHeader:
     path = Path(run_dir) / HEADER_FILE
     if not path.is_file():
         raise InputError("not a run directory (no run.json)", file=Path(run_dir))
-    data = read_json(path)
-    _check_version(data, path, "run.json")
-    return validate_record(RunHeader, _migrate_header(data), file=path)
+    return validate_record(RunHeader, _migrate_header(read_json(path)), file=path)
 
 
-def _migrate_header(data: dict) -> dict:
+def _migrate_header(data: Any) -> Any:
     """Before schema 3 Piper's lead-in was never trimmed; say so where the spec is silent."""
+    if not isinstance(data, dict):
+        return data  # refused, naming the file, when it is validated
     tts = data.get("agent", {}).get("tts") if isinstance(data.get("agent"), dict) else None
-    if data["schema_version"] < 3 and isinstance(tts, dict) and "trim_lead" not in tts:
+    version = data.get("schema_version")
+    old = isinstance(version, int) and version < 3
+    if old and isinstance(tts, dict) and "trim_lead" not in tts:
         data = {**data, "agent": {**data["agent"], "tts": {**tts, "trim_lead": False}}}
     return data
-
-
-def _check_version(data: object, path: Path, record: str) -> None:
-    version = data.get("schema_version") if isinstance(data, dict) else None
-    if version not in READABLE_SCHEMA_VERSIONS:
-        raise InputError(
-            f"schema_version {version!r} is not supported (this voicebench reads "
-            f"{', '.join(map(str, READABLE_SCHEMA_VERSIONS))})",
-            file=path,
-            record=record,
-            field="schema_version",
-        )
 
 
 def read_turns(run_dir: str | Path) -> list[TurnRecord]:
     """All complete turn records; a trailing partial line (a killed write) is ignored."""
     path = Path(run_dir) / TURNS_FILE
-    return read_models(path, TurnRecord, lambda data, record: _check_version(data, path, record))
+    return read_models(path, TurnRecord)
 
 
 class RunStore:

@@ -22,7 +22,7 @@ from voicebench._jsonl import (
     latest_per_key,
     read_models,
 )
-from voicebench._model import FrozenModel
+from voicebench._model import Versioned
 from voicebench.judging import judged_items, judged_runs, read_judging_header, read_replies
 from voicebench.judging.prompt import dialogue_context
 from voicebench.judging.spec import JudgeModelSpec, load_judge_spec
@@ -46,7 +46,7 @@ def classifier_model(judge: JudgeModelSpec) -> JudgeModelSpec:
     return judge.model_copy(update={"max_tokens": max(judge.max_tokens, ANSWER_MAX_TOKENS)})
 
 
-class ReplyStrategies(FrozenModel):
+class ReplyStrategies(Versioned):
     """One reply's strategy marks, or why there are none."""
 
     schema_version: int = 1
