@@ -37,7 +37,7 @@ from voicebench.campaign.sync import FileChange, FolderSync, apply, snapshot
 from voicebench.errors import VoicebenchError
 from voicebench.fixtures import BUILTIN_FIXTURES
 from voicebench.replaying import RunProgress
-from voicebench.runlog import HEADER_FILE, TurnRecord, read_turns
+from voicebench.runlog import HEADER_FILE, TurnRecord, header_json, parse_header, read_turns
 
 MAX_RESCHEDULES = 5
 """A cell rescheduled this many times in a row without finishing a turn is given up (the
@@ -131,9 +131,7 @@ def cell_task(job: CellJob, seed: list[FileChange]) -> Iterator[Update]:
 
 def _write_header(run_dir: Path, change: FileChange, cell: Cell) -> FileChange:
     """``run.json`` as the worker wrote it, with the driver's paths."""
-    from voicebench.runlog import RunHeader
-
-    header = RunHeader.model_validate_json(change.data)
+    header = parse_header(change.data, file=run_dir / HEADER_FILE)
     header = header.model_copy(
         update={
             "dialogues_path": str(cell.dialogues_path),
@@ -141,7 +139,7 @@ def _write_header(run_dir: Path, change: FileChange, cell: Cell) -> FileChange:
             "agent_spec_path": str(cell.spec_path),
         }
     )
-    return FileChange(change.path, (header.model_dump_json(indent=2) + "\n").encode())
+    return FileChange(change.path, header_json(header).encode())
 
 
 def run_on_ray(

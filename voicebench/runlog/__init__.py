@@ -15,6 +15,8 @@ from voicebench.runlog.store import (
     RunStore,
     default_run_dir,
     folder_stamp,
+    header_json,
+    parse_header,
     read_header,
     read_turns,
 )
@@ -32,6 +34,8 @@ __all__ = [
     "TurnRecord",
     "default_run_dir",
     "folder_stamp",
+    "header_json",
+    "parse_header",
     "read_header",
     "read_turns",
 ]

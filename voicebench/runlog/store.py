@@ -17,7 +17,7 @@ from voicebench._jsonl import (
     read_models,
     write_atomic,
 )
-from voicebench._model import read_json, validate_record
+from voicebench._model import parse_json, read_utf8, validate_record
 from voicebench.errors import InputError, RunError
 from voicebench.runlog.models import RunHeader, TurnRecord
 
@@ -40,7 +40,18 @@ def read_header(run_dir: str | Path) -> RunHeader:
     path = Path(run_dir) / HEADER_FILE
     if not path.is_file():
         raise InputError("not a run directory (no run.json)", file=Path(run_dir))
-    return validate_record(RunHeader, _migrate_header(read_json(path)), file=path)
+    return parse_header(read_utf8(path), file=path)
+
+
+def parse_header(text: str | bytes, *, file: Path) -> RunHeader:
+    """A ``run.json``'s text as a header (an older version brought up to date); errors name
+    ``file``."""
+    return validate_record(RunHeader, _migrate_header(parse_json(text, file=file)), file=file)
+
+
+def header_json(header: RunHeader) -> str:
+    """``run.json``'s text: the one way a run header is written."""
+    return header.model_dump_json(indent=2) + "\n"
 
 
 def _migrate_header(data: Any) -> Any:
@@ -78,7 +89,7 @@ class RunStore:
             _check_resumable(existing, header, header_path)
             drop_partial_line(self.dir / TURNS_FILE)
             return read_turns(self.dir)
-        write_atomic(header_path, header.model_dump_json(indent=2) + "\n")
+        write_atomic(header_path, header_json(header))
         return []
 
     def append(self, record: TurnRecord) -> None:
