@@ -143,6 +143,23 @@ def test_the_installed_wheel_runs_from_an_empty_folder(installed, tmp_path):
     assert "TTFA" in demo.stdout
     assert list((empty / "reports" / "runs").glob("demo-*"))
 
+    # the docs' next commands on what those made, as a new user runs them
+    (demo_dir,) = (empty / "reports" / "runs").glob("demo-*")
+    for args in (
+        ("--version",),
+        ("summary", str(run_dir)),
+        ("check", str(run_dir), "--max-failed-pct", "100"),
+        ("report", str(run_dir), "--out", "reports/try1-latency"),
+        ("report", str(demo_dir), "--out", "reports/demo-again"),
+        ("dialogues", "check", str(package / "_data" / "audio_fixtures" / "dialogues.jsonl")),
+    ):
+        done = _voicebench(python, empty, *args)
+        assert done.returncode == 0, (args, done.stderr[-3000:])
+        assert "Pipecat" not in done.stderr, args  # no library banner
+    assert (empty / "reports" / "demo-again" / "index.html").is_file()
+    missing = _voicebench(python, empty, "run", "--agent", "agents/scripted.toml")
+    assert missing.returncode == 2 and "name it --agent scripted" in missing.stderr
+
     # everything written is under the folder the commands ran in, nothing in the install
     assert _tree(package) == before
     assert not any(p.name.endswith(".lock") for p in package.rglob("*"))

@@ -151,7 +151,12 @@ def load(
         str, typer.Option("--agent", "-a", help="A ws:// URL, or an agent spec with [remote].")
     ],
     callers: Annotated[
-        int, typer.Option(min=1, max=200, help="Simulated callers (at the peak).")
+        int,
+        typer.Option(
+            min=1,
+            help="Simulated callers (at the peak): up to 200 in one process, more on Ray "
+            "workers (--backend ray, 100 a worker).",
+        ),
     ] = 4,
     pattern: Annotated[
         str,

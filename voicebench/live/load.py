@@ -129,13 +129,17 @@ async def run_load(
         pattern = load_pattern(
             callers=callers, ramp_s=ramp_s, duration_s=duration_s, arrivals=arrivals
         )
-    if not 1 <= pattern.callers <= MAX_CALLERS:
-        raise InputError(f"callers must be 1..{MAX_CALLERS}", field="callers")
+    if backend not in ("local", "ray"):
+        raise InputError("must be local or ray", field="backend")
+    # one process takes MAX_CALLERS; on Ray each worker takes its share (workers_for)
+    if pattern.callers < 1 or (backend == "local" and pattern.callers > MAX_CALLERS):
+        raise InputError(
+            f"callers must be 1..{MAX_CALLERS} in one process (more with --backend ray)",
+            field="callers",
+        )
     if not pattern.duration_s <= MAX_DURATION_S:
         raise InputError(f"duration must be in (0, {MAX_DURATION_S:g}] s", field="duration")
     windows = pattern.windows(seed)
-    if backend not in ("local", "ray"):
-        raise InputError("must be local or ray", field="backend")
     if backend == "ray":
         from voicebench.live.load_ray import workers_for
 
