@@ -13,42 +13,8 @@ dialogues -> fixtures (audio) -> replay (pipeline + timing) -> runlog -> judging
 -> reports. ``voicebench.api`` holds the calls below; the command line uses the same library.
 """
 
+from voicebench import api
 from voicebench._version import __version__
-from voicebench.api import (
-    Calls,
-    EloDifference,
-    GateResults,
-    Judging,
-    Run,
-    check,
-    compare,
-    converse,
-    converse_async,
-    judge,
-    judge_async,
-    judge_check,
-    rate,
-    replay,
-    replay_async,
-    report,
-)
+from voicebench.api import *  # noqa: F403 - the public names, listed once in voicebench.api
 
-__all__ = [
-    "Calls",
-    "EloDifference",
-    "GateResults",
-    "Judging",
-    "Run",
-    "__version__",
-    "check",
-    "compare",
-    "converse",
-    "converse_async",
-    "judge",
-    "judge_async",
-    "judge_check",
-    "rate",
-    "replay",
-    "replay_async",
-    "report",
-]
+__all__ = ["__version__", *api.__all__]

@@ -126,7 +126,7 @@ def test_a_final_only_run_is_not_resumed_as_a_full_one(tmp_path):
 def _header(tmp_path):
     from voicebench.agentspec import load_agent_spec
     from voicebench.builtin import spec_path
-    from voicebench.replaying.run import run_header
+    from voicebench.replaying.folder import run_header
     from voicebench.runlog import ReplayMode
 
     dialogues = tmp_path / "d.jsonl"

@@ -40,7 +40,6 @@ from pathlib import Path
 
 import numpy as np
 
-from voicebench._folder import claimed
 from voicebench._jsonl import append_record, write_atomic
 from voicebench.agent.interface import Agent, AgentFactory
 from voicebench.agentspec import AgentSpec
@@ -74,15 +73,13 @@ from voicebench.calling.voice import Lines, call_audio
 from voicebench.dialogues import Dialogue, Role, Turn
 from voicebench.dialogues.personas import Persona
 from voicebench.fixtures import (
-    synthesize_fixtures,
     write_wav,
 )
+from voicebench.replaying.folder import AgentSlot, open_run, run_header
 from voicebench.replaying.play import AUDIO_RATE, turn_history, turn_record
-from voicebench.replaying.run import agent_class, run_header
 from voicebench.replaying.speak import drawn_scenario, hand_over_ms, speak_turn
-from voicebench.runlog import TURNS_FILE, ReplayMode, RunStore, TurnRecord
+from voicebench.runlog import TURNS_FILE, ReplayMode, TurnRecord
 from voicebench.scenarios import draw_turn, parse_scenario
-from voicebench.scenarios.apply import backchannel_texts
 
 
 async def converse(
@@ -106,23 +103,22 @@ async def converse(
     returns every finished call of the folder, old and new."""
     played = [parse_scenario(text) for text in scenarios]
     fixtures_dir = out_dir / FIXTURES_DIR
-    with claimed(out_dir, "run"):
-        synthesize_fixtures([], fixtures_dir, extra=backchannel_texts(played))
-        header = run_header(
-            spec,
-            out_dir=out_dir,
-            spec_path=spec_path,
-            dialogues=dialogues,
-            dialogues_path=dialogues_path,
-            mode=ReplayMode.SIMULATED,
-            fixtures_dir=fixtures_dir,
-            turn_timeout_s=turn_timeout_s,
-            scenarios=scenarios,
-            seed=seed,
-            seeker=seeker_spec.llm.id,
-        )
-        store = RunStore(out_dir)
-        records = store.open(header)
+    header = run_header(
+        spec,
+        out_dir=out_dir,
+        spec_path=spec_path,
+        dialogues=dialogues,
+        dialogues_path=dialogues_path,
+        mode=ReplayMode.SIMULATED,
+        fixtures_dir=fixtures_dir,
+        turn_timeout_s=turn_timeout_s,
+        scenarios=scenarios,
+        seed=seed,
+        seeker=seeker_spec.llm.id,
+    )
+    # the callers' lines are spoken as they are said, so no item's audio is made up front
+    with open_run(out_dir, header, spoken=[], played=played) as run:
+        records = run.records
         calls = read_calls(out_dir)
         done = {c.call_id for c in calls}
         if any(r.dialogue_id not in done for r in records):  # killed as a call was written
@@ -136,7 +132,6 @@ async def converse(
             from voicebench.pipeline.stt import Transcriber
 
             transcribe = Transcriber()
-        factory = agent_factory or agent_class(spec)
         async with contextlib.AsyncExitStack() as stack:
             clients = await open_seeker(seeker_spec, stack, seed=seed)
             seeker = Seeker(
@@ -147,47 +142,39 @@ async def converse(
                 again=clients.again,
                 seed=seed,
             )
-            agent: Agent | None = None
-            try:
-                for n, dialogue in enumerate(todo, start=len(done) + 1):
-                    cold = agent is None
-                    if agent is None:
-                        agent = factory(spec)
-                        await agent.__aenter__()
-                    call, records = await _call(
-                        agent,
-                        spec,
-                        dialogue,
-                        personas[dialogue.id],
-                        seeker,
-                        lines,
-                        transcribe,
-                        run_id=header.run_id,
-                        turns=turns,
-                        seed=seed,
-                        played=played,
-                        timeout_s=turn_timeout_s,
-                        cold=cold,
-                        audio_dir=store.audio_dir,
-                        on_turn=_reporter(progress, n, len(dialogues), dialogue.id),
-                    )
-                    item = call_item(call.item_id or "", call.greeting, call.exchanges, dialogue)
-                    if item is not None and call.valid:
-                        save_item(out_dir, item, call.persona)
-                    else:
-                        call = call.model_copy(update={"item_id": None})
-                    for record in records:
-                        store.append(record)
-                    append_record(out_dir / CALLS_FILE, call)
-                    calls.append(call)
-                    if progress:
-                        progress(CallProgress(n, len(dialogues), dialogue.id, finished=call))
-                    if call.ended_by == "agent":
-                        await agent.__aexit__(None, None, None)
-                        agent = None
-            finally:
-                if agent is not None:
-                    await agent.__aexit__(None, None, None)
+            slot = await stack.enter_async_context(AgentSlot(spec, agent_factory))
+            for n, dialogue in enumerate(todo, start=len(done) + 1):
+                agent, cold = await slot.get()
+                call, records = await _call(
+                    agent,
+                    spec,
+                    dialogue,
+                    personas[dialogue.id],
+                    seeker,
+                    lines,
+                    transcribe,
+                    run_id=header.run_id,
+                    turns=turns,
+                    seed=seed,
+                    played=played,
+                    timeout_s=turn_timeout_s,
+                    cold=cold,
+                    audio_dir=run.store.audio_dir,
+                    on_turn=_reporter(progress, n, len(dialogues), dialogue.id),
+                )
+                item = call_item(call.item_id or "", call.greeting, call.exchanges, dialogue)
+                if item is not None and call.valid:
+                    save_item(out_dir, item, call.persona)
+                else:
+                    call = call.model_copy(update={"item_id": None})
+                for record in records:
+                    run.store.append(record)
+                append_record(out_dir / CALLS_FILE, call)
+                calls.append(call)
+                if progress:
+                    progress(CallProgress(n, len(dialogues), dialogue.id, finished=call))
+                if call.ended_by == "agent":
+                    await slot.stop()
         return calls
 
 

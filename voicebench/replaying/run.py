@@ -11,22 +11,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
-from voicebench._folder import claimed
-from voicebench._version import __version__
-from voicebench.agent.interface import Agent, AgentFactory
+from voicebench.agent.interface import AgentFactory
 from voicebench.agentspec import AgentSpec
 from voicebench.budgets import TURN_TIMEOUT_S
 from voicebench.dialogues import Dialogue
 from voicebench.errors import InputError
-from voicebench.fixtures import synthesize_fixtures
-from voicebench.fixtures.manifest import file_sha256
+from voicebench.replaying.folder import AgentSlot, open_run, run_header
 from voicebench.replaying.play import play_dialogue
-from voicebench.runlog import ReplayMode, RunHeader, RunStore, TurnRecord
+from voicebench.runlog import ReplayMode, TurnRecord
 from voicebench.scenarios import parse_scenario
-from voicebench.scenarios.apply import backchannel_texts
 
 
 @dataclass(frozen=True)
@@ -36,41 +31,6 @@ class RunProgress:
     done: int
     total: int
     record: TurnRecord | None
-
-
-def run_header(
-    spec: AgentSpec,
-    *,
-    out_dir: Path,
-    spec_path: Path,
-    dialogues: Sequence[Dialogue],
-    dialogues_path: Path,
-    mode: ReplayMode,
-    fixtures_dir: Path,
-    turn_timeout_s: float,
-    scenarios: Sequence[str],
-    seed: int,
-    seeker: str | None = None,
-    final_only: bool = False,
-) -> RunHeader:
-    """A new run folder's header (a replay's, or a converse's with its ``seeker``)."""
-    return RunHeader(
-        run_id=out_dir.name,
-        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        voicebench_version=__version__,
-        agent=spec,
-        agent_spec_path=str(spec_path),
-        dialogues_path=str(dialogues_path),
-        dialogues_sha256=file_sha256(dialogues_path),
-        dialogue_ids=tuple(d.id for d in dialogues),
-        mode=mode,
-        fixtures_dir=str(fixtures_dir),
-        turn_timeout_s=turn_timeout_s,
-        scenarios=tuple(scenarios),
-        seed=seed,
-        seeker=seeker,
-        final_only=final_only,
-    )
 
 
 def plan_turns(
@@ -93,22 +53,6 @@ def _by_dialogue(todo: Sequence[tuple[Dialogue, int]]) -> list[tuple[Dialogue, l
     return out
 
 
-def agent_class(spec: AgentSpec) -> AgentFactory:
-    """What speaks to the agent a spec names: the remote caller for a ``[remote]`` spec, the
-    speech-to-speech pipeline for an ``[s2s]`` one, the local pipecat pipeline otherwise."""
-    if spec.remote is not None:
-        from voicebench.remote import caller_class
-
-        return caller_class(spec.remote.protocol)
-    if spec.s2s is not None:
-        from voicebench.pipeline.s2s import SpeechToSpeechAgent
-
-        return SpeechToSpeechAgent
-    from voicebench.pipeline.agent import VoiceAgent
-
-    return VoiceAgent
-
-
 async def replay(
     spec: AgentSpec,
     *,
@@ -129,25 +73,21 @@ async def replay(
     ``scenarios`` are ``--scenario`` options: each turn plays one, drawn with ``seed``.
     ``final_only``: only each item's final seeker turn (teacher-forced only)."""
     played = [parse_scenario(text) for text in scenarios]
-    with claimed(out_dir, "run"):
-        manifest = synthesize_fixtures(
-            dialogues, fixtures_dir, extra=backchannel_texts(played)
-        ).manifest
-        header = run_header(
-            spec,
-            out_dir=out_dir,
-            spec_path=spec_path,
-            dialogues=dialogues,
-            dialogues_path=dialogues_path,
-            mode=mode,
-            fixtures_dir=fixtures_dir,
-            turn_timeout_s=turn_timeout_s,
-            scenarios=scenarios,
-            seed=seed,
-            final_only=final_only,
-        )
-        store = RunStore(out_dir)
-        records = store.open(header)
+    header = run_header(
+        spec,
+        out_dir=out_dir,
+        spec_path=spec_path,
+        dialogues=dialogues,
+        dialogues_path=dialogues_path,
+        mode=mode,
+        fixtures_dir=fixtures_dir,
+        turn_timeout_s=turn_timeout_s,
+        scenarios=scenarios,
+        seed=seed,
+        final_only=final_only,
+    )
+    with open_run(out_dir, header, spoken=dialogues, played=played) as run:
+        records = run.records
         done = {(r.dialogue_id, r.turn_index): r for r in records}
         plan = plan_turns(dialogues, final_only)
         todo = [(d, k) for d, k in plan if (d.id, k) not in done]
@@ -155,16 +95,10 @@ async def replay(
             progress(RunProgress(len(plan) - len(todo), len(plan), None))
         if not todo:
             return records
-        factory = agent_factory or agent_class(spec)
-        agent: Agent | None = None
-        try:
+        async with AgentSlot(spec, agent_factory) as slot:
             for dialogue, turns in _by_dialogue(todo):
                 while turns:
-                    cold = agent is None
-                    if agent is None:
-                        agent = factory(spec)
-                        await agent.__aenter__()
-                    playing = agent
+                    playing, cold = await slot.get()
                     earlier = {
                         j: done[(dialogue.id, j)]
                         for j in dialogue.seeker_turn_indices
@@ -176,7 +110,7 @@ async def replay(
                         dialogue,
                         turns,
                         run_id=header.run_id,
-                        manifest=manifest,
+                        manifest=run.manifest,
                         fixtures_dir=fixtures_dir,
                         timeout_s=header.turn_timeout_s,
                         mode=mode,
@@ -184,21 +118,16 @@ async def replay(
                         played=played,
                         seed=seed,
                         cold=cold,
-                        audio_dir=store.dir / "audio",
+                        audio_dir=run.store.audio_dir,
                     ):
-                        store.append(record)
+                        run.store.append(record)
                         done[(dialogue.id, record.turn_index)] = record
                         records.append(record)
                         turns = turns[1:]
                         if record.error is not None:
-                            # a failed turn: the agent starts again for the next one
-                            await playing.__aexit__(None, None, None)
-                            agent = None
+                            await slot.stop()  # a failed turn: the next one starts it again
                         if progress:
                             progress(RunProgress(len(done), len(plan), record))
-        finally:
-            if agent is not None:
-                await agent.__aexit__(None, None, None)
         return records
 
 
