@@ -1,6 +1,6 @@
 """Shared test set-up: no hub access, pipecat's per-frame logging kept out of test output, the
-heaviest tests first, and the short set (``tests/short_set.py``) for tests that replay only to
-check bookkeeping."""
+heaviest tests first, and the short set (``tests/helpers/short_set.py``) for tests that replay
+only to check bookkeeping. The helpers every test folder shares are in ``tests/helpers/``."""
 
 from __future__ import annotations
 
@@ -22,15 +22,14 @@ except ImportError:  # pragma: no cover
 
 
 HEAVIEST = (
-    "test_demo.py",
-    "test_overlap_replay.py",
     "test_wheel.py",
+    "test_overlap_replay.py",
     "test_serve.py",
     "test_webrtc.py",
     "test_remote.py",
     "test_s2s.py",
     "test_campaign_run.py",
-    "test_example.py",
+    "test_pytest_plugin.py",
     "test_ci_example.py",
     "test_judge_killed.py",
     "test_converse.py",

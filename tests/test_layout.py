@@ -192,3 +192,16 @@ def test_the_budgets_and_turn_timeouts_are_written_once():
     ):
         (option,) = [p for p in commands[name].params if p.name == "turn_timeout"]
         assert option.default == default, name
+
+
+def test_the_tests_are_laid_out_like_the_package():
+    """Each folder of tests is named after the voicebench package it tests; the helpers they
+    share are in one place (``tests/helpers``, on pytest's path), the data in ``tests/data``."""
+    tests = Path(__file__).resolve().parent
+    packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    folders = {p.name for p in tests.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert folders - packages == {"helpers", "data"}
+    shared = {p.stem for p in (tests / "helpers").glob("*.py")}
+    assert {"processes", "short_set", "chromium", "synthetic_runs"} <= shared
+    loose = {p.name for p in tests.glob("*.py") if p.name != "conftest.py"}
+    assert not loose & {f"{name}.py" for name in shared}  # none left beside the tests

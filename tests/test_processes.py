@@ -26,7 +26,7 @@ def test_ctrl_c_mid_run_stops_helpers_and_keeps_finished_turns(tmp_path: Path, s
         "--agent",
         "agents/scripted.toml",
         "--id",
-        "short-tired",  # three short turns (tests/short_set.py)
+        "short-tired",  # three short turns (tests/helpers/short_set.py)
         *short_set.options(),
         "--out",
         str(out),

@@ -1,5 +1,5 @@
 """The campaign file the campaign tests start from: the scripted agent at two LLM speeds on
-the built-in set (or the short set, ``tests/short_set.py``), clean and barge-in cells, the
+the built-in set (or the short set, ``tests/helpers/short_set.py``), clean and barge-in cells, the
 offline smoke judge."""
 
 from __future__ import annotations

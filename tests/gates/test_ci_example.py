@@ -1,6 +1,6 @@
 """The example CI workflow's commands, run as written on the scripted agent, and two real runs
 that differ only by 100 ms of LLM time to first token: `compare` names the LLM stage first,
-`check` passes one and fails the other. Both replay the short set (``tests/short_set.py``),
+`check` passes one and fails the other. Both replay the short set (``tests/helpers/short_set.py``),
 which the workflow's `voicebench run` reads from VOICEBENCH_DIALOGUES and VOICEBENCH_FIXTURES."""
 
 from __future__ import annotations

@@ -50,7 +50,7 @@ def _remote(url: str, protocol: str, **over) -> AgentSpec:
 
 
 async def _call(url: str, protocol: str, out: Path, short: ShortSet, **over):
-    """One call of two short spoken turns (``tests/short_set.py``)."""
+    """One call of two short spoken turns (``tests/helpers/short_set.py``)."""
     return await replay(
         _remote(url, protocol, **over),
         **short.run([short.item("short-dog")], out, Path("served.toml")),

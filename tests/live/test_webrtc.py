@@ -37,7 +37,7 @@ def _remote(url: str, **over) -> AgentSpec:
 
 
 async def _call(url: str, out: Path, short: ShortSet, **over):
-    """One call of two short spoken turns (``tests/short_set.py``)."""
+    """One call of two short spoken turns (``tests/helpers/short_set.py``)."""
     return await replay(
         _remote(url, **over), **short.run([short.item("short-dog")], out, Path("webrtc.toml"))
     )

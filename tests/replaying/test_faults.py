@@ -29,7 +29,7 @@ from voicebench.testing import ScriptedLLMServer
 
 pytestmark = pytest.mark.slow
 
-ITEMS = ("short-tired", "short-test")  # 3 + 4 short spoken turns (tests/short_set.py)
+ITEMS = ("short-tired", "short-test")  # 3 + 4 short spoken turns (tests/helpers/short_set.py)
 TURN_TIMEOUT_S = 8.0
 
 

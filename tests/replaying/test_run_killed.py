@@ -17,7 +17,7 @@ from voicebench.runlog import read_header, read_turns
 pytestmark = pytest.mark.slow
 
 SEEDS = kill_seeds((11, 12, 13))
-ITEM = "short-tired"  # three short spoken turns (tests/short_set.py)
+ITEM = "short-tired"  # three short spoken turns (tests/helpers/short_set.py)
 
 
 def _lines(run: Path) -> list[dict]:

@@ -11,7 +11,7 @@ from typing import Any
 
 from voicebench.dialogues import Dialogue, load_dialogues
 
-DIALOGUES = Path(__file__).resolve().parent / "data" / "short" / "dialogues.jsonl"
+DIALOGUES = Path(__file__).resolve().parents[1] / "data" / "short" / "dialogues.jsonl"
 SHORT_REPLY = "I hear you. That sounds hard."
 """A reply of about 2 s, for tests that do not look at what the agent says."""
 

@@ -10,7 +10,7 @@ import pytest
 from voicebench.agentspec import HEART_SYSTEM_PROMPT, load_agent_spec
 from voicebench.errors import InputError, MissingSecretError
 
-AGENTS = Path(__file__).resolve().parents[1] / "agents"
+AGENTS = Path(__file__).resolve().parents[2] / "agents"
 
 
 def test_scripted_agent_loads_with_the_heart_prompt():

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from voicebench.cli import app
 
 runner = CliRunner()
-DATA = Path(__file__).resolve().parent / "data" / "esconv"
+DATA = Path(__file__).resolve().parents[1] / "data" / "esconv"
 
 
 def test_import_esconv_writes_a_loadable_set(tmp_path: Path):
@@ -280,7 +280,7 @@ def documented_commands() -> list[tuple[str, list[str]]]:
     in a backslash continued), with its comment taken off."""
     import shlex
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     found = []
     for page in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
         in_block, pending = False, ""
