@@ -150,22 +150,14 @@ def latest_per_key(records: Sequence[K], decided: Callable[[K], bool]) -> list[K
     return list(latest.values())
 
 
-def read_models(
-    path: Path,
-    model: type[M],
-    check: Callable[[object, str], None] | None = None,
-    *,
-    hand_written: bool = False,
-) -> list[M]:
-    """Every complete line validated as ``model``; errors name the file, line and field.
-    ``check(data, record)`` runs first on each parsed line (e.g. a schema-version check).
+def read_models(path: Path, model: type[M], *, hand_written: bool = False) -> list[M]:
+    """Every complete line validated as ``model``; errors name the file, line and field
+    (a record's own checks, such as its ``schema_version``'s, are the model's).
     ``hand_written``: see ``complete_lines``."""
-    out: list[M] = []
-    for record, data in json_lines(path, tail="keep" if hand_written else "drop"):
-        if check is not None:
-            check(data, record)
-        out.append(validate_record(model, data, file=path, record=record))
-    return out
+    return [
+        validate_record(model, data, file=path, record=record)
+        for record, data in json_lines(path, tail="keep" if hand_written else "drop")
+    ]
 
 
 async def decide_each(

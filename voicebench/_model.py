@@ -6,7 +6,14 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from voicebench.errors import InputError, MissingFileError
 
@@ -19,6 +26,10 @@ class FrozenModel(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+READ = "read"
+"""The validation context key that says a record comes from a file (``validate_record``)."""
+
+
 class Versioned(FrozenModel):
     """A record of a file format that carries ``schema_version``. Reading one this voicebench
     cannot read fails in one line naming the file, the record and the field: a newer file
@@ -26,16 +37,30 @@ class Versioned(FrozenModel):
 
     READABLE: ClassVar[tuple[int, ...]] = (1,)
     """The versions this voicebench reads; the newest is the one it writes."""
+    VERSION_REQUIRED: ClassVar[bool] = False
+    """Whether a record read from a file must say its version (else it is taken as the one
+    this voicebench writes)."""
     schema_version: int = 1
 
-    @field_validator("schema_version")
+    @model_validator(mode="before")
     @classmethod
-    def _readable(cls, version: int) -> int:
+    def _says_version(cls, data: Any, info: ValidationInfo) -> Any:
+        read = bool(info.context and info.context.get(READ))
+        if read and cls.VERSION_REQUIRED and isinstance(data, dict):
+            return {"schema_version": None, **data}  # (a missing one is refused below)
+        return data
+
+    @field_validator("schema_version", mode="before")
+    @classmethod
+    def _readable(cls, version: Any) -> Any:
         if version not in cls.READABLE:
-            newer = version > max(cls.READABLE)
+            readable = ", ".join(map(str, cls.READABLE))
+            if version is None:
+                raise ValueError(f"missing (this voicebench reads {readable})")
+            newer = isinstance(version, int) and version > max(cls.READABLE)
             raise ValueError(
-                f"version {version} is {'newer than' if newer else 'not'} what this voicebench "
-                f"reads ({', '.join(map(str, cls.READABLE))})"
+                f"version {version!r} is {'newer than' if newer else 'not'} what this "
+                f"voicebench reads ({readable})"
                 + ("; upgrade voicebench to read it" if newer else "")
             )
         return version
@@ -113,7 +138,7 @@ def first_error(exc: ValidationError) -> tuple[str, str]:
 def validate_record(model: type[M], data: Any, *, file: str | Path, record: str | None = None) -> M:
     """Validate ``data`` as ``model``; a failure names the file, the record and the field."""
     try:
-        return model.model_validate(data)
+        return model.model_validate(data, context={READ: True})
     except ValidationError as exc:
         loc, msg = first_error(exc)
         raise InputError(msg, file=file, record=record, field=loc) from None

@@ -101,6 +101,11 @@ def test_a_newer_schema_version_is_refused_naming_file_and_field(tmp_path: Path)
     (tmp_path / "turns.jsonl").write_text(json.dumps({**line, "schema_version": 99}) + "\n")
     with pytest.raises(InputError, match=r"turns\.jsonl: line 1: schema_version: .*upgrade"):
         read_turns(tmp_path)
+    # the run log must say its version: a line without one is not guessed at
+    unversioned = {k: v for k, v in line.items() if k != "schema_version"}
+    (tmp_path / "turns.jsonl").write_text(json.dumps(unversioned) + "\n")
+    with pytest.raises(InputError, match=r"turns\.jsonl: line 1: schema_version: .*missing"):
+        read_turns(tmp_path)
     (tmp_path / "manifest.json").write_text('{"schema_version": 2, "entries": {}}')
     with pytest.raises(InputError, match=r"manifest\.json: schema_version: .*version 2 is newer"):
         load_manifest(tmp_path)

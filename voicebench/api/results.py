@@ -21,15 +21,19 @@ T = TypeVar("T")
 PathLike = str | Path
 
 
-def run_sync(work: Coroutine[Any, Any, T]) -> T:
-    """Run ``work`` to its end from synchronous code, inside a running event loop too."""
+def _in_event_loop() -> bool:
+    """Whether this thread runs an event loop (asked apart from running the work, so that an
+    error of the work is not shown as raised while handling "no running event loop")."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        running = False
-    else:
-        running = True
-    if not running:  # (outside the except: an error of the work is not chained to this one)
+        return False
+    return True
+
+
+def run_sync(work: Coroutine[Any, Any, T]) -> T:
+    """Run ``work`` to its end from synchronous code, inside a running event loop too."""
+    if not _in_event_loop():
         return asyncio.run(work)
     with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="voicebench") as pool:
         return pool.submit(asyncio.run, work).result()

@@ -318,9 +318,9 @@ class Seeker:
             text = cut_to_length(asked, card)
             why = role_break(text, card)
             if why is None and not breaks and _repeats(text, exchanges):
-                again_asked = (await self._ask(messages, again=True)).strip()
-                if role_break(cut_to_length(again_asked, card), card) is None:
-                    asked, text = again_asked, cut_to_length(again_asked, card)
+                again = (await self._ask(messages, again=True)).strip()
+                if role_break(again_text := cut_to_length(again, card), card) is None:
+                    asked, text = again, again_text
             if why is None:
                 return SeekerLine(text, tuple(breaks), cut=text != asked)
             breaks.append(why)

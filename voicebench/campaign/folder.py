@@ -1,24 +1,51 @@
-"""A finished campaign folder read back: what its report is made from.
-
-``campaign.json`` says what the campaign was (``voicebench.campaign.run.plan_record``); this
-module reads it so that ``voicebench report`` on a campaign or demo folder makes the report the
-campaign made, from the same judging folder and runs, under the same labels and budgets, wherever
-the folder has been moved since.
+"""A campaign folder's ``campaign.json``, written and read back here: it says what the
+campaign was, for people and for a resume to check, and ``voicebench report`` on a campaign or
+demo folder reads it to make the report the campaign made, from the same judging folder and
+runs, under the same labels and budgets, wherever the folder has been moved since.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
 from voicebench._model import read_model
-from voicebench.campaign.spec import Budgets, CampaignSpec, slug
+from voicebench.campaign.plan import CampaignPlan, cell_folder, judging_folder
+from voicebench.campaign.spec import Budgets, CampaignSpec
 from voicebench.errors import InputError
 from voicebench.judging.store import HEADER_FILE as JUDGING_HEADER
 
 PLAN_FILE = "campaign.json"
+
+
+def plan_record(plan: CampaignPlan) -> str:
+    """``campaign.json``: what the campaign is, for people and for a resume to check."""
+    cells = [
+        {
+            "key": c.key,
+            "label": c.label,
+            "variant": c.variant,
+            "run_dir": str(plan.run_dir(c)),
+            "dialogues": str(c.dialogues_path),
+            "items": [d.id for d in c.items],
+            "scenarios": list(c.scenarios),
+            "judged": c.judged,
+            "turns": c.turns,
+            "cpus": c.cpus,
+        }
+        for c in plan.cells
+    ]
+    record = {
+        "campaign": plan.spec.model_dump(mode="json"),
+        "file": None if plan.file is None else str(plan.file),
+        "cells": cells,
+        "judges": [str(j) for j in plan.judges],
+        "title": plan.title,
+    }
+    return json.dumps(record, indent=2) + "\n"
 
 
 class _Read(BaseModel):
@@ -62,12 +89,8 @@ def report_inputs(folder: Path) -> CampaignReportInputs:
     a cell's runs are in ``cells/KEY`` (the demo's in ``VARIANT``), a judge's verdicts in
     ``judging/JUDGE`` (the demo's in ``judging``)."""
     record = read_model(CampaignRecord, folder / PLAN_FILE)
-
-    def run_dir(cell: PlannedCell) -> Path:
-        nested = folder / "cells" / cell.key
-        return nested if nested.is_dir() else folder / cell.variant
-
-    runs = {cell.key: run_dir(cell) for cell in record.cells}
+    flat = not (folder / "cells").is_dir()  # the demo's layout
+    runs = {c.key: cell_folder(folder, c.key, c.variant, flat=flat) for c in record.cells}
     missing = [str(p) for p in runs.values() if not p.is_dir()]
     if missing:
         raise InputError(
@@ -77,10 +100,7 @@ def report_inputs(folder: Path) -> CampaignReportInputs:
         )
     paths = [runs[c.key] for c in record.cells if not c.judged]
     if record.judges:
-        flat = folder / "judging"
-        judging = (
-            flat if (flat / JUDGING_HEADER).exists() else flat / slug(Path(record.judges[0]).stem)
-        )
+        judging = judging_folder(folder, Path(record.judges[0]), flat=flat)
         if not (judging / JUDGING_HEADER).exists():
             raise InputError(
                 f"the campaign has not been judged yet ({judging} is missing); run it again to "

@@ -108,12 +108,20 @@ class CampaignPlan:
         return 2 * pairs * self.judged_items * self.judge_models
 
     def run_dir(self, cell: Cell) -> Path:
-        return self.out_dir / cell.variant if self.flat else self.out_dir / "cells" / cell.key
+        return cell_folder(self.out_dir, cell.key, cell.variant, flat=self.flat)
 
     def judging_dir(self, judge: Path) -> Path:
-        return (
-            self.out_dir / "judging" if self.flat else self.out_dir / "judging" / slug(judge.stem)
-        )
+        return judging_folder(self.out_dir, judge, flat=self.flat)
+
+
+def cell_folder(out_dir: Path, key: str, variant: str, *, flat: bool) -> Path:
+    """A cell's run folder: ``OUT/cells/KEY``, or the demo's ``OUT/VARIANT`` (``flat``)."""
+    return out_dir / variant if flat else out_dir / "cells" / key
+
+
+def judging_folder(out_dir: Path, judge: Path, *, flat: bool) -> Path:
+    """A judge's judging folder: ``OUT/judging/JUDGE``, or the demo's ``OUT/judging``."""
+    return out_dir / "judging" if flat else out_dir / "judging" / slug(judge.stem)
 
 
 def _played(scenarios: Sequence[str]) -> str:

@@ -20,7 +20,6 @@ how to show it.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
@@ -28,7 +27,7 @@ from typing import Protocol
 from voicebench._folder import claimed
 from voicebench._jsonl import write_atomic
 from voicebench.calling import CallProgress, converse
-from voicebench.campaign.folder import PLAN_FILE
+from voicebench.campaign.folder import PLAN_FILE, plan_record
 from voicebench.campaign.plan import CampaignPlan, Cell
 from voicebench.judging import JudgingResult, Verdict, judge_runs
 from voicebench.rating import NothingToRateError, RatingTable, rate_judging
@@ -54,33 +53,6 @@ class CampaignHooks(Protocol):
 
 RunCells = Callable[[CampaignPlan, Sequence[Cell], CampaignHooks], None]
 """Runs the cells into their run folders, telling ``hooks.cell`` as each one finishes."""
-
-
-def plan_record(plan: CampaignPlan) -> str:
-    """``campaign.json``: what the campaign is, for people and for a resume to check."""
-    cells = [
-        {
-            "key": c.key,
-            "label": c.label,
-            "variant": c.variant,
-            "run_dir": str(plan.run_dir(c)),
-            "dialogues": str(c.dialogues_path),
-            "items": [d.id for d in c.items],
-            "scenarios": list(c.scenarios),
-            "judged": c.judged,
-            "turns": c.turns,
-            "cpus": c.cpus,
-        }
-        for c in plan.cells
-    ]
-    record = {
-        "campaign": plan.spec.model_dump(mode="json"),
-        "file": None if plan.file is None else str(plan.file),
-        "cells": cells,
-        "judges": [str(j) for j in plan.judges],
-        "title": plan.title,
-    }
-    return json.dumps(record, indent=2) + "\n"
 
 
 def replay_cell(

@@ -75,11 +75,16 @@ def split_model_installed(name: str) -> bool:
     return all(importlib.util.find_spec(p) is not None for p in SPLIT_MODELS[name].packages)
 
 
+def _checked(target: Path) -> Path:
+    """Where the sha256 a joined file was checked against is written, beside it."""
+    return target.with_name(target.name + ".sha256")
+
+
 def _joined(model: SplitModel) -> Path | None:
     """The model's joined file in the cache when its size is right and its sha256 was checked
     when it was joined."""
     target = model_cache() / model.filename
-    checked = target.with_name(target.name + ".sha256")
+    checked = _checked(target)
     joined = target.is_file() and target.stat().st_size == model.size and checked.is_file()
     return target if joined and checked.read_text().strip() == model.sha256 else None
 
@@ -124,7 +129,7 @@ def assemble(name: str) -> Path:
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
-    target.with_name(target.name + ".sha256").write_text(model.sha256 + "\n")
+    _checked(target).write_text(model.sha256 + "\n")
     return target
 
 

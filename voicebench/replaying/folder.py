@@ -60,7 +60,6 @@ def run_header(
 
 @dataclass
 class OpenRun:
-    header: RunHeader
     store: RunStore
     records: list[TurnRecord]
     """The turns already finished (a resumed run's), in order."""
@@ -81,7 +80,7 @@ def open_run(
         )
         store = RunStore(out_dir)
         records = store.open(header)
-        yield OpenRun(header, store, records, made.manifest)
+        yield OpenRun(store, records, made.manifest)
 
 
 def agent_class(spec: AgentSpec) -> AgentFactory:

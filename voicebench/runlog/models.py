@@ -114,6 +114,7 @@ class TurnRecord(Versioned):
     """One spoken seeker turn and the agent's answer to it."""
 
     READABLE: ClassVar[tuple[int, ...]] = READABLE_SCHEMA_VERSIONS
+    VERSION_REQUIRED: ClassVar[bool] = True
     schema_version: int = RUNLOG_SCHEMA_VERSION
     run_id: str
     """The run this turn belongs to."""
@@ -174,6 +175,7 @@ class RunHeader(Versioned):
     """What a run is: written once as ``run.json`` when the run starts."""
 
     READABLE: ClassVar[tuple[int, ...]] = READABLE_SCHEMA_VERSIONS
+    VERSION_REQUIRED: ClassVar[bool] = True
     schema_version: int = RUNLOG_SCHEMA_VERSION
     run_id: str
     """The run directory's name."""
