@@ -47,9 +47,9 @@ ORDER = (
     "annotate",
     "gates",
     "campaign",
-    # the front: the Python calls, the demo, the pytest plugin, the commands
-    "api",
+    # the front: the demo, the Python calls, the pytest plugin, the commands
     "demo",
+    "api",
     "pytest_plugin",
     "cli",
     "__init__",
@@ -120,6 +120,41 @@ def test_commands_share_presentation_not_each_other():
     assert commands >= {"run", "judge", "report", "campaign"} and crossing == []
 
 
+def test_the_command_line_reaches_the_library_through_the_api_alone():
+    """``cli/`` parses options, calls ``voicebench.api`` and shows what it returns: it imports
+    nothing else of voicebench. Neither ``cli/`` nor ``api/`` imports inside a function: a
+    module's imports are its path (the commands load lazily as one group, the API's names
+    when first used)."""
+    outside, deferred = [], []
+    for p in [*files(PACKAGE / "cli"), *files(PACKAGE / "api")]:
+        where = str(p.relative_to(PACKAGE))
+        tree = ast.parse(p.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                deferred += [
+                    f"{where}:{n.lineno}"
+                    for n in ast.walk(node)
+                    if isinstance(n, ast.Import | ast.ImportFrom)
+                ]
+            if not where.startswith("cli/"):
+                continue
+            if isinstance(node, ast.ImportFrom) and node.module == "voicebench":
+                named = [f"voicebench.{a.name}" for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                named = [node.module]
+            elif isinstance(node, ast.Import):
+                named = [a.name for a in node.names]
+            else:
+                continue
+            outside += [
+                f"{where} imports {m}"
+                for m in named
+                if m.split(".")[0] == "voicebench"
+                and not m.startswith(("voicebench.api", "voicebench.cli"))
+            ]
+    assert outside == [] and deferred == []
+
+
 def test_no_file_is_longer_than_a_sitting():
     long = {
         str(p.relative_to(PACKAGE)): n
@@ -179,18 +214,21 @@ def test_the_budgets_and_turn_timeouts_are_written_once():
     assert "TTFT_BUDGET_MS = 500.0" in budgets and "TTFA_BUDGET_MS = 1000.0" in budgets
     assert "TURN_TIMEOUT_S = 60.0" in budgets and "LOAD_TURN_TIMEOUT_S = 30.0" in budgets
     # the commands' options take them from there too
+    import typer
     from typer.main import get_command
 
     from voicebench.budgets import LOAD_TURN_TIMEOUT_S, TURN_TIMEOUT_S
     from voicebench.cli import app
 
-    commands = get_command(app).commands  # type: ignore[attr-defined]
+    group = get_command(app)
+    ctx = typer.Context(group)
     for name, default in (
         ("run", TURN_TIMEOUT_S),
         ("converse", TURN_TIMEOUT_S),
         ("load", LOAD_TURN_TIMEOUT_S),
     ):
-        (option,) = [p for p in commands[name].params if p.name == "turn_timeout"]
+        command = group.get_command(ctx, name)  # type: ignore[attr-defined]
+        (option,) = [p for p in command.params if p.name == "turn_timeout"]
         assert option.default == default, name
 
 

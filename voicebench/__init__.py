@@ -11,10 +11,27 @@ Replay an agent, judge what it said, rate, gate and report, from Python::
 Data flows one way, one subpackage per stage:
 dialogues -> fixtures (audio) -> replay (pipeline + timing) -> runlog -> judging -> ratings
 -> reports. ``voicebench.api`` holds the calls below; the command line uses the same library.
+Its names are found here when first asked for, so ``import voicebench`` stays quick (it loads
+the voice pipeline's libraries only once a call needs them).
 """
 
-from voicebench import api
-from voicebench._version import __version__
-from voicebench.api import *  # noqa: F403 - the public names, listed once in voicebench.api
+import importlib
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["__version__", *api.__all__]
+from voicebench._version import __version__ as __version__
+
+if TYPE_CHECKING:
+    from voicebench.api import *  # noqa: F403 - the public names, listed once in voicebench.api
+
+
+def __getattr__(name: str) -> Any:
+    api = importlib.import_module("voicebench.api")
+    if name == "__all__":
+        return ["__version__", *api.__all__]
+    if name in api.__all__:
+        return getattr(api, name)
+    raise AttributeError(f"module 'voicebench' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__getattr__("__all__")})

@@ -25,11 +25,14 @@ import re
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from voicebench.api import GateResults, Judging, Run, check, judge, replay
+from voicebench import api  # its names load their modules when a test first uses them
+
+if TYPE_CHECKING:
+    from voicebench.api import GateResults, Judging, Run
 from voicebench.errors import VoicebenchError
 
 REPLAY_ARGS = ("agent", "dialogues", "fixtures", "limit", "ids", "scenarios", "seed", "mode")
@@ -93,7 +96,7 @@ def voicebench_replay(
     def run(agent: Any, **kwargs: Any) -> Run:
         kwargs.setdefault("out", _fresh(request, tmp_path_factory, "run"))
         made.append(Path(kwargs["out"]))
-        return replay(agent, **kwargs)
+        return api.replay(agent, **kwargs)
 
     yield run
     for path in made:
@@ -152,7 +155,7 @@ def voicebench_run(
     if key not in cache:
         agent = args.pop("agent")
         out = _fresh(request, tmp_path_factory, "run")
-        cache[key] = _readable(request, lambda: replay(agent, out=out, **args))
+        cache[key] = _readable(request, lambda: api.replay(agent, out=out, **args))
     run: Run = cache[key]
     yield run
     _used(request, run.path)
@@ -170,7 +173,7 @@ def voicebench_judging(
     key = ("judging", str(voicebench_run.path), repr(spec))
     if key not in cache:
         out = _fresh(request, tmp_path_factory, "judging")
-        cache[key] = _readable(request, lambda: judge([voicebench_run], judge=spec, out=out))
+        cache[key] = _readable(request, lambda: api.judge([voicebench_run], judge=spec, out=out))
     judging: Judging = cache[key]
     yield judging
     _used(request, judging.path)
@@ -195,7 +198,7 @@ def expect(
     ``max_ttfa_p90_ms=1200``), naming each failed figure with its value and interval."""
     from voicebench.gates.check import failure_text
 
-    results = check(target, strict=strict, contestant=contestant, **gates)
+    results = api.check(target, strict=strict, contestant=contestant, **gates)
     if not results.passed:
         lines = [failure_text(r) for r in results.failed]
         pytest.fail(f"voicebench gates failed in {results.path}:\n  " + "\n  ".join(lines), False)

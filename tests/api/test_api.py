@@ -10,6 +10,7 @@ import pytest
 from synthetic_runs import make_judging, make_run, verdict
 
 import voicebench
+import voicebench.api
 from voicebench import builtin
 from voicebench.agentspec import load_agent_spec
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
@@ -22,6 +23,12 @@ def test_every_call_is_documented_and_exported():
     import inspect
     import re
 
+    page = (Path(__file__).parents[2] / "docs" / "api.md").read_text()
+    public = [n for n in voicebench.api.__all__ if inspect.isfunction(getattr(voicebench, n))]
+    for name in public:
+        call = getattr(voicebench, name)
+        assert call.__doc__, name
+        assert f"::: {call.__module__}.{name}\n" in page, f"{name} is not on the API page"
     names = ("replay", "converse", "judge", "judge_check", "rate", "check", "compare", "report")
     for name in names:
         call = getattr(voicebench, name)
@@ -131,7 +138,7 @@ def test_judge_check_gives_the_shipped_judges_card_without_asking_it(monkeypatch
         "voicebench.judging.check.decide_pending",
         lambda *a, **k: pytest.fail("a shipped card is reused: nothing is asked"),
     )
-    card = voicebench.judge_check("local", split="holdout")
+    card = voicebench.judge_check("local", split="holdout").card
     path = builtin.spec_path("judges", "local")
     spec, rubric = load_judge_spec(path)
     gold = load_gold(DEFAULT_GOLD)
@@ -139,7 +146,7 @@ def test_judge_check_gives_the_shipped_judges_card_without_asking_it(monkeypatch
     assert card == read_card(shipped)
     assert card.split == "holdout" and card.pairs == len(gold.select("holdout"))
     assert card.accuracy_low <= card.accuracy <= card.accuracy_high
-    with pytest.raises(ValueError, match="split must be"):
+    with pytest.raises(InputError, match="split: must be one of"):
         voicebench.judge_check("local", split="test")
 
 

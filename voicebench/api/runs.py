@@ -5,26 +5,35 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from voicebench import builtin
+from voicebench.agentspec import AgentSpec, load_agent_spec
 from voicebench.api.results import Calls, PathLike, Run, run_sync
 from voicebench.budgets import TURN_TIMEOUT_S
+from voicebench.calling import converse as converse_calls
+from voicebench.calling import load_seeker_spec
+from voicebench.calling.records import CallProgress
+from voicebench.dialogues import Dialogue, load_dialogues, save_dialogues
+from voicebench.dialogues.personas import personas_for
+from voicebench.errors import InputError
+from voicebench.replaying import RunProgress, select_dialogues
+from voicebench.replaying import replay as replay_dialogues
+from voicebench.runlog import REPLAY_MODES, ReplayMode, default_run_dir
 
-if TYPE_CHECKING:
-    from voicebench.agentspec import AgentSpec
-    from voicebench.calling.records import CallProgress
-    from voicebench.dialogues import Dialogue
-    from voicebench.replaying import RunProgress
+MODES = tuple(m.value for m in REPLAY_MODES)
 
 
 def _agent(agent: AgentSpec | PathLike) -> tuple[AgentSpec, Path | None]:
-    from voicebench.agentspec import AgentSpec, load_agent_spec
-
     if isinstance(agent, AgentSpec):
         return agent, None
     path = builtin.spec_path("agents", agent)
     return load_agent_spec(path), path
+
+
+def run_folder(agent: AgentSpec | PathLike, *, prefix: str = "") -> Path:
+    """Where ``replay`` (``prefix=""``) or ``converse`` (``"calls-"``) writes unless told:
+    ``reports/runs/PREFIXAGENT-TIMESTAMP``, a new one each second."""
+    return default_run_dir(_agent(agent)[0].name, prefix=prefix)
 
 
 async def replay_async(
@@ -43,16 +52,9 @@ async def replay_async(
     final_only: bool = False,
 ) -> Run:
     """Replay dialogues as speech through an agent and time every turn; see ``replay``."""
-    from voicebench.dialogues import load_dialogues, save_dialogues
-    from voicebench.errors import InputError
-    from voicebench.replaying import replay as replay_dialogues
-    from voicebench.replaying import select_dialogues
-    from voicebench.runlog import REPLAY_MODES, ReplayMode, default_run_dir
-
     spec, spec_path = _agent(agent)
-    if mode not in {m.value for m in REPLAY_MODES}:
-        choices = ", ".join(m.value for m in REPLAY_MODES)
-        raise InputError(f"must be one of: {choices}", field="mode")
+    if mode not in MODES:
+        raise InputError(f"must be one of: {', '.join(MODES)}", field="mode")
     replay_mode = ReplayMode(mode)
     if final_only and replay_mode is not ReplayMode.TEACHER_FORCED:
         raise InputError(
@@ -163,14 +165,6 @@ async def converse_async(
     progress: Callable[[CallProgress], None] | None = None,
 ) -> Calls:
     """Simulated calls with the agent, one per item; see ``converse``."""
-    from voicebench.calling import converse as converse_calls
-    from voicebench.calling import load_seeker_spec
-    from voicebench.dialogues import load_dialogues
-    from voicebench.dialogues.personas import personas_for
-    from voicebench.errors import InputError
-    from voicebench.replaying import select_dialogues
-    from voicebench.runlog import default_run_dir
-
     if turns < 1:
         raise InputError("must be at least 1", field="turns")
     spec, spec_path = _agent(agent)

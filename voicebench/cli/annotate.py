@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from voicebench.cli.common import say, show
+from voicebench import api
+from voicebench.cli.common import commands, say, show
+
+app = commands()
 
 
+@app.command()
 def annotate(
     judging_dir: Annotated[Path, typer.Argument(help="Judging folder (from voicebench judge).")],
     rater: Annotated[
@@ -36,11 +39,7 @@ def annotate(
     replies as audio, A and B, rated on HEART's five-point scale (keys 1-5); on a judging of
     whole calls, the caller and two whole calls. Answers are appended to
     JUDGING_DIR/human/RATER.jsonl as they are given; rate and report read them."""
-    import asyncio
-
-    from voicebench.annotate import open_rating, serve_rating
-
-    state, new = open_rating(judging_dir, rater, per_rater=per_rater, seed=seed)
+    state, new = api.rating_session(judging_dir, rater, per_rater=per_rater, seed=seed)
     total, done = len(state.plan.tasks), len(state.answered)
     repeats = sum(t.repeat for t in state.plan.tasks)
     say(
@@ -61,10 +60,5 @@ def annotate(
         show(f"rating page for {rater}: {url}")
         say(f"answers go to {state.path}; Ctrl-C stops")
 
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve_rating(state, host=host, port=port, on_ready=ready))
+    api.serve_rating_page(state, host=host, port=port, on_ready=ready)
     say(f"stopped: {len(state.answered)} of {total} answered")
-
-
-def register(app: typer.Typer) -> None:
-    app.command(name="annotate")(annotate)

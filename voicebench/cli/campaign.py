@@ -3,19 +3,27 @@
 from __future__ import annotations
 
 import enum
-import functools
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from rich.table import Table
 
-from voicebench.cli.common import Steps, VerboseOpt, on_interrupt, out, quiet_libraries, show
-from voicebench.errors import InputError
+from voicebench import api
+from voicebench.api.views import CampaignPlan, Cell, TurnRecord
+from voicebench.cli.common import (
+    Steps,
+    VerboseOpt,
+    commands,
+    on_interrupt,
+    out,
+    quiet_libraries,
+    show,
+)
+from voicebench.cli.present.job import ShownJob
+from voicebench.cli.present.report import show_report
 
-if TYPE_CHECKING:
-    from voicebench.campaign import CampaignPlan, Cell
-    from voicebench.runlog import TurnRecord
+app = commands()
 
 
 class Backend(enum.StrEnum):
@@ -44,6 +52,7 @@ def show_plan(plan: CampaignPlan) -> None:
     )
 
 
+@app.command()
 def campaign(
     file: Annotated[Path, typer.Argument(help="The campaign file (TOML).")],
     out_dir: Annotated[
@@ -86,24 +95,10 @@ def campaign(
     half-run cell continues where it stopped. With --backend ray the cells run as Ray tasks,
     a lost worker's cell continuing on another."""
     quiet_libraries(verbose)
-    from voicebench.campaign import plan_campaign, run_campaign, run_here
-    from voicebench.cli.present.job import ShownJob
-    from voicebench.cli.present.report import show_report
-
-    if backend is Backend.local and (address is not None or workers is not None):
-        raise InputError(
-            "--address and --workers need --backend ray (here cells run one after another)",
-            field="--backend",
-        )
-    plan = plan_campaign(file, out_dir)
+    plan = api.plan_campaign(file, out=out_dir)
     show_plan(plan)
     if plan_only:
         return
-    run_cells = run_here
-    if backend is Backend.ray:
-        from voicebench.campaign.cluster import run_on_ray
-
-        run_cells = functools.partial(run_on_ray, address=address, workers=workers)
     on_interrupt(
         f"finished turns and verdicts are kept in {plan.out_dir}: run the same command again "
         "to resume"
@@ -115,9 +110,7 @@ def campaign(
             show(f"cell {cell.key} done")
 
     with Steps("campaign") as s:
-        built = run_campaign(plan, Shown(s, plan), run_cells)
+        built = api.run_campaign(
+            plan, Shown(s, plan), backend=backend.value, address=address, workers=workers
+        )
     show_report(built)
-
-
-def register(app: typer.Typer) -> None:
-    app.command()(campaign)

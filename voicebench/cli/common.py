@@ -8,31 +8,41 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
+from loguru import logger
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from typer.core import TyperGroup
 
-from voicebench import builtin
-from voicebench.errors import MissingFileError, SecretDestinationWarning, VoicebenchError
-
-if TYPE_CHECKING:
-    from voicebench.judging.cards import JudgeCard
+from voicebench.api import shared
+from voicebench.api.shared import (
+    InputError,
+    MissingFileError,
+    SecretDestinationWarning,
+    VoicebenchError,
+)
 
 # Off a terminal rich would fall back to 80 columns and wrap the tables; logs are wide enough.
 out = Console(width=None if sys.stdout.isatty() else 110)
 err = Console(stderr=True, width=None if sys.stderr.isatty() else 110)
 
-DEFAULT_DIALOGUES = builtin.DIALOGUES
-DEFAULT_FIXTURES = builtin.FIXTURES
-DEFAULT_AGENT = builtin.DEFAULT_AGENT
-DEFAULT_JUDGE = builtin.SMOKE_JUDGE
-SECOND_AGENT = builtin.SECOND_AGENT
-OFFLINE_JUDGE = builtin.OFFLINE_JUDGE
-DEFAULT_GOLD = builtin.PAIRS_GOLD
+DEFAULT_DIALOGUES = shared.DIALOGUES
+DEFAULT_FIXTURES = shared.FIXTURES
+DEFAULT_AGENT = shared.DEFAULT_AGENT
+DEFAULT_JUDGE = shared.SMOKE_JUDGE
+DEFAULT_GOLD = shared.PAIRS_GOLD
+
+
+def commands() -> typer.Typer:
+    """A command module's own app, its commands' help laid out as the main app's is (the main
+    app loads the module when one of them is asked for)."""
+    return typer.Typer(
+        add_completion=False, pretty_exceptions_enable=False, rich_markup_mode="markdown"
+    )
+
 
 DialoguesOpt = Annotated[
     Path,
@@ -55,19 +65,19 @@ FixturesOpt = Annotated[
 
 def agent_spec(value: str | Path) -> Path:
     """An ``--agent`` value: a TOML path, or the name of a shipped agent spec."""
-    return builtin.spec_path("agents", value)
+    return shared.spec_path("agents", value)
 
 
 def judge_spec(value: str | Path) -> Path:
     """A ``--judge`` value: a TOML path, or the name of a shipped judge spec."""
-    return builtin.spec_path("judges", value)
+    return shared.spec_path("judges", value)
 
 
 AGENT_HELP = (
-    f"Agent spec: a TOML file, or a shipped one by name ({', '.join(builtin.shipped('agents'))})."
+    f"Agent spec: a TOML file, or a shipped one by name ({', '.join(shared.shipped('agents'))})."
 )
 JUDGE_HELP = (
-    f"Judge spec: a TOML file, or a shipped one by name ({', '.join(builtin.shipped('judges'))})."
+    f"Judge spec: a TOML file, or a shipped one by name ({', '.join(shared.shipped('judges'))})."
 )
 AgentOpt = Annotated[
     Path,
@@ -118,8 +128,6 @@ def show(message: str, *, style: str | None = None) -> None:
 
 def quiet_libraries(verbose: bool) -> None:
     """pipecat logs every frame decision at INFO/DEBUG; show its warnings only when asked."""
-    from loguru import logger
-
     logger.remove()
     logger.add(sys.stderr, level="DEBUG" if verbose else "ERROR")
     if not verbose:
@@ -139,6 +147,20 @@ _interrupt_notes: list[str] = []
 def on_interrupt(kept: str) -> None:
     """What Ctrl-C during the current command should say is kept (and how to resume)."""
     _interrupt_notes.append(kept)
+
+
+def _as_options(ctx: typer.Context, exc: VoicebenchError) -> str:
+    """An error in the command line's words: a bad value of a call's parameter is named as the
+    option that gave it (``pattern`` as ``--pattern``)."""
+    field = getattr(exc, "field", None)
+    name = ctx.invoked_subcommand
+    command = ctx.command.get_command(ctx, name) if name else None  # type: ignore[attr-defined]
+    if not isinstance(exc, InputError) or exc.file is not None or command is None:
+        return str(exc)
+    options = {p.name: p.opts[0] for p in command.params if p.param_type_name == "option"}
+    if field not in options:
+        return str(exc)
+    return ": ".join(part for part in (exc.record, options[field], exc.message) if part)
 
 
 class VoicebenchGroup(TyperGroup):
@@ -161,12 +183,10 @@ class VoicebenchGroup(TyperGroup):
                 warnings.showwarning = show_note
                 return super().invoke(ctx)
         except VoicebenchError as exc:
-            hint = ""
+            text = _as_options(ctx, exc)
             if isinstance(exc, MissingFileError) and exc.file is not None:
-                hint = builtin.shipped_hint(exc.file)
-            err.print(
-                f"[bold red]error:[/] {plain(str(exc) + hint)}", highlight=False, soft_wrap=True
-            )
+                text += shared.shipped_hint(exc.file)
+            err.print(f"[bold red]error:[/] {plain(text)}", highlight=False, soft_wrap=True)
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             note = _interrupt_notes[-1] if _interrupt_notes else None
@@ -227,13 +247,3 @@ class Steps:
             self._bar.update(self._task, completed=done, total=total)
         if message is not None:
             self.line(message)
-
-
-def show_trust(card: JudgeCard | None, spec: str = "SPEC") -> None:
-    """The judge's measured accuracy, and the warning when it is unmeasured or below the bar."""
-    from voicebench.judging.cards import card_line, trust_warning
-
-    show(card_line(card, spec))
-    warning = trust_warning(card)
-    if warning:
-        show(warning, style="yellow")

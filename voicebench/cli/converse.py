@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from voicebench.budgets import TURN_TIMEOUT_S
+from voicebench import api
+from voicebench.api import TURN_TIMEOUT_S
 from voicebench.cli.common import (
     DEFAULT_DIALOGUES,
     AgentOpt,
@@ -15,13 +16,17 @@ from voicebench.cli.common import (
     ScenarioOpt,
     Steps,
     VerboseOpt,
+    commands,
     on_interrupt,
     quiet_libraries,
 )
 from voicebench.cli.present.calls import call_line, show_calls
 from voicebench.cli.present.runs import show_replay
 
+app = commands()
 
+
+@app.command()
 def converse(
     agent: AgentOpt,
     seeker: Annotated[
@@ -75,16 +80,11 @@ def converse(
     ending and the seeker's own report) and items.jsonl with fixtures/ (each call as an item
     that `voicebench run` replays against any agent)."""
     quiet_libraries(verbose)
-    from voicebench.agentspec import load_agent_spec
-    from voicebench.api import converse as converse_calls
-    from voicebench.runlog import default_run_dir
-
-    spec = load_agent_spec(agent)
-    target = out_dir or default_run_dir(spec.name, prefix="calls-")
+    target = out_dir or api.run_folder(agent, prefix="calls-")
     on_interrupt(f"finished calls are kept in {target}: run again with --out {target} to resume")
     with Steps("calls") as s:
         done = s.advance
-        result = converse_calls(
+        result = api.converse(
             agent,
             dialogues,
             seeker=seeker,
@@ -101,7 +101,3 @@ def converse(
     records = list(result.run.records)
     show_replay(result.run.header.agent, target, records)
     show_calls(target, list(result.calls), records)
-
-
-def register(app: typer.Typer) -> None:
-    app.command()(converse)

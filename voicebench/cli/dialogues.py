@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
+from voicebench import api
+from voicebench.api.views import Outcome
 from voicebench.cli.common import (
     Steps,
     VoicebenchGroup,
@@ -18,10 +20,6 @@ from voicebench.cli.common import (
     quiet_libraries,
     show,
 )
-from voicebench.errors import InputError
-
-if TYPE_CHECKING:
-    from voicebench.dialogues.adversarial import Outcome
 
 app = typer.Typer(
     cls=VoicebenchGroup,
@@ -45,9 +43,7 @@ def import_esconv(
     max_per_conversation: Annotated[int, typer.Option(min=1, max=10)] = 2,
 ) -> None:
     """Make HEART-style items from ESConv conversations (nothing is written on bad input)."""
-    from voicebench.dialogues import import_esconv_to_file
-
-    items = import_esconv_to_file(file, dest, max_items_per_conversation=max_per_conversation)
+    items = api.import_esconv(file, dest, max_per_conversation=max_per_conversation)
     conversations = len({d.source for d in items})
     show(f"{len(items)} items from {conversations} conversations written to {dest}")
 
@@ -98,22 +94,13 @@ def adversarial(
     the profile's 0-10 schedule (shown first); each answer is checked, asked again, or the item
     rejected with its reason (in OUT.rejected.jsonl)."""
     quiet_libraries(False)
-    from voicebench.dialogues import EscalationProfile
-    from voicebench.dialogues.adversarial import plan_adversarial, rejected_path, run_adversarial
-
-    try:
-        chosen = EscalationProfile(profile)
-    except ValueError:
-        raise InputError(
-            f"must be one of: {', '.join(p.value for p in EscalationProfile)}", field="--profile"
-        ) from None
-    plan = plan_adversarial(file, chosen, llm, dest=dest, limit=limit)
-    show(f"{chosen.value}: target hostility (0-10) per seeker turn")
+    plan = api.adversarial_plan(file, profile, llm, out=dest, limit=limit)
+    show(f"{plan.profile.value}: target hostility (0-10) per seeker turn")
     for n, schedule in plan.schedules.items():
         show(f"  {n} seeker turns: {' '.join(map(str, schedule))}")
     on_interrupt(f"finished items are kept in {plan.out}: run the same command again to resume")
     with Steps("items") as s:
-        outcomes = run_adversarial(
+        outcomes = api.adversarial(
             plan,
             attempts=attempts,
             progress=lambda o, n, t: s.advance(n, t, _outcome_line(o, n, t)),
@@ -122,7 +109,7 @@ def adversarial(
     left = len(plan.items) - len(outcomes)
     show(
         f"{made} adversarial items written to {plan.out}; {len(outcomes) - made} rejected"
-        + (f" (reasons in {rejected_path(plan.out)})" if len(outcomes) > made else "")
+        + (f" (reasons in {api.rejected_file(plan)})" if len(outcomes) > made else "")
         + (f"; {left} were already done" if left else "")
     )
 
@@ -130,9 +117,7 @@ def adversarial(
 @app.command("check")
 def check(file: Annotated[Path, typer.Argument(help="Dialogue set (JSONL).")]) -> None:
     """Validate a dialogue set and print what it holds."""
-    from voicebench.dialogues import load_dialogues
-
-    items = load_dialogues(file)
+    items = api.read_dialogues(file)
     adversarial = [d for d in items if d.adversarial]
     turns = sum(len(d.seeker_turn_indices) for d in items)
     show(f"{file}: {len(items)} items ({len(adversarial)} adversarial), {turns} seeker turns")

@@ -8,12 +8,17 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from voicebench.budgets import TTFA_BUDGET_MS, TTFT_BUDGET_MS
-from voicebench.cli.common import TTFABudgetOpt, TTFTBudgetOpt, out, show
+from voicebench import api
+from voicebench.api import TTFA_BUDGET_MS, TTFT_BUDGET_MS, InputError
+from voicebench.api.views import describe, format_value
+from voicebench.cli.common import TTFABudgetOpt, TTFTBudgetOpt, commands, out, show
+
+app = commands()
 
 GateOpt = Annotated[float | None, typer.Option(show_default=False)]
 
 
+@app.command()
 def check(
     path: Annotated[Path, typer.Argument(help="A run folder or a judging folder.")],
     gates: Annotated[
@@ -59,12 +64,6 @@ def check(
     judge accuracy) against gates: a table of every gate with its value, 95% interval and
     verdict. Exit 0 when all pass, 1 when one fails, 2 for bad input. Gates are max_FIGURE or
     min_FIGURE; shares are in per cent."""
-    from voicebench._jsonl import write_atomic
-    from voicebench.api.quality import check_gates
-    from voicebench.errors import InputError
-    from voicebench.gates import make_gate, read_gates
-    from voicebench.gates.check import describe, junit_xml, summary_markdown
-
     named = {
         "max_ttft_p50_ms": max_ttft_p50_ms,
         "max_ttft_p90_ms": max_ttft_p90_ms,
@@ -79,29 +78,24 @@ def check(
         "min_elo": min_elo,
         "min_judge_accuracy_pct": min_judge_accuracy,
     }
-    chosen = read_gates(gates) if gates is not None else []
+    chosen = api.gates_file(gates) if gates is not None else []
     chosen += [
-        make_gate(name, bound, source="--" + name.replace("_", "-"))
+        api.gate(name, bound, source="--" + name.replace("_", "-"))
         for name, bound in named.items()
         if bound is not None
     ]
-    for text in gate or []:
-        name, _, bound = text.partition("=")
-        try:
-            number = float(bound)  # no "=" leaves it empty: not a number either
-        except ValueError:
-            raise InputError(f"{text!r} is not NAME=NUMBER", field="--gate") from None
-        chosen.append(make_gate(name.strip(), number, source="--gate"))
+    chosen += [api.parse_gate(text, source="--gate") for text in gate or []]
     if min_elo is not None and contestant is None:
         raise InputError("--min-elo needs --contestant NAME", field="--contestant")
-    results = check_gates(
+    checked = api.check_gates(
         path,
         chosen,
         strict=strict,
         contestant=contestant,
         budget_ttft_ms=budget_ttft_ms,
         budget_ttfa_ms=budget_ttfa_ms,
-    ).results
+    )
+    results = checked.results
     table = Table(title=f"voicebench check {path}" + (" (strict)" if strict else ""))
     for column in ("gate", "value", "95% CI", "bound", "result"):
         table.add_column(column, justify="right" if column != "gate" else "left")
@@ -114,9 +108,9 @@ def check(
         if r.note:
             show(f"{r.gate.name}: {r.note}")
     if junit is not None:
-        write_atomic(junit, junit_xml(results, path))
+        api.write_junit(checked, junit)
     if summary_md is not None:
-        write_atomic(summary_md, summary_markdown(results, path))
+        api.write_summary(checked, summary_md)
     failed = [r.gate.name for r in results if not r.passed]
     show(
         f"{len(results) - len(failed)}/{len(results)} gates passed"
@@ -126,6 +120,7 @@ def check(
         raise typer.Exit(1)
 
 
+@app.command()
 def compare(
     base: Annotated[Path, typer.Argument(help="The run folder to compare against.")],
     new: Annotated[Path, typer.Argument(help="The run folder that may have changed.")],
@@ -150,10 +145,16 @@ def compare(
     the interruption figures (and, with --judging, the Elo), each change with a 95% bootstrap
     interval and a verdict (faster, slower, no clear change). The stage that moved most is
     named first."""
-    from voicebench.api import compare as compare_runs
-    from voicebench.gates.compare import format_value as fmt
-
-    c = compare_runs(base, new, min_change_ms=min_change_ms, judging=judging)
+    fmt = format_value
+    c = api.compare(
+        base,
+        new,
+        min_change_ms=min_change_ms,
+        judging=judging,
+        out=out_dir,
+        budget_ttft_ms=budget_ttft_ms,
+        budget_ttfa_ms=budget_ttfa_ms,
+    )
     show(c.headline)
     table = Table(
         title=f"{c.new_name} ({c.new_turns} turns) against {c.base_name} ({c.base_turns})"
@@ -176,17 +177,7 @@ def compare(
         )
     out.print(table)
     if out_dir is not None:
-        from voicebench.gates.page import write_comparison
-
-        page = write_comparison(
-            c, out_dir, budget_ttft_ms=budget_ttft_ms, budget_ttfa_ms=budget_ttfa_ms
-        )
-        show(f"comparison: {page} (and compare.json)")
+        show(f"comparison: {out_dir / 'index.html'} (and compare.json)")
     if fail_on_regression and c.regressions:
         show("regressions: " + ", ".join(r.label for r in c.regressions))
         raise typer.Exit(1)
-
-
-def register(app: typer.Typer) -> None:
-    for command in (check, compare):
-        app.command()(command)

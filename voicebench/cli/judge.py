@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from voicebench.budgets import TTFA_BUDGET_MS, TTFT_BUDGET_MS
+from voicebench import api
+from voicebench.api import TTFA_BUDGET_MS, TTFT_BUDGET_MS
+from voicebench.api.views import SMOKE_WARNING, JudgeCard, ReplyStrategies, card_line, trust_warning
 from voicebench.cli.common import (
     DEFAULT_GOLD,
     DEFAULT_JUDGE,
@@ -18,6 +19,7 @@ from voicebench.cli.common import (
     TTFABudgetOpt,
     TTFTBudgetOpt,
     VerboseOpt,
+    commands,
     judge_spec,
     notable,
     on_interrupt,
@@ -27,14 +29,14 @@ from voicebench.cli.common import (
     say,
     show,
 )
-from voicebench.cli.present.judging import show_judging, verdict_line
+from voicebench.cli.present.judging import card_tables, show_judging, verdict_line
 from voicebench.cli.present.rating import show_rating
+from voicebench.cli.present.strategies import diversity_table, most_used
 
-if TYPE_CHECKING:
-    from voicebench.judging.cards import JudgeCard
-    from voicebench.strategies import ReplyStrategies
+app = commands()
 
 
+@app.command()
 def judge(
     run_dirs: Annotated[
         list[Path],
@@ -72,16 +74,11 @@ def judge(
     converse folders, each agent's whole call with the same caller instead, as the caller
     heard it."""
     quiet_libraries(verbose)
-    from voicebench.api import judge as judge_runs
-    from voicebench.judging import default_out_dir, load_judge_spec
-    from voicebench.judging.cards import card_line, find_card
-
-    spec, _ = load_judge_spec(judge_spec)
-    target = out_dir or default_out_dir(spec.name, run_dirs)
+    target = out_dir or api.judging_folder(run_dirs, judge_spec)
     on_interrupt(f"decided verdicts are kept in {target}: run the same command again to resume")
-    say(card_line(find_card(judge_spec), str(judge_spec)))
+    say(card_line(api.judge_card(judge_spec), str(judge_spec)))
     with Steps("verdicts") as s:
-        judging = judge_runs(
+        judging = api.judge(
             run_dirs,
             judge=judge_spec,
             out=target,
@@ -96,6 +93,7 @@ def judge(
     show_judging(judging.result)
 
 
+@app.command()
 def rate(
     judging_dirs: Annotated[
         list[Path], typer.Argument(help="Judging folders (from voicebench judge).")
@@ -115,11 +113,9 @@ def rate(
     """Fit strength-weighted Bradley-Terry ratings (Elo with bootstrap and asymptotic 95% CIs),
     win rates per dimension, latency goodput and latency-adjusted Elo; write ratings.json and
     print the leaderboard."""
-    from voicebench.api import rate as rate_judging
-
     for d in judging_dirs:
         show_rating(
-            rate_judging(
+            api.rate(
                 d,
                 rounds=rounds,
                 seed=seed,
@@ -141,6 +137,7 @@ def _label_line(r: ReplyStrategies, n: int, total: int) -> str | None:
     return None
 
 
+@app.command()
 def strategies(
     judging_dir: Annotated[Path, typer.Argument(help="Judging folder (from voicebench judge).")],
     judge_spec: Annotated[
@@ -160,18 +157,12 @@ def strategies(
     uncertain, with evidence; cached in JUDGING_DIR/strategies.jsonl) and print each
     contestant's strategy diversity. `voicebench report` adds a heatmap and the table."""
     quiet_libraries(verbose)
-    from voicebench.cli.present.strategies import diversity_table, most_used
-    from voicebench.judging import SMOKE_WARNING
-    from voicebench.strategies import LABELS_FILE, run_labelling
-
-    on_interrupt(
-        f"finished labels are kept in {judging_dir / LABELS_FILE}: run the same "
-        "command again to resume"
-    )
+    labels = api.strategies_file(judging_dir)
+    on_interrupt(f"finished labels are kept in {labels}: run the same command again to resume")
     with Steps("replies") as s:
-        summary = run_labelling(
+        summary = api.label_strategies(
             judging_dir,
-            judge_spec,
+            judge=judge_spec,
             concurrency=concurrency,
             on_status=s.line,
             progress=lambda r, n, t: s.advance(n, t, _label_line(r, n, t)),
@@ -181,13 +172,10 @@ def strategies(
     out.print(diversity_table(summary))
     for line in most_used(summary):
         show(line)
-    show(f"labels: {judging_dir / LABELS_FILE}")
+    show(f"labels: {labels}")
 
 
 def show_card(card: JudgeCard, path: Path | None = None) -> None:
-    from voicebench.cli.present.judging import card_tables
-    from voicebench.judging.cards import trust_warning
-
     for table in card_tables(card):
         out.print(table)
     warning = trust_warning(card)
@@ -197,6 +185,7 @@ def show_card(card: JudgeCard, path: Path | None = None) -> None:
         show(f"judge card: {path}")
 
 
+@app.command("judge-check")
 def judge_check(
     judge_spec: JudgeOpt = DEFAULT_JUDGE,
     gold: Annotated[
@@ -245,42 +234,22 @@ def judge_check(
     cards/SPEC-SPECHASH-GOLDHASH-SPLIT.json and reused while neither file changes. With
     --against, a second judge on the same pairs and the paired comparison of the two."""
     quiet_libraries(verbose)
-    from voicebench.errors import InputError
-    from voicebench.judging.check import check_judge
-    from voicebench.judging.gold import SPLITS
-
-    if split not in SPLITS:
-        raise InputError(f"must be one of {', '.join(SPLITS)}", field="--split")
     on_interrupt("decided verdicts are kept: run the same command again to resume")
-
-    def measure(spec: Path, **where):
-        with Steps("verdicts") as s:
-            return asyncio.run(
-                check_judge(
-                    spec,
-                    gold,
-                    split=split,  # type: ignore[arg-type]
-                    concurrency=concurrency,
-                    on_status=s.line,
-                    progress=lambda v, n, t: s.advance(n, t, verdict_line(v, n, t)),
-                    **where,
-                )
-            )
-
-    result = measure(judge_spec, out_dir=out_dir, refresh=refresh)
+    with Steps("verdicts") as s:
+        result = api.judge_check(
+            judge_spec,
+            gold=gold,
+            split=split,
+            out=out_dir,
+            concurrency=concurrency,
+            refresh=refresh,
+            against=against,
+            on_status=s.line,
+            progress=lambda v, n, t: s.advance(n, t, verdict_line(v, n, t)),
+        )
     if result.reused:
         show(f"card reused (same spec and gold file; --refresh measures again): {result.path}")
     show_card(result.card, result.path)
-    if against is None:
-        return
-    from voicebench.judging.paired import paired_comparison
-
-    other = measure(against)
-    show(f"against {other.card.spec_name}: {other.path}")
-    show(paired_comparison(result.card, other.card).line())
-
-
-def register(app: typer.Typer) -> None:
-    for command in (judge, rate, strategies):
-        app.command()(command)
-    app.command("judge-check")(judge_check)
+    if result.against is not None and result.paired is not None:
+        show(f"against {result.against.card.spec_name}: {result.against.path}")
+        show(result.paired.line())

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from voicebench.budgets import LOAD_TURN_TIMEOUT_S, TTFA_BUDGET_MS
+from voicebench import api
+from voicebench.api import LOAD_TURN_TIMEOUT_S, TTFA_BUDGET_MS
+from voicebench.api.views import LoadTurn
 from voicebench.cli.common import (
     DEFAULT_AGENT,
     DEFAULT_DIALOGUES,
@@ -20,6 +21,7 @@ from voicebench.cli.common import (
     TTFABudgetOpt,
     VerboseOpt,
     agent_spec,
+    commands,
     on_interrupt,
     out,
     plain,
@@ -27,12 +29,13 @@ from voicebench.cli.common import (
     say,
     show,
 )
-from voicebench.errors import InputError
+from voicebench.cli.present.load import load_table
+from voicebench.cli.present.runs import show_scenarios
 
-if TYPE_CHECKING:
-    from voicebench.live import LoadTurn
+app = commands()
 
 
+@app.command()
 def serve(
     agent: Annotated[
         Path,
@@ -78,56 +81,32 @@ def serve(
     """Serve an agent as a WebSocket voice agent on 127.0.0.1: one pipeline per call, helper
     servers shared. Callers present a token (Authorization: Bearer TOKEN, or ?token=TOKEN).
     Test a remote-agent spec against it, or let others benchmark it."""
-    import asyncio
-    import os
-    import secrets
-
     quiet_libraries(verbose)
-    from voicebench.agentspec import load_agent_spec
-    from voicebench.live import serve as serve_agent
-    from voicebench.live.serve import default_max_calls
-    from voicebench.remotespec import PROTOCOLS
 
-    if protocol not in PROTOCOLS:
-        raise InputError(f"must be one of {', '.join(PROTOCOLS)}", field="--protocol")
-    if token_env is not None:
-        token = os.environ.get(token_env, "")
-        if len(token) < 16:
-            raise InputError(
-                f"environment variable {token_env} must hold a token of at least 16 characters",
-                field="--token-env",
-            )
-    else:
-        token = secrets.token_urlsafe(24)
-    spec = load_agent_spec(agent)
-    limit = max_calls or default_max_calls()
-
-    def ready(url: str) -> None:
-        show(f"serving {spec.name} ({spec.id}) on {url}, protocol {protocol}; Ctrl-C stops")
+    def ready(s: api.Serving) -> None:
+        agent = f"{s.agent.name} ({s.agent.id})"
+        show(f"serving {agent} on {s.url}, protocol {s.protocol}; Ctrl-C stops")
         show(
-            f"token from {token_env}"
-            if token_env
-            else f"token {token} (present it as 'Authorization: Bearer TOKEN' or ?token=TOKEN)"
+            f"token from {s.token_env}"
+            if s.token_env
+            else f"token {s.token} (present it as 'Authorization: Bearer TOKEN' or ?token=TOKEN)"
         )
         say(
-            f"at most {limit} calls at once; browser origins allowed: "
-            + (", ".join(allow_origin) if allow_origin else "none")
+            f"at most {s.max_calls} calls at once; browser origins allowed: "
+            + (", ".join(s.allowed_origins) or "none")
         )
 
-    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a server stops
-        asyncio.run(
-            serve_agent(
-                spec,
-                port=port,
-                token=token,
-                protocol=protocol,
-                allowed_origins=tuple(allow_origin or ()),
-                max_calls=limit,
-                on_ready=ready,
-                on_call=lambda event, n: say(f"call {event} ({n} in progress)"),
-                on_refused=lambda why: say(f"call refused: {why}"),
-            )
-        )
+    api.serve(
+        agent,
+        port=port,
+        protocol=protocol,
+        token_env=token_env,
+        allowed_origins=allow_origin or (),
+        max_calls=max_calls,
+        on_ready=ready,
+        on_call=lambda event, n: say(f"call {event} ({n} in progress)"),
+        on_refused=lambda why: say(f"call refused: {why}"),
+    )
     say("stopped")
 
 
@@ -146,6 +125,7 @@ def _load_line(t: LoadTurn) -> str:
     )
 
 
+@app.command()
 def load(
     agent: Annotated[
         str, typer.Option("--agent", "-a", help="A ws:// URL, or an agent spec with [remote].")
@@ -237,64 +217,44 @@ def load(
     whose call is not answered waits before dialling again; when no call is answered in the
     first 5 s the load stops (exit 1), keeping what it measured."""
     quiet_libraries(False)
-    from voicebench.cli.present.load import load_table
-    from voicebench.live import load_target, load_test
-    from voicebench.live.load import load_pattern
-    from voicebench.live.patterns import PATTERNS
-    from voicebench.runlog import folder_stamp
 
-    if arrivals not in ("fixed", "poisson"):
-        raise InputError("must be fixed or poisson", field="--arrivals")
-    if pattern not in PATTERNS:
-        raise InputError(f"must be one of {', '.join(PATTERNS)}", field="--pattern")
-    if backend not in ("local", "ray"):
-        raise InputError("must be local or ray", field="--backend")
-    if backend == "local" and (address is not None or workers is not None):
-        raise InputError("--address and --workers go with --backend ray", field="--backend")
-    shape = load_pattern(
-        kind=pattern,
-        callers=callers,
-        ramp_s=ramp,
-        duration_s=duration,
-        arrivals=arrivals,
-        step_callers=step_callers,
-        step_hold_s=step_hold,
-        spike_callers=spike_callers,
-        spike_at_s=spike_at,
-        spike_s=spike_length,
-    )
-    spec = load_target(agent, protocol, token_env)
-    target = out_dir or Path("reports") / "load" / folder_stamp()
-    say(f"load: {shape.describe()} -> {target}")
-    on_interrupt(f"finished turns are in {target}/turns.jsonl")
+    def started(pattern: str, target: Path) -> None:
+        say(f"load: {pattern} -> {target}")
+        on_interrupt(f"finished turns are in {target}/turns.jsonl")
+
     with Steps("turns") as s:
-        summary = load_test(
-            spec,
-            dialogues,
-            fixtures,
-            target,
+        result = api.load(
+            agent,
+            callers=callers,
+            pattern=pattern,
+            ramp_s=ramp,
+            duration_s=duration,
+            arrivals=arrivals,
+            step_callers=step_callers,
+            step_hold_s=step_hold,
+            spike_callers=spike_callers,
+            spike_at_s=spike_at,
+            spike_s=spike_length,
+            protocol=protocol,
+            token_env=token_env,
+            out=out_dir,
+            dialogues=dialogues,
+            fixtures=fixtures,
             budget_ttfa_ms=budget_ttfa_ms,
             turn_timeout_s=turn_timeout,
-            pattern=shape,
+            scenarios=scenario or (),
+            seed=seed,
             backend=backend,
             address=address,
             workers=workers,
-            on_status=s.line,
-            seed=seed,
             failure_budget=failure_budget,
+            on_start=started,
+            on_status=s.line,
             progress=lambda t: s.line(_load_line(t)),
-            scenarios=tuple(scenario or ()),
         )
+    spec, target = result.agent, result.path
     url = spec.remote.url if spec.remote is not None else spec.id
-    out.print(load_table(summary, f"{spec.name} ({url}) under load"))
+    out.print(load_table(result.summary, f"{spec.name} ({url}) under load"))
     if scenario:
-        from voicebench.cli.present.runs import show_scenarios
-        from voicebench.live import read_load
-
-        show_scenarios([t.turn for t in read_load(target)[1]])
+        show_scenarios(result.turns)
     show(f"turns: {target}/turns.jsonl; summary: {target}/summary.json")
-
-
-def register(app: typer.Typer) -> None:
-    for command in (serve, load):
-        app.command()(command)

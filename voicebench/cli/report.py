@@ -8,9 +8,12 @@ from typing import Annotated
 
 import typer
 
-from voicebench.budgets import TTFA_BUDGET_MS, TTFT_BUDGET_MS
-from voicebench.cli.common import say
+from voicebench import api
+from voicebench.api import TTFA_BUDGET_MS, TTFT_BUDGET_MS, InputError
+from voicebench.cli.common import commands, say
 from voicebench.cli.present.report import show_report
+
+app = commands()
 
 
 class AudioChoice(enum.StrEnum):
@@ -18,6 +21,7 @@ class AudioChoice(enum.StrEnum):
     opus = "opus"
 
 
+@app.command()
 def report(
     paths: Annotated[
         list[Path],
@@ -62,28 +66,20 @@ def report(
     self-contained page), report.md, report.json and figures/ (PNG and SVG). For a load
     folder: TTFA and failures by concurrency with the breaking point, and calls in progress
     over time (index.html, summary.json, figures/)."""
-    from voicebench.api import report as build_report
-    from voicebench.errors import InputError
-    from voicebench.live.load import LOAD_FILE
-
-    loads = [p for p in paths if (p / LOAD_FILE).exists()]
+    loads = [p for p in paths if api.is_load(p)]
     if loads:
         if len(paths) > 1:
             raise InputError("a load folder is reported on its own", file=loads[0])
-        from voicebench.reporting.load import write_load_report
-        from voicebench.runlog import folder_stamp
-
-        target = out_dir or Path("reports") / f"load-report-{folder_stamp()}"
-        page = write_load_report(
+        page = api.load_report(
             loads[0],
-            target,
+            out=out_dir,
             budget_ttfa_ms=TTFA_BUDGET_MS if budget_ttfa_ms is None else budget_ttfa_ms,
         )
         say(f"load report: {page}")
         return
 
     show_report(
-        build_report(
+        api.report(
             paths,
             out=out_dir,
             title=title,
@@ -94,7 +90,3 @@ def report(
             on_status=say,
         )
     )
-
-
-def register(app: typer.Typer) -> None:
-    app.command()(report)

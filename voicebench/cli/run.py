@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from voicebench.budgets import TURN_TIMEOUT_S
+from voicebench import api
+from voicebench.api import TURN_TIMEOUT_S
 from voicebench.cli.common import (
-    DEFAULT_AGENT,
     DEFAULT_DIALOGUES,
     DEFAULT_FIXTURES,
-    DEFAULT_JUDGE,
-    OFFLINE_JUDGE,
-    SECOND_AGENT,
     AgentOpt,
     DialoguesOpt,
     FixturesOpt,
@@ -22,6 +19,7 @@ from voicebench.cli.common import (
     Steps,
     VerboseOpt,
     agent_spec,
+    commands,
     judge_spec,
     on_interrupt,
     out,
@@ -31,25 +29,19 @@ from voicebench.cli.common import (
 )
 from voicebench.cli.present.job import ShownJob
 from voicebench.cli.present.report import show_report
-from voicebench.cli.present.runs import show_replay, show_scenarios, turn_line
-from voicebench.errors import InputError
+from voicebench.cli.present.runs import show_replay, show_scenarios, summary_table, turn_line
 
-if TYPE_CHECKING:
-    pass
+app = commands()
 
 
+@app.command()
 def synth(
     dialogues: DialoguesOpt = DEFAULT_DIALOGUES, fixtures: FixturesOpt = DEFAULT_FIXTURES
 ) -> None:
     """Speak every seeker turn with the packaged Piper voice; only what is missing is
     synthesized."""
-    from voicebench.dialogues import load_dialogues
-    from voicebench.fixtures import synthesize_fixtures
-
-    report = synthesize_fixtures(
-        load_dialogues(dialogues),
-        fixtures,
-        progress=lambda n, total: say(f"synthesized {n}/{total}"),
+    report = api.synth(
+        dialogues, fixtures, progress=lambda n, total: say(f"synthesized {n}/{total}")
     )
     show(
         f"{report.synthesized} synthesized, {report.reused} already there; "
@@ -61,6 +53,7 @@ def _resume_note(out_dir: Path) -> str:
     return f"finished turns are kept in {out_dir}: run again with --out {out_dir} to resume"
 
 
+@app.command()
 def run(
     agent: AgentOpt,
     out_dir: Annotated[
@@ -112,19 +105,10 @@ def run(
 ) -> None:
     """Replay dialogues as speech through an agent and time every turn (TTFT, TTFA, stages)."""
     quiet_libraries(verbose)
-    from voicebench.agentspec import load_agent_spec
-    from voicebench.api import replay
-    from voicebench.runlog import REPLAY_MODES, default_run_dir
-
-    if mode not in {m.value for m in REPLAY_MODES}:
-        raise InputError(
-            f"must be one of: {', '.join(m.value for m in REPLAY_MODES)}", field="--mode"
-        )
-    spec = load_agent_spec(agent)
-    target = out_dir or default_run_dir(spec.name)
+    target = out_dir or api.run_folder(agent)
     on_interrupt(_resume_note(target))
     with Steps("turns") as s:
-        run = replay(
+        run = api.replay(
             agent,
             dialogues,
             out=target,
@@ -141,6 +125,7 @@ def run(
     show_replay(run.header.agent, target, list(run.records))
 
 
+@app.command()
 def demo(
     agents: Annotated[
         list[Path] | None,
@@ -190,38 +175,19 @@ def demo(
     offline judge (its card printed), print the leaderboard and write the report
     (OUT/report/index.html)."""
     quiet_libraries(verbose)
-    from voicebench.demo import missing_models, plan_demo, run_demo
-
-    if agents is None:
-        agents = [DEFAULT_AGENT]
-        missing = missing_models(SECOND_AGENT)
-        if missing:
-            say(
-                f"second agent skipped: {', '.join(missing)} is not installed "
-                "(pip install 'voicebench-heart[offline-judge]')"
-            )
-        else:
-            agents.append(SECOND_AGENT)
-    if judge_spec is None and not no_judge:
-        missing = missing_models(OFFLINE_JUDGE)
-        judge_spec = DEFAULT_JUDGE if missing else OFFLINE_JUDGE
-        if missing:
-            text = (
-                f"offline judge unavailable ({', '.join(missing)} is not installed: pip "
-                "install 'voicebench-heart[offline-judge]'); judging with the smoke judge"
-            )
-            say(text, style="yellow")
-    plan = plan_demo(
+    plan = api.demo_plan(
         agents,
         limit=limit,
-        out_dir=out_dir,
-        judge_spec=None if no_judge else judge_spec,
-        scenarios=tuple(scenario or ()),
+        out=out_dir,
+        judge=judge_spec,
+        no_judge=no_judge,
+        scenarios=scenario or (),
         seed=seed,
+        on_note=lambda note: say(note, style="yellow"),
     )
     on_interrupt(_resume_note(plan.out_dir))
     with Steps("demo") as s:
-        built = run_demo(plan, ShownJob(s, plan))
+        built = api.run_demo(plan, ShownJob(s, plan))
     show_report(built)
     if built.report.judging is not None:
         show(
@@ -230,21 +196,11 @@ def demo(
         )
 
 
+@app.command()
 def summary(run_dir: Annotated[list[Path], typer.Argument(help="Run directories.")]) -> None:
     """Print the per-stage latency table of finished runs."""
-    from voicebench.cli.present.runs import summary_table
-    from voicebench.metrics import summarize
-    from voicebench.runlog import read_header, read_turns
-
     for d in run_dir:
-        header = read_header(d)
-        records = read_turns(d)
-        out.print(
-            summary_table(summarize(records), f"{header.agent.name} ({header.agent.id}) - {d}")
-        )
-        show_scenarios(records)
-
-
-def register(app: typer.Typer) -> None:
-    for command in (synth, run, demo, summary):
-        app.command()(command)
+        run = api.Run.load(d)
+        agent = run.header.agent
+        out.print(summary_table(run.summary, f"{agent.name} ({agent.id}) - {d}"))
+        show_scenarios(list(run.records))

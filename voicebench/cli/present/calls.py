@@ -4,16 +4,18 @@ ends, then latency by turn position and the callers' own reports."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from rich.table import Table
 
+from voicebench.api.views import (
+    ENDINGS,
+    CallProgress,
+    CallRecord,
+    Estimate,
+    TurnRecord,
+    call_outcomes,
+)
 from voicebench.cli.common import out, plain, show
-
-if TYPE_CHECKING:
-    from voicebench.calling import CallRecord
-    from voicebench.calling.records import CallProgress
-    from voicebench.runlog import TurnRecord
 
 
 def call_line(p: CallProgress) -> str:
@@ -32,8 +34,6 @@ def call_line(p: CallProgress) -> str:
             if value is not None
         )
         return f"{head} turn {r.turn_index}  {figures}  caller: {plain(r.user_text)}"
-    from voicebench.calling.records import ENDINGS
-
     c = p.finished
     assert c is not None
     said = f"{len(c.exchanges)} caller line(s), {ENDINGS[c.ended_by]}"
@@ -49,8 +49,6 @@ def call_line(p: CallProgress) -> str:
 
 def show_calls(path: Path, calls: list[CallRecord], records: list[TurnRecord]) -> None:
     """Latency by the turn's place in the call, the calls' endings and reports, the files."""
-    from voicebench.calling.outcomes import Estimate, call_outcomes
-
     estimate = Estimate.text
 
     o = call_outcomes(calls, records)

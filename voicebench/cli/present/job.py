@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from voicebench.api.views import (
+    CampaignPlan,
+    Cell,
+    JudgingResult,
+    RatingTable,
+    RunProgress,
+    TurnRecord,
+    Verdict,
+)
 from voicebench.cli.common import Steps, show
 from voicebench.cli.present.judging import show_judging, verdict_line
 from voicebench.cli.present.rating import show_rating
 from voicebench.cli.present.runs import show_replay, turn_line
-
-if TYPE_CHECKING:
-    from voicebench.campaign import CampaignPlan, Cell
-    from voicebench.judging import JudgingResult, Verdict
-    from voicebench.rating import RatingTable
-    from voicebench.replaying import RunProgress
-    from voicebench.runlog import TurnRecord
 
 
 class ShownJob:

@@ -7,10 +7,16 @@ from pathlib import Path
 
 from rich.table import Table
 
-from voicebench.cli.common import notable, out, plain, show, show_trust
-from voicebench.judging.cards import JudgeCard, Tally
-from voicebench.judging.models import DIMENSION_NAMES
-from voicebench.judging.run import JudgingResult, Verdict
+from voicebench.api.views import (
+    DIMENSION_NAMES,
+    JudgeCard,
+    JudgingResult,
+    Tally,
+    Verdict,
+    card_line,
+    trust_warning,
+)
+from voicebench.cli.common import notable, out, plain, show
 
 
 def _pct(x: float | None) -> str:
@@ -122,3 +128,11 @@ def show_judging(result: JudgingResult) -> None:
         )
     show_trust(result.card, result.spec_path)
     show(f"verdicts: {result.out_dir}/verdicts.jsonl")
+
+
+def show_trust(card: JudgeCard | None, spec: str = "SPEC") -> None:
+    """The judge's measured accuracy, and the warning when it is unmeasured or below the bar."""
+    show(card_line(card, spec))
+    warning = trust_warning(card)
+    if warning:
+        show(warning, style="yellow")

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from voicebench.live.load import LoadSummary
-from voicebench.reporting.load import breaking_point_text
+from voicebench.api.views import LoadSummary, breaking_point_text
 
 
 def _span(v: float, ci: tuple[float, float]) -> str:

@@ -1,5 +1,5 @@
 """The leaderboard, the people's ladder and the latency views, for the terminal (the
-agreement sentences are shared with the report: ``voicebench.reporting.lines``)."""
+agreement sentences are the report's own, from ``voicebench.api.views``)."""
 
 from __future__ import annotations
 
@@ -7,16 +7,24 @@ from pathlib import Path
 
 from rich.table import Table
 
-from voicebench.cli.common import out, show, show_trust
-from voicebench.judging import DIMENSIONS
-from voicebench.judging.cards import JudgeCard, card_line, trust_warning
-from voicebench.rating.people import (
+from voicebench.api import Judging
+from voicebench.api.views import (
+    DIMENSIONS,
     HEART_HUMAN_KAPPA,
     HEART_INTER_HUMAN,
     HEART_JUDGE_HUMAN,
+    RATINGS_FILE,
+    JudgeCard,
     PeopleSummary,
+    RatingTable,
+    agreement_lines,
+    card_line,
+    card_of_judging,
+    share,
+    trust_warning,
 )
-from voicebench.rating.table import RatingTable
+from voicebench.cli.common import out, show
+from voicebench.cli.present.judging import show_trust
 
 
 def _pct(x: float | None) -> str:
@@ -147,10 +155,8 @@ def human_ladder_table(people: PeopleSummary) -> Table:
 
 def people_lines(people: PeopleSummary) -> list[str]:
     """Judge-human agreement per judge, agreement between people, each rater's consistency."""
-    from voicebench.reporting.lines import share as _share  # the report loads matplotlib
-
     lines = [
-        f"People vs {judge}: {_share(v, lo, hi)} over {n} pairs "
+        f"People vs {judge}: {share(v, lo, hi)} over {n} pairs "
         f"(HEART: {100 * HEART_JUDGE_HUMAN:.1f}%)"
         for judge, (v, lo, hi, n) in people.judge_agreement.items()
     ]
@@ -159,7 +165,7 @@ def people_lines(people: PeopleSummary) -> list[str]:
         kappa = "-" if people.fleiss_kappa is None else f"{people.fleiss_kappa:.3f}"
         alpha = "-" if people.krippendorff_alpha is None else f"{people.krippendorff_alpha:.3f}"
         lines.append(
-            f"Between people: {_share(v, lo, hi)} over {n} rater pairs "
+            f"Between people: {share(v, lo, hi)} over {n} rater pairs "
             f"(HEART: {100 * HEART_INTER_HUMAN:.1f}%); Fleiss' kappa {kappa} "
             f"(HEART: {HEART_HUMAN_KAPPA:.3f}); Krippendorff's alpha {alpha}"
         )
@@ -195,11 +201,6 @@ def disagreement_table(people: PeopleSummary) -> Table:
 
 
 def show_rating(table: RatingTable) -> None:
-    from voicebench.judging import read_judging_header
-    from voicebench.judging.cards import card_of_judging
-    from voicebench.rating import RATINGS_FILE
-    from voicebench.reporting.lines import agreement_lines
-
     card = card_of_judging(Path(table.judging_dir))
     out.print(leaderboard(table, card))
     out.print(latency_board(table))
@@ -212,5 +213,5 @@ def show_rating(table: RatingTable) -> None:
             show(line)
         if table.people.disagreements:
             out.print(disagreement_table(table.people))
-    show_trust(card, read_judging_header(Path(table.judging_dir)).judge_spec_path)
+    show_trust(card, Judging.load(table.judging_dir).header.judge_spec_path)
     show(f"ratings: {Path(table.judging_dir) / RATINGS_FILE}")

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from voicebench.cli.common import show, show_trust
-
-if TYPE_CHECKING:
-    from voicebench.reporting import BuiltReport
+from voicebench.api.views import BuiltReport
+from voicebench.cli.common import show
+from voicebench.cli.present.judging import show_trust
 
 
 def show_report(built: BuiltReport) -> None:

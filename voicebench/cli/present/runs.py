@@ -5,19 +5,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from rich.table import Table
 
-from voicebench.budgets import TTFT_BUDGET_MS
+from voicebench.api import TTFT_BUDGET_MS
+from voicebench.api.views import (
+    OVERLAP_GROUPS,
+    PERCENTILES,
+    AgentSpec,
+    Interval,
+    RunProgress,
+    RunSummary,
+    ScenarioFigures,
+    TurnRecord,
+    kinds_text,
+    scenario_figures,
+    summarize,
+)
 from voicebench.cli.common import out, plain, show
-from voicebench.metrics.scenarios import OVERLAP_GROUPS, Interval, ScenarioFigures
-from voicebench.metrics.summary import PERCENTILES, RunSummary, kinds_text
-
-if TYPE_CHECKING:
-    from voicebench.agentspec import AgentSpec
-    from voicebench.replaying import RunProgress
-    from voicebench.runlog import TurnRecord
 
 
 def _fmt(v: float | None) -> str:
@@ -133,7 +138,6 @@ def turn_line(p: RunProgress) -> str:
 
 
 def show_replay(spec: AgentSpec, out_dir: Path, records: list[TurnRecord]) -> None:
-    from voicebench.metrics import summarize
 
     out.print(summary_table(summarize(records), f"{spec.name} ({spec.id}) - {out_dir}"))
     show_scenarios(records)
@@ -142,7 +146,6 @@ def show_replay(spec: AgentSpec, out_dir: Path, records: list[TurnRecord]) -> No
 
 def show_scenarios(records: list[TurnRecord]) -> None:
     """Each scenario's figures, when the run played any."""
-    from voicebench.metrics.scenarios import scenario_figures
 
     if any(r.scenario is not None for r in records):
         rows = scenario_figures(records)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from voicebench.strategies.diversity import StrategySummary
+from voicebench.api.views import StrategySummary
 
 
 def diversity_table(s: StrategySummary) -> Table:

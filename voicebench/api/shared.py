@@ -1,0 +1,45 @@
+"""What every call and front end shares, light to load: the budgets and timeouts, the errors
+voicebench raises on purpose, and the specs and sets voicebench ships."""
+
+from voicebench._version import __version__
+from voicebench.budgets import LOAD_TURN_TIMEOUT_S, TTFA_BUDGET_MS, TTFT_BUDGET_MS, TURN_TIMEOUT_S
+from voicebench.builtin import (
+    DEFAULT_AGENT,
+    DIALOGUES,
+    FIXTURES,
+    OFFLINE_JUDGE,
+    PAIRS_GOLD,
+    SECOND_AGENT,
+    SMOKE_JUDGE,
+    shipped,
+    shipped_hint,
+    spec_path,
+)
+from voicebench.errors import (
+    InputError,
+    MissingFileError,
+    SecretDestinationWarning,
+    VoicebenchError,
+)
+
+__all__ = [
+    "DEFAULT_AGENT",
+    "DIALOGUES",
+    "FIXTURES",
+    "LOAD_TURN_TIMEOUT_S",
+    "OFFLINE_JUDGE",
+    "PAIRS_GOLD",
+    "SECOND_AGENT",
+    "SMOKE_JUDGE",
+    "TTFA_BUDGET_MS",
+    "TTFT_BUDGET_MS",
+    "TURN_TIMEOUT_S",
+    "InputError",
+    "MissingFileError",
+    "SecretDestinationWarning",
+    "VoicebenchError",
+    "__version__",
+    "shipped",
+    "shipped_hint",
+    "spec_path",
+]

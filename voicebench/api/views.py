@@ -1,0 +1,93 @@
+"""What a front end (the command line) shows of the results: the records and figures behind
+its tables, and the sentences it shares with the report. Results are data; these are the
+types they are made of and the library's words for them, so a front end needs nothing but
+``voicebench.api``."""
+
+from voicebench.agentspec import AgentSpec
+from voicebench.annotate.server import Rating
+from voicebench.calling import CallRecord
+from voicebench.calling.outcomes import Estimate, call_outcomes
+from voicebench.calling.records import ENDINGS, CallProgress
+from voicebench.campaign import CampaignHooks, CampaignPlan, Cell
+from voicebench.dialogues import Dialogue
+from voicebench.dialogues.adversarial import AdversarialPlan, Outcome
+from voicebench.gates import Comparison, GateResult
+from voicebench.gates.check import describe
+from voicebench.gates.compare import format_value
+from voicebench.judging import DIMENSIONS, SMOKE_WARNING, JudgingResult, Verdict
+from voicebench.judging.cards import JudgeCard, Tally, card_line, card_of_judging, trust_warning
+from voicebench.judging.models import DIMENSION_NAMES
+from voicebench.judging.paired import PairedComparison
+from voicebench.live import LoadSummary, LoadTurn
+from voicebench.metrics import summarize
+from voicebench.metrics.scenarios import OVERLAP_GROUPS, Interval, ScenarioFigures, scenario_figures
+from voicebench.metrics.summary import PERCENTILES, RunSummary, kinds_text
+from voicebench.rating import RATINGS_FILE, RatingTable
+from voicebench.rating.people import (
+    HEART_HUMAN_KAPPA,
+    HEART_INTER_HUMAN,
+    HEART_JUDGE_HUMAN,
+    PeopleSummary,
+)
+from voicebench.replaying import RunProgress
+from voicebench.reporting import BuiltReport
+from voicebench.reporting.lines import agreement_lines, share
+from voicebench.reporting.load import breaking_point_text
+from voicebench.runlog import TurnRecord
+from voicebench.strategies import ReplyStrategies
+from voicebench.strategies.diversity import StrategySummary
+
+__all__ = [
+    "DIMENSIONS",
+    "DIMENSION_NAMES",
+    "ENDINGS",
+    "HEART_HUMAN_KAPPA",
+    "HEART_INTER_HUMAN",
+    "HEART_JUDGE_HUMAN",
+    "OVERLAP_GROUPS",
+    "PERCENTILES",
+    "RATINGS_FILE",
+    "SMOKE_WARNING",
+    "AdversarialPlan",
+    "AgentSpec",
+    "BuiltReport",
+    "CallProgress",
+    "CallRecord",
+    "CampaignHooks",
+    "CampaignPlan",
+    "Cell",
+    "Comparison",
+    "Dialogue",
+    "Estimate",
+    "GateResult",
+    "Interval",
+    "JudgeCard",
+    "JudgingResult",
+    "LoadSummary",
+    "LoadTurn",
+    "Outcome",
+    "PairedComparison",
+    "PeopleSummary",
+    "Rating",
+    "RatingTable",
+    "ReplyStrategies",
+    "RunProgress",
+    "RunSummary",
+    "ScenarioFigures",
+    "StrategySummary",
+    "Tally",
+    "TurnRecord",
+    "Verdict",
+    "agreement_lines",
+    "breaking_point_text",
+    "call_outcomes",
+    "card_line",
+    "card_of_judging",
+    "describe",
+    "format_value",
+    "kinds_text",
+    "scenario_figures",
+    "share",
+    "summarize",
+    "trust_warning",
+]
