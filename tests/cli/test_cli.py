@@ -247,6 +247,16 @@ def test_text_from_outside_prints_as_it_is(tmp_path: Path):
         finally:
             setattr(common, name, original)
         assert console.export_text() == f"{MARKUP} in {bad}\n{MARKUP}\n"
+    # and so does what the library says while a job runs (its on_status lines)
+    console = Console(record=True, width=300)
+    original = common.err
+    common.err = console
+    try:
+        with common.Steps("steps") as steps:
+            steps.status(f"{MARKUP} in {bad}")
+    finally:
+        common.err = original
+    assert console.export_text() == f"{MARKUP} in {bad}\n"
 
 
 def judging_verdict_failed(failure: str):

@@ -237,9 +237,16 @@ class Steps:
             self._bar.start()
 
     def line(self, message: str) -> None:
-        """A line for the log (above the bar on a terminal)."""
+        """A line for the log (above the bar on a terminal) in rich markup: made by the
+        command line, text from outside it escaped with ``plain``."""
         console = self._bar.console if self._bar is not None else err
         console.print(message, highlight=False, soft_wrap=True)
+
+    def status(self, message: str) -> None:
+        """A line the library said (``on_status``), printed as written: never read as
+        markup."""
+        console = self._bar.console if self._bar is not None else err
+        console.print(message, markup=False, highlight=False, soft_wrap=True)
 
     def advance(self, done: int, total: int, message: str | None = None) -> None:
         """``done`` of ``total`` steps finished; ``message`` (if any) is logged."""

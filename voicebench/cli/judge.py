@@ -82,7 +82,7 @@ def judge(
             run_dirs,
             judge=judge_spec,
             out=target,
-            on_status=s.line,
+            on_status=s.status,
             progress=lambda v, n, t: s.advance(n, t, verdict_line(v, n, t)),
             concurrency=concurrency,
             human_replies=human_replies or [],
@@ -164,7 +164,7 @@ def strategies(
             judging_dir,
             judge=judge_spec,
             concurrency=concurrency,
-            on_status=s.line,
+            on_status=s.status,
             progress=lambda r, n, t: s.advance(n, t, _label_line(r, n, t)),
         )
     if summary.smoke:
@@ -244,7 +244,7 @@ def judge_check(
             concurrency=concurrency,
             refresh=refresh,
             against=against,
-            on_status=s.line,
+            on_status=s.status,
             progress=lambda v, n, t: s.advance(n, t, verdict_line(v, n, t)),
         )
     if result.reused:

@@ -249,7 +249,7 @@ def load(
             workers=workers,
             failure_budget=failure_budget,
             on_start=started,
-            on_status=s.line,
+            on_status=s.status,
             progress=lambda t: s.line(_load_line(t)),
         )
     spec, target = result.agent, result.path

@@ -25,7 +25,7 @@ class ShownJob:
         self.plan = plan
 
     def status(self, message: str) -> None:
-        self.steps.line(message)
+        self.steps.status(message)
 
     def turn(self, progress: RunProgress) -> None:
         self.steps.advance(progress.done, progress.total, turn_line(progress))
