@@ -56,6 +56,8 @@ def installed(tmp_path_factory) -> tuple[Path, Path]:
         capture_output=True,
     )
     (wheel,) = (tmp / "dist").glob("voicebench_heart-*.whl")
+    # the build leaves nothing beside the sources (no build/, no *.egg-info)
+    assert sorted(p.name for p in source.iterdir()) == sorted(SOURCES)
     names = zipfile.ZipFile(wheel).namelist()
     for shipped in (
         "voicebench/_data/agents/local.toml",
