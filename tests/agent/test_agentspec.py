@@ -124,7 +124,7 @@ def test_a_remote_agents_token_variable_must_be_set(tmp_path, monkeypatch):
         (
             'name = "x"\nfamily = "f"\n[s2s]\nprovider = "openai"\nmodel = "m"\n'
             'api_key_env = "K"\n',
-            "s2s: Value error, provider 'openai' speaks openai, not openai-realtime",
+            "s2s: Value error, provider 'openai' speaks openai, a chat API, not a realtime",
         ),
         (
             'name = "x"\nfamily = "f"\n[llm]\nprovider = "openai-realtime"\nmodel = "m"\n'

@@ -128,3 +128,49 @@ def test_a_registered_provider_can_be_named_by_agent_and_judge_specs(monkeypatch
     assert LLMSpec(provider="acme", model="m").id == "acme/m"
     assert JudgeModelSpec(provider="acme", model="m", family="a").id == "acme/m"
     assert "acme" in providers()
+
+
+async def test_a_plugin_adds_a_wire_api_whose_clients_and_offers_are_its_own(monkeypatch):
+    """A wire API is a registered class: a provider that speaks it is asked through the
+    clients it makes, and what it does not offer (completions, log-probabilities, a pipeline
+    service) is refused with a line naming the provider."""
+    from voicebench.llm import Provider, registry
+    from voicebench.llm.chat import chat_client, completion_client
+    from voicebench.llm.pipecat import pipecat_llm
+    from voicebench.llm.retry import ChatText
+
+    closed: list[bool] = []
+
+    class Echo:
+        async def ask(self, messages: list[dict[str, str]]) -> ChatText:
+            return ChatText("echo: " + messages[-1]["content"], 0.0)
+
+        async def aclose(self) -> None:
+            closed.append(True)
+
+    class EchoApi(registry.WireApi):
+        name = "echo"
+
+        def chat(self, conn, answer):
+            return Echo()
+
+    monkeypatch.setitem(registry._APIS, "echo", EchoApi())
+    monkeypatch.setitem(
+        registry._PROVIDERS, "echoer", Provider("echoer", api="echo", structured="prompt")
+    )
+    spec = LLMSpec(provider="echoer", model="m")
+    async with contextlib.AsyncExitStack() as stack:
+        conn = await connect(spec, stack)
+        client = chat_client(conn, stack)
+        assert (await client.ask([{"role": "user", "content": "hi"}])).text == "echo: hi"
+        with pytest.raises(InputError, match="provider 'echoer' has no text completions"):
+            completion_client(conn, stack, stop=["\n"])
+        with pytest.raises(InputError, match="echo, which a cascaded pipeline cannot stream"):
+            pipecat_llm(conn, "be kind")
+    assert closed == [True]
+    with pytest.raises(ValueError, match="needs log-probabilities, which provider 'echoer'"):
+        JudgeModelSpec(provider="echoer", model="m", family="a", method="letter-margin")
+    # the built-in APIs say what they offer
+    assert registry.get_api("openai").logprobs and registry.get_api("openai").completions
+    assert not registry.get_api("anthropic").logprobs
+    assert registry.get_api("gemini-live").realtime

@@ -124,7 +124,7 @@ class SeekerSpec(FrozenModel):
 
     @model_validator(mode="after")
     def _completion_api(self) -> SeekerSpec:
-        if self.method == "completion" and get_provider(self.llm.provider).api != "openai":
+        if self.method == "completion" and not get_provider(self.llm.provider).wire_api.completions:
             raise ValueError(
                 f"method 'completion' needs a provider with the OpenAI API, not "
                 f"{self.llm.provider!r}"

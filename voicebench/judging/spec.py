@@ -112,7 +112,7 @@ class JudgeModelSpec(Endpoint):
         if self.method == "calibrated-letter" and not (self.smoke and self.provider == "local"):
             raise ValueError("method 'calibrated-letter' is for local smoke judges only")
         if self.method in ("letter-margin", "pointwise", "checklist") and (
-            get_provider(self.provider).api != "openai"
+            not get_provider(self.provider).wire_api.logprobs
         ):
             raise ValueError(
                 f"method {self.method!r} needs log-probabilities, which provider "

@@ -1,11 +1,15 @@
-"""The built-in providers."""
+"""The built-in wire APIs and providers."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 
-from voicebench.llm.registry import Provider, ServedModel, register_provider
+from voicebench.llm.apis import AnthropicApi, GeminiLiveApi, OpenAIApi, OpenAIRealtimeApi
+from voicebench.llm.registry import Provider, ServedModel, register_api, register_provider
+
+for api in (OpenAIApi(), AnthropicApi(), OpenAIRealtimeApi(), GeminiLiveApi()):
+    register_api(api)
 
 
 async def _start_local(

@@ -15,7 +15,7 @@ import contextlib
 import time
 from typing import Any
 
-from voicebench.errors import InputError, MissingExtraError
+from voicebench.errors import MissingExtraError
 from voicebench.llm.connect import Connection, connect
 from voicebench.llm.endpoint import Endpoint
 from voicebench.llm.registry import AnswerFormat
@@ -167,24 +167,9 @@ async def open_chat(
 def chat_client(
     conn: Connection, stack: contextlib.AsyncExitStack, answer: AnswerFormat | None = None
 ) -> ChatClient:
-    """A chat client on an open connection (several may share one, and its server)."""
-    endpoint = conn.endpoint
-    client: OpenAIChat | AnthropicChat
-    if conn.provider.api == "anthropic":
-        client = AnthropicChat(
-            endpoint,
-            key=endpoint.api_key(),
-            schema=answer.schema if answer else None,
-            base_url=conn.base_url,
-        )
-    else:
-        client = OpenAIChat(
-            endpoint,
-            base_url=conn.base_url,
-            key=conn.key,
-            response_format=conn.provider.response_format(answer) if answer else None,
-            token_field=conn.provider.token_field,
-        )
+    """A chat client on an open connection (several may share one, and its server), made by
+    the wire API its provider speaks."""
+    client = conn.provider.wire_api.chat(conn, answer)
     stack.push_async_callback(client.aclose)
     return client
 
@@ -192,16 +177,9 @@ def chat_client(
 def completion_client(
     conn: Connection, stack: contextlib.AsyncExitStack, stop: list[str], seed: int | None = None
 ) -> ChatClient:
-    """A text-completion client on an open connection to a provider with the OpenAI API
-    (local, openai-compatible servers); ``seed`` seeds its sampling where the server takes
-    one."""
-    if conn.provider.api != "openai":
-        raise InputError(
-            f'provider {conn.endpoint.provider!r} has no text completions; use method "chat"',
-            field="method",
-        )
-    client = OpenAICompletion(
-        conn.endpoint, base_url=conn.base_url, key=conn.key, stop=stop, seed=seed
-    )
+    """A text-completion client on an open connection, where its provider's wire API has them
+    (the OpenAI API: local and openai-compatible servers); ``seed`` seeds its sampling where
+    the server takes one."""
+    client = conn.provider.wire_api.completion(conn, stop, seed)
     stack.push_async_callback(client.aclose)
     return client

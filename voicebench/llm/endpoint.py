@@ -37,8 +37,6 @@ PROVIDER_HOSTS = {
     "gemini-live": "generativelanguage.googleapis.com",
 }
 """Where a provider's own API is."""
-REALTIME_APIS = ("openai-realtime", "gemini-live")
-"""The wire APIs of speech-to-speech models (``voicebench.llm.realtime``)."""
 
 
 def _this_machine(host: str) -> bool:
@@ -79,8 +77,9 @@ def warn_if_sent_away(
 class Endpoint(FrozenModel):
     """Where an LLM is and how to ask it."""
 
-    APIS: ClassVar[tuple[str, ...]] = ("openai", "anthropic")
-    """The wire APIs (``Provider.api``) this kind of endpoint is asked through."""
+    REALTIME: ClassVar[bool] = False
+    """Whether this kind of endpoint is a realtime speech-to-speech model's (its provider's
+    wire API ``realtime``) rather than a chat model's."""
 
     provider: str = Field(min_length=1)
     """A registered provider name (``voicebench.llm.providers()``)."""
@@ -118,14 +117,14 @@ class Endpoint(FrozenModel):
 
     @model_validator(mode="after")
     def _endpoint_fields(self) -> Endpoint:
-        api = get_provider(self.provider).api
-        if api not in self.APIS:
+        api = get_provider(self.provider).wire_api
+        if api.realtime != self.REALTIME:
             raise ValueError(
-                f"provider {self.provider!r} speaks {api}, not {' or '.join(self.APIS)}: "
+                f"provider {self.provider!r} speaks {api.name}, "
                 + (
-                    "a speech-to-speech model goes in an agent's [s2s] section"
-                    if api in REALTIME_APIS
-                    else "it cannot be used here"
+                    "a realtime speech-to-speech API: it goes in an agent's [s2s] section"
+                    if api.realtime
+                    else "a chat API, not a realtime speech-to-speech one"
                 )
             )
         if self.provider == "openai-compatible" and self.base_url is None:

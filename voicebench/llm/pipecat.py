@@ -54,13 +54,12 @@ def pipecat_llm(
     on_answer_arrived: OnAnswerArrived = lambda _age_ns: None,
 ) -> Any:
     """The pipecat LLM service for a connected endpoint."""
-    wire = Wire(on_request_sent)
-    if conn.provider.api == "anthropic":
-        return _anthropic(conn, system_prompt, wire, on_answer_arrived)
-    return _openai(conn, system_prompt, wire, on_answer_arrived)
+    return conn.provider.wire_api.pipecat_llm(
+        conn, system_prompt, Wire(on_request_sent), on_answer_arrived
+    )
 
 
-def _openai(
+def openai_llm(
     conn: Connection, system_prompt: str, wire: Wire, on_answer_arrived: OnAnswerArrived
 ) -> Any:
     try:
@@ -99,7 +98,7 @@ def _openai(
     )
 
 
-def _anthropic(
+def anthropic_llm(
     conn: Connection, system_prompt: str, wire: Wire, on_answer_arrived: OnAnswerArrived
 ) -> Any:
     try:

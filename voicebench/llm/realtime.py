@@ -26,13 +26,13 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from voicebench.llm.endpoint import REALTIME_APIS, Endpoint
+from voicebench.llm.endpoint import Endpoint
 
 
 class RealtimeEndpoint(Endpoint):
     """A speech-to-speech model: an ``Endpoint`` whose ``base_url`` is a WebSocket."""
 
-    APIS: ClassVar[tuple[str, ...]] = REALTIME_APIS
+    REALTIME: ClassVar[bool] = True
 
     base_url: str | None = Field(default=None, pattern=r"^wss?://[^\s/]+(/\S*)?$")  # type: ignore[assignment]
     """``wss://...`` (default: the provider's own API)."""

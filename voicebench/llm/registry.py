@@ -1,6 +1,12 @@
 """Providers by name: what API a provider speaks, how it is asked for structured answers,
 and the helper server it may need.
 
+Each provider speaks a wire API (``WireApi``, registered by name with ``register_api``): the
+API says what it offers (chat, text completions, log-probabilities, a realtime speech-to-speech
+socket) and makes the clients that speak it, so a plugin adds an API by registering a subclass
+(``voicebench.llm.apis`` holds the built-in ones: ``openai``, ``anthropic``,
+``openai-realtime``, ``gemini-live``).
+
 Built-in providers (``voicebench.llm.builtin``): ``openai``, ``anthropic``,
 ``openai-compatible`` (any server speaking OpenAI's Chat Completions) and ``local`` (a
 llama.cpp server voicebench starts). More register from outside with ``register_provider``;
@@ -19,9 +25,14 @@ import functools
 import importlib.metadata
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from voicebench.errors import InputError
+
+if TYPE_CHECKING:
+    from voicebench.llm.arrival import Wire
+    from voicebench.llm.connect import Connection
+    from voicebench.llm.retry import ChatClient
 
 ENTRY_POINT_GROUP = "voicebench.providers"
 
@@ -58,12 +69,76 @@ class AnswerFormat:
 StructuredAs = Literal["json_schema", "grammar", "prompt", "output_config"]
 
 
+class WireApi:
+    """A wire API that providers speak: what it offers, and the clients that speak it. A
+    subclass says what differs; what it does not offer is refused with a line naming the
+    provider."""
+
+    name: ClassVar[str]
+    realtime: ClassVar[bool] = False
+    """A speech-to-speech model's realtime WebSocket (an agent's ``[s2s]`` section), not chat."""
+    logprobs: ClassVar[bool] = False
+    """Answers can carry the log-probabilities of their tokens (the likelihood judges)."""
+    completions: ClassVar[bool] = False
+    """Text completions besides chat (a seeker's ``method = "completion"``)."""
+    server_turns_at_model_rate: ClassVar[bool] = False
+    """Realtime, with the model's own turn detection: the caller is heard at the model's
+    sample rate (nothing resamples the audio on its way)."""
+
+    def chat(self, conn: Connection, answer: AnswerFormat | None) -> ChatClient:
+        """A chat client on an open connection, asking for ``answer`` (None: free text)."""
+        raise InputError(
+            f"provider {conn.endpoint.provider!r} speaks {self.name}, which has no chat",
+            field="provider",
+        )
+
+    def completion(self, conn: Connection, stop: list[str], seed: int | None) -> ChatClient:
+        """A text-completion client, stopping at ``stop``, sampling seeded with ``seed``."""
+        raise InputError(
+            f'provider {conn.endpoint.provider!r} has no text completions; use method "chat"',
+            field="method",
+        )
+
+    def pipecat_llm(
+        self,
+        conn: Connection,
+        system_prompt: str,
+        wire: Wire,
+        on_answer_arrived: Callable[[int], None],
+    ) -> Any:
+        """The pipecat LLM service streaming from it inside a voice pipeline, its requests and
+        answers timed on ``wire``."""
+        raise InputError(
+            f"provider {conn.endpoint.provider!r} speaks {self.name}, which a cascaded "
+            "pipeline cannot stream from",
+            field="provider",
+        )
+
+
+_APIS: dict[str, WireApi] = {}
+
+
+def register_api(api: WireApi) -> WireApi:
+    """Make a wire API available by its name (a later registration replaces an earlier one)."""
+    _APIS[api.name] = api
+    return api
+
+
+def get_api(name: str) -> WireApi:
+    """The wire API registered as ``name``."""
+    if name not in _APIS:
+        raise InputError(
+            f"unknown wire API {name!r} (known: {', '.join(sorted(_APIS))})", field="api"
+        )
+    return _APIS[name]
+
+
 @dataclass(frozen=True)
 class Provider:
     name: str
-    api: Literal["openai", "anthropic", "openai-realtime", "gemini-live"]
-    """The wire API and SDK (``openai-realtime``, ``gemini-live``: a speech-to-speech model's
-    realtime WebSocket, ``voicebench.llm.realtime``)."""
+    api: str
+    """The name of the wire API it speaks (``WireApi``; ``openai-realtime``, ``gemini-live``:
+    a speech-to-speech model's realtime WebSocket, ``voicebench.llm.realtime``)."""
     structured: StructuredAs
     """How a JSON answer is asked for: OpenAI's strict ``json_schema`` response format, a
     llama.cpp ``grammar`` from the schema, only in the ``prompt`` (servers differ in which
@@ -74,6 +149,11 @@ class Provider:
     """The helper server it needs, if any."""
     fallback_key: str = "not-needed"
     """Sent when the endpoint names no key variable (local servers want some string)."""
+
+    @property
+    def wire_api(self) -> WireApi:
+        """The wire API it speaks, with what it offers and the clients that speak it."""
+        return get_api(self.api)
 
     def response_format(self, answer: AnswerFormat) -> dict[str, Any] | None:
         """The Chat Completions ``response_format`` asking for ``answer`` (OpenAI API only)."""

@@ -82,9 +82,12 @@ class ChatText:
 
 
 class ChatClient(Protocol):
-    """One request in, the answer's text out; failures raise ``LLMCallError``."""
+    """One request in, the answer's text out; failures raise ``LLMCallError``. Closed with
+    ``aclose`` when no more are asked."""
 
     async def ask(self, messages: list[dict[str, str]]) -> ChatText: ...
+
+    async def aclose(self) -> None: ...
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ audio is ``no_audio``.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from pipecat.frames.frames import (
@@ -53,8 +54,10 @@ from pipecat.services.llm_service import LLMService
 
 from voicebench.agent.interface import AFTER_ASIDE_S
 from voicebench.agentspec import AgentSpec
+from voicebench.errors import InputError
 from voicebench.llm import connect, get_provider
 from voicebench.pipeline.agent import VoiceAgent, silero_vad
+from voicebench.pipeline.gemini import gemini_service
 from voicebench.runlog import TurnError
 from voicebench.timing.events import EventKind, TurnEvent
 from voicebench.timing.observer import TimingObserver
@@ -209,6 +212,34 @@ def realtime_service(spec: AgentSpec, base_url: str | None, key: str, lost: list
     return Service(**options)
 
 
+S2SService = Callable[[AgentSpec, str | None, str, list[str]], Any]
+"""Makes a realtime API's pipecat service for a spec: (spec, base URL, key, a list the service
+appends the reason to when its connection is lost unasked)."""
+
+_SERVICES: dict[str, S2SService] = {}
+
+
+def register_s2s_service(api: str, service: S2SService) -> None:
+    """How the sessions of the realtime wire API named ``api`` are run (a plugin that registers
+    a realtime ``WireApi`` registers its service here)."""
+    _SERVICES[api] = service
+
+
+def s2s_service(api: str) -> S2SService:
+    """The service maker registered for a realtime wire API."""
+    if api not in _SERVICES:
+        raise InputError(
+            f"no speech-to-speech service is registered for the wire API {api!r} "
+            f"(known: {', '.join(sorted(_SERVICES))})",
+            field="s2s.provider",
+        )
+    return _SERVICES[api]
+
+
+register_s2s_service("openai-realtime", realtime_service)
+register_s2s_service("gemini-live", gemini_service)
+
+
 class SpeechToSpeechAgent(VoiceAgent):
     """One realtime connection for a whole run; ``async with SpeechToSpeechAgent(spec)``."""
 
@@ -221,8 +252,8 @@ class SpeechToSpeechAgent(VoiceAgent):
     def __init__(self, spec: AgentSpec, *, clock=None, transport=None) -> None:
         super().__init__(spec, clock=clock, transport=transport)
         assert spec.s2s is not None, "only an [s2s] spec has a speech-to-speech model"
-        self._api = get_provider(spec.s2s.provider).api
-        if spec.s2s.turn_detection == "server" and self._api == "openai-realtime":
+        self._api = get_provider(spec.s2s.provider).wire_api
+        if spec.s2s.turn_detection == "server" and self._api.server_turns_at_model_rate:
             self.in_rate = MODEL_RATE  # heard at the model's rate: nothing resamples on the way
         self.observer = RealtimeObserver()
         self._lost: list[str] = []
@@ -234,12 +265,7 @@ class SpeechToSpeechAgent(VoiceAgent):
         s2s = self.spec.s2s
         assert s2s is not None
         conn = await connect(s2s, self._stack)
-        if self._api == "gemini-live":
-            from voicebench.pipeline.gemini import gemini_service
-
-            self.service = gemini_service(self.spec, conn.base_url, conn.key, self._lost)
-        else:
-            self.service = realtime_service(self.spec, conn.base_url, conn.key, self._lost)
+        self.service = s2s_service(self._api.name)(self.spec, conn.base_url, conn.key, self._lost)
         local = s2s.turn_detection == "local"
         transport = self._transport()
         vad = [VADProcessor(vad_analyzer=silero_vad(self.spec.vad))] if local else []
