@@ -31,7 +31,10 @@ def test_a_missing_key_names_the_variable(monkeypatch):
     [
         ('method = "calibrated-letter"', "for local smoke judges only"),
         ("temperature = 0.7", "judges.0.temperature"),
-        ("phrasings = 2", "settings of method 'letter-margin'"),
+        ("phrasings = 2", r"\(letter-margin\), not of 'structured'"),
+        ('method = "guess"', "unknown judge method 'guess' \\(known: calibrated-letter, checklist"),
+        ('method = "checklist"', "method 'checklist' needs weights"),
+        ("weights = {likelihood = 1}", "not of 'structured'"),
         ('method = "letter-margin"\nprovider = "anthropic"\napi_key_env = "K"', "does not return"),
         ('method = "checklist"\nweights = {likelihood = 1}\nin_process = false', "in process"),
         ('method = "pointwise"\nquestions = ["likelihood"]', "unknown questions"),

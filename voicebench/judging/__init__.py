@@ -2,6 +2,7 @@
 
 import asyncio as _asyncio
 
+from voicebench.judging import builtin_methods as _builtin_methods  # noqa: F401 (registers them)
 from voicebench.judging.cards import SMOKE_WARNING
 from voicebench.judging.combine import (
     JudgeHealth,

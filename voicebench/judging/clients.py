@@ -15,6 +15,7 @@ import json
 import time
 from typing import TYPE_CHECKING
 
+from voicebench.judging.methods import JudgeMethod, get_method
 from voicebench.judging.prompt import (
     JSON_INSTRUCTION,
     answer_schema,
@@ -107,7 +108,7 @@ class CalibratedLetterJudge:
         await self._client.close()
 
 
-async def _in_process(spec: JudgeModelSpec) -> NextTokenModel | None:
+async def in_process_model(spec: JudgeModelSpec) -> NextTokenModel | None:
     """The local judge's model loaded here (only the next token's logits are computed: see
     ``voicebench.judging.runtime``); None for a model without a chat template of its own,
     which the llama.cpp server answers instead."""
@@ -130,27 +131,31 @@ async def _in_process(spec: JudgeModelSpec) -> NextTokenModel | None:
 async def open_judge(
     spec: JudgeModelSpec, stack: contextlib.AsyncExitStack, answer: AnswerFormat | None = None
 ) -> ChatClient:
-    """A ready client for ``spec`` asking for ``answer`` (default: a HEART verdict); what it
-    needs (a local server) is released by ``stack``."""
-    verdict = verdict_format()
-    answer = answer or verdict
-    if spec.method in ("letter-margin", "pointwise", "checklist") and answer.name == verdict.name:
-        from voicebench.judging.logprob import ChecklistJudge, LetterMarginJudge, PointwiseJudge
+    """A ready client for ``spec`` asking for ``answer`` (default: a HEART verdict, asked in
+    the spec's method); what it needs (a local server) is released by ``stack``."""
+    if answer is not None and answer.name != verdict_format().name:
+        return await open_chat(spec, stack, answer)  # not a verdict: asked as a chat
+    return await get_method(spec.method).client(spec, stack)
 
-        kind: type[LetterMarginJudge | PointwiseJudge] = LetterMarginJudge
-        if spec.method != "letter-margin":
-            kind = ChecklistJudge if spec.method == "checklist" else PointwiseJudge
-        model = await _in_process(spec) if spec.loaded_in_process else None
-        if model is not None:
-            margins = kind(spec, model=model)
-        else:
-            conn = await connect(spec, stack)
-            margins = kind(spec, base_url=conn.base_url, key=conn.key)
-        stack.push_async_callback(margins.aclose)
-        return margins
-    if spec.method == "calibrated-letter" and answer.name == verdict.name:
+
+class Structured(JudgeMethod):
+    """The judge writes the JSON answer itself."""
+
+    name = "structured"
+
+    async def client(self, spec: JudgeModelSpec, stack: contextlib.AsyncExitStack) -> ChatClient:
+        return await open_chat(spec, stack, verdict_format())
+
+
+class CalibratedLetter(JudgeMethod):
+    """One letter, its log-probabilities compared with the blanked prompt's (local smoke
+    judges)."""
+
+    name = "calibrated-letter"
+    smoke_only = True
+
+    async def client(self, spec: JudgeModelSpec, stack: contextlib.AsyncExitStack) -> ChatClient:
         conn = await connect(spec, stack)
         letters = CalibratedLetterJudge(spec, base_url=conn.base_url)
         stack.push_async_callback(letters.aclose)
         return letters
-    return await open_chat(spec, stack, answer)

@@ -334,7 +334,7 @@ def reweigh(verdicts: list[Verdict], matchups: Iterable) -> list[Verdict]:
     """The verdicts with each checklist judge's weights applied to its recorded question
     margins (``matchups``: what was asked, each with its ``key`` and ``judge`` spec), so that
     weights fitted after the asking take effect without asking again."""
-    weights = {m.key: m.judge.weights for m in matchups if m.judge.method == "checklist"}
+    weights = {m.key: m.judge.weights for m in matchups if m.judge.weights is not None}
     return _reweighed(verdicts, lambda v: weights.get(v.key))
 
 

@@ -33,20 +33,18 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from voicebench import builtin
 from voicebench._model import FrozenModel, read_toml, read_utf8, validate_record
 from voicebench.errors import InputError, MissingSecretError
-from voicebench.judging.questions import FEATURES, LIKELIHOODS, QUESTIONS
+from voicebench.judging.methods import TUNING, get_method
+from voicebench.judging.questions import LIKELIHOODS
 from voicebench.llm import Endpoint, RetryPolicy, get_provider
 from voicebench.llm.endpoint import warn_if_sent_away
 
 CALL_RUBRIC = "rubric-call.md"
 """The built-in rubric for whole calls, in ``judges/``."""
-
-
-Method = Literal["structured", "calibrated-letter", "letter-margin", "pointwise", "checklist"]
 
 
 class JudgeModelSpec(Endpoint):
@@ -57,8 +55,9 @@ class JudgeModelSpec(Endpoint):
     """Model family, compared with the contestants' families."""
     smoke: bool = False
     """An offline smoke judge: it exercises the path, its quality figures mean nothing."""
-    method: Method = "structured"
-    """``structured``: the judge writes the JSON answer. ``calibrated-letter`` (smoke judges
+    method: str = "structured"
+    """A registered judge method (``voicebench.judging.methods``). ``structured``: the judge
+    writes the JSON answer. ``calibrated-letter`` (smoke judges
     on ``local`` only): one token, A or B, whose log-probabilities are compared with those the
     same prompt gets when both replies are blanked out; each order is decided alone.
     ``letter-margin`` (providers that return log-probabilities: ``local``, ``openai``,
@@ -107,30 +106,41 @@ class JudgeModelSpec(Endpoint):
     n_ctx: int = Field(default=4096, ge=512, le=131072)
     """Local only: context window of the llama.cpp server."""
 
+    @field_validator("method")
+    @classmethod
+    def _registered(cls, name: str) -> str:
+        get_method(name)  # a ValueError naming the known methods
+        return name
+
     @model_validator(mode="after")
     def _judge_fields(self) -> JudgeModelSpec:
-        if self.method == "calibrated-letter" and not (self.smoke and self.provider == "local"):
-            raise ValueError("method 'calibrated-letter' is for local smoke judges only")
-        if self.method in ("letter-margin", "pointwise", "checklist") and (
-            not get_provider(self.provider).wire_api.logprobs
-        ):
+        method = get_method(self.method)
+        if method.smoke_only and not (self.smoke and self.provider == "local"):
+            raise ValueError(f"method {self.method!r} is for local smoke judges only")
+        if method.logprobs and not get_provider(self.provider).wire_api.logprobs:
             raise ValueError(
                 f"method {self.method!r} needs log-probabilities, which provider "
                 f"{self.provider!r} does not return"
             )
         self._check_questions()
         tuned = self.history_turns is not None or self.phrasings != 1 or self.ask_dimensions
-        if tuned and self.method != "letter-margin":
+        if tuned and not method.tuned:
             raise ValueError(
-                "history_turns, phrasings and ask_dimensions are settings of method 'letter-margin'"
+                f"{', '.join(TUNING[:-1])} and {TUNING[-1]} are settings of a method that takes "
+                f"them (letter-margin), not of {self.method!r}"
             )
         return self
 
     def _check_questions(self) -> None:
-        if (self.method == "checklist") != (self.weights is not None):
-            raise ValueError("weights is the setting of method 'checklist', and it needs them")
-        asked = tuple(self.weights or ()) if self.method == "checklist" else self.questions
-        known = FEATURES if self.method == "checklist" else tuple(QUESTIONS)
+        method = get_method(self.method)
+        if method.weighed and self.weights is None:
+            raise ValueError(f"method {self.method!r} needs weights")
+        if self.weights is not None and not method.weighed:
+            raise ValueError(
+                f"weights is a setting of a weighed method (checklist), not of {self.method!r}"
+            )
+        asked = method.asked(self)
+        known = method.questions()
         unknown = [q for q in asked if q not in known]
         if not asked or unknown:
             raise ValueError(
@@ -149,13 +159,13 @@ class JudgeModelSpec(Endpoint):
     def loaded_in_process(self) -> bool:
         """A local log-probability judge whose model the judging process loads: it answers one
         prompt at a time, reusing the last prompt's evaluated prefix."""
-        methods = ("letter-margin", "pointwise", "checklist")
-        return self.provider == "local" and self.in_process and self.method in methods
+        method = get_method(self.method)
+        return self.provider == "local" and self.in_process and method.logprobs
 
     @property
     def asked(self) -> tuple[str, ...]:
         """pointwise and checklist: the questions each reply is asked."""
-        return tuple(self.weights or ()) if self.method == "checklist" else self.questions
+        return get_method(self.method).asked(self)
 
     @property
     def cache_id(self) -> str:
@@ -166,16 +176,7 @@ class JudgeModelSpec(Endpoint):
     def variant(self) -> str:
         """The method's settings where they change what the judge is asked ("" for the
         default structured judge), part of every verdict's cache key."""
-        turns = f"turns={self.history_turns or 'all'}"
-        if self.method == "letter-margin":
-            return (
-                f"letter-margin;{turns};phrasings={self.phrasings}"
-                f";dimensions={int(self.ask_dimensions)}"
-            )
-        if self.method in ("pointwise", "checklist"):
-            # Not the weights: they are applied to the recorded margins, asking nothing.
-            return f"{self.method};{turns};questions={','.join(self.asked)}"
-        return ""
+        return get_method(self.method).variant(self)
 
     @property
     def retry(self) -> RetryPolicy:

@@ -25,14 +25,11 @@ import functools
 import importlib.metadata
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 from voicebench.errors import InputError
-
-if TYPE_CHECKING:
-    from voicebench.llm.arrival import Wire
-    from voicebench.llm.connect import Connection
-    from voicebench.llm.retry import ChatClient
+from voicebench.llm.arrival import Wire
+from voicebench.llm.retry import ChatClient
 
 ENTRY_POINT_GROUP = "voicebench.providers"
 
@@ -72,7 +69,8 @@ StructuredAs = Literal["json_schema", "grammar", "prompt", "output_config"]
 class WireApi:
     """A wire API that providers speak: what it offers, and the clients that speak it. A
     subclass says what differs; what it does not offer is refused with a line naming the
-    provider."""
+    provider. Its methods are given a ``voicebench.llm.connect.Connection`` (``conn``: the
+    endpoint, its provider, where to reach it and the key)."""
 
     name: ClassVar[str]
     realtime: ClassVar[bool] = False
@@ -85,14 +83,14 @@ class WireApi:
     """Realtime, with the model's own turn detection: the caller is heard at the model's
     sample rate (nothing resamples the audio on its way)."""
 
-    def chat(self, conn: Connection, answer: AnswerFormat | None) -> ChatClient:
+    def chat(self, conn: Any, answer: AnswerFormat | None) -> ChatClient:
         """A chat client on an open connection, asking for ``answer`` (None: free text)."""
         raise InputError(
             f"provider {conn.endpoint.provider!r} speaks {self.name}, which has no chat",
             field="provider",
         )
 
-    def completion(self, conn: Connection, stop: list[str], seed: int | None) -> ChatClient:
+    def completion(self, conn: Any, stop: list[str], seed: int | None) -> ChatClient:
         """A text-completion client, stopping at ``stop``, sampling seeded with ``seed``."""
         raise InputError(
             f'provider {conn.endpoint.provider!r} has no text completions; use method "chat"',
@@ -101,7 +99,7 @@ class WireApi:
 
     def pipecat_llm(
         self,
-        conn: Connection,
+        conn: Any,
         system_prompt: str,
         wire: Wire,
         on_answer_arrived: Callable[[int], None],
