@@ -21,6 +21,7 @@ import numpy as np
 
 from voicebench.agent.interface import AFTER_ASIDE_S, PLAIN, HeardTurn, TurnCue
 from voicebench.agent.realtime import at_rate
+from voicebench.agent.watch import Ending, watch_turn
 from voicebench.agentspec import AgentSpec, VADSpec
 from voicebench.budgets import TURN_TIMEOUT_S
 from voicebench.llm import connect, pipecat_llm
@@ -308,33 +309,12 @@ class VoiceAgent:
         self._speech_end_ns = speech_end_ns
         await utterance.finished
         finished_ns = self.clock.get_time()
-        deadline = finished_ns + int(timeout_s * 1e9)
-        timed_out = True
-        aside_ns: int | None = None
-        while (now := self.clock.get_time()) < deadline:
-            events = self.observer.since(start_ns)
-            first = next(
-                (e.ns for e in events if e.kind is EventKind.AUDIO_OUT and e.ns >= speech_end_ns),
-                None,
-            )
-            if first is not None:
-                if cue.hand_over_ms is not None and now >= first + cue.hand_over_ms * 1e6:
-                    timed_out = False
-                    break
-                aside_due = first + cue.aside_ms * 1e6
-                if cue.aside is not None and aside_ns is None and now >= aside_due:
-                    aside_ns = await mic.say(at_rate(cue.aside, self.in_rate)).started
-                    continue
-            if self._turn_done(events, now, aside_ns) or self._failure() is not None:
-                timed_out = False
-                break
-            if now - finished_ns > UNHEARD_S * 1e9 and not self._heard(events):
-                timed_out = False  # nothing was heard, so nothing will be answered
-                break
-            if self._runner_task is not None and self._runner_task.done():
-                break
-            await asyncio.sleep(POLL_S)
-        ended_ns = self.clock.get_time()
+        watched = await watch_turn(
+            _Watching(self, mic, start_ns, speech_end_ns, finished_ns),
+            cue,
+            clock=self.clock.get_time,
+            deadline_ns=finished_ns + int(timeout_s * 1e9),
+        )
         if cue.hand_over_ms is None:
             await asyncio.sleep(SETTLE_S)
         return HeardTurn(
@@ -345,11 +325,12 @@ class VoiceAgent:
                 SAMPLE_RATE,
                 self.out_rate,
             ),
-            timed_out=timed_out,
+            # a pipeline that stopped mid-turn is a turn that never ended
+            timed_out=watched.ending in (Ending.TIMED_OUT, Ending.LOST),
             start_ns=start_ns,
             played=speaker.audible.since(start_ns),
-            aside_ns=aside_ns,
-            ended_ns=ended_ns,
+            aside_ns=watched.aside_ns,
+            ended_ns=watched.ended_ns,
             failure=self._failure(),
             speech_to_speech=self.speech_to_speech,
         )
@@ -369,3 +350,51 @@ class VoiceAgent:
         """A failure the agent itself knows of (none in a cascade: its stages report errors
         as frames)."""
         return None
+
+
+class _Watching:
+    """A pipeline's side of watching a turn (``voicebench.agent.watch``): its observer's
+    events, looked at every ``POLL_S``."""
+
+    def __init__(
+        self, agent: VoiceAgent, mic: Any, start_ns: int, speech_end_ns: int, said_ns: int
+    ) -> None:
+        self.agent = agent
+        self.mic = mic
+        self.start_ns = start_ns
+        self.speech_end_ns = speech_end_ns
+        self.said_ns = said_ns
+        self.events: list[TurnEvent] = []
+
+    def first_audio_ns(self) -> int | None:
+        self.events = self.agent.observer.since(self.start_ns)  # this look's events
+        return next(
+            (
+                e.ns
+                for e in self.events
+                if e.kind is EventKind.AUDIO_OUT and e.ns >= self.speech_end_ns
+            ),
+            None,
+        )
+
+    def gone(self) -> bool:
+        return False  # a stopped pipeline is noticed after its last events are read
+
+    def ended(self, now_ns: int, aside_ns: int | None) -> Ending | None:
+        agent = self.agent
+        if agent._turn_done(self.events, now_ns, aside_ns) or agent._failure() is not None:
+            return Ending.ANSWERED
+        if now_ns - self.said_ns > UNHEARD_S * 1e9 and not agent._heard(self.events):
+            return Ending.UNHEARD
+        if agent._runner_task is not None and agent._runner_task.done():
+            return Ending.LOST
+        return None
+
+    def due_ns(self, first_ns: int | None, aside_ns: int | None) -> list[int]:
+        return []  # looked at every POLL_S anyway
+
+    async def wait(self, until_ns: int) -> None:
+        await asyncio.sleep(POLL_S)
+
+    async def say(self, pcm: np.ndarray) -> int:
+        return await self.mic.say(at_rate(pcm, self.agent.in_rate)).started

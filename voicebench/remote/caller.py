@@ -48,6 +48,7 @@ import scipy.signal  # noqa: F401  (resample's; loaded here so no turn waits on 
 from voicebench import _arrivals
 from voicebench.agent.interface import AFTER_ASIDE_S, PLAIN, HeardTurn, TurnCue
 from voicebench.agent.realtime import FIXTURE_RATE, FRAME_NS, NS_PER_S, Microphone, at_rate
+from voicebench.agent.watch import Ending, watch_turn
 from voicebench.agentspec import AgentSpec
 from voicebench.budgets import TURN_TIMEOUT_S
 from voicebench.errors import redact
@@ -264,73 +265,32 @@ class RemoteAgent:
         speech_end_ns = start_ns + speech_end_sample * NS_PER_S // self.rate
         speaker.new_turn(start_ns, speech_end_ns)
         await utterance.finished
-        deadline = self.clock() + int(timeout_s * NS_PER_S)
-        quiet_ns = int(self.remote.quiet_secs * NS_PER_S)
-        timed_out = True
-        aside_ns: int | None = None
-        while self.clock() < deadline and speaker.over is None:
-            speaker.news.clear()  # what arrives from here on wakes the wait below
-            now = self.clock()
-            heard = [
-                e.ns
-                for e in speaker.events
-                if e.kind is EventKind.AUDIO_OUT and e.ns >= speech_end_ns
-            ]
-            if heard and cue.hand_over_ms is not None and now >= heard[0] + cue.hand_over_ms * 1e6:
-                timed_out = False
-                break
-            due = heard[0] + cue.aside_ms * 1e6 if heard else None
-            if cue.aside is not None and aside_ns is None and due is not None and now >= due:
-                aside_ns = await self._mic.say(self._to_line(cue.aside)).started
-                continue
-            stopped = [e.ns for e in speaker.events if e.kind is EventKind.BOT_STOPPED]
-            settled = aside_ns is None or now - aside_ns >= AFTER_ASIDE_S * NS_PER_S
-            if (
-                heard
-                and settled
-                and (
-                    any(s > heard[-1] for s in stopped)
-                    or now - speaker.last_audio_end_ns > quiet_ns
-                )
-            ):
-                timed_out = False
-                break
-            if self._closed.is_set():
-                return HeardTurn(
-                    speech_end_ns,
-                    tuple(speaker.events),
-                    self._take(),
-                    False,
-                    failure=TurnError(
-                        kind="closed_mid_turn",
-                        reason="the agent closed the connection before its answer ended"
-                        + self._close_note(),
-                    ),
-                    black_box=True,
-                    start_ns=start_ns,
-                    played=speaker.audible.since(start_ns),
-                    aside_ns=aside_ns,
-                    ended_ns=self.clock(),
-                )
-            # Nothing to do until the agent sends news (an onset, a stop, an error, a close)
-            # or the next moment a rule above looks at comes.
-            due_ns = [deadline]
-            if heard:
-                due_ns.append(speaker.last_audio_end_ns + quiet_ns + 1)
-                if cue.hand_over_ms is not None:
-                    due_ns.append(heard[0] + int(cue.hand_over_ms * 1e6) + 1)
-                if cue.aside is not None and aside_ns is None:
-                    due_ns.append(heard[0] + int(cue.aside_ms * 1e6) + 1)
-                if aside_ns is not None:
-                    due_ns.append(aside_ns + int(AFTER_ASIDE_S * NS_PER_S) + 1)
-            wait_s = min(max(0, min(due_ns) - self.clock()) / NS_PER_S, MAX_WAIT_S)
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(wait_s):
-                    await speaker.news.wait()
+        watched = await watch_turn(
+            _Watching(self, speech_end_ns),
+            cue,
+            clock=self.clock,
+            deadline_ns=self.clock() + int(timeout_s * NS_PER_S),
+        )
+        if watched.ending is Ending.LOST and speaker.over is None:  # the agent hung up
+            return HeardTurn(
+                speech_end_ns,
+                tuple(speaker.events),
+                self._take(),
+                False,
+                failure=TurnError(
+                    kind="closed_mid_turn",
+                    reason="the agent closed the connection before its answer ended"
+                    + self._close_note(),
+                ),
+                black_box=True,
+                start_ns=start_ns,
+                played=speaker.audible.since(start_ns),
+                aside_ns=watched.aside_ns,
+                ended_ns=watched.ended_ns,
+            )
         errors = [e.text for e in speaker.events if e.kind is EventKind.ERROR]
         if speaker.over is not None:
             errors.insert(0, speaker.over)
-            timed_out = False
         failure = (
             TurnError(kind="agent_error", reason=redact(errors[0], *self._secrets))
             if errors
@@ -340,13 +300,13 @@ class RemoteAgent:
             speech_end_ns,
             tuple(speaker.events),
             self._take(),
-            timed_out,
+            watched.ending is Ending.TIMED_OUT,
             failure=failure,
             black_box=True,
             start_ns=start_ns,
             played=speaker.audible.since(start_ns),
-            aside_ns=aside_ns,
-            ended_ns=self.clock(),
+            aside_ns=watched.aside_ns,
+            ended_ns=watched.ended_ns,
         )
 
     def _close_note(self) -> str:
@@ -364,3 +324,59 @@ class RemoteAgent:
     def _take(self) -> np.ndarray:
         audio = np.frombuffer(b"".join(self._speaker.recording), dtype=np.int16).copy()
         return at_rate(audio, FIXTURE_RATE, self.rate) if audio.size else audio
+
+
+class _Watching:
+    """A remote agent's side of watching a turn (``voicebench.agent.watch``): its loudspeaker's
+    events, the watcher woken by what the agent sends. Its answer has ended when it says
+    ``bot_stopped`` after its last onset, or when ``quiet_secs`` have passed since the last of
+    its audio played (either once a backchannel has had ``AFTER_ASIDE_S`` to be answered)."""
+
+    def __init__(self, agent: RemoteAgent, speech_end_ns: int) -> None:
+        self.agent = agent
+        self.speaker = agent._speaker
+        self.speech_end_ns = speech_end_ns
+        self.quiet_ns = int(agent.remote.quiet_secs * NS_PER_S)
+        self.onsets: list[int] = []
+        self.speaker.news.clear()  # what arrives from here on wakes the watcher
+
+    def first_audio_ns(self) -> int | None:
+        self.onsets = [
+            e.ns
+            for e in self.speaker.events
+            if e.kind is EventKind.AUDIO_OUT and e.ns >= self.speech_end_ns
+        ]
+        return self.onsets[0] if self.onsets else None
+
+    def gone(self) -> bool:
+        return self.speaker.over is not None  # it went past a cap of the loudspeaker's
+
+    def ended(self, now_ns: int, aside_ns: int | None) -> Ending | None:
+        stopped = [e.ns for e in self.speaker.events if e.kind is EventKind.BOT_STOPPED]
+        settled = aside_ns is None or now_ns - aside_ns >= AFTER_ASIDE_S * NS_PER_S
+        quiet = now_ns - self.speaker.last_audio_end_ns > self.quiet_ns
+        if self.onsets and settled and (any(s > self.onsets[-1] for s in stopped) or quiet):
+            return Ending.ANSWERED
+        if self.agent._closed.is_set():
+            return Ending.LOST
+        return None
+
+    def due_ns(self, first_ns: int | None, aside_ns: int | None) -> list[int]:
+        if first_ns is None:
+            return []
+        due = [self.speaker.last_audio_end_ns + self.quiet_ns + 1]
+        if aside_ns is not None:
+            due.append(aside_ns + int(AFTER_ASIDE_S * NS_PER_S) + 1)
+        return due
+
+    async def wait(self, until_ns: int) -> None:
+        # Nothing to do until the agent sends news (an onset, a stop, an error, a close) or
+        # the next moment a rule looks at comes.
+        wait_s = min(max(0, until_ns - self.agent.clock()) / NS_PER_S, MAX_WAIT_S)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(wait_s):
+                await self.speaker.news.wait()
+        self.speaker.news.clear()
+
+    async def say(self, pcm: np.ndarray) -> int:
+        return await self.agent._mic.say(self.agent._to_line(pcm)).started

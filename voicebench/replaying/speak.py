@@ -16,15 +16,10 @@ from voicebench.budgets import TURN_TIMEOUT_S
 from voicebench.dialogues import Dialogue
 from voicebench.errors import RunError, redact
 from voicebench.fixtures import Manifest, lookup_fixture, read_wav
+from voicebench.replaying.shaping import shape_heard, shape_said
 from voicebench.runlog import ScenarioOutcome, TurnError
 from voicebench.scenarios import Scenario, TurnScenario, draw_dialogue
-from voicebench.scenarios.apply import agent_audio, audio_rng, seeker_audio, spoken_word
-from voicebench.scenarios.overlap import (
-    backchannel_outcome,
-    barge_in_outcome,
-    insert_pause,
-    pause_outcome,
-)
+from voicebench.scenarios.apply import audio_rng
 from voicebench.text import wer
 from voicebench.timing import EventKind, TurnTiming, derive_timing, reply_text, user_transcript
 
@@ -186,37 +181,28 @@ async def speak_turn(
     the previous turn did that, so this utterance is said over the reply still playing."""
     turn = dialogue.turns[k]
     pcm, entry = _fixture(manifest, fixtures_dir, turn.text, f"{dialogue.id} turn {k}")
-    end_sample = entry.speech_end_sample
-    measured: dict[str, float] = {}
-    cue = TurnCue(barge_in=barge_in, hand_over_ms=hand_over_ms)
-    word_lead = 0
-    if scenario is not None and scenario.name == "pause":
-        pcm, _ = insert_pause(pcm, float(scenario.params["pause_ms"]))
-        end_sample += pcm.size - entry.num_samples
-    elif scenario is not None and scenario.name == "backchannel":
-        word = spoken_word(str(scenario.params["words"]))
-        aside, word_entry = _fixture(manifest, fixtures_dir, word, f"the backchannel {word!r}")
-        word_lead = word_entry.speech_start_sample
-        delay_ms = float(scenario.params["delay_ms"]) - word_lead * 1000 / RATE
-        cue = dataclasses.replace(cue, aside=aside, aside_ms=delay_ms)
-    elif scenario is not None:
-        pcm, measured = seeker_audio(
-            scenario,
-            pcm,
-            audio_rng(seed, dialogue.id, k, 0),
-            lambda: _other_utterances(manifest, fixtures_dir, turn.text),
-        )
-    heard = await agent.speak(history, pcm, end_sample, timeout_s=timeout_s, cue=cue)
+    said = shape_said(
+        scenario,
+        pcm,
+        entry,
+        TurnCue(barge_in=barge_in, hand_over_ms=hand_over_ms),
+        word=lambda w: _fixture(manifest, fixtures_dir, w, f"the backchannel {w!r}"),
+        others=lambda: _other_utterances(manifest, fixtures_dir, turn.text),
+        rng=audio_rng(seed, dialogue.id, k, 0),
+    )
+    heard = await agent.speak(
+        history, said.pcm, said.speech_end_sample, timeout_s=timeout_s, cue=said.cue
+    )
     spoken = _interpret(heard, user_text=turn.text, secret=api_key(spec), timeout_s=timeout_s)
     if scenario is None:
         return spoken
-    audio, down = agent_audio(scenario, heard.audio, audio_rng(seed, dialogue.id, k, 1))
-    heard = dataclasses.replace(heard, audio=audio)
-    measured.update(down)
-    measured.update(_overlap(scenario, heard, entry.speech_start_sample, word_lead))
-    if scenario.name == "barge-in" and measured.get("agent_speaking"):
-        measured["answered"] = spoken.error is None
-    outcome = ScenarioOutcome(name=scenario.name, params=scenario.params, **measured)
+    heard, outcome = shape_heard(
+        scenario,
+        said,
+        heard,
+        answered=spoken.error is None,
+        rng=audio_rng(seed, dialogue.id, k, 1),
+    )
     return dataclasses.replace(spoken, heard=heard, scenario=outcome)
 
 
@@ -250,26 +236,6 @@ def hand_over_ms(
     entry = lookup_fixture(manifest, dialogue.turns[next_k].text)
     lead_ms = entry.speech_start_sample * 1000 / RATE if entry else 0.0
     return max(0.0, float(scenario.params["delay_ms"]) - lead_ms)
-
-
-def _overlap(
-    scenario: TurnScenario, heard: HeardTurn, speech_start_sample: int, word_lead: int
-) -> dict:
-    """What a barge-in, backchannel or pause did, read off the agent's audible spans."""
-    cuts = (
-        None if heard.black_box else [e.ns for e in heard.events if e.kind is EventKind.AUDIO_CUT]
-    )
-    speech_start_ns = heard.start_ns + speech_start_sample * 1_000_000_000 // RATE
-    if scenario.name == "barge-in":
-        return barge_in_outcome(heard.played, cuts, speech_start_ns, heard.speech_end_ns)
-    if scenario.name == "backchannel":
-        if heard.aside_ns is None:  # the reply ended before the word was due
-            return {"agent_speaking": False}
-        word_ns = heard.aside_ns + word_lead * 1_000_000_000 // RATE
-        return backchannel_outcome(heard.played, cuts, word_ns, heard.ended_ns)
-    if scenario.name == "pause":
-        return pause_outcome(heard.played, speech_start_ns, heard.speech_end_ns)
-    return {}
 
 
 def _fixture(manifest: Manifest, fixtures_dir: Path, text: str, what: str):
