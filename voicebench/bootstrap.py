@@ -1,5 +1,12 @@
 """Percentile-bootstrap 95% intervals, one helper for every figure that has one.
 
+Observations that vary together (the turns of one dialogue share a seeker, a history and a
+connection) are resampled together: ``clustered`` draws whole clusters with replacement and
+computes each statistic on the turns they bring (``weighted_percentile``, ``weighted_mean``:
+a cluster drawn twice counts twice), ``clustered_difference`` does so for two runs
+independently, and both widen the plain percentile interval for the number of clusters
+(``expanded_levels``); ``clusters_needed`` says how many clusters a percentile's interval needs.
+
 ``scipy.stats.bootstrap`` (percentile method, seeded, vectorized) does the resampling:
 ``percentiles`` resamples observations (latency percentiles over turns; ``mean`` likewise,
 for a mean such as callers' change of intensity), ``difference`` two samples independently (a
@@ -14,12 +21,24 @@ interval instead, ``wilson``, written here once for all of them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 LEVEL = 0.95
 ROUNDS = 1000
+TAIL_CLUSTERS = 3
+"""A percentile's interval over resampled clusters holds what it says only when at least this
+many clusters are expected beyond it: a p90 of fewer than 30 dialogues rests on one or two
+(``benchmarks/coverage.py`` measures it)."""
+
+
+def clusters_needed(q: float = 50.0) -> int:
+    """Clusters an interval of the ``q`` percentile needs (a mean's or a share's: as the
+    median's): 6 for p50, 30 for p90, 60 for p95, 300 for p99."""
+    tail = min(q, 100.0 - q) / 100.0  # 0 < q < 100
+    return math.ceil(TAIL_CLUSTERS / tail - 1e-9)
 
 
 def _bounds(
@@ -123,6 +142,110 @@ def difference(
         rounds=rounds,
         seed=seed,
     )
+    return point, float(low), float(high)
+
+
+Stat = Callable[[np.ndarray, np.ndarray], np.ndarray]
+"""A statistic of observations ``x`` (n,) under weights ``w`` (rounds, n), one per round: the
+observations each counted as often as its weight (a cluster drawn twice counts its turns
+twice)."""
+
+
+def weighted_percentile(q: float) -> Stat:
+    """The ``q`` percentile (0-100) of the weighted observations, as ``np.percentile``'s
+    linear interpolation gives it on the observations repeated by their weights."""
+
+    def stat(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+        order = np.argsort(x, kind="stable")
+        xs, cw = x[order], np.cumsum(w[:, order], axis=1)
+        n = cw[:, -1]
+        h = (n - 1) * q / 100.0
+        lower = np.floor(h)
+        upper = np.minimum(lower + 1, n - 1)
+
+        def at(position: np.ndarray) -> np.ndarray:  # the value at a repeated position
+            return xs[np.minimum((cw <= position[:, None]).sum(axis=1), xs.size - 1)]
+
+        below = at(lower)
+        return below + (h - lower) * (at(upper) - below)
+
+    return stat
+
+
+def weighted_mean(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """The weighted mean (a share, for observations of 0 and 1)."""
+    return (w @ x) / w.sum(axis=1)
+
+
+def cluster_weights(clusters: Sequence[str], *, rounds: int, seed: int) -> np.ndarray:
+    """Each observation's weight in each of ``rounds`` resamples that draw whole clusters with
+    replacement (as many as there are): (rounds, n), the count of its cluster's draws."""
+    _, inverse = np.unique(np.asarray(clusters, dtype=object), return_inverse=True)
+    k = int(inverse.max()) + 1 if inverse.size else 0
+    draws = np.random.default_rng(seed).integers(0, k, size=(rounds, k))
+    flat = (draws + np.arange(rounds)[:, None] * k).ravel()
+    counts = np.bincount(flat, minlength=rounds * k).reshape(rounds, k)
+    return counts[:, inverse].astype(float)
+
+
+def expanded_levels(clusters: int) -> tuple[float, float]:
+    """The percentiles (0-100) of the resampled statistics that bound a 95% interval drawn
+    from ``clusters`` clusters: the expanded percentile interval (Hesterberg 2015), which
+    widens the plain 2.5-97.5 by the t distribution's and the resampling's small-sample
+    narrowness, since a bootstrap over few clusters is too narrow."""
+    from scipy import stats
+
+    if clusters < 2:
+        return 0.0, 100.0
+    t = stats.t.ppf(0.5 + LEVEL / 2, clusters - 1)
+    tail = float(stats.norm.sf(np.sqrt(clusters / (clusters - 1)) * t))
+    return 100 * tail, 100 * (1 - tail)
+
+
+def count_clusters(clusters: Sequence[str]) -> int:
+    """How many distinct clusters."""
+    return len(set(clusters))
+
+
+def clustered(
+    values: Sequence[float] | np.ndarray,
+    clusters: Sequence[str],
+    stats: Sequence[Stat],
+    *,
+    rounds: int = ROUNDS,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each statistic of ``values`` with its 95% interval over resampled clusters (the
+    observations of one cluster, a dialogue's turns or a call's, drawn together): (point,
+    low, high), one entry per statistic."""
+    x = np.asarray(values, dtype=float)
+    ones = np.ones((1, x.size))
+    point = np.array([float(stat(x, ones)[0]) for stat in stats])
+    w = cluster_weights(clusters, rounds=rounds, seed=seed)
+    drawn = np.stack([stat(x, w) for stat in stats])
+    low, high = np.percentile(drawn, expanded_levels(count_clusters(clusters)), axis=1)
+    return point, low, high
+
+
+def clustered_difference(
+    base: Sequence[float] | np.ndarray,
+    base_clusters: Sequence[str],
+    new: Sequence[float] | np.ndarray,
+    new_clusters: Sequence[str],
+    stat: Stat,
+    *,
+    rounds: int = ROUNDS,
+    seed: int = 0,
+) -> tuple[float, float, float]:
+    """``stat(new) - stat(base)`` with each side's clusters resampled, independently:
+    (change, low, high)."""
+    a, b = np.asarray(base, dtype=float), np.asarray(new, dtype=float)
+    point = float(stat(b, np.ones((1, b.size)))[0] - stat(a, np.ones((1, a.size)))[0])
+    drawn = stat(b, cluster_weights(new_clusters, rounds=rounds, seed=seed + 1)) - stat(
+        a, cluster_weights(base_clusters, rounds=rounds, seed=seed)
+    )
+    fewer = min(count_clusters(base_clusters), count_clusters(new_clusters))
+    low, high = np.percentile(drawn, expanded_levels(fewer))
     return point, float(low), float(high)
 
 
