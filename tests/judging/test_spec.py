@@ -32,6 +32,7 @@ def test_a_missing_key_names_the_variable(monkeypatch):
         ('method = "calibrated-letter"', "for local smoke judges only"),
         ("temperature = 0.7", "judges.0.temperature"),
         ("phrasings = 2", r"\(letter-margin\), not of 'structured'"),
+        ('provider = "x"', "judges.0.provider: .*registered LLM provider"),
         ('method = "guess"', "unknown judge method 'guess' \\(known: calibrated-letter, checklist"),
         ('method = "checklist"', "method 'checklist' needs weights"),
         ("weights = {likelihood = 1}", "not of 'structured'"),

@@ -108,7 +108,8 @@ class JudgeModelSpec(Endpoint):
 
     @field_validator("method")
     @classmethod
-    def _registered(cls, name: str) -> str:
+    def _known_method(cls, name: str) -> str:
+        # (named apart from Endpoint's provider check, which a same-named one would replace)
         get_method(name)  # a ValueError naming the known methods
         return name
 
