@@ -4,7 +4,8 @@ Replays the agent over the first items of the built-in HEART dialogues as speech
 it to a latency budget and to the human reference on quality. Point it at your agent with
 VOICEBENCH_AGENT (a spec file, or a shipped name such as `local`); the gate and the number of
 items can be changed the same way. A failing gate names the figure, its value and its 95%
-interval, and pytest prints the run folder, kept for a look.
+interval (or that there are too few dialogues for one: 6 for a p50, 30 for a p90), and pytest
+prints the run folder, kept for a look.
 """
 
 import os

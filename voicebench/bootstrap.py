@@ -32,6 +32,9 @@ TAIL_CLUSTERS = 3
 """A percentile's interval over resampled clusters holds what it says only when at least this
 many clusters are expected beyond it: a p90 of fewer than 30 dialogues rests on one or two
 (``benchmarks/coverage.py`` measures it)."""
+MIN_TURNS = 10
+"""Turns a side needs before a comparison says anything from an interval."""
+TOO_FEW = "too few to tell"
 
 
 def clusters_needed(q: float = 50.0) -> int:

@@ -200,7 +200,7 @@ def expect(
 
     results = api.check(target, strict=strict, contestant=contestant, **gates)
     if not results.passed:
-        lines = [failure_text(r) for r in results.failed]
+        lines = [failure_text(r) for r in results.results if not r.passed]
         pytest.fail(f"voicebench gates failed in {results.path}:\n  " + "\n  ".join(lines), False)
     return results
 

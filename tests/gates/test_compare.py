@@ -41,15 +41,15 @@ def test_a_slower_llm_is_named_first_and_nothing_else_moves(tmp_path: Path):
     stages = [x for x in c.changes if x.kind == "stage" and x is not first]
     assert stages and all(x.verdict == "no clear change" for x in stages)
     assert by["failed_pct"].verdict == "no clear change"
-    assert [x.key for x in c.regressions] == [
-        "stage_llm_ttft_p50_ms",
-        "ttft_p50_ms",
+    assert [x.key for x in c.regressions] == ["stage_llm_ttft_p50_ms", "ttft_p50_ms", "ttfa_p50_ms"]
+    # 12 dialogues a side: enough for a median's interval, too few for a p90's (30) or p99's
+    assert [x.key for x in c.too_few] == [
         "ttft_p90_ms",
         "ttft_p99_ms",
-        "ttfa_p50_ms",
         "ttfa_p90_ms",
         "ttfa_p99_ms",
     ]
+    assert all(x.low is None and x.change is not None for x in c.too_few)
 
 
 def test_failures_count_as_worse_and_a_small_change_is_no_news(tmp_path: Path):
@@ -58,10 +58,16 @@ def test_failures_count_as_worse_and_a_small_change_is_no_news(tmp_path: Path):
     c = compare_runs(*runs(tmp_path, 300, 305, failures=failures))
     by = {x.key: x for x in c.changes}
     assert by["failed_pct"].verdict == "worse" and by["failed_pct"].change == pytest.approx(66.67)
+    # the 4 turns left of the new run are too few for the stages' or the TTFA's verdicts
+    assert by["stage_llm_ttft_p50_ms"].verdict == "too few to tell"
+    assert by["stage_llm_ttft_p50_ms"].new_n == 4  # warm turns with the stage
+    assert c.too_few_to_tell and c.headline.startswith(
+        "too few turns to tell (n=12 and 4 with a TTFA): a verdict needs 10 turns in 6"
+    )
     # 5 ms is under the 10 ms that counts, however sure it is.
-    assert by["stage_llm_ttft_p50_ms"].low > 0
-    assert by["stage_llm_ttft_p50_ms"].verdict == "no clear change"
-    assert c.headline == "no stage moved clearly"
+    small = {x.key: x for x in compare_runs(*runs(tmp_path / "small", 300, 305)).changes}
+    assert small["stage_llm_ttft_p50_ms"].low > 0
+    assert small["stage_llm_ttft_p50_ms"].verdict == "no clear change"
 
 
 def test_the_command_prints_first_what_moved_and_fails_on_a_regression(tmp_path: Path):

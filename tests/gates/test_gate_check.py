@@ -34,8 +34,10 @@ def test_a_run_folders_figures_have_their_intervals(tmp_path: Path):
         run(tmp_path, "a", 300, failures={(ITEMS[0].id, ITEMS[0].final_turn_index): fail})
     )
     assert figures["ttft_p50_ms"].value == 300.0 and figures["ttft_p50_ms"].n == 11
-    p90 = figures["ttfa_p90_ms"]
-    assert p90.low <= p90.value <= p90.high and p90.unit == "ms"
+    p50, p90 = figures["ttfa_p50_ms"], figures["ttfa_p90_ms"]
+    assert p50.low <= p50.value <= p50.high and p50.unit == "ms" and p50.clusters == 11
+    # 12 dialogues: a p90's interval needs 30, so it has none rather than one too narrow
+    assert p90.too_few and p90.low is None and p90.value == 1100.0
     failed = figures["failed_pct"]
     assert (
         failed.value == pytest.approx(100 / 12, abs=0.01)
@@ -49,15 +51,22 @@ def test_gates_pass_fail_and_say_when_the_interval_cannot_decide(tmp_path: Path)
     gates = [
         make_gate("max_ttft_p50_ms", 350, source="t"),  # 300, interval tight: a sure pass
         make_gate("max_ttfa_p50_ms", 950, source="t"),  # 1,000 ms: a sure fail? see below
-        make_gate("max_ttfa_p90_ms", 1050, source="t"),  # 1,100 with an interval around 1,050
+        make_gate("max_ttfa_p90_ms", 1050, source="t"),  # 12 dialogues: too few for a p90
         make_gate("min_yielded_pct", 90, source="t"),  # not measured here
     ]
     by = {r.gate.name: r for r in check(gates, figures)}
     assert by["max_ttft_p50_ms"].passed and by["max_ttft_p50_ms"].decided
     assert not by["max_ttfa_p50_ms"].passed
     p90 = by["max_ttfa_p90_ms"]
-    assert p90.figure.low <= 1050 <= p90.figure.high and not p90.decided
-    assert "too few to decide" in p90.note
+    # 1,100 ms against 1,050: failed by the value, which is all there is
+    assert p90.too_few and not p90.passed and p90.status == "FAIL (too few to tell)"
+    assert p90.note == "too few to tell (n=12 turns in 12 dialogues): decided by the value"
+    (strict,) = check([p90.gate], figures, strict=True)  # decided by an interval: abstains
+    assert strict.abstained and not strict.passed and strict.status == "too few to tell"
+    # a bound inside the median's interval: passed by the point, not sure by the interval
+    (unsure,) = check([make_gate("max_ttfa_p50_ms", 1020, source="t")], figures)
+    assert unsure.figure.low <= 1020 <= unsure.figure.high and not unsure.decided
+    assert unsure.passed and "too few to decide" in unsure.note
     assert not by["min_yielded_pct"].passed and by["min_yielded_pct"].note == (
         "not measured in this folder"
     )
@@ -190,3 +199,29 @@ def test_interruption_gates_read_the_scenario_figures(tmp_path: Path):
     }
     assert not by["max_stop_latency_p90_ms"].passed and not by["max_false_yield_pct"].passed
     assert by["min_yielded_pct"].passed and by["min_yielded_pct"].figure.value == 75.0
+
+
+def test_a_gate_on_too_few_dialogues_says_so_and_exits_4(tmp_path: Path):
+    """No verdict without evidence: a p90 of 12 dialogues has no interval, so its gate is
+    decided by the value and says it is too few to tell, a strict one abstains (its JUnit case
+    skipped), and the command exits 4 (1 when another gate failed)."""
+    fast = run(tmp_path, "fast", 300)
+    by_value = cli(str(fast), "--max-ttfa-p90-ms", "2000", "--max-ttft-p50-ms", "350")
+    assert by_value.exit_code == 4, by_value.output
+    said = " ".join(by_value.output.split())
+    assert "2/2 gates passed; too few dialogues to tell: max_ttfa_p90_ms" in said
+    junit = tmp_path / "few.xml"
+    strict = cli(
+        str(fast),
+        *("--max-ttfa-p90-ms", "2000", "--max-ttft-p50-ms", "350"),
+        *("--strict", "--junit", str(junit)),
+    )
+    assert strict.exit_code == 4, strict.output
+    said = " ".join(strict.output.split())
+    assert "1/2 gates passed; too few dialogues to tell: max_ttfa_p90_ms" in said
+    case = ET.parse(junit).getroot().find(".//testcase[@name='max_ttfa_p90_ms']")
+    assert case is not None and "too few to tell (n=12 turns in 12 dialogues)" in (
+        case.find("skipped").get("message")
+    )
+    both = cli(str(fast), "--max-ttfa-p90-ms", "2000", "--max-ttft-p50-ms", "250")
+    assert both.exit_code == 1, both.output

@@ -23,7 +23,10 @@ def test_distribution_percentiles_intervals_and_budget_share():
     assert [q.q for q in d.quantiles] == [50, 90, 95, 99]
     for q, v in zip(d.quantiles, expected, strict=True):
         assert q.value_ms == pytest.approx(v, abs=0.05)
-        assert q.ci_ms[0] <= q.value_ms <= q.ci_ms[1]
+        if q.q == 99:  # 100 turns, each its own: a p99's interval needs 300
+            assert q.ci_ms is None
+            continue
+        assert q.ci_ms is not None and q.ci_ms[0] <= q.value_ms <= q.ci_ms[1]
         assert q.ci_ms[1] - q.ci_ms[0] > 0
     assert d.within_budget == pytest.approx(41 / 100)  # 100..500 inclusive
     again = distribution(values, budget_ms=500.0, rounds=500, seed=3)
@@ -33,8 +36,25 @@ def test_distribution_percentiles_intervals_and_budget_share():
 def test_distribution_of_nothing_and_of_one_turn():
     assert distribution([], 500.0).n == 0 and distribution([], 500.0).quantiles == ()
     one = distribution([700.0], 500.0)
-    assert one.quantile(99).value_ms == 700.0 and one.quantile(99).ci_ms == (700.0, 700.0)
+    # measured once: no interval at all, never a zero-width one
+    assert one.quantile(50).value_ms == 700.0 and one.quantile(50).ci_ms is None
     assert one.within_budget == 0.0
+
+
+def test_intervals_resample_whole_dialogues_and_need_enough_of_them():
+    """A dialogue's turns vary together (one seeker, one history): its turns are resampled
+    together, which widens the interval; with too few dialogues there is none."""
+    values = [100.0 * d + t for d in range(8) for t in range(10)]  # 8 dialogues, 10 turns each
+    ids = [f"d{d}" for d in range(8) for _ in range(10)]
+    by_dialogue = distribution(values, 500.0, ids, seed=1)
+    by_turn = distribution(values, 500.0, seed=1)
+    assert by_dialogue.clusters == 8 and by_turn.clusters == 80
+    low, high = by_dialogue.quantile(50).ci_ms
+    turn_low, turn_high = by_turn.quantile(50).ci_ms
+    assert high - low > 2 * (turn_high - turn_low)
+    assert by_dialogue.quantile(90).ci_ms is None  # a p90 needs 30 dialogues
+    five = distribution(values[:50], 500.0, ids[:50])
+    assert five.clusters == 5 and five.quantile(50).ci_ms is None  # a median needs 6
 
 
 @pytest.fixture

@@ -182,11 +182,18 @@ class GateResults:
 
     @property
     def passed(self) -> bool:
+        """Every gate passed (a strict gate on too few dialogues did not: it abstained)."""
         return all(r.passed for r in self.results)
 
     @property
     def failed(self) -> list[GateResult]:
-        return [r for r in self.results if not r.passed]
+        """The gates that failed (not the strict ones that abstained)."""
+        return [r for r in self.results if not r.passed and not r.abstained]
+
+    @property
+    def too_few(self) -> list[GateResult]:
+        """The gates whose figure rests on too few dialogues for an interval."""
+        return [r for r in self.results if r.too_few]
 
     def __bool__(self) -> bool:
         return self.passed

@@ -12,7 +12,7 @@ from voicebench.campaign import CampaignHooks, CampaignPlan, Cell
 from voicebench.dialogues import Dialogue
 from voicebench.dialogues.adversarial import AdversarialPlan, Outcome
 from voicebench.gates import Comparison, GateResult
-from voicebench.gates.check import describe
+from voicebench.gates.check import TOO_FEW_EXIT, describe
 from voicebench.gates.compare import format_value
 from voicebench.judging import DIMENSIONS, SMOKE_WARNING, JudgingResult, Verdict
 from voicebench.judging.cards import JudgeCard, Tally, card_line, card_of_judging, trust_warning
@@ -48,6 +48,7 @@ __all__ = [
     "PERCENTILES",
     "RATINGS_FILE",
     "SMOKE_WARNING",
+    "TOO_FEW_EXIT",
     "AdversarialPlan",
     "AgentSpec",
     "BuiltReport",

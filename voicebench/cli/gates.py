@@ -10,7 +10,7 @@ from rich.table import Table
 
 from voicebench import api
 from voicebench.api import TTFA_BUDGET_MS, TTFT_BUDGET_MS, InputError
-from voicebench.api.views import describe, format_value
+from voicebench.api.views import TOO_FEW_EXIT, describe, format_value
 from voicebench.cli.common import TTFABudgetOpt, TTFTBudgetOpt, commands, out, show
 
 app = commands()
@@ -62,8 +62,10 @@ def check(
 ) -> None:
     """Check a run folder (latency, failures, WER, interruptions) or a judging folder (Elo,
     judge accuracy) against gates: a table of every gate with its value, 95% interval and
-    verdict. Exit 0 when all pass, 1 when one fails, 2 for bad input. Gates are max_FIGURE or
-    min_FIGURE; shares are in per cent."""
+    verdict. A figure on too few dialogues for an interval (6 for a p50 or a share, 30 for a
+    p90) is decided by its value and says so (a --strict gate abstains). Exit 0 when all
+    pass, 1 when one fails, 4 when none fails but one is too few to tell, 2 for bad input.
+    Gates are max_FIGURE or min_FIGURE; shares are in per cent."""
     named = {
         "max_ttft_p50_ms": max_ttft_p50_ms,
         "max_ttft_p90_ms": max_ttft_p90_ms,
@@ -101,7 +103,7 @@ def check(
         table.add_column(column, justify="right" if column != "gate" else "left")
     for r in results:
         value, interval, bound, status = describe(r)
-        colour = "green" if r.passed else "red"
+        colour = "yellow" if r.too_few else "green" if r.passed else "red"
         table.add_row(r.gate.name, value, interval, bound, f"[{colour}]{status}[/]")
     out.print(table)
     for r in results:
@@ -111,13 +113,18 @@ def check(
         api.write_junit(checked, junit)
     if summary_md is not None:
         api.write_summary(checked, summary_md)
-    failed = [r.gate.name for r in results if not r.passed]
+    failed = [r.gate.name for r in checked.failed]
+    unsure = [r.gate.name for r in checked.too_few]
+    passed = sum(r.passed for r in results)
     show(
-        f"{len(results) - len(failed)}/{len(results)} gates passed"
+        f"{passed}/{len(results)} gates passed"
         + (f"; failed: {', '.join(failed)}" if failed else "")
+        + (f"; too few dialogues to tell: {', '.join(unsure)}" if unsure else "")
     )
     if failed:
         raise typer.Exit(1)
+    if unsure:
+        raise typer.Exit(TOO_FEW_EXIT)
 
 
 @app.command()
@@ -133,7 +140,11 @@ def compare(
         typer.Option(help="A judging folder that judged both runs' agents: adds their Elo."),
     ] = None,
     fail_on_regression: Annotated[
-        bool, typer.Option(help="Exit 1 when any figure got clearly slower or worse.")
+        bool,
+        typer.Option(
+            help="Exit 1 when any figure got clearly slower or worse; else 4 when the TTFA "
+            "median rests on too few turns to tell."
+        ),
     ] = False,
     min_change_ms: Annotated[
         float, typer.Option(min=0.0, help="Smallest latency change that counts (ms).")
@@ -143,8 +154,9 @@ def compare(
 ) -> None:
     """Compare two runs: TTFT and TTFA percentiles, every stage's median, WER, failures and
     the interruption figures (and, with --judging, the Elo), each change with a 95% bootstrap
-    interval and a verdict (faster, slower, no clear change). The stage that moved most is
-    named first."""
+    interval over resampled dialogues and a verdict (faster, slower, no clear change; too few
+    to tell when either run has fewer than 10 turns, or fewer dialogues than the interval
+    needs: 6 for a median, 30 for a p90). The stage that moved most is named first."""
     fmt = format_value
     c = api.compare(
         base,
@@ -161,7 +173,13 @@ def compare(
     )
     for column in ("figure", "base", "new", "change", "95% CI", "verdict"):
         table.add_column(column, justify="left" if column in ("figure", "verdict") else "right")
-    colours = {"slower": "red", "worse": "red", "faster": "green", "better": "green"}
+    colours = {
+        "slower": "red",
+        "worse": "red",
+        "faster": "green",
+        "better": "green",
+        "too few to tell": "yellow",
+    }
 
     for row in c.changes:
         colour = colours.get(row.verdict)
@@ -181,3 +199,5 @@ def compare(
     if fail_on_regression and c.regressions:
         show("regressions: " + ", ".join(r.label for r in c.regressions))
         raise typer.Exit(1)
+    if fail_on_regression and c.too_few_to_tell:
+        raise typer.Exit(TOO_FEW_EXIT)

@@ -12,7 +12,12 @@ Each gate is decided on the figure's point value; its 95% interval says whether 
 When the interval lies on both sides of the bound the run is too small to decide, and the gate
 says so. ``strict`` decides by the interval's far end instead (a ``max`` gate passes only when
 the interval's top is within the bound), so an undecided gate fails. A gate whose figure the
-folder does not have (a stop latency without barge-in turns) fails, saying why.
+folder does not have (a stop latency without barge-in turns) fails, saying why. A figure that
+rests on too few dialogues for an interval (``bootstrap.clusters_needed``: 6 for a p50 or a
+share, 30 for a p90) has none: its gate is decided by the value alone and says it is too few
+to tell whether that is sure, and a ``strict`` gate, decided by an interval, abstains (neither
+passes nor fails). ``voicebench check`` exits with its own code (``TOO_FEW_EXIT``) when
+nothing failed but something was too few to tell.
 """
 
 from __future__ import annotations
@@ -23,8 +28,13 @@ from pathlib import Path
 from typing import Literal
 
 from voicebench._model import FrozenModel, read_toml
+from voicebench.bootstrap import TOO_FEW
 from voicebench.errors import InputError, MissingFileError
 from voicebench.gates.figures import FIGURE_KEYS, Figure
+
+TOO_FEW_EXIT = 4
+"""``voicebench check``'s and ``compare --fail-on-regression``'s exit code when nothing failed
+but something rests on too few dialogues to tell (1: a gate failed or a figure regressed)."""
 
 
 class Gate(FrozenModel):
@@ -48,10 +58,18 @@ class GateResult(FrozenModel):
     decided: bool
     """The whole 95% interval is on one side of the bound."""
     note: str = ""
+    too_few: bool = False
+    """Its figure rests on too few dialogues for an interval."""
+    abstained: bool = False
+    """A strict gate on such a figure: neither passed nor failed."""
 
     @property
     def status(self) -> str:
+        if self.abstained:
+            return TOO_FEW
         word = "pass" if self.passed else "FAIL"
+        if self.too_few:
+            return f"{word} ({TOO_FEW})"
         return word if self.decided else f"{word} (unsure)"
 
 
@@ -92,6 +110,19 @@ def evaluate(gate: Gate, figures: Mapping[str, Figure], *, strict: bool = False)
     def within(x: float) -> bool:
         return x <= gate.bound if gate.direction == "max" else x >= gate.bound
 
+    if f.low is None or f.high is None:
+        k = f.clusters
+        of = "" if k is None else f" in {k} dialogue" + ("s" if k != 1 else "")
+        note = f"{TOO_FEW} (n={f.n} turns{of})"
+        return GateResult(
+            gate=gate,
+            figure=f,
+            passed=not strict and within(f.value),
+            decided=False,
+            too_few=True,
+            abstained=strict,
+            note=note + ("; a strict gate abstains" if strict else ": decided by the value"),
+        )
     near, far = (f.low, f.high) if gate.direction == "max" else (f.high, f.low)
     decided = within(far) or not within(near)
     passed = within(far) if strict else within(f.value)
@@ -124,6 +155,8 @@ def describe(r: GateResult) -> tuple[str, str, str, str]:
     if r.figure is None:
         return "-", "-", bound, f"FAIL ({r.note})"
     f = r.figure
+    if f.low is None or f.high is None:
+        return _number(f.value, f.unit), "-", bound, r.status
     interval = f"[{_number(f.low, f.unit)}, {_number(f.high, f.unit)}]"
     return _number(f.value, f.unit), interval, bound, r.status
 
@@ -132,6 +165,8 @@ def failure_text(r: GateResult) -> str:
     value, interval, bound, _ = describe(r)
     if r.figure is None:
         return f"{r.gate.figure}: {r.note}"
+    if r.too_few:
+        return f"{r.gate.figure} = {value} (no interval), bound {bound}: {r.note}"
     return f"{r.gate.figure} = {value} (95% CI {interval}, n={r.figure.n}), bound {bound}" + (
         f"; {r.note}" if r.note else ""
     )
@@ -139,7 +174,7 @@ def failure_text(r: GateResult) -> str:
 
 def junit_xml(results: Sequence[GateResult], folder: Path) -> str:
     """One testsuite, one testcase per gate; a failed gate's failure names value and bound."""
-    failed = sum(not r.passed for r in results)
+    failed = sum(not r.passed and not r.abstained for r in results)
     suites = ET.Element("testsuites", tests=str(len(results)), failures=str(failed))
     suite = ET.SubElement(
         suites,
@@ -151,7 +186,9 @@ def junit_xml(results: Sequence[GateResult], folder: Path) -> str:
     )
     for r in results:
         case = ET.SubElement(suite, "testcase", classname="voicebench.check", name=r.gate.name)
-        if not r.passed:
+        if r.abstained:
+            ET.SubElement(case, "skipped", message=failure_text(r))
+        elif not r.passed:
             ET.SubElement(case, "failure", message=failure_text(r), type="GateFailed")
         elif r.note:
             ET.SubElement(case, "system-out").text = r.note

@@ -1,8 +1,8 @@
 """``voicebench compare BASE NEW``: what changed between two runs, and which stage moved.
 
 Each figure is computed on both runs' turns and their difference (NEW - BASE) gets a 95%
-percentile-bootstrap interval, the two runs' turns resampled independently
-(``bootstrap.difference``, 1,000 rounds, seeded, as every interval in voicebench):
+bootstrap interval, each run's dialogues resampled with their turns, the two runs
+independently (``bootstrap.clustered_difference``, 1,000 rounds, seeded):
 
 - TTFT and TTFA at the 50th, 90th and 99th percentile, over the turns that have them;
 - every stage's median over the warm turns (the first turn after each start loads models and
@@ -16,19 +16,22 @@ percentile-bootstrap interval, the two runs' turns resampled independently
 Verdict: a latency is *slower* or *faster* when its interval excludes zero and the change is at
 least ``min_change_ms`` (a few milliseconds of a stage that never varies are not news); a share
 or rate is *worse* or *better* when its interval excludes zero; otherwise *no clear change*.
-The stage whose median moved most, among those with a verdict, is named first.
+A figure either run measured on fewer than ``bootstrap.MIN_TURNS`` turns, or on fewer
+dialogues than its interval needs (``bootstrap.clusters_needed``: 6 for a median or a share,
+30 for a p90), gets no interval and no verdict: *too few to tell*. The stage whose median
+moved most, among those with a verdict, is named first.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
 
+from voicebench import bootstrap
 from voicebench._model import FrozenModel
-from voicebench.bootstrap import difference
 from voicebench.errors import InputError
 from voicebench.gates.figures import read_run
 from voicebench.metrics.latency import cold_flags
@@ -37,7 +40,11 @@ from voicebench.timing import STAGE_NAMES
 from voicebench.timing.models import STAGE_LABELS
 
 MIN_CHANGE_MS = 10.0
-ChangeVerdict = Literal["slower", "faster", "worse", "better", "no clear change", "not measured"]
+ChangeVerdict = Literal[
+    "slower", "faster", "worse", "better", "no clear change", "not measured", "too few to tell"
+]
+Measured = Sequence[tuple[float, str]]
+"""A figure's values, each with its dialogue (what the intervals resample)."""
 
 
 class Change(FrozenModel):
@@ -53,6 +60,9 @@ class Change(FrozenModel):
     high: float | None
     verdict: ChangeVerdict
     higher_is: Literal["worse", "better"] = "worse"
+    base_n: int = 0
+    new_n: int = 0
+    """The turns (or outcomes) each run measured it on."""
 
 
 class Comparison(FrozenModel):
@@ -71,6 +81,17 @@ class Comparison(FrozenModel):
     def regressions(self) -> list[Change]:
         return [c for c in self.changes if c.verdict in ("slower", "worse")]
 
+    @property
+    def too_few(self) -> list[Change]:
+        """The figures one of the runs measured too few times to tell."""
+        return [c for c in self.changes if c.verdict == "too few to tell"]
+
+    @property
+    def too_few_to_tell(self) -> bool:
+        """The TTFA median itself rests on too few turns or dialogues: the comparison says
+        nothing (``compare --fail-on-regression`` exits 4 unless something regressed)."""
+        return any(c.key == "ttfa_p50_ms" for c in self.too_few)
+
 
 def format_value(value: float | None, unit: str, signed: bool = False) -> str:
     """A figure of a comparison as people read it (``+100.1 ms``, ``4.2%``)."""
@@ -85,31 +106,56 @@ def _row(
     label: str,
     unit: str,
     kind: Literal["latency", "stage", "share"],
-    base: Sequence[float],
-    new: Sequence[float],
-    statistic: Callable[..., np.ndarray],
+    base: Measured,
+    new: Measured,
+    q: float | None,
     *,
     min_change: float,
     scale: float = 1.0,
     higher_is: Literal["worse", "better"] = "worse",
     seed: int = 0,
 ) -> Change:
-    a, b = np.asarray(base, dtype=float), np.asarray(new, dtype=float)
-    if a.size == 0 or b.size == 0:
+    """One figure's change: the ``q`` percentile of the values (None: their mean)."""
+    stat = bootstrap.weighted_mean if q is None else bootstrap.weighted_percentile(q)
+
+    def point(measured: Measured) -> float | None:
+        x = np.asarray([v for v, _ in measured], dtype=float)
+        return round(float(stat(x, np.ones((1, x.size)))[0]) * scale, 2) if x.size else None
+
+    row = dict(
+        key=key,
+        label=label,
+        unit=unit,
+        kind=kind,
+        higher_is=higher_is,
+        base_n=len(base),
+        new_n=len(new),
+    )
+    a, b = point(base), point(new)
+    if a is None or b is None:
         return Change(
-            key=key,
-            label=label,
-            unit=unit,
-            kind=kind,
-            base=round(float(statistic(a, axis=-1)) * scale, 2) if a.size else None,
-            new=round(float(statistic(b, axis=-1)) * scale, 2) if b.size else None,
-            change=None,
-            low=None,
-            high=None,
-            verdict="not measured",
-            higher_is=higher_is,
+            **row, base=a, new=b, change=None, low=None, high=None, verdict="not measured"
         )
-    change, low, high = (x * scale for x in difference(a, b, statistic, seed=seed))
+    needed = bootstrap.clusters_needed(50.0 if q is None else q)
+    if any(
+        len(m) < bootstrap.MIN_TURNS or bootstrap.count_clusters([d for _, d in m]) < needed
+        for m in (base, new)
+    ):
+        change = round(b - a, 2)
+        return Change(
+            **row, base=a, new=b, change=change, low=None, high=None, verdict="too few to tell"
+        )
+    change, low, high = (
+        x * scale
+        for x in bootstrap.clustered_difference(
+            [v for v, _ in base],
+            [d for _, d in base],
+            [v for v, _ in new],
+            [d for _, d in new],
+            stat,
+            seed=seed,
+        )
+    )
     clear = (low > 0 or high < 0) and abs(change) >= min_change
     if not clear:
         verdict: ChangeVerdict = "no clear change"
@@ -118,27 +164,19 @@ def _row(
     else:
         verdict = "slower" if change > 0 else "faster"
     return Change(
-        key=key,
-        label=label,
-        unit=unit,
-        kind=kind,
-        base=round(float(statistic(a, axis=-1)) * scale, 2),
-        new=round(float(statistic(b, axis=-1)) * scale, 2),
+        **row,
+        base=a,
+        new=b,
         change=round(change, 2),
         low=round(low, 2),
         high=round(high, 2),
         verdict=verdict,
-        higher_is=higher_is,
     )
 
 
-def _percentile(q: float) -> Callable[..., np.ndarray]:
-    return lambda x, axis=-1: np.percentile(x, q, axis=axis)
-
-
-def _timing(records: Sequence[TurnRecord], field: str) -> list[float]:
+def _timing(records: Sequence[TurnRecord], field: str) -> Measured:
     return [
-        v
+        (v, r.dialogue_id)
         for r in records
         if r.error is None and r.timing is not None and (v := getattr(r.timing, field)) is not None
     ]
@@ -150,15 +188,15 @@ def _warm(records: Sequence[TurnRecord]) -> list[TurnRecord]:
     return [r for r, cold in zip(records, cold_flags(records), strict=True) if not cold]
 
 
-def _stage(records: Sequence[TurnRecord], stage: str) -> list[float]:
+def _stage(records: Sequence[TurnRecord], stage: str) -> Measured:
     return [
-        v
+        (v, r.dialogue_id)
         for r in records
         if r.error is None and r.timing is not None and (v := r.timing.stages_ms[stage]) is not None
     ]
 
 
-def _outcome(records: Sequence[TurnRecord], name: str, field: str) -> list[float]:
+def _outcome(records: Sequence[TurnRecord], name: str, field: str) -> Measured:
     out = []
     for r in records:
         s = r.scenario
@@ -168,7 +206,7 @@ def _outcome(records: Sequence[TurnRecord], name: str, field: str) -> list[float
             continue
         v = getattr(s, field)
         if v is not None:
-            out.append(float(v))
+            out.append((float(v), r.dialogue_id))
     return out
 
 
@@ -209,7 +247,7 @@ def compare_runs(
     """Compare two runs; with ``judging``, a judging folder holding both, their Elo too."""
     (bh, base), (nh, new) = read_run(base_dir), read_run(new_dir)
     warm_base, warm_new = _warm(base), _warm(new)
-    mean, median = np.mean, np.median
+    mean, median = None, 50.0  # the statistics: a mean, the 50th percentile
     rows: list[Change] = []
     for name, label in (("ttft_ms", "TTFT"), ("ttfa_ms", "TTFA")):
         for q in (50, 90, 99):
@@ -221,7 +259,7 @@ def compare_runs(
                     "latency",
                     _timing(base, name),
                     _timing(new, name),
-                    _percentile(q),
+                    q,
                     min_change=min_change_ms,
                 )
             )
@@ -246,8 +284,8 @@ def compare_runs(
             "ASR word error rate",
             "%",
             "share",
-            [r.asr_wer for r in base if r.asr_wer is not None],
-            [r.asr_wer for r in new if r.asr_wer is not None],
+            [(r.asr_wer, r.dialogue_id) for r in base if r.asr_wer is not None],
+            [(r.asr_wer, r.dialogue_id) for r in new if r.asr_wer is not None],
             mean,
             min_change=0.0,
             scale=100.0,
@@ -257,8 +295,8 @@ def compare_runs(
             "failed turns",
             "%",
             "share",
-            [float(r.error is not None) for r in base],
-            [float(r.error is not None) for r in new],
+            [(float(r.error is not None), r.dialogue_id) for r in base],
+            [(float(r.error is not None), r.dialogue_id) for r in new],
             mean,
             min_change=0.0,
             scale=100.0,
@@ -327,6 +365,12 @@ def _moved(rows: Sequence[Change]) -> Change | None:
 
 def _headline(rows: Sequence[Change]) -> str:
     c = _moved(rows)
+    ttfa = next((r for r in rows if r.key == "ttfa_p50_ms"), None)
+    if c is None and ttfa is not None and ttfa.verdict == "too few to tell":
+        return (
+            f"too few turns to tell (n={ttfa.base_n} and {ttfa.new_n} with a TTFA): a verdict "
+            f"needs {bootstrap.MIN_TURNS} turns in {bootstrap.clusters_needed()} dialogues a side"
+        )
     if c is None:
         return "no stage moved clearly"
     what = c.label.removesuffix(" (median)")

@@ -1,8 +1,9 @@
 """The figures a CI gate reads off a run folder or a judging folder, each with its 95% interval.
 
-A run folder (``run.json``) gives the latency percentiles (bootstrap intervals over its turns,
-as in the report), the failed and within-budget shares (Wilson intervals), the ASR word error
-rate (bootstrap over turns) and, with the interruption scenarios, the stop latency and the
+A run folder (``run.json``) gives the latency percentiles, the failed and within-budget shares
+and the ASR word error rate, each with its interval over resampled dialogues (a dialogue's
+turns kept together, as in the report; none when there are too few dialogues to tell,
+``bootstrap.clusters_needed``) and, with the interruption scenarios, the stop latency and the
 yield, false-yield and premature-reply shares. A judging folder (``judging.json``) gives each
 contestant's Elo (bootstrap interval over items, the asymptotic one when there is none) and
 the judge's measured gold accuracy (its card's Wilson interval).
@@ -15,8 +16,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from voicebench import bootstrap
 from voicebench._model import FrozenModel
-from voicebench.bootstrap import clustered_share, wilson
 from voicebench.budgets import TTFA_BUDGET_MS, TTFT_BUDGET_MS
 from voicebench.errors import InputError
 from voicebench.metrics import QUANTILES, Distribution
@@ -47,11 +48,19 @@ class Figure(FrozenModel):
     key: str
     """How gates name it: ``ttfa_p90_ms``, ``failed_pct``, ``elo``..."""
     value: float
-    low: float
-    high: float
+    low: float | None
+    high: float | None
+    """The interval; None when there are too few dialogues to tell."""
     n: int
     """Observations behind it (turns, pairs)."""
     unit: str = ""
+    clusters: int | None = None
+    """Dialogues the interval resampled, with their turns (None: observations one by one)."""
+
+    @property
+    def too_few(self) -> bool:
+        """Measured, but on too few dialogues for an interval."""
+        return self.low is None or self.high is None
 
 
 def _interval(
@@ -68,13 +77,32 @@ def _quantiles(name: str, d: Distribution) -> list[Figure]:
         Figure(
             key=f"{name}_p{q.q}_ms",
             value=q.value_ms,
-            low=q.ci_ms[0],
-            high=q.ci_ms[1],
+            low=None if q.ci_ms is None else q.ci_ms[0],
+            high=None if q.ci_ms is None else q.ci_ms[1],
             n=d.n,
             unit="ms",
+            clusters=d.clusters,
         )
         for q in d.quantiles
     ]
+
+
+def _share(key: str, hits: list[float], dialogues: list[str]) -> Figure | None:
+    """A share of turns (in per cent) with its interval over resampled dialogues."""
+    if not hits:
+        return None
+    (value,), (low,), (high,) = bootstrap.clustered(hits, dialogues, [bootstrap.weighted_mean])
+    k = bootstrap.count_clusters(dialogues)
+    sure = k >= bootstrap.clusters_needed()
+    return Figure(
+        key=key,
+        value=round(100 * float(value), 3),
+        low=round(100 * float(low), 3) if sure else None,
+        high=round(100 * float(high), 3) if sure else None,
+        n=len(hits),
+        unit="%",
+        clusters=k,
+    )
 
 
 def read_run(run_dir: Path) -> tuple[RunHeader, list[TurnRecord]]:
@@ -105,14 +133,12 @@ def run_figures(
         *_quantiles("ttft", latency.ttft),
         *_quantiles("ttfa", latency.ttfa),
     ]
-    n = len(records)
-    out.append(_interval("failed_pct", wilson(latency.failed, n), n, "%", 100.0))
-    ok = round((latency.within_budget or 0.0) * n)
-    out.append(_interval("within_budget_pct", wilson(ok, n), n, "%", 100.0))
-    wers = [r.asr_wer for r in records if r.asr_wer is not None]
-    # The mean over turns, turns resampled whole: each turn one "trial".
-    wer = clustered_share(wers, [1.0] * len(wers)) if wers else None
-    out.append(_interval("wer_pct", wer, len(wers), "%", 100.0))
+    dialogues = [r.dialogue_id for r in records]
+    out.append(_share("failed_pct", [float(r.error is not None) for r in records], dialogues))
+    within = [float(r.within_budgets(budget_ttfa_ms, budget_ttft_ms)) for r in records]
+    out.append(_share("within_budget_pct", within, dialogues))
+    heard = [(r.asr_wer, r.dialogue_id) for r in records if r.asr_wer is not None]
+    out.append(_share("wer_pct", [w for w, _ in heard], [d for _, d in heard]))
     for group in latency.scenarios:
         if group.group == "barge-in":
             m = group.overlapped

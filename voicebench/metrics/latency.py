@@ -2,7 +2,10 @@
 section, the gates and compare all read them here).
 
 - Distributions (TTFT, TTFA): p50, p90, p95, p99 by linear interpolation between order
-  statistics (numpy's default), each with a 95% percentile-bootstrap interval over turns.
+  statistics (numpy's default), each with a 95% bootstrap interval over resampled dialogues,
+  each dialogue's turns kept together (they share a seeker, a history and a connection, so
+  they vary together); a percentile whose interval needs more dialogues than the run has
+  (``bootstrap.clusters_needed``: 6 for p50, 30 for p90) has none: too few to tell.
 - Within budget: the share of turns with a figure at or under the budget; for the run as a
   whole, the share of all turns (failed ones count as misses) within both budgets.
 - Failed turns have no TTFA; so that they are not silently dropped, a second TTFA
@@ -76,20 +79,35 @@ def within_budgets(
 
 
 def distribution(
-    values: Sequence[float], budget_ms: float, *, rounds: int = bootstrap.ROUNDS, seed: int = 0
+    values: Sequence[float],
+    budget_ms: float,
+    clusters: Sequence[str] | None = None,
+    *,
+    rounds: int = bootstrap.ROUNDS,
+    seed: int = 0,
 ) -> Distribution:
-    """Percentiles of ``values`` with bootstrap intervals, and the share within ``budget_ms``."""
+    """Percentiles of ``values`` with intervals over resampled ``clusters`` (each value's
+    dialogue; by default each value its own), and the share within ``budget_ms``. A
+    percentile whose interval needs more clusters than there are has none."""
     x = np.asarray(values, dtype=float)
     if x.size == 0:
         return Distribution(n=0, budget_ms=budget_ms)
-    point, lo, hi = bootstrap.percentiles(x, QUANTILES, rounds=rounds, seed=seed)
+    ids = list(clusters) if clusters is not None else [str(k) for k in range(x.size)]
+    stats = [bootstrap.weighted_percentile(q) for q in QUANTILES]
+    point, lo, hi = bootstrap.clustered(x, ids, stats, rounds=rounds, seed=seed)
+    k = bootstrap.count_clusters(ids)
     return Distribution(
         n=int(x.size),
+        clusters=k,
         mean_ms=round(float(x.mean()), 1),
         budget_ms=budget_ms,
         quantiles=tuple(
             Quantile(
-                q=q, value_ms=round(float(v), 1), ci_ms=(round(float(a), 1), round(float(b), 1))
+                q=q,
+                value_ms=round(float(v), 1),
+                ci_ms=(round(float(a), 1), round(float(b), 1))
+                if k >= bootstrap.clusters_needed(q)
+                else None,
             )
             for q, v, a, b in zip(QUANTILES, point, lo, hi, strict=True)
         ),
@@ -131,16 +149,18 @@ def agent_latency(
 ) -> AgentLatency:
     cold = cold_flags(records)
 
-    def figures(name: str, keep) -> list[float]:
-        out = []
+    def figures(name: str, keep) -> tuple[list[float], list[str]]:
+        values, dialogues = [], []
         for r, c in zip(records, cold, strict=True):
             v = getattr(r.timing, name) if r.timing is not None else None
             if v is not None and keep(c):
-                out.append(v)
-        return out
+                values.append(v)
+                dialogues.append(r.dialogue_id)
+        return values, dialogues
 
     def dist(name: str, budget: float, keep=lambda c: True) -> Distribution:
-        return distribution(figures(name, keep), budget, seed=seed)
+        values, dialogues = figures(name, keep)
+        return distribution(values, budget, dialogues, seed=seed)
 
     # (record, its timing, its TTFA, cold) for every turn with a TTFA
     timed = [
@@ -162,7 +182,12 @@ def agent_latency(
     failed = sum(r.error is not None for r in records)
     censored = None
     if failed:
-        censored = distribution(censored_ttfa(records, turn_timeout_ms), budget_ttfa_ms, seed=seed)
+        censored = distribution(
+            censored_ttfa(records, turn_timeout_ms),
+            budget_ttfa_ms,
+            [r.dialogue_id for r in records],
+            seed=seed,
+        )
     wers = [r.asr_wer for r in records if r.asr_wer is not None]
     calls = [r.llm_calls for r in records if r.llm_calls is not None]
     slowest = sorted(timed, key=lambda x: -x[2])[:SLOWEST]

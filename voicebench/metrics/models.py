@@ -22,8 +22,9 @@ class Quantile(FrozenModel):
     q: int
     """The percentile: 50, 90, 95 or 99."""
     value_ms: float
-    ci_ms: tuple[float, float]
-    """95% bootstrap interval."""
+    ci_ms: tuple[float, float] | None
+    """95% bootstrap interval over resampled dialogues (their turns kept together); None when
+    the run has too few dialogues to tell (``bootstrap.clusters_needed``)."""
 
 
 class Distribution(FrozenModel):
@@ -31,6 +32,8 @@ class Distribution(FrozenModel):
 
     n: int
     """Turns that have the figure."""
+    clusters: int = 0
+    """Dialogues (or calls) those turns belong to: what the intervals resample."""
     mean_ms: float | None = None
     quantiles: tuple[Quantile, ...] = ()
     budget_ms: float

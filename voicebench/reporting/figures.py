@@ -202,7 +202,8 @@ class FrontierPoint:
     elo: float
     elo_ci: tuple[float, float]
     latency_ms: float
-    latency_ci: tuple[float, float]
+    latency_ci: tuple[float, float] | None
+    """None when the run has too few dialogues to tell (no horizontal bar is drawn)."""
     kind: str = "cascade"
     """``cascade``, ``speech-to-speech`` or ``remote`` (``AgentLatency.kind``): drawn apart."""
 
@@ -240,7 +241,9 @@ def frontier(
                 p.latency_ms,
                 p.elo,
                 yerr=[[p.elo - p.elo_ci[0]], [p.elo_ci[1] - p.elo]],
-                xerr=[[p.latency_ms - p.latency_ci[0]], [p.latency_ci[1] - p.latency_ms]],
+                xerr=None
+                if p.latency_ci is None
+                else [[p.latency_ms - p.latency_ci[0]], [p.latency_ci[1] - p.latency_ms]],
                 fmt=MARKERS.get(p.kind, "o"),
                 color=series_color(k),
                 capsize=3,
@@ -278,7 +281,7 @@ def frontier(
             label=f"budget {budget_ms:,.0f} ms",
         )
         ax.set_xscale("log")
-        lat = [v for p in points for v in (*p.latency_ci, p.latency_ms)] + [budget_ms]
+        lat = [v for p in points for v in (*(p.latency_ci or ()), p.latency_ms)] + [budget_ms]
         ax.set_xlim(min(lat) / 1.4, max(lat) * 1.4)
         ax.xaxis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
         ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda x, _: f"{x:,.0f}"))

@@ -52,6 +52,8 @@ def with_ci(d: Distribution, q: int) -> Cell:
     x = d.quantile(q)
     if x is None:
         return Cell("-")
+    if x.ci_ms is None:  # too few dialogues for this percentile's interval
+        return Cell(f"{x.value_ms:,.0f} (too few to tell)", x.value_ms)
     return Cell(f"{x.value_ms:,.0f} ({x.ci_ms[0]:,.0f}\u2013{x.ci_ms[1]:,.0f})", x.value_ms)
 
 
@@ -64,6 +66,7 @@ def distribution_table(report: Report) -> Table:
         "agent",
         "figure",
         "turns",
+        "dialogues",
         "p50 ms (95% CI)",
         "p90 ms (95% CI)",
         "p95 ms (95% CI)",
@@ -87,6 +90,7 @@ def distribution_table(report: Report) -> Table:
                     Cell(a.agent_name),
                     Cell(label),
                     Cell(str(d.n), d.n),
+                    Cell(str(d.clusters), d.clusters),
                     *[with_ci(d, q) for q in (50, 90, 95, 99)],
                     Cell(
                         f"{pct(d.within_budget).text} (\u2264 {d.budget_ms:,.0f} ms)",
@@ -99,7 +103,10 @@ def distribution_table(report: Report) -> Table:
         "TTFT and TTFA distributions",
         headers,
         rows,
-        caption="Percentiles with 95% bootstrap intervals over turns (1,000 resamples). "
+        caption="Percentiles with 95% bootstrap intervals over dialogues: whole dialogues "
+        "are resampled with their turns (1,000 resamples), since a dialogue's turns vary "
+        "together. A percentile's interval needs 3 dialogues beyond it (6 for p50, 30 for "
+        "p90, 60 for p95, 300 for p99); with fewer it is too few to tell. "
         "Cold: the agent's first turn after each start (model loading, new connections); "
         "warm: the rest. Failed turns have no TTFA: the 'failed as' row counts each as "
         "the turn timeout.",
