@@ -9,8 +9,9 @@ independently, and both widen the plain percentile interval for the number of cl
 
 ``scipy.stats.bootstrap`` (percentile method, seeded, vectorized) does the resampling:
 ``percentiles`` resamples observations (latency percentiles over turns; ``mean`` likewise,
-for a mean such as callers' change of intensity), ``difference`` two samples independently (a
-statistic's change between two runs), ``clustered_share`` resamples clusters, each with its
+for a mean such as callers' change of intensity), ``difference`` two samples
+independently, observation by observation (the turn-level comparison ``benchmarks/coverage.py``
+measures against the clustered one), ``clustered_share`` resamples clusters, each with its
 count of successes and of trials (agreement over items, so the pairs of one item stay
 together). With a single observation or cluster every resample is
 the same, so the interval is the point itself. The Bradley-Terry bootstrap, which refits a

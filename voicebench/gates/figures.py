@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from voicebench import bootstrap
 from voicebench._model import FrozenModel
 from voicebench.budgets import TTFA_BUDGET_MS, TTFT_BUDGET_MS
@@ -91,14 +93,16 @@ def _share(key: str, hits: list[float], dialogues: list[str]) -> Figure | None:
     """A share of turns (in per cent) with its interval over resampled dialogues."""
     if not hits:
         return None
-    (value,), (low,), (high,) = bootstrap.clustered(hits, dialogues, [bootstrap.weighted_mean])
     k = bootstrap.count_clusters(dialogues)
-    sure = k >= bootstrap.clusters_needed()
+    low = high = None
+    if k >= bootstrap.clusters_needed():  # else too few to tell: nothing to resample
+        _, (a,), (b,) = bootstrap.clustered(hits, dialogues, [bootstrap.weighted_mean])
+        low, high = round(100 * float(a), 3), round(100 * float(b), 3)
     return Figure(
         key=key,
-        value=round(100 * float(value), 3),
-        low=round(100 * float(low), 3) if sure else None,
-        high=round(100 * float(high), 3) if sure else None,
+        value=round(100 * float(np.mean(hits)), 3),
+        low=low,
+        high=high,
         n=len(hits),
         unit="%",
         clusters=k,

@@ -93,23 +93,24 @@ def distribution(
     if x.size == 0:
         return Distribution(n=0, budget_ms=budget_ms)
     ids = list(clusters) if clusters is not None else [str(k) for k in range(x.size)]
-    stats = [bootstrap.weighted_percentile(q) for q in QUANTILES]
-    point, lo, hi = bootstrap.clustered(x, ids, stats, rounds=rounds, seed=seed)
     k = bootstrap.count_clusters(ids)
+    shown = [q for q in QUANTILES if k >= bootstrap.clusters_needed(q)]  # only these resampled
+    intervals: dict[int, tuple[float, float]] = {}
+    if shown:
+        stats = [bootstrap.weighted_percentile(q) for q in shown]
+        _, lo, hi = bootstrap.clustered(x, ids, stats, rounds=rounds, seed=seed)
+        intervals = {
+            q: (round(float(a), 1), round(float(b), 1))
+            for q, a, b in zip(shown, lo, hi, strict=True)
+        }
     return Distribution(
         n=int(x.size),
         clusters=k,
         mean_ms=round(float(x.mean()), 1),
         budget_ms=budget_ms,
         quantiles=tuple(
-            Quantile(
-                q=q,
-                value_ms=round(float(v), 1),
-                ci_ms=(round(float(a), 1), round(float(b), 1))
-                if k >= bootstrap.clusters_needed(q)
-                else None,
-            )
-            for q, v, a, b in zip(QUANTILES, point, lo, hi, strict=True)
+            Quantile(q=q, value_ms=round(float(v), 1), ci_ms=intervals.get(q))
+            for q, v in zip(QUANTILES, np.percentile(x, QUANTILES), strict=True)
         ),
         within_budget=round(float(np.mean(x <= budget_ms)), 4),
     )
