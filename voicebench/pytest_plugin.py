@@ -11,12 +11,15 @@ Mark a test with the agent to replay, take the ``voicebench_run`` fixture (and
         expect(voicebench_run, max_ttfa_p90_ms=1200, max_failed_pct=0)
         expect_not_below(voicebench_judging, voicebench_run.agent, reference="human")
 
+With ``repeat=K`` every item is replayed K times, and ``expect(..., every_repeat=True)`` asks
+that each gate holds in every one of the K passes (pass^k), not only pooled.
+
 The marker takes ``replay``'s arguments (``agent``, ``dialogues``, ``fixtures``, ``limit``,
-``ids``, ``scenarios``, ``seed``, ``mode``) and ``judge`` (a judge spec for ``voicebench_judging``;
-default ``local-smoke``). Tests with the same marker share one replay and one judging. The
-folders go under ``--voicebench-dir`` (default: pytest's temporary folder); a folder that a
-failed test used is kept and its path is printed with the failure, the others are removed
-at the end of the session.
+``ids``, ``scenarios``, ``seed``, ``mode``, ``repeat``) and ``judge`` (a judge spec for
+``voicebench_judging``; default ``local-smoke``). Tests with the same marker share one
+replay and one judging. The folders go under ``--voicebench-dir`` (default: pytest's
+temporary folder); a folder that a failed test used is kept and its path is printed with the
+failure, the others are removed at the end of the session.
 """
 
 from __future__ import annotations
@@ -35,7 +38,17 @@ if TYPE_CHECKING:
     from voicebench.api import GateResults, Judging, Run
 from voicebench.errors import VoicebenchError
 
-REPLAY_ARGS = ("agent", "dialogues", "fixtures", "limit", "ids", "scenarios", "seed", "mode")
+REPLAY_ARGS = (
+    "agent",
+    "dialogues",
+    "fixtures",
+    "limit",
+    "ids",
+    "scenarios",
+    "seed",
+    "mode",
+    "repeat",
+)
 _FOLDERS = pytest.StashKey[list[Path]]()
 _KEEP = pytest.StashKey[set[Path]]()
 _RESULTS = pytest.StashKey[dict[tuple, Any]]()
@@ -57,8 +70,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "voicebench(agent, limit=None, ids=None, dialogues=None, scenarios=(), seed=0, "
-        "mode='teacher-forced', judge='local-smoke'): the agent voicebench_run replays and the "
-        "judge voicebench_judging uses",
+        "mode='teacher-forced', repeat=1, judge='local-smoke'): the agent voicebench_run "
+        "replays and the judge voicebench_judging uses",
     )
     config.stash[_FOLDERS] = []
     config.stash[_KEEP] = set()
@@ -191,14 +204,18 @@ def expect(
     target: Run | Judging | str | Path,
     *,
     strict: bool = False,
+    every_repeat: bool = False,
     contestant: str | None = None,
     **gates: float,
 ) -> GateResults:
     """Fail the test unless every gate holds (``voicebench.check``'s gates, e.g.
-    ``max_ttfa_p90_ms=1200``), naming each failed figure with its value and interval."""
+    ``max_ttfa_p90_ms=1200``), naming each failed figure with its value and interval; with
+    ``every_repeat``, in every pass of a run replayed with ``repeat=K`` (pass^k)."""
     from voicebench.gates.check import failure_text
 
-    results = api.check(target, strict=strict, contestant=contestant, **gates)
+    results = api.check(
+        target, strict=strict, every_repeat=every_repeat, contestant=contestant, **gates
+    )
     if not results.passed:
         lines = [failure_text(r) for r in results.results if not r.passed]
         pytest.fail(f"voicebench gates failed in {results.path}:\n  " + "\n  ".join(lines), False)

@@ -67,3 +67,62 @@ def test_a_misspelt_agent_fails_in_one_line_naming_the_test(tmp_path, short_set)
     said = [line for line in result.stdout.splitlines() if "voicebench marker:" in line]
     assert said and "scriptd: no such file, and no shipped agent of that name" in said[0]
     assert "Traceback" not in result.stdout and "no running event loop" not in result.stdout
+
+
+REPEATED = """
+import os
+
+import pytest
+
+from voicebench.pytest_plugin import expect
+
+MARK = pytest.mark.voicebench(
+    agent="scripted",
+    dialogues=os.environ["VOICEBENCH_DIALOGUES"],
+    fixtures=os.environ["VOICEBENCH_FIXTURES"],
+    limit=1,
+    repeat=2,
+)
+
+
+@MARK
+def test_every_pass_answers(voicebench_run):
+    assert sorted({r.repeat for r in voicebench_run.records}) == [0, 1]
+    expect(voicebench_run, every_repeat=True, max_failed_pct=0, max_ttft_p50_ms=5000)
+
+
+@MARK
+def test_every_pass_within_one_ms(voicebench_run):
+    expect(voicebench_run, every_repeat=True, max_ttfa_p50_ms=1)
+"""
+
+
+def test_a_marker_asks_for_repeats_and_expect_for_every_one(tmp_path, short_set):
+    """``repeat=2`` on the marker replays the item twice (one replay for both tests), and
+    ``expect(..., every_repeat=True)`` holds every pass to the gate, naming the passes that
+    missed it."""
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "test_repeated.py").write_text(REPEATED)
+    settings = {
+        **os.environ,
+        "VOICEBENCH_DIALOGUES": str(short_set.dialogues_path),
+        "VOICEBENCH_FIXTURES": str(short_set.fixtures_dir),
+    }
+    result = subprocess.run(
+        [*PYTEST, "--voicebench-dir", str(tmp_path / "kept"), str(suite)],
+        cwd=tmp_path,
+        env=settings,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    out = result.stdout
+    assert result.returncode == 1 and "1 failed, 1 passed" in out, out[-3000:] + result.stderr
+    said = " ".join(out.split())
+    assert (
+        "ttfa_p50_ms (every repeat), bound <= 1.0 ms: not within the bound in pass 1, 2 of 2"
+        in (said)
+    ), out[-3000:]
+    (kept,) = (tmp_path / "kept").iterdir()
+    assert len((kept / "turns.jsonl").read_text().splitlines()) == 6  # 3 turns, twice

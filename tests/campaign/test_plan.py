@@ -39,6 +39,10 @@ def test_the_cells_and_what_they_cost(tmp_path: Path):
     assert plan.judge_calls == 3 * 2 * 2 * 1
     assert plan.run_dir(plan.cells[0]) == tmp_path / "out" / "cells" / "s-300--dialogues--clean"
 
+    twice = plan_campaign(campaign(tmp_path, "repeat = 2\n" + GOOD), tmp_path / "out2")
+    assert {c.repeats for c in twice.cells} == {2} and twice.turns == 2 * plan.turns
+    assert twice.audio_hours == pytest.approx(2 * plan.audio_hours)
+
 
 def test_sets_shards_and_remote_agents(tmp_path: Path):
     # Two shards of one set, a remote agent's small CPU need, and fewer pairs an item.
@@ -89,6 +93,11 @@ def test_sets_shards_and_remote_agents(tmp_path: Path):
             "agent spec not found",
         ),
         (("limit = 2", "limit = 0"), r"dialogues\.0\.limit"),
+        (('name = "two speeds"', 'name = "two speeds"\nrepeat = 0'), r"repeat"),
+        (
+            ('name = "two speeds"', 'name = "two speeds"\nrepeat = 2\nmode = "simulated"'),
+            "repeat: simulated calls are made once each",
+        ),
         (("judges = [", "judges = 3\nx = ["), "judges"),
         (("limit = 2", "limit = 2\n[judging]\nproviders = { openai = 0 }"), "judging.providers"),
         (

@@ -10,6 +10,7 @@ import pytest
 from synthetic_runs import judge_card, make_judging, make_run, verdict
 from typer.testing import CliRunner
 
+from voicebench import api
 from voicebench.cli import app
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.errors import InputError
@@ -225,3 +226,29 @@ def test_a_gate_on_too_few_dialogues_says_so_and_exits_4(tmp_path: Path):
     )
     both = cli(str(fast), "--max-ttfa-p90-ms", "2000", "--max-ttft-p50-ms", "250")
     assert both.exit_code == 1, both.output
+
+
+def test_every_repeat_gates_ask_every_pass_to_hold(tmp_path: Path):
+    """pass^k: on a run of three passes, the third 400 ms slower, a TTFA gate that the pooled
+    p50 meets fails when every pass must meet it, naming the pass; one that every pass meets
+    passes, each pass's value in its note. A run of one pass is refused, naming the folder."""
+    items = load_dialogues(BUILTIN_DIALOGUES)[:12]
+    three = make_run(tmp_path, "three", items, [600, 700, 800], passes_ms=(0, 0, 400))
+    pooled = api.check(three, max_ttfa_p50_ms=900)
+    assert pooled.passed and pooled.results[0].passes == ()
+    every = api.check(three, every_repeat=True, max_ttfa_p50_ms=900, max_ttft_p50_ms=350)
+    slow, fast = every.results
+    assert not every.passed and every.failed == [slow]
+    assert slow.passes == (700.0, 700.0, 1100.0) and slow.figure.value == 800.0  # pooled
+    assert slow.note == "not within the bound in pass 3 of 3 (700.0 ms, 700.0 ms, 1,100.0 ms)"
+    assert slow.status == "FAIL (not all 3 repeats)"
+    assert fast.passed and fast.passes == (300.0, 300.0, 300.0)
+    assert fast.status == "pass (every one of 3 repeats)"
+    assert fast.note.startswith("every one of 3 passes: 300.0 ms, 300.0 ms, 300.0 ms")
+    said = " ".join(cli(str(three), "--every-repeat", "--max-ttfa-p50-ms", "900").output.split())
+    assert "FAIL (not all 3 repeats)" in said and "failed: max_ttfa_p50_ms" in said
+
+    once = run(tmp_path, "once", 300)
+    with pytest.raises(InputError, match="the run has one pass") as raised:
+        api.check(once, every_repeat=True, max_ttfa_p50_ms=900)
+    assert raised.value.file == str(once)

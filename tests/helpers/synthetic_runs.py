@@ -72,11 +72,14 @@ def make_run(
     reply_text: str = "",
     failures: dict[tuple[str, int], TurnError] | None = None,
     scenarios: Sequence[ScenarioOutcome | None] = (None,),
+    passes_ms: Sequence[int] = (0,),
 ) -> Path:
     """A finished run of ``items``: the final seeker turn of each (every seeker turn with
-    ``all_turns``), TTFA cycling through ``ttfa_ms``; the first turn is the cold one."""
+    ``all_turns``), TTFA cycling through ``ttfa_ms``; the first turn is the cold one. With
+    several ``passes_ms``, a repeated run: one pass per entry, its TTFAs that much later."""
     store = RunStore(root / name)
-    store.open(run_header(name, items, api_key_env=api_key_env))
+    repeats = {"repeats": len(passes_ms)} if len(passes_ms) > 1 else {}
+    store.open(run_header(name, items, api_key_env=api_key_env, **repeats))
     ttfas = [ttfa_ms] if isinstance(ttfa_ms, int) else list(ttfa_ms)
     turns = [
         (d, k)
@@ -84,7 +87,8 @@ def make_run(
         for k in (d.seeker_turn_indices if all_turns else [d.final_turn_index])
     ]
     failures = failures or {}
-    for n, (d, k) in enumerate(turns):
+    played = [(r, d, k) for r in range(len(passes_ms)) for d, k in turns]
+    for n, (repeat, d, k) in enumerate(played):
         error = failures.get((d.id, k))
         store.append(
             TurnRecord(
@@ -98,8 +102,11 @@ def make_run(
                 user_text=user_text if user_text is not None else d.turns[k].text,
                 reply_text=reply_text,
                 asr_wer=0.0 if n % 2 else 0.1,
-                timing=None if error else timing(ttfas[n % len(ttfas)], ttft_ms),
+                timing=None
+                if error
+                else timing(ttfas[n % len(turns) % len(ttfas)] + passes_ms[repeat], ttft_ms),
                 error=error,
+                repeat=repeat,
                 cold=n == 0,
                 started_at=STAMP,
                 scenario=scenarios[n % len(scenarios)],

@@ -10,7 +10,15 @@ from voicebench._jsonl import write_atomic
 from voicebench.api.results import GateResults, Judging, PathLike, Run, folder
 from voicebench.budgets import TTFA_BUDGET_MS, TTFT_BUDGET_MS
 from voicebench.errors import InputError
-from voicebench.gates import Comparison, Gate, compare_runs, folder_figures, make_gate, read_gates
+from voicebench.gates import (
+    Comparison,
+    Gate,
+    compare_runs,
+    folder_figures,
+    make_gate,
+    pass_figures,
+    read_gates,
+)
 from voicebench.gates import check as decide
 from voicebench.gates.check import junit_xml, summary_markdown
 from voicebench.gates.page import write_comparison
@@ -20,6 +28,7 @@ def check(
     target: Run | Judging | PathLike,
     *,
     strict: bool = False,
+    every_repeat: bool = False,
     contestant: str | None = None,
     budget_ttft_ms: float = TTFT_BUDGET_MS,
     budget_ttfa_ms: float = TTFA_BUDGET_MS,
@@ -30,7 +39,9 @@ def check(
     Gates are keyword arguments ``max_FIGURE`` or ``min_FIGURE`` with a bound, shares in per
     cent: ``check(run, max_ttfa_p90_ms=1200, max_failed_pct=5)``. Each is decided on the
     figure's value; with ``strict`` on its 95% interval's far end, so a run too small to be
-    sure fails. An unknown gate name is an ``InputError`` listing the figures.
+    sure fails. With ``every_repeat``, on a run replayed several times (``replay(...,
+    repeat=K)``), each gate must hold in every pass apart (pass^k), not only pooled. An
+    unknown gate name is an ``InputError`` listing the figures.
 
     Returns:
         The results, true when every gate passed; ``.failed`` lists the others.
@@ -44,6 +55,7 @@ def check(
         target,
         chosen,
         strict=strict,
+        every_repeat=every_repeat,
         contestant=contestant,
         budget_ttft_ms=budget_ttft_ms,
         budget_ttfa_ms=budget_ttfa_ms,
@@ -55,6 +67,7 @@ def check_gates(
     gates: Sequence[Gate],
     *,
     strict: bool = False,
+    every_repeat: bool = False,
     contestant: str | None = None,
     budget_ttft_ms: float = TTFT_BUDGET_MS,
     budget_ttfa_ms: float = TTFA_BUDGET_MS,
@@ -63,10 +76,14 @@ def check_gates(
     and a file): the folder's figures are read first, so a folder of the wrong kind is named
     before missing gates are."""
     path = folder(target)
-    figures = folder_figures(
-        path, contestant=contestant, budget_ttft_ms=budget_ttft_ms, budget_ttfa_ms=budget_ttfa_ms
-    )
-    return GateResults(path, tuple(decide(gates, figures, strict=strict)))
+    budgets = {"budget_ttft_ms": budget_ttft_ms, "budget_ttfa_ms": budget_ttfa_ms}
+    figures = folder_figures(path, contestant=contestant, **budgets)
+    passes = None
+    if every_repeat:
+        if not (path / "run.json").is_file():
+            raise InputError("every-repeat gates need a run folder", file=path)
+        passes = pass_figures(path, **budgets)
+    return GateResults(path, tuple(decide(gates, figures, strict=strict, passes=passes)))
 
 
 def compare(

@@ -50,6 +50,7 @@ async def replay_async(
     turn_timeout_s: float = TURN_TIMEOUT_S,
     progress: Callable[[RunProgress], None] | None = None,
     final_only: bool = False,
+    repeat: int = 1,
 ) -> Run:
     """Replay dialogues as speech through an agent and time every turn; see ``replay``."""
     spec, spec_path = _agent(agent)
@@ -88,6 +89,7 @@ async def replay_async(
         scenarios=scenarios,
         seed=seed,
         final_only=final_only,
+        repeats=repeat,
     )
     return Run.load(out_dir)
 
@@ -106,6 +108,7 @@ def replay(
     turn_timeout_s: float = TURN_TIMEOUT_S,
     progress: Callable[[RunProgress], None] | None = None,
     final_only: bool = False,
+    repeat: int = 1,
 ) -> Run:
     """Replay dialogues as speech through an agent and time every turn (TTFT, TTFA, stages).
 
@@ -127,6 +130,10 @@ def replay(
         progress: called after every turn with a ``RunProgress``.
         final_only: replay only each item's final seeker turn, the one whose reply is
             judged (teacher-forced only): a run for judging in a fraction of the time.
+        repeat: replay every item this many times, one whole pass after another; each turn
+            records its pass, each pass draws its scenarios with its own seed, and the run's
+            figures show the spread between passes (``check(..., every_repeat=True)`` asks
+            that every pass meets a gate: pass^k).
 
     Returns:
         The run, with its records and ``figures``.
@@ -145,6 +152,7 @@ def replay(
             turn_timeout_s=turn_timeout_s,
             progress=progress,
             final_only=final_only,
+            repeat=repeat,
         )
     )
 

@@ -19,7 +19,7 @@ from voicebench.judging.cards import JudgeCard, Tally, card_line, card_of_judgin
 from voicebench.judging.models import DIMENSION_NAMES
 from voicebench.judging.paired import PairedComparison
 from voicebench.live import LoadSummary, LoadTurn
-from voicebench.metrics import summarize
+from voicebench.metrics import pass_figures, spread, summarize
 from voicebench.metrics.scenarios import OVERLAP_GROUPS, Interval, ScenarioFigures, scenario_figures
 from voicebench.metrics.summary import PERCENTILES, RunSummary, kinds_text
 from voicebench.rating import RATINGS_FILE, RatingTable
@@ -87,8 +87,10 @@ __all__ = [
     "describe",
     "format_value",
     "kinds_text",
+    "pass_figures",
     "scenario_figures",
     "share",
+    "spread",
     "summarize",
     "trust_warning",
 ]

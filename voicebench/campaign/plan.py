@@ -69,6 +69,8 @@ class Cell:
     """A simulated cell's persona cards, one per item."""
     call_turns: int = 0
     """A simulated cell's most caller lines a call."""
+    repeats: int = 1
+    """Passes over the items (the campaign's ``repeat``); ``turns`` and ``audio_s`` count all."""
 
 
 @dataclass(frozen=True)
@@ -263,6 +265,7 @@ def lay_out(
     for name, agent, path, cpus in variants:
         for set_name, set_path, fixtures, items in sets:
             turns, audio_s = _audio_s(items, fixtures)
+            turns, audio_s = turns * spec.repeat, audio_s * spec.repeat
             if seeker is not None:
                 turns = len(items) * spec.converse.turns
                 audio_s = turns * (ANSWER_S + CALLER_LINE_S)
@@ -289,6 +292,7 @@ def lay_out(
                         seeker=seeker,
                         personas=tuple(cards[d.id] for d in items) if seeker else (),
                         call_turns=spec.converse.turns if seeker else 0,
+                        repeats=spec.repeat,
                     )
                 )
     judged_items = sum(len(items) for *_, items in sets) if judges else 0

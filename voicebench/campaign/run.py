@@ -87,6 +87,7 @@ def replay_cell(
         progress=progress,
         scenarios=cell.scenarios,
         seed=seed,
+        repeats=cell.repeats,
     )
 
 

@@ -3,6 +3,7 @@
 
     name = "spring-comparison"
     seed = 0
+    repeat = 1                             # passes over the items in every cell
 
     [[agents]]
     spec = "../agents/scripted.toml"      # relative to this file
@@ -123,6 +124,9 @@ class CampaignSpec(FrozenModel):
     judges: tuple[str, ...] = ()
     """Judge specs, relative to the campaign file; each judges every variant together."""
     seed: int = 0
+    repeat: int = Field(default=1, ge=1, le=100)
+    """Every cell replays its items this many times (``voicebench run --repeat``); the first
+    pass's final replies are judged."""
     budgets: Budgets = Budgets()
     judging: JudgingLimits = JudgingLimits()
     mode: Literal["teacher-forced", "simulated"] = "teacher-forced"
@@ -137,6 +141,8 @@ class CampaignSpec(FrozenModel):
             raise ValueError("scenarios: an entry is given twice")
         if len({d.path for d in self.dialogues}) < len(self.dialogues):
             raise ValueError("dialogues: a set is given twice")
+        if self.repeat > 1 and self.mode == "simulated":
+            raise ValueError("repeat: simulated calls are made once each (a replay repeats)")
         return self
 
 

@@ -51,6 +51,14 @@ def check(
     strict: Annotated[
         bool, typer.Option(help="Decide each gate by its 95% interval's far end.")
     ] = False,
+    every_repeat: Annotated[
+        bool,
+        typer.Option(
+            "--every-repeat",
+            help="On a run replayed with --repeat K: each gate must hold in every one of the "
+            "K passes (pass^k), not only on the pooled figure.",
+        ),
+    ] = False,
     junit: Annotated[
         Path | None, typer.Option("--junit", help="Write JUnit XML: a testcase per gate.")
     ] = None,
@@ -93,12 +101,14 @@ def check(
         path,
         chosen,
         strict=strict,
+        every_repeat=every_repeat,
         contestant=contestant,
         budget_ttft_ms=budget_ttft_ms,
         budget_ttfa_ms=budget_ttfa_ms,
     )
     results = checked.results
-    table = Table(title=f"voicebench check {path}" + (" (strict)" if strict else ""))
+    modes = [m for m, on in (("strict", strict), ("every repeat", every_repeat)) if on]
+    table = Table(title=f"voicebench check {path}" + (f" ({', '.join(modes)})" if modes else ""))
     for column in ("gate", "value", "95% CI", "bound", "result"):
         table.add_column(column, justify="right" if column != "gate" else "left")
     for r in results:

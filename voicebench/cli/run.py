@@ -29,7 +29,13 @@ from voicebench.cli.common import (
 )
 from voicebench.cli.present.job import ShownJob
 from voicebench.cli.present.report import show_report
-from voicebench.cli.present.runs import show_replay, show_scenarios, summary_table, turn_line
+from voicebench.cli.present.runs import (
+    show_passes,
+    show_replay,
+    show_scenarios,
+    summary_table,
+    turn_line,
+)
 
 app = commands()
 
@@ -101,6 +107,15 @@ def run(
             "(teacher-forced).",
         ),
     ] = False,
+    repeat: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Replay every item K times, one whole pass after another (each pass draws "
+            "its scenarios with its own seed); the tables show the spread between passes and "
+            "`voicebench check --every-repeat` asks that every pass meets the gates.",
+        ),
+    ] = 1,
     verbose: VerboseOpt = False,
 ) -> None:
     """Replay dialogues as speech through an agent and time every turn (TTFT, TTFA, stages)."""
@@ -121,6 +136,7 @@ def run(
             turn_timeout_s=turn_timeout,
             progress=lambda p: s.advance(p.done, p.total, turn_line(p)),
             final_only=final_only,
+            repeat=repeat,
         )
     show_replay(run.header.agent, target, list(run.records))
 
@@ -204,3 +220,4 @@ def summary(run_dir: Annotated[list[Path], typer.Argument(help="Run directories.
         agent = run.header.agent
         out.print(summary_table(run.summary, f"{agent.name} ({agent.id}) - {d}"))
         show_scenarios(list(run.records))
+        show_passes(list(run.records))

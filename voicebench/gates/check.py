@@ -62,12 +62,18 @@ class GateResult(FrozenModel):
     """Its figure rests on too few dialogues for an interval."""
     abstained: bool = False
     """A strict gate on such a figure: neither passed nor failed."""
+    passes: tuple[float | None, ...] = ()
+    """An every-repeat gate (pass^k): the figure in each pass of a repeated run (None where a
+    pass lacks it). It passes only when every pass did; ``figure`` is the pooled one."""
 
     @property
     def status(self) -> str:
         if self.abstained:
             return TOO_FEW
         word = "pass" if self.passed else "FAIL"
+        if self.passes:
+            k = len(self.passes)
+            word += f" (every one of {k} repeats)" if self.passed else f" (not all {k} repeats)"
         if self.too_few:
             return f"{word} ({TOO_FEW})"
         return word if self.decided else f"{word} (unsure)"
@@ -134,11 +140,59 @@ def evaluate(gate: Gate, figures: Mapping[str, Figure], *, strict: bool = False)
     return GateResult(gate=gate, figure=f, passed=passed, decided=decided, note=note)
 
 
+def evaluate_every_pass(
+    gate: Gate,
+    pooled: Mapping[str, Figure],
+    passes: Sequence[Mapping[str, Figure]],
+    *,
+    strict: bool = False,
+) -> GateResult:
+    """pass^k: the gate decided in each of a repeated run's passes, passed only when it passed in
+    every one. A pass that fails fails it; one too few to tell (when none failed) makes it too
+    few to tell, and a strict gate then abstains."""
+    each = [evaluate(gate, figures, strict=strict) for figures in passes]
+    values = tuple(r.figure.value if r.figure is not None else None for r in each)
+    k = len(each)
+    failed = [i for i, r in enumerate(each) if not r.passed and not r.abstained]
+    few = sum(r.too_few for r in each)
+    unit = next((r.figure.unit for r in each if r.figure is not None), "")
+    shown = ", ".join("-" if v is None else _number(v, unit) for v in values)
+    if failed:
+        which = ", ".join(str(i + 1) for i in failed)
+        note = f"not within the bound in pass {which} of {k} ({shown})"
+    else:
+        note = f"every one of {k} passes: {shown}"
+        if few:
+            note += f"; {TOO_FEW} in {few} of {k} passes" + (
+                ", so a strict gate abstains" if strict else ""
+            )
+        elif not all(r.decided for r in each):
+            note += "; in some pass the 95% interval spans the bound"
+    return GateResult(
+        gate=gate,
+        figure=pooled.get(gate.figure),
+        passed=not failed and not any(r.abstained for r in each),
+        decided=all(r.decided for r in each if not r.too_few),
+        note=note,
+        too_few=bool(few) and not failed,
+        abstained=not failed and any(r.abstained for r in each),
+        passes=values,
+    )
+
+
 def check(
-    gates: Sequence[Gate], figures: Mapping[str, Figure], *, strict: bool = False
+    gates: Sequence[Gate],
+    figures: Mapping[str, Figure],
+    *,
+    strict: bool = False,
+    passes: Sequence[Mapping[str, Figure]] | None = None,
 ) -> list[GateResult]:
+    """Each gate decided on the figures; with a repeated run's ``passes``, in every pass
+    (pass^k) instead."""
     if not gates:
         raise InputError("no gates given: pass --gates FILE or options such as --max-ttfa-p90-ms")
+    if passes is not None:
+        return [evaluate_every_pass(g, figures, passes, strict=strict) for g in gates]
     return [evaluate(g, figures, strict=strict) for g in gates]
 
 
@@ -163,6 +217,8 @@ def describe(r: GateResult) -> tuple[str, str, str, str]:
 
 def failure_text(r: GateResult) -> str:
     value, interval, bound, _ = describe(r)
+    if r.passes:
+        return f"{r.gate.figure} (every repeat), bound {bound}: {r.note}"
     if r.figure is None:
         return f"{r.gate.figure}: {r.note}"
     if r.too_few:

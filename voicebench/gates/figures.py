@@ -24,6 +24,7 @@ from voicebench.budgets import TTFA_BUDGET_MS, TTFT_BUDGET_MS
 from voicebench.errors import InputError
 from voicebench.metrics import QUANTILES, Distribution
 from voicebench.metrics.latency import agent_latency
+from voicebench.metrics.repeats import by_pass
 from voicebench.metrics.scenarios import Interval
 from voicebench.runlog import RunHeader, TurnRecord, read_header, read_turns
 
@@ -123,8 +124,42 @@ def read_run(run_dir: Path) -> tuple[RunHeader, list[TurnRecord]]:
 def run_figures(
     run_dir: Path, *, budget_ttft_ms: float = TTFT_BUDGET_MS, budget_ttfa_ms: float = TTFA_BUDGET_MS
 ) -> dict[str, Figure]:
-    """Every figure of one run folder, by key."""
+    """Every figure of one run folder, by key (a repeated run's passes pooled)."""
     header, records = read_run(run_dir)
+    return figures_of(
+        run_dir, header, records, budget_ttft_ms=budget_ttft_ms, budget_ttfa_ms=budget_ttfa_ms
+    )
+
+
+def pass_figures(
+    run_dir: Path, *, budget_ttft_ms: float = TTFT_BUDGET_MS, budget_ttfa_ms: float = TTFA_BUDGET_MS
+) -> list[dict[str, Figure]]:
+    """Every figure of each pass of a repeated run (``--repeat``), pass by pass; a run of one
+    pass is bad input naming the folder."""
+    header, records = read_run(run_dir)
+    passes = by_pass(records)
+    if len(passes) < 2:
+        raise InputError(
+            "the run has one pass: every-repeat gates need a run replayed with --repeat K",
+            file=run_dir,
+        )
+    return [
+        figures_of(
+            run_dir, header, rows, budget_ttft_ms=budget_ttft_ms, budget_ttfa_ms=budget_ttfa_ms
+        )
+        for rows in passes.values()
+    ]
+
+
+def figures_of(
+    run_dir: Path,
+    header: RunHeader,
+    records: list[TurnRecord],
+    *,
+    budget_ttft_ms: float,
+    budget_ttfa_ms: float,
+) -> dict[str, Figure]:
+    """Every figure of these turns of a run, by key."""
     latency = agent_latency(
         run_dir,
         header,

@@ -102,7 +102,8 @@ def _heard(text: str, heard: str) -> dict:
 def agent_replies(
     run_dir: Path, transcribe: Callable[[np.ndarray], str], done: set[tuple[str, str]]
 ) -> list[Reply]:
-    """The final-turn replies of one run not in ``done`` ((contestant, item) pairs)."""
+    """The final-turn replies of one run not in ``done`` ((contestant, item) pairs); of a
+    repeated run, the first pass's."""
     header = read_header(run_dir)
     if header.mode is not ReplayMode.TEACHER_FORCED:
         raise InputError(
@@ -113,7 +114,7 @@ def agent_replies(
     name, family = header.agent.name, header.agent.family
     out: list[Reply] = []
     for rec in read_turns(run_dir):
-        if not rec.final or (name, rec.dialogue_id) in done:
+        if not rec.final or rec.repeat or (name, rec.dialogue_id) in done:
             continue
         base = {
             "item_id": rec.dialogue_id,

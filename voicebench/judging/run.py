@@ -244,7 +244,7 @@ def _answered(run_dirs: Sequence[Path]) -> dict[tuple[str, str], Path]:
     for run_dir in run_dirs:
         name = read_header(run_dir).agent.name
         for r in read_turns(run_dir):
-            if not r.final:
+            if not r.final or r.repeat:  # a repeated run's first pass is judged
                 continue
             other = answered.setdefault((name, r.dialogue_id), run_dir)
             if other != run_dir:

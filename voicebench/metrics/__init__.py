@@ -13,6 +13,7 @@ from voicebench.metrics.models import (
     Quantile,
     SlowTurn,
 )
+from voicebench.metrics.repeats import PassFigures, by_pass, pass_figures, spread
 from voicebench.metrics.scenarios import Interval, ScenarioFigures, scenario_figures
 from voicebench.metrics.summary import (
     RunSummary,
@@ -28,16 +29,20 @@ __all__ = [
     "Distribution",
     "FailedTurn",
     "Interval",
+    "PassFigures",
     "Quantile",
     "RunSummary",
     "ScenarioFigures",
     "SlowTurn",
     "StageSummary",
     "agent_latency",
+    "by_pass",
     "cold_flags",
     "count_kinds",
     "distribution",
     "kinds_text",
+    "pass_figures",
     "scenario_figures",
+    "spread",
     "summarize",
 ]

@@ -16,6 +16,9 @@ section, the gates and compare all read them here).
   agent, which is timed as a black box). A missing stage
   counts as 0 ms (the next stage then starts at the last known boundary), so the mean stages
   add up to the mean TTFA exactly; medians would not add up.
+- A repeated run (``--repeat``) pools its passes: an item's turns of every pass are one
+  cluster, so the intervals do not count a repeat as new evidence about another item; each
+  pass's own figures are in ``passes`` (``metrics.repeats``).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from voicebench.metrics.models import (
     Quantile,
     SlowTurn,
 )
+from voicebench.metrics.repeats import pass_figures
 from voicebench.metrics.scenarios import scenario_figures
 from voicebench.metrics.summary import count_kinds
 from voicebench.runlog import RunHeader, TurnRecord
@@ -244,4 +248,5 @@ def agent_latency(
         scenarios=tuple(scenario_figures(records))
         if any(r.scenario is not None for r in records)
         else (),
+        passes=pass_figures(records, budget_ttft_ms=budget_ttft_ms, budget_ttfa_ms=budget_ttfa_ms),
     )

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import Field
 
 from voicebench._model import FrozenModel
+from voicebench.metrics.repeats import PassFigures
 from voicebench.metrics.scenarios import ScenarioFigures
 
 QUANTILES = (50, 90, 95, 99)
@@ -115,3 +116,6 @@ class AgentLatency(FrozenModel):
     scenarios: tuple[ScenarioFigures, ...] = ()
     """With ``--scenario``: each group of turns by what it played (``clean``, ``noise pink
     10 dB``, ``barge-in``...), with its figures and 95% intervals."""
+    passes: tuple[PassFigures, ...] = ()
+    """With ``--repeat``: each pass over the items with its own figures (``metrics.repeats``);
+    the figures above pool every pass, each item's passes resampled together."""

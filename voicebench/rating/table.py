@@ -152,7 +152,7 @@ def _latency(run_dirs, budget_ttfa_ms, budget_ttft_ms, *, whole_calls=False):
         for r in records:
             within[r.dialogue_id] &= r.within_budgets(budget_ttfa_ms, budget_ttft_ms)
         for r in records:
-            if r.final:
+            if r.final and not r.repeat:  # a repeated run's first pass, the one judged
                 final[(name, r.dialogue_id)] = (
                     within[r.dialogue_id]
                     if whole_calls

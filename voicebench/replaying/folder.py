@@ -37,6 +37,7 @@ def run_header(
     seed: int,
     seeker: str | None = None,
     final_only: bool = False,
+    repeats: int = 1,
 ) -> RunHeader:
     """A new run folder's header (a replay's, or a converse's with its ``seeker``)."""
     return RunHeader(
@@ -55,6 +56,7 @@ def run_header(
         seed=seed,
         seeker=seeker,
         final_only=final_only,
+        repeats=repeats,
     )
 
 

@@ -12,6 +12,8 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
+
 from voicebench.agent.interface import Agent
 from voicebench.agentspec import AgentSpec
 from voicebench.dialogues import Dialogue, Role
@@ -22,6 +24,12 @@ from voicebench.scenarios import Scenario
 
 AUDIO_RATE = 16_000
 """The rate a turn's recorded reply is written at."""
+
+
+def repeat_seed(seed: int, repeat: int) -> int:
+    """The seed pass ``repeat`` of a repeated run draws its scenarios, noise and losses with:
+    the run's own seed for the first pass, a different one, fixed by both, for each later one."""
+    return seed if repeat == 0 else int(np.random.SeedSequence([seed, repeat]).generate_state(1)[0])
 
 
 def turn_history(
@@ -67,13 +75,15 @@ def turn_record(
     cold: bool,
     started_at: str,
     audio_dir: Path | None,
+    repeat: int = 0,
 ) -> TurnRecord:
-    """The record of seeker turn ``k`` of ``dialogue`` as spoken; its reply's audio is written
-    to ``audio_dir`` (None keeps none)."""
+    """The record of seeker turn ``k`` of ``dialogue`` as spoken in pass ``repeat``; its
+    reply's audio is written to ``audio_dir`` (None keeps none)."""
     audio_path = None
     if audio_dir is not None and spoken.heard.audio.size:
-        audio_path = f"{audio_dir.name}/{dialogue.id}__t{k:02d}.wav"
-        write_wav(audio_dir / f"{dialogue.id}__t{k:02d}.wav", spoken.heard.audio, AUDIO_RATE)
+        name = f"{dialogue.id}__t{k:02d}" + (f"__r{repeat}" if repeat else "") + ".wav"
+        audio_path = f"{audio_dir.name}/{name}"
+        write_wav(audio_dir / name, spoken.heard.audio, AUDIO_RATE)
     return TurnRecord(
         run_id=run_id,
         contestant=spec.id,
@@ -92,6 +102,7 @@ def turn_record(
         timing=spoken.timing,
         error=spoken.error,
         scenario=spoken.scenario,
+        repeat=repeat,
         cold=cold,
         started_at=started_at,
     )
@@ -114,6 +125,7 @@ async def play_dialogue(
     cold: bool = False,
     audio_dir: Path | None = None,
     starting: Callable[[int], None] | None = None,
+    repeat: int = 0,
 ) -> AsyncIterator[TurnRecord]:
     """Speak seeker turns ``turns`` of ``dialogue`` (in order) to a started ``agent`` and
     yield each one's record as it ends; stop after a failed one.
@@ -123,7 +135,9 @@ async def play_dialogue(
     ``played``: the run's scenarios, each turn's drawn with ``seed``; when the next turn
     barges in, this one returns with the agent still speaking. ``audio_dir``: where each
     reply's audio is written (``run_dir/audio``; None keeps none). ``starting(k)`` is called
-    just before turn ``k`` is spoken."""
+    just before turn ``k`` is spoken. ``repeat``: which pass of a repeated run this is (its
+    draws use ``repeat_seed``)."""
+    seed = repeat_seed(seed, repeat)
     done = dict(earlier or {})
     handed_over = False  # the turn before returned with the agent still speaking
     for i, k in enumerate(turns):
@@ -157,6 +171,7 @@ async def play_dialogue(
             cold=cold and i == 0,
             started_at=started_at,
             audio_dir=audio_dir,
+            repeat=repeat,
         )
         done[k] = record
         yield record

@@ -42,14 +42,16 @@ def plan_turns(
     return [(d, k) for d in dialogues for k in d.seeker_turn_indices]
 
 
-def _by_dialogue(todo: Sequence[tuple[Dialogue, int]]) -> list[tuple[Dialogue, list[int]]]:
-    """The turns to play, grouped by dialogue in order."""
-    out: list[tuple[Dialogue, list[int]]] = []
-    for dialogue, k in todo:
-        if out and out[-1][0].id == dialogue.id:
-            out[-1][1].append(k)
+def _by_dialogue(
+    todo: Sequence[tuple[int, Dialogue, int]],
+) -> list[tuple[int, Dialogue, list[int]]]:
+    """The turns to play, grouped by pass and dialogue in order."""
+    out: list[tuple[int, Dialogue, list[int]]] = []
+    for repeat, dialogue, k in todo:
+        if out and out[-1][0] == repeat and out[-1][1].id == dialogue.id:
+            out[-1][2].append(k)
         else:
-            out.append((dialogue, [k]))
+            out.append((repeat, dialogue, [k]))
     return out
 
 
@@ -68,10 +70,15 @@ async def replay(
     scenarios: Sequence[str] = (),
     seed: int = 0,
     final_only: bool = False,
+    repeats: int = 1,
 ) -> list[TurnRecord]:
     """Replay ``dialogues`` through the agent; returns every record of the run, old and new.
     ``scenarios`` are ``--scenario`` options: each turn plays one, drawn with ``seed``.
-    ``final_only``: only each item's final seeker turn (teacher-forced only)."""
+    ``final_only``: only each item's final seeker turn (teacher-forced only). ``repeats``:
+    every item is replayed that many times, one whole pass after another, each pass drawing
+    with its own seed."""
+    if repeats < 1:
+        raise InputError(f"must be at least 1, not {repeats}", field="repeat")
     played = [parse_scenario(text) for text in scenarios]
     header = run_header(
         spec,
@@ -85,24 +92,25 @@ async def replay(
         scenarios=scenarios,
         seed=seed,
         final_only=final_only,
+        repeats=repeats,
     )
     with open_run(out_dir, header, spoken=dialogues, played=played) as run:
         records = run.records
-        done = {(r.dialogue_id, r.turn_index): r for r in records}
-        plan = plan_turns(dialogues, final_only)
-        todo = [(d, k) for d, k in plan if (d.id, k) not in done]
+        done = {(r.repeat, r.dialogue_id, r.turn_index): r for r in records}
+        plan = [(r, d, k) for r in range(repeats) for d, k in plan_turns(dialogues, final_only)]
+        todo = [(r, d, k) for r, d, k in plan if (r, d.id, k) not in done]
         if progress:
             progress(RunProgress(len(plan) - len(todo), len(plan), None))
         if not todo:
             return records
         async with AgentSlot(spec, agent_factory) as slot:
-            for dialogue, turns in _by_dialogue(todo):
+            for repeat, dialogue, turns in _by_dialogue(todo):
                 while turns:
                     playing, cold = await slot.get()
                     earlier = {
-                        j: done[(dialogue.id, j)]
+                        j: done[(repeat, dialogue.id, j)]
                         for j in dialogue.seeker_turn_indices
-                        if (dialogue.id, j) in done
+                        if (repeat, dialogue.id, j) in done
                     }
                     async for record in play_dialogue(
                         playing,
@@ -119,9 +127,10 @@ async def replay(
                         seed=seed,
                         cold=cold,
                         audio_dir=run.store.audio_dir,
+                        repeat=repeat,
                     ):
                         run.store.append(record)
-                        done[(dialogue.id, record.turn_index)] = record
+                        done[(repeat, dialogue.id, record.turn_index)] = record
                         records.append(record)
                         turns = turns[1:]
                         if record.error is not None:

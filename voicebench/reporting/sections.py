@@ -17,6 +17,7 @@ from voicebench.reporting import scenarios as sc
 from voicebench.reporting import tables as tb
 from voicebench.reporting.lines import agreement_lines
 from voicebench.reporting.models import ItemReplies, Report, StrategySummary
+from voicebench.reporting.repeats import passes_table
 from voicebench.timing import STAGE_LABELS, STAGES
 
 FIGURE_CAPTIONS = {
@@ -162,6 +163,8 @@ def _latency(report: Report) -> Section:
         *_figure(report, "waterfall"),
         TableBlock(tb.waterfall_table(report)),
     ]
+    if any(a.passes for a in report.agents):
+        blocks.append(TableBlock(passes_table(report)))
     for a in report.agents:
         blocks.append(TableBlock(tb.slowest_table(a)))
         if a.failures:

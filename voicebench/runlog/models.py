@@ -4,7 +4,8 @@ A run directory holds::
 
     run.json       RunHeader: what was run, with which agent spec, on which dialogues
     turns.jsonl    one TurnRecord per line, appended and flushed as each turn finishes
-    audio/         the bot's output audio per turn, DIALOGUE__tNN.wav (16 kHz mono)
+    audio/         the bot's output audio per turn, DIALOGUE__tNN.wav (16 kHz mono; a later
+                   pass of a repeated run's DIALOGUE__tNN__rK.wav)
 
 ``schema_version`` is bumped on any incompatible change; readers refuse versions they do
 not know. Specs are stored as loaded: they name the environment variable holding an API
@@ -12,6 +13,9 @@ key, never the key.
 
 Versions:
 
+- 4, later: a run replayed K times (``--repeat``) has ``repeats`` in its header and each
+  turn's ``repeat`` (0 to K-1); both are left out when there is one pass, so logs without them
+  read as one pass.
 - 4: a turn may carry the ``scenario`` it played (``--scenario``: its name, the values it drew
   and what was measured), and the header the scenarios asked for and their ``seed``. Earlier
   logs load as they are: no scenario was played.
@@ -152,6 +156,9 @@ class TurnRecord(Versioned):
     """Set when the turn failed."""
     scenario: ScenarioOutcome | None = None
     """The scenario this turn played, if the run asked for any."""
+    repeat: int = Field(default=0, ge=0, exclude_if=lambda v: v == 0)
+    """Which pass over the items this turn belongs to, in a run replayed several times
+    (``--repeat``); 0 in a run of one pass."""
     cold: bool | None = None
     """The first turn the agent answered after it was (re)started: its models were loaded and
     its connections opened just before. None in logs that did not record it."""
@@ -203,6 +210,9 @@ class RunHeader(Versioned):
     """The ``--scenario`` options as given; each turn plays one of them."""
     seed: int = 0
     """Fixes what each turn draws from its scenario, and the noise and losses it gets."""
+    repeats: int = Field(default=1, ge=1, exclude_if=lambda v: v == 1)
+    """How many times every item was replayed (``--repeat``); each pass draws its scenarios
+    with its own seed (``repeat_seed``)."""
     final_only: bool = Field(default=False, exclude_if=lambda v: not v)
     """Only each item's final seeker turn was replayed (the one whose reply is judged), its
     history given as text as for every teacher-forced turn."""

@@ -99,7 +99,7 @@ class RunStore:
 
 def _check_resumable(existing: RunHeader, new: RunHeader, path: Path) -> None:
     fields = ("agent", "dialogues_sha256", "dialogue_ids", "mode", "turn_timeout_s")
-    for field in (*fields, "scenarios", "seed", "final_only"):
+    for field in (*fields, "scenarios", "seed", "final_only", "repeats"):
         if getattr(existing, field) != getattr(new, field):
             raise RunError(
                 f"{path}: {field} differs from the run being resumed; "

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from voicebench.api import TTFT_BUDGET_MS
+from voicebench.api import TTFA_BUDGET_MS, TTFT_BUDGET_MS
 from voicebench.api.views import (
     OVERLAP_GROUPS,
     PERCENTILES,
@@ -19,7 +19,9 @@ from voicebench.api.views import (
     ScenarioFigures,
     TurnRecord,
     kinds_text,
+    pass_figures,
     scenario_figures,
+    spread,
     summarize,
 )
 from voicebench.cli.common import out, plain, show
@@ -134,14 +136,54 @@ def turn_line(p: RunProgress) -> str:
         if value is not None
     )
     status = f"[red]{r.error.kind}: {plain(r.error.reason)}[/]" if r.error else figures
-    return f"[{p.done}/{p.total}] {r.dialogue_id} turn {r.turn_index}  {status}"
+    again = f" (pass {r.repeat + 1})" if r.repeat else ""
+    return f"[{p.done}/{p.total}] {r.dialogue_id} turn {r.turn_index}{again}  {status}"
 
 
 def show_replay(spec: AgentSpec, out_dir: Path, records: list[TurnRecord]) -> None:
 
     out.print(summary_table(summarize(records), f"{spec.name} ({spec.id}) - {out_dir}"))
     show_scenarios(records)
+    show_passes(records)
     show(f"run log: {out_dir}/turns.jsonl")
+
+
+def show_passes(records: list[TurnRecord]) -> None:
+    """Each pass's figures and their spread, after a repeated run."""
+    passes = pass_figures(records, budget_ttft_ms=TTFT_BUDGET_MS, budget_ttfa_ms=TTFA_BUDGET_MS)
+    if not passes:
+        return
+    table = Table(title=f"{len(passes)} passes over the items", title_justify="left")
+    for column in ("pass", "turns", "failed", "TTFT p50", "TTFA p50", "TTFA p90", "in budget"):
+        table.add_column(column, justify="left" if column == "pass" else "right")
+
+    def share(v: float | None, unit: str = "%") -> str:
+        return "-" if v is None else f"{100 * v:.0f}{unit}"
+
+    for p in passes:
+        table.add_row(
+            str(p.repeat + 1),
+            str(p.turns),
+            str(p.failed),
+            _fmt(p.ttft_p50_ms),
+            _fmt(p.ttfa_p50_ms),
+            _fmt(p.ttfa_p90_ms),
+            share(p.within_budget),
+        )
+    s = spread(passes)
+    table.add_section()
+    table.add_row(
+        "spread",
+        "",
+        "",
+        _fmt(s["ttft_p50_ms"]),
+        _fmt(s["ttfa_p50_ms"]),
+        _fmt(s["ttfa_p90_ms"]),
+        share(s["within_budget"], " pts"),
+    )
+    table.caption = "ms; spread: the largest pass less the smallest"
+    table.caption_justify = "left"
+    out.print(table)
 
 
 def show_scenarios(records: list[TurnRecord]) -> None:
