@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import os
 import tempfile
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar
 
@@ -140,13 +140,18 @@ class Keyed(Protocol):
 K = TypeVar("K", bound=Keyed)
 
 
-def latest_per_key(records: Sequence[K], decided: Callable[[K], bool]) -> list[K]:
+def latest_per_key(
+    records: Sequence[K],
+    decided: Callable[[K], bool],
+    key: Callable[[K], Hashable] = lambda r: r.key,
+) -> list[K]:
     """One record per ``key``: the last decided one, else the last undecided one (a failed
     record may be followed, after a retry, by a decided one for the same key)."""
-    latest: dict[str, K] = {}
+    latest: dict[Hashable, K] = {}
     for r in records:
-        if r.key not in latest or decided(r) or not decided(latest[r.key]):
-            latest[r.key] = r
+        k = key(r)
+        if k not in latest or decided(r) or not decided(latest[k]):
+            latest[k] = r
     return list(latest.values())
 
 

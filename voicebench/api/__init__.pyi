@@ -35,7 +35,7 @@ from .quality import (
     serve_rating_page,
     strategies_file,
 )
-from .reports import is_load, load_report, report
+from .reports import is_load, load_quality, load_report, report
 from .results import Calls, EloDifference, GateResults, Judging, Run, run_sync
 from .runs import converse, converse_async, replay, replay_async, run_folder
 from .shared import (
@@ -83,6 +83,7 @@ __all__ = [
     "judging_folder",
     "label_strategies",
     "load",
+    "load_quality",
     "load_report",
     "parse_gate",
     "plan_campaign",

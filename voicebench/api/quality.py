@@ -22,6 +22,7 @@ from voicebench.judging.cards import JudgeCard, find_card
 from voicebench.judging.check import DEFAULT_GOLD, check_judge
 from voicebench.judging.gold import SPLITS
 from voicebench.judging.paired import PairedComparison, paired_comparison
+from voicebench.live.quality import JUDGING_DIR, is_load, judge_load
 from voicebench.rating import RatingTable, rate_judging
 from voicebench.strategies import LABELS_FILE, ReplyStrategies, run_labelling
 from voicebench.strategies.diversity import StrategySummary
@@ -29,8 +30,10 @@ from voicebench.strategies.diversity import StrategySummary
 
 def judging_folder(runs: Sequence[Run | PathLike], judge: PathLike = builtin.SMOKE_JUDGE) -> Path:
     """Where ``judge`` writes its verdicts on these runs unless told: ``reports/judgments/``
-    and the spec's name with a hash of the runs."""
+    and the spec's name with a hash of the runs; for a load folder, ``LOAD_DIR/judging``."""
     spec, _ = load_judge_spec(builtin.spec_path("judges", judge))
+    if len(runs) == 1 and is_load(folder(runs[0])):
+        return folder(runs[0]) / JUDGING_DIR
     return default_out_dir(spec.name, [folder(r) for r in runs])
 
 
@@ -51,11 +54,35 @@ async def judge_async(
     seed: int = 0,
     progress: Callable[[Verdict, int, int], None] | None = None,
     on_status: Callable[[str], None] | None = None,
+    against: Run | PathLike | None = None,
 ) -> Judging:
     """Pairwise HEART judging of the runs' final replies; see ``judge``."""
     run_dirs = [folder(r) for r in runs]
     spec_path = builtin.spec_path("judges", judge)
     out_dir = Path(out) if out is not None else judging_folder(runs, judge)
+    loads = [d for d in run_dirs if is_load(d)]
+    if loads and len(run_dirs) > 1:
+        raise InputError("judge a load folder on its own (its bands are the contestants)")
+    if against is not None and not loads:
+        raise InputError("against goes with a load folder", field="against")
+    if loads:
+        if human_replies or pairs_per_item is not None:
+            raise InputError(
+                "a load's bands are judged against one baseline: no extra human replies or "
+                "pairs per item",
+                file=loads[0],
+            )
+        result = await judge_load(
+            loads[0],
+            spec_path,
+            out_dir,
+            against=None if against is None else folder(against),
+            concurrency=concurrency,
+            seed=seed,
+            on_status=on_status,
+            progress=progress,
+        )
+        return Judging.load(out_dir, result)
     result = await judge_runs(
         run_dirs,
         spec_path,
@@ -81,13 +108,16 @@ def judge(
     seed: int = 0,
     progress: Callable[[Verdict, int, int], None] | None = None,
     on_status: Callable[[str], None] | None = None,
+    against: Run | PathLike | None = None,
 ) -> Judging:
     """Judge what the listener heard: every run's final-turn replies and the human reference,
     pairwise on the five HEART dimensions, both orders. Verdicts are cached in the folder, so
-    an interrupted judging resumes.
+    an interrupted judging resumes. Given one load folder (``load``), its replies are judged
+    by concurrency band against the lowest band, or ``against`` a run of the same items
+    (``voicebench.live.quality``); its load report then shows quality by band.
 
     Args:
-        runs: run folders or ``Run`` objects (from ``replay``).
+        runs: run folders or ``Run`` objects (from ``replay``), or one load folder.
         judge: a judge spec: a TOML path or a shipped one's name (``"local"``, the offline
             judge; ``"local-smoke"``, the default, checks the plumbing only).
         out: the judging folder (default ``reports/judgments/SPEC-HASH``).
@@ -96,6 +126,8 @@ def judge(
         pairs_per_item: judge at most this many pairs per item, drawn with ``seed``.
         progress: called after every verdict with (verdict, done, total).
         on_status: called with a line for each step taken.
+        against: with a load folder, the run its bands are judged against (default: its
+            lowest band).
 
     Returns:
         The judging, whose ``elo_difference(a, b)`` says how two contestants compare.
@@ -111,6 +143,7 @@ def judge(
             seed=seed,
             progress=progress,
             on_status=on_status,
+            against=against,
         )
     )
 

@@ -12,6 +12,8 @@ from voicebench.budgets import TTFA_BUDGET_MS, TTFT_BUDGET_MS
 from voicebench.campaign.folder import is_campaign, report_inputs
 from voicebench.errors import InputError
 from voicebench.live.load import LOAD_FILE
+from voicebench.live.quality import LoadQuality
+from voicebench.live.quality import load_quality as quality_by_band
 from voicebench.reporting import BuiltReport, build_report
 from voicebench.reporting.load import write_load_report
 from voicebench.reporting.replies import AudioFormat
@@ -24,13 +26,29 @@ def is_load(path: PathLike) -> bool:
 
 
 def load_report(
-    load: PathLike, *, out: PathLike | None = None, budget_ttfa_ms: float = TTFA_BUDGET_MS
+    load: PathLike,
+    *,
+    out: PathLike | None = None,
+    budget_ttfa_ms: float = TTFA_BUDGET_MS,
+    judging: Judging | PathLike | None = None,
 ) -> Path:
     """A load folder's report: TTFA and failures by concurrency band with the breaking point,
-    and calls in progress over time (``index.html``, ``summary.json``, ``figures/``). Returns
-    the page."""
+    and calls in progress over time (``index.html``, ``summary.json``, ``figures/``); once the
+    load is judged (``judge([load])``, into ``LOAD_DIR/judging`` unless ``judging`` says
+    where), quality by band beside TTFA and where quality breaks. Returns the page."""
     target = Path(out) if out is not None else Path("reports") / f"load-report-{folder_stamp()}"
-    return write_load_report(Path(load), target, budget_ttfa_ms=budget_ttfa_ms)
+    return write_load_report(
+        Path(load),
+        target,
+        budget_ttfa_ms=budget_ttfa_ms,
+        judging_dir=None if judging is None else folder(judging),
+    )
+
+
+def load_quality(judging: Judging | PathLike) -> LoadQuality:
+    """A judged load's quality by concurrency band: each band's Elo less the baseline's with
+    its 95% interval over items, and the band from which on quality is clearly worse."""
+    return quality_by_band(folder(judging))
 
 
 def report(

@@ -19,6 +19,7 @@ from voicebench.judging.cards import JudgeCard, Tally, card_line, card_of_judgin
 from voicebench.judging.models import DIMENSION_NAMES
 from voicebench.judging.paired import PairedComparison
 from voicebench.live import LoadSummary, LoadTurn
+from voicebench.live.quality import LoadQuality
 from voicebench.metrics import pass_figures, spread, summarize
 from voicebench.metrics.scenarios import OVERLAP_GROUPS, Interval, ScenarioFigures, scenario_figures
 from voicebench.metrics.summary import PERCENTILES, RunSummary, kinds_text
@@ -32,7 +33,7 @@ from voicebench.rating.people import (
 from voicebench.replaying import RunProgress
 from voicebench.reporting import BuiltReport
 from voicebench.reporting.lines import agreement_lines, share
-from voicebench.reporting.load import breaking_point_text
+from voicebench.reporting.load import breaking_point_text, quality_break_text
 from voicebench.runlog import TurnRecord
 from voicebench.strategies import ReplyStrategies
 from voicebench.strategies.diversity import StrategySummary
@@ -64,6 +65,7 @@ __all__ = [
     "Interval",
     "JudgeCard",
     "JudgingResult",
+    "LoadQuality",
     "LoadSummary",
     "LoadTurn",
     "Outcome",
@@ -88,6 +90,7 @@ __all__ = [
     "format_value",
     "kinds_text",
     "pass_figures",
+    "quality_break_text",
     "scenario_figures",
     "share",
     "spread",

@@ -30,6 +30,7 @@ from voicebench.cli.common import (
     show,
 )
 from voicebench.cli.present.judging import card_tables, show_judging, verdict_line
+from voicebench.cli.present.load import show_load_quality
 from voicebench.cli.present.rating import show_rating
 from voicebench.cli.present.strategies import diversity_table, most_used
 
@@ -41,8 +42,8 @@ def judge(
     run_dirs: Annotated[
         list[Path],
         typer.Argument(
-            help="Run directories whose final turns to judge, or converse folders whose "
-            "whole calls to judge."
+            help="Run directories whose final turns to judge, converse folders whose whole "
+            "calls to judge, or one load folder whose replies to judge by concurrency."
         ),
     ],
     judge_spec: JudgeOpt = DEFAULT_JUDGE,
@@ -67,12 +68,21 @@ def judge(
         ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed for --pairs-per-item.")] = 0,
+    against: Annotated[
+        Path | None,
+        typer.Option(
+            help="With a load folder: a run of the same items to judge its bands against "
+            "(default: its lowest band)."
+        ),
+    ] = None,
     verbose: VerboseOpt = False,
 ) -> None:
     """Pairwise HEART judging of what the listener heard: every contestant's final-turn reply
     (and the human reference) on each item, both orders, verdicts cached and resumable. Given
     converse folders, each agent's whole call with the same caller instead, as the caller
-    heard it."""
+    heard it. Given a load folder (voicebench load), each call's final reply, by band of
+    calls in progress, against the lowest band or --against (default out: LOAD_DIR/judging);
+    voicebench report LOAD_DIR then draws quality by concurrency."""
     quiet_libraries(verbose)
     target = out_dir or api.judging_folder(run_dirs, judge_spec)
     on_interrupt(f"decided verdicts are kept in {target}: run the same command again to resume")
@@ -88,9 +98,13 @@ def judge(
             human_replies=human_replies or [],
             pairs_per_item=pairs_per_item,
             seed=seed,
+            against=against,
         )
     assert judging.result is not None  # the call that judged says what it found
     show_judging(judging.result)
+    if len(run_dirs) == 1 and api.is_load(run_dirs[0]):
+        show_load_quality(api.load_quality(judging))
+        show(f"the load's report with quality by band: voicebench report {run_dirs[0]}")
 
 
 @app.command()

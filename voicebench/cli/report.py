@@ -65,7 +65,8 @@ def report(
     """Write the latency-budget report and the quality-latency frontier: index.html (one
     self-contained page), report.md, report.json and figures/ (PNG and SVG). For a load
     folder: TTFA and failures by concurrency with the breaking point, and calls in progress
-    over time (index.html, summary.json, figures/)."""
+    over time (index.html, summary.json, figures/); once judged (voicebench judge LOAD_DIR),
+    quality by concurrency beside TTFA, and where quality breaks."""
     loads = [p for p in paths if api.is_load(p)]
     if loads:
         if len(paths) > 1:

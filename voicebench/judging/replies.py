@@ -179,3 +179,24 @@ def human_replies(
             )
         )
     return out
+
+
+def answered_by(run_dirs: Sequence[Path]) -> dict[tuple[str, str], Path]:
+    """The run each (agent name, item) final reply comes from. A contestant is an agent name;
+    its items may come from several runs (a campaign's dialogue sets), but one item from one
+    run only."""
+    answered: dict[tuple[str, str], Path] = {}
+    for run_dir in run_dirs:
+        name = read_header(run_dir).agent.name
+        for r in read_turns(run_dir):
+            if not r.final or r.repeat:  # a repeated run's first pass is judged
+                continue
+            other = answered.setdefault((name, r.dialogue_id), run_dir)
+            if other != run_dir:
+                raise InputError(
+                    f"agent name {name!r} answers {r.dialogue_id!r} here and in {other}; "
+                    "contestants need distinct names",
+                    file=run_dir / "run.json",
+                    field="agent.name",
+                )
+    return answered

@@ -43,6 +43,7 @@ from voicebench.judging.replies import (
     REFERENCE,
     HumanVoice,
     agent_replies,
+    answered_by,
     human_replies,
     load_human_replies,
 )
@@ -51,11 +52,11 @@ from voicebench.judging.store import (
     VERDICTS_FILE,
     JudgingStore,
     judged_items,
+    labelled_verdicts,
     read_replies,
     read_verdicts,
 )
 from voicebench.llm import ChatClient, ask_parsed
-from voicebench.runlog import read_header, read_turns
 
 
 @dataclass(frozen=True)
@@ -98,10 +99,12 @@ def schedule(
     *,
     pairs_per_item: int | None = None,
     seed: int = 0,
+    anchor: str | None = None,
 ) -> tuple[list[Matchup], int]:
     """Every comparison to make, and how many pairs no judge could rate. ``contexts`` holds
     what the judge is shown before the two replies, by item id (an item without one is not
-    judged)."""
+    judged). With ``anchor``, only the pairs with that contestant in them (every other one
+    against it: a load's bands against its lowest, say)."""
     rng = random.Random(seed)
     by_item: dict[str, list[Reply]] = {}
     for r in replies:
@@ -112,6 +115,8 @@ def schedule(
     for item_id in sorted(by_item):
         usable = sorted(by_item[item_id], key=lambda r: r.contestant)
         pairs = list(combinations(usable, 2))
+        if anchor is not None:
+            pairs = [p for p in pairs if anchor in (p[0].contestant, p[1].contestant)]
         if pairs_per_item is not None and len(pairs) > pairs_per_item:
             pairs = sorted(
                 rng.sample(pairs, pairs_per_item), key=lambda p: (p[0].contestant, p[1].contestant)
@@ -236,27 +241,6 @@ async def decide_pending(
         )
 
 
-def _answered(run_dirs: Sequence[Path]) -> dict[tuple[str, str], Path]:
-    """The run each (agent name, item) final reply comes from. A contestant is an agent name;
-    its items may come from several runs (a campaign's dialogue sets), but one item from one
-    run only."""
-    answered: dict[tuple[str, str], Path] = {}
-    for run_dir in run_dirs:
-        name = read_header(run_dir).agent.name
-        for r in read_turns(run_dir):
-            if not r.final or r.repeat:  # a repeated run's first pass is judged
-                continue
-            other = answered.setdefault((name, r.dialogue_id), run_dir)
-            if other != run_dir:
-                raise InputError(
-                    f"agent name {name!r} answers {r.dialogue_id!r} here and in {other}; "
-                    "contestants need distinct names",
-                    file=run_dir / "run.json",
-                    field="agent.name",
-                )
-    return answered
-
-
 async def judge_runs(
     run_dirs: Sequence[Path],
     judge_spec: Path,
@@ -270,11 +254,13 @@ async def judge_runs(
     progress: Callable[[Verdict, int, int], None] | None = None,
     client_factory: Callable | None = None,
     limits: Mapping[str, asyncio.Semaphore] | None = None,
+    anchor: str | None = None,
 ) -> JudgingResult:
     """Judge the final turns of ``run_dirs`` (plus the human reference) into ``out_dir``, or,
     when they are converse folders, their whole calls (``voicebench.judging.calls``).
     A contestant (an agent name) may answer items in several runs, each item in one run only.
-    ``limits`` bound the requests in flight per judge provider (see ``run_comparisons``)."""
+    ``limits`` bound the requests in flight per judge provider (see ``run_comparisons``);
+    ``anchor``: judge only the pairs with that contestant in them (see ``schedule``)."""
     say = on_status or (lambda _msg: None)
     if not run_dirs:
         raise InputError("give at least one run directory to judge")
@@ -300,7 +286,7 @@ async def judge_runs(
         contexts, answered = check_call_runs(run_dirs)
         extra: list = []
     else:
-        answered = _answered(run_dirs)
+        answered = answered_by(run_dirs)
         contexts = {i: dialogue_context(d) for i, d in items.items()}
         extra = [r for f in human_files for r in load_human_replies(Path(f), set(items))]
 
@@ -348,7 +334,13 @@ async def judge_runs(
         replies = [r for r in replies if (r.contestant, r.item_id) in wanted]
 
         comparisons, skipped = schedule(
-            replies, contexts, spec.judges, rubric, pairs_per_item=pairs_per_item, seed=seed
+            replies,
+            contexts,
+            spec.judges,
+            rubric,
+            pairs_per_item=pairs_per_item,
+            seed=seed,
+            anchor=anchor,
         )
         weights = {j.id: j.weights for j in spec.judges if j.weights is not None}
         store.write_header(
@@ -357,7 +349,7 @@ async def judge_runs(
             )
         )
         cached = {v.key: v for v in read_verdicts(out_dir) if v.answer is not None}
-        pending = [c for c in comparisons if c.key not in cached]
+        pending = list({c.key: c for c in comparisons if c.key not in cached}.values())
         say(
             f"{len(comparisons)} comparisons ({len(comparisons) - len(pending)} already decided), "
             f"{len({c.judge.id for c in comparisons})} judge(s), concurrency {concurrency}"
@@ -372,8 +364,7 @@ async def judge_runs(
             client_factory=client_factory,
             limits=limits,
         )
-        keys = {c.key for c in comparisons}
-        verdicts = reweigh([v for v in read_verdicts(out_dir) if v.key in keys], comparisons)
+        verdicts = reweigh(labelled_verdicts(comparisons, out_dir), comparisons)
         pairs = pair_results(verdicts)
         store.write_pairs(pairs)
         card = find_card(judge_spec)

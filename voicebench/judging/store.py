@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Protocol
 
 from voicebench._jsonl import (
     append_record,
@@ -68,9 +69,13 @@ def read_replies(out_dir: Path) -> list[Reply]:
 
 
 def read_verdicts(out_dir: Path) -> list[Verdict]:
-    """The latest verdict per key (a failed one may have been asked again later)."""
+    """The latest verdict per key and pair of contestants (a failed one may have been asked
+    again later). Two contestants who gave one item the same reply share their comparisons'
+    keys: each pair keeps its own copy of the one answer (``judge_runs``)."""
     return latest_per_key(
-        read_models(out_dir / VERDICTS_FILE, Verdict), lambda v: v.answer is not None
+        read_models(out_dir / VERDICTS_FILE, Verdict),
+        lambda v: v.answer is not None,
+        key=lambda v: (v.key, v.contestant_a, v.contestant_b),
     )
 
 
@@ -135,3 +140,33 @@ class JudgingStore:
 
     def write_pairs(self, pairs: Iterable[PairResult]) -> None:
         write_atomic(self.dir / PAIRS_FILE, "".join(p.model_dump_json() + "\n" for p in pairs))
+
+
+class Asked(Protocol):
+    """A comparison as asked (``judging.run.Matchup``): its key and its two replies."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def a(self) -> Reply: ...
+    @property
+    def b(self) -> Reply: ...
+
+
+def labelled_verdicts(comparisons: Sequence[Asked], out_dir: Path) -> list[Verdict]:
+    """The verdict of every comparison. Comparisons of the same two texts share a key and
+    were asked once; each pair of contestants that gave them gets its own copy of the answer,
+    appended to the verdict file, so ratings read every pair."""
+    have = {(v.key, v.contestant_a, v.contestant_b): v for v in read_verdicts(out_dir)}
+    answered = {k: v for (k, _, _), v in have.items() if v.answer is not None}
+    out: list[Verdict] = []
+    for c in comparisons:
+        v = have.get((c.key, c.a.contestant, c.b.contestant))
+        if (v is None or v.answer is None) and c.key in answered:
+            v = answered[c.key].model_copy(
+                update={"contestant_a": c.a.contestant, "contestant_b": c.b.contestant}
+            )
+            append_record(out_dir / VERDICTS_FILE, v)
+        if v is not None:
+            out.append(v)
+    return out

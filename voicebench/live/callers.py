@@ -66,6 +66,9 @@ class CallerPool:
     on_turn: Callable[[LoadTurn], Awaitable[None]] = _nothing
     on_call: Callable[[CallSpan], Awaitable[None]] = _nothing
     on_call_start: Callable[[int, int, float], None] = lambda _caller, _call, _at: None
+    audio_dir: Path | None = None
+    """Where each call's final reply is kept (``cCALLER-CALL__DIALOGUE__tNN.wav``); None keeps
+    none."""
     start: float = field(default_factory=time.monotonic)
     active: int = 0
     dialled: int = 0
@@ -114,6 +117,9 @@ class CallerPool:
                     seed=self.seed,
                     cold=True,
                     starting=starting,
+                    audio_dir=self.audio_dir,
+                    audio_prefix=f"c{caller:03d}-{number:03d}__",
+                    final_audio_only=True,
                 ):
                     concurrency, offset = starts[turn.turn_index]
                     if turn.error is not None:

@@ -76,6 +76,9 @@ class LoadHeader(Versioned):
     """Ray: each worker's clock against the driver's, measured before the start."""
     windows: tuple[Window, ...] = ()
     """Each caller's time on the line, as the pattern drew it with ``seed``."""
+    dialogues_path: str | None = None
+    """The dialogue set the callers spoke (None in folders from before it was kept), where
+    judging a load finds each item's history."""
 
 
 def read_calls(out_dir: Path) -> list[CallSpan]:
@@ -113,10 +116,13 @@ async def run_load(
     progress: Callable[[LoadTurn], None] | None = None,
     agent_factory: AgentFactory | None = None,
     scenarios: Sequence[str] = (),
+    dialogues_path: Path | None = None,
 ) -> list[LoadTurn]:
     """Run the load and return every turn (also appended to ``out_dir/turns.jsonl``): the
     ``pattern``, or a ramp of ``callers`` over ``ramp_s`` calling for ``duration_s``.
-    ``scenarios``: ``--scenario`` options, drawn per turn with ``seed`` as in a run."""
+    ``scenarios``: ``--scenario`` options, drawn per turn with ``seed`` as in a run. Each
+    call's final reply is kept in ``out_dir/audio`` (one process only), for judging
+    quality under load (``voicebench judge LOAD_DIR``)."""
     if spec.remote is None:
         raise InputError(
             "load needs a remote agent (a [remote] spec or a ws:// URL); serve a "
@@ -171,6 +177,7 @@ async def run_load(
             pattern=pattern,
             windows=windows,
             backend=backend,
+            dialogues_path=None if dialogues_path is None else str(dialogues_path),
         )
         write_atomic(out_dir / LOAD_FILE, header.model_dump_json(indent=2) + "\n")
         (out_dir / TURNS_FILE).write_text("")
@@ -216,6 +223,7 @@ async def run_load(
             agent_factory=agent_factory,
             on_turn=on_turn,
             on_call=on_call,
+            audio_dir=out_dir / "audio",
         )
         try:
             await pool.run(list(enumerate(windows)))
@@ -345,6 +353,7 @@ def load_test(
                 fixtures_dir,
                 out_dir,
                 turn_timeout_s=turn_timeout_s,
+                dialogues_path=dialogues_path,
                 **kwargs,
             )
         )

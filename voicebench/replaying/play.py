@@ -76,12 +76,15 @@ def turn_record(
     started_at: str,
     audio_dir: Path | None,
     repeat: int = 0,
+    audio_prefix: str = "",
 ) -> TurnRecord:
     """The record of seeker turn ``k`` of ``dialogue`` as spoken in pass ``repeat``; its
-    reply's audio is written to ``audio_dir`` (None keeps none)."""
+    reply's audio is written to ``audio_dir`` (None keeps none), its name after
+    ``audio_prefix``."""
     audio_path = None
     if audio_dir is not None and spoken.heard.audio.size:
         name = f"{dialogue.id}__t{k:02d}" + (f"__r{repeat}" if repeat else "") + ".wav"
+        name = audio_prefix + name
         audio_path = f"{audio_dir.name}/{name}"
         write_wav(audio_dir / name, spoken.heard.audio, AUDIO_RATE)
     return TurnRecord(
@@ -126,6 +129,8 @@ async def play_dialogue(
     audio_dir: Path | None = None,
     starting: Callable[[int], None] | None = None,
     repeat: int = 0,
+    audio_prefix: str = "",
+    final_audio_only: bool = False,
 ) -> AsyncIterator[TurnRecord]:
     """Speak seeker turns ``turns`` of ``dialogue`` (in order) to a started ``agent`` and
     yield each one's record as it ends; stop after a failed one.
@@ -136,7 +141,8 @@ async def play_dialogue(
     barges in, this one returns with the agent still speaking. ``audio_dir``: where each
     reply's audio is written (``run_dir/audio``; None keeps none). ``starting(k)`` is called
     just before turn ``k`` is spoken. ``repeat``: which pass of a repeated run this is (its
-    draws use ``repeat_seed``)."""
+    draws use ``repeat_seed``). ``audio_prefix`` starts each reply's audio file name;
+    ``final_audio_only`` keeps only the final turn's (a load's calls)."""
     seed = repeat_seed(seed, repeat)
     done = dict(earlier or {})
     handed_over = False  # the turn before returned with the agent still speaking
@@ -170,8 +176,9 @@ async def play_dialogue(
             final=k == dialogue.final_turn_index,
             cold=cold and i == 0,
             started_at=started_at,
-            audio_dir=audio_dir,
+            audio_dir=audio_dir if k == dialogue.final_turn_index or not final_audio_only else None,
             repeat=repeat,
+            audio_prefix=audio_prefix,
         )
         done[k] = record
         yield record

@@ -5,7 +5,11 @@ the run report, ``summary.json`` and ``figures/``:
   interval, the TTFA budget, the breaking point and its interval shaded; below it the share
   of failed turns by band, with its interval and the failure budget;
 - ``load_timeline``: calls in progress over the load's time (from ``calls.jsonl``), and each
-  turn's TTFA when it started (failed turns marked at the top).
+  turn's TTFA when it started (failed turns marked at the top);
+- ``load_quality``, once the load is judged (``voicebench judge LOAD_DIR``): how often each
+  band's reply was preferred to the baseline's, with its interval, where quality breaks, and
+  the band's TTFA p50 and p90 beneath it on the same axis of calls in progress
+  (``voicebench.live.quality``).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from voicebench.live.load_summary import (
     LoadTurn,
     summarize_load,
 )
+from voicebench.live.quality import JUDGING_DIR, LoadQuality, load_quality, read_load_judging
 from voicebench.reporting.figures import STYLE, plt, save_figure
 from voicebench.reporting.render import asset, environment, figure_uri
 
@@ -32,9 +37,19 @@ BUDGET_COLOR = "#c0392b"
 
 
 def write_load_report(
-    load_dir: Path, out_dir: Path, *, budget_ttfa_ms: float, failure_budget: float = 0.05
+    load_dir: Path,
+    out_dir: Path,
+    *,
+    budget_ttfa_ms: float,
+    failure_budget: float = 0.05,
+    judging_dir: Path | None = None,
 ) -> Path:
-    """Write the load report of ``load_dir`` to ``out_dir``; returns the page's path."""
+    """Write the load report of ``load_dir`` to ``out_dir``; returns the page's path. Quality
+    by band comes from ``judging_dir`` (default: ``LOAD_DIR/judging`` when the load has been
+    judged there)."""
+    if judging_dir is None and read_load_judging(load_dir / JUDGING_DIR) is not None:
+        judging_dir = load_dir / JUDGING_DIR
+    quality = None if judging_dir is None else load_quality(judging_dir, seed=0)
     header, turns = read_load(load_dir)
     spans = read_calls(load_dir)
     summary = summarize_load(
@@ -50,6 +65,8 @@ def write_load_report(
     if summary.bands:
         names.append(concurrency_figure(summary, folder))
     names.append(timeline_figure(spans, turns, header.turn_timeout_s * 1000.0, folder))
+    if quality is not None and summary.bands:
+        names.append(quality_figure(quality, summary, folder))
     html = (
         environment()
         .get_template("load.html.j2")
@@ -58,6 +75,9 @@ def write_load_report(
             summary=summary,
             pattern=describe(header),
             breaking=breaking_point_text(summary.breaking_point),
+            quality=quality,
+            quality_breaks=None if quality is None else quality_break_text(quality),
+            judging_dir=None if judging_dir is None else str(judging_dir),
             load_dir=str(load_dir),
             csp=Markup("default-src 'none'; img-src data:; style-src 'unsafe-inline'"),
             style=Markup(asset("report.css")),
@@ -65,6 +85,8 @@ def write_load_report(
         )
     )
     write_atomic(out_dir / "summary.json", summary.model_dump_json(indent=2) + "\n")
+    if quality is not None:
+        write_atomic(out_dir / "quality.json", quality.model_dump_json(indent=2) + "\n")
     page = out_dir / "index.html"
     write_atomic(page, html)
     return page
@@ -80,6 +102,64 @@ def breaking_point_text(bp: BreakingPoint | None) -> str:
             return "not reached"
         return f"not reached (95% interval: {bp.low} to {high})"
     return f"from {bp.concurrency} concurrent calls on (95% interval: {bp.low} to {high})"
+
+
+def quality_break_text(quality: LoadQuality) -> str:
+    """Where quality breaks, in words."""
+    if quality.breaks_at is None:
+        return f"no band's replies are clearly worse than the baseline's ({quality.baseline})"
+    return (
+        f"from {quality.breaks_at} concurrent calls on, every band's replies are clearly worse "
+        f"than the baseline's ({quality.baseline})"
+    )
+
+
+def quality_figure(quality: LoadQuality, summary: LoadSummary, folder: Path) -> str:
+    """Each band's share preferred to the baseline with its interval, above its TTFA."""
+    with plt.rc_context(STYLE):
+        fig, (top, bottom) = plt.subplots(
+            2, 1, figsize=(9, 6), sharex=True, gridspec_kw={"height_ratios": [1, 1]}
+        )
+        top.axhline(50, color="#636363", linewidth=1, label=f"as good as {quality.baseline}")
+        for q in quality.bands:
+            if q.preferred is None:
+                continue
+            at, y = (q.low + q.high) / 2, 100 * q.preferred
+            color = BUDGET_COLOR if q.worse else "#2b8cbe"
+            if q.low_ci is None or q.high_ci is None:  # too few items for an interval
+                top.scatter([at], [y], marker="o", facecolors="none", edgecolors=color, s=50)
+            else:
+                err = [[y - 100 * q.low_ci], [100 * q.high_ci - y]]
+                top.errorbar([at], [y], yerr=err, marker="o", capsize=3, color=color)
+        if quality.breaks_at is not None:
+            for ax in (top, bottom):
+                ax.axvline(quality.breaks_at - 0.5, color=BUDGET_COLOR, linewidth=1.4)
+        top.set_ylim(-3, 103)
+        top.set_ylabel("preferred to the baseline (%)")
+        top.legend(fontsize=8, loc="lower left", frameon=False)
+        bands = summary.bands
+        x = [(b.low + b.high) / 2 for b in bands]
+        for name, value, color in (
+            ("TTFA p50", "ttfa_p50_ms", "#2b8cbe"),
+            ("TTFA p90", "ttfa_p90_ms", "#e6550d"),
+        ):
+            bottom.plot(x, [getattr(b, value) for b in bands], marker="o", color=color, label=name)
+        bottom.axhline(
+            summary.budget_ttfa_ms, color=BUDGET_COLOR, linestyle="--", label="TTFA budget"
+        )
+        bottom.set_ylabel("TTFA (ms)")
+        bottom.legend(fontsize=8, loc="upper left", frameon=False)
+        bottom.set_xlabel(
+            "calls in progress when the turn started (band; bars: 95% intervals over items; "
+            "open circles: too few items for one)"
+        )
+        bottom.set_xticks(x, [_band(b.low, b.high) for b in bands])
+        fig.tight_layout()
+        return save_figure(fig, "load_quality", folder)
+
+
+def _band(low: int, high: int) -> str:
+    return str(low) if low == high else f"{low}-{high}"
 
 
 def describe(header: LoadHeader) -> str:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from voicebench.api.views import LoadSummary, breaking_point_text
+from voicebench.api.views import LoadQuality, LoadSummary, breaking_point_text, quality_break_text
+from voicebench.cli.common import out, show
 
 
 def _span(v: float, ci: tuple[float, float]) -> str:
@@ -47,3 +48,31 @@ def load_table(summary: LoadSummary, title: str) -> Table:
     )
     t.caption_justify = "left"
     return t
+
+
+def show_load_quality(quality: LoadQuality) -> None:
+    """A judged load's quality by band against its baseline, and where it breaks."""
+    t = Table(
+        title=f"HEART quality by concurrency, against {quality.baseline}", title_justify="left"
+    )
+    for c in ("concurrent calls", "contestant", "items", "preferred", "95% CI", "worse"):
+        t.add_column(c, justify="left" if c == "contestant" else "right")
+    for q in quality.bands:
+        if q.contestant == quality.baseline:
+            ci = "baseline"
+        elif q.preferred is None:
+            ci = "-"
+        elif q.low_ci is None or q.high_ci is None:
+            ci = "too few to tell"
+        else:
+            ci = f"{100 * q.low_ci:.0f} to {100 * q.high_ci:.0f}%"
+        t.add_row(
+            str(q.low) if q.low == q.high else f"{q.low}-{q.high}",
+            q.contestant,
+            str(q.items),
+            "-" if q.preferred is None else f"{100 * q.preferred:.0f}%",
+            ci,
+            "[red]yes[/]" if q.worse else "no",
+        )
+    out.print(t)
+    show(f"quality: {quality_break_text(quality)}")
