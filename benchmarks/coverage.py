@@ -20,6 +20,7 @@ clear as ``voicebench compare`` calls it: its interval excludes zero and it is a
 
     python benchmarks/coverage.py                   # the default settings, 400 runs each
     python benchmarks/coverage.py --runs 1000 --dialogues 6 12 30
+    python benchmarks/coverage.py --seed 1 --tail-widening 0   # a p90 widened as a median
 """
 
 from __future__ import annotations
@@ -129,8 +130,19 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=400)
     parser.add_argument("--dialogues", type=int, nargs="+", default=[6, 12, 30, 60])
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--tail-widening",
+        type=float,
+        default=bootstrap.TAIL_WIDENING,
+        help="How much a tail percentile's interval is widened for the few clusters that reach "
+        "it (voicebench.bootstrap.TAIL_WIDENING; 0: as a median's).",
+    )
     args = parser.parse_args()
-    table = Table(title=f"95% intervals on synthetic runs ({args.runs} runs per row)")
+    bootstrap.TAIL_WIDENING = args.tail_widening
+    table = Table(
+        title=f"95% intervals on synthetic runs ({args.runs} runs per row, seed {args.seed}, "
+        f"tail widening {args.tail_widening:g})"
+    )
     for column in (
         "dialogues",
         "spread (dialogue/turn)",

@@ -50,3 +50,17 @@ def test_turns_that_vary_together_get_a_wider_interval_than_turns_one_by_one():
         values, ids, [v + 500 for v in values], ids, median[0], seed=2
     )
     assert change == pytest.approx(500.0) and low_d <= 500.0 <= high_d
+
+
+def test_a_share_over_clusters_is_never_sure_of_0_or_1_from_its_resamples():
+    """At 0 or 1 every resample gives the same share; the interval is then the Wilson score
+    interval of as many trials as clusters, not a zero-width one. Elsewhere the clusters are
+    resampled; below 6 clusters there is none."""
+    ids = [f"d{k // 3}" for k in range(36)]  # 12 dialogues of 3 turns
+    share, low, high = bootstrap.clustered_share([0.0] * 36, ids)
+    assert share == 0.0 and (low, high) == pytest.approx(bootstrap.wilson(0, 12)[1:])
+    assert 0.2 < high < 0.3  # 12 dialogues: up to about a quarter, not 3 in 36 turns
+    hits = [float(k % 3 < (k // 3) % 3) for k in range(36)]  # 0, 1 or 2 of a dialogue's 3
+    share, low, high = bootstrap.clustered_share(hits, ids)
+    assert share == pytest.approx(1 / 3) and low < share < high
+    assert bootstrap.clustered_share(hits[:15], ids[:15])[1:] == (None, None)  # 5 dialogues

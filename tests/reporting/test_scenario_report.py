@@ -75,11 +75,10 @@ def test_report_json_has_every_scenarios_figures(report_dir: Path):
         }
         pink = groups["noise pink 10 dB"]
         assert pink["snr_db"] == 10.0 and pink["kind"] == "pink"
-        low, high = pink["ttfa_p50_ms"][1:]
-        assert low <= pink["ttfa_p50_ms"][0] <= high
+        # 4 turns in 4 dialogues: its value, and too few dialogues for an interval
+        assert pink["ttfa_p50_ms"][1:] == [None, None]
         barge = groups["barge-in"]
-        assert barge["stop_p50_ms"][0] == 180.0 and barge["yielded"][0] == 1.0
-        assert barge["yielded"][1] < 1.0  # a Wilson interval, never zero-width at 100%
+        assert barge["stop_p50_ms"][0] == 180.0 and barge["yielded"] == [1.0, None, None]
         assert groups["backchannel"]["false_yield"][0] == 1.0
         assert groups["pause"]["premature"][0] == 0.0
     md = (report_dir / "report.md").read_text()

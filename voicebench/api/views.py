@@ -5,6 +5,7 @@ types they are made of and the library's words for them, so a front end needs no
 
 from voicebench.agentspec import AgentSpec
 from voicebench.annotate.server import Rating
+from voicebench.bootstrap import TOO_FEW
 from voicebench.calling import CallRecord
 from voicebench.calling.outcomes import Estimate, call_outcomes
 from voicebench.calling.records import ENDINGS, CallProgress
@@ -49,6 +50,7 @@ __all__ = [
     "PERCENTILES",
     "RATINGS_FILE",
     "SMOKE_WARNING",
+    "TOO_FEW",
     "TOO_FEW_EXIT",
     "AdversarialPlan",
     "AgentSpec",

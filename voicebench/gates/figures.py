@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
 from voicebench import bootstrap
 from voicebench._model import FrozenModel
 from voicebench.budgets import TTFA_BUDGET_MS, TTFT_BUDGET_MS
@@ -71,8 +69,15 @@ def _interval(
 ) -> Figure | None:
     if iv is None:
         return None
-    value, low, high = (round(x * scale, 3) for x in iv)
-    return Figure(key=key, value=value, low=low, high=high, n=n, unit=unit)
+    value, low, high = iv
+    return Figure(
+        key=key,
+        value=round(value * scale, 3),
+        low=None if low is None else round(low * scale, 3),
+        high=None if high is None else round(high * scale, 3),
+        n=n,
+        unit=unit,
+    )
 
 
 def _quantiles(name: str, d: Distribution) -> list[Figure]:
@@ -94,19 +99,15 @@ def _share(key: str, hits: list[float], dialogues: list[str]) -> Figure | None:
     """A share of turns (in per cent) with its interval over resampled dialogues."""
     if not hits:
         return None
-    k = bootstrap.count_clusters(dialogues)
-    low = high = None
-    if k >= bootstrap.clusters_needed():  # else too few to tell: nothing to resample
-        _, (a,), (b,) = bootstrap.clustered(hits, dialogues, [bootstrap.weighted_mean])
-        low, high = round(100 * float(a), 3), round(100 * float(b), 3)
+    value, low, high = bootstrap.clustered_share(hits, dialogues)
     return Figure(
         key=key,
-        value=round(100 * float(np.mean(hits)), 3),
-        low=low,
-        high=high,
+        value=round(100 * value, 3),
+        low=None if low is None else round(100 * low, 3),
+        high=None if high is None else round(100 * high, 3),
         n=len(hits),
         unit="%",
-        clusters=k,
+        clusters=bootstrap.count_clusters(dialogues),
     )
 
 

@@ -8,7 +8,9 @@ breaks at the lowest concurrency from which on the censored TTFA p90 is over the
 Concurrency bands. Levels are grouped into at most ``MAX_BANDS`` bands of equal width, each
 with TTFA p50/p90 and the failure share and their 95% intervals, from a bootstrap that
 resamples calls (a call's turns stay together: they share its connection and the agent's
-state). A band is *over* when its TTFA p90 is over the budget or its failure share over the
+state), widened for the number of calls (``bootstrap.expanded_levels``); a band with fewer
+calls than an interval needs (6 for p50 and the share, 30 for p90) has none: too few to tell.
+A band is *over* when its TTFA p90 is over the budget or its failure share over the
 failure budget; the **breaking point** is the lowest band from which on every band is over,
 and its interval is where that lowest band falls in the resamples (``None`` as the upper end:
 in some resamples it never broke within what was tested).
@@ -23,6 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 from pydantic import Field
 
+from voicebench import bootstrap
 from voicebench._model import FrozenModel
 from voicebench.metrics.latency import censored_ttfa, percentiles_ms
 from voicebench.runlog import TurnRecord
@@ -65,11 +68,14 @@ class Band(FrozenModel):
     turns: int
     calls: int
     ttfa_p50_ms: float
-    ttfa_p50_ci: tuple[float, float]
+    ttfa_p50_ci: tuple[float, float] | None
+    """None when the band has too few calls to tell (``bootstrap.clusters_needed``: 6)."""
     ttfa_p90_ms: float
-    ttfa_p90_ci: tuple[float, float]
+    ttfa_p90_ci: tuple[float, float] | None
+    """None with fewer than 30 calls."""
     failure_share: float
-    failure_ci: tuple[float, float]
+    failure_ci: tuple[float, float] | None
+    """None with fewer than 6 calls."""
     over: bool
     """TTFA p90 over the budget, or the failure share over the failure budget."""
 
@@ -201,9 +207,9 @@ def _bands(
         )
         failed = int(failed_by_call.sum())
         stats = _resampled(ttfa, owner, failed_by_call, rng)
-        lo, hi = np.percentile(stats, (2.5, 97.5), axis=0)
         p50, p90 = (float(v) for v in np.percentile(ttfa, (50, 90)))
         share = failed / ttfa.size
+
         bands.append(
             Band(
                 low=low,
@@ -211,11 +217,11 @@ def _bands(
                 turns=ttfa.size,
                 calls=len(calls),
                 ttfa_p50_ms=round(p50, 1),
-                ttfa_p50_ci=(round(float(lo[0]), 1), round(float(hi[0]), 1)),
+                ttfa_p50_ci=_ci(stats[:, 0], len(calls), 50, 1),
                 ttfa_p90_ms=round(p90, 1),
-                ttfa_p90_ci=(round(float(lo[1]), 1), round(float(hi[1]), 1)),
+                ttfa_p90_ci=_ci(stats[:, 1], len(calls), 90, 1),
                 failure_share=round(share, 4),
-                failure_ci=(round(float(lo[2]), 4), round(float(hi[2]), 4)),
+                failure_ci=_ci(stats[:, 2], len(calls), 50, 4),
                 over=p90 > budget_ms or share > failure_budget,
             )
         )
@@ -234,6 +240,16 @@ def _bands(
             high=None if hi == math.inf else int(hi),
         ),
     }
+
+
+def _ci(drawn: np.ndarray, calls: int, q: float, digits: int) -> tuple[float, float] | None:
+    """A band's interval from its resampled statistic, widened for its number of calls; None
+    when the band has too few calls for it."""
+    if calls < bootstrap.clusters_needed(q):
+        return None
+    widened = bootstrap.tail_clusters(calls, bootstrap.weighted_percentile(q))
+    low, high = np.percentile(drawn, bootstrap.expanded_levels(widened))
+    return round(float(low), digits), round(float(high), digits)
 
 
 def _resampled(

@@ -2,14 +2,18 @@
 played with ``--scenario``.
 
 Turns are grouped by what they played: ``clean`` (no scenario), ``noise pink 10 dB``,
-``phone-line``, ``barge-in``... TTFA's median has a percentile-bootstrap interval over the
-group's turns; the ASR word error rate is all errors over all reference words, with turns
-resampled whole.
+``phone-line``, ``barge-in``... TTFA's median has a bootstrap interval; the ASR word error
+rate is all errors over all reference words.
 
 The overlap scenarios (``voicebench.scenarios.overlap``) get a table of their own, over the
 turns where what they test happened (the agent was talking when the seeker barged in or said
-the word): the stop latency's median and 90th percentile with bootstrap intervals, and
-yields, false yields and premature replies as shares of turns with Wilson score intervals.
+the word): the stop latency's median and 90th percentile, and yields, false yields and
+premature replies as shares of those turns.
+
+Every interval resamples dialogues, a dialogue's turns in the group kept together, as the
+run's own figures do (``metrics.latency``); a figure on fewer dialogues than its interval needs
+(``bootstrap.clusters_needed``: 6 for a median or a share, 30 for a p90) has its value and no
+interval (``Interval``'s ends None): too few to tell.
 """
 
 from __future__ import annotations
@@ -19,13 +23,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from voicebench import bootstrap
 from voicebench._model import FrozenModel
-from voicebench.bootstrap import clustered_share, percentiles, wilson
 from voicebench.runlog.models import TurnRecord
 from voicebench.text import word_errors
 
-Interval = tuple[float, float, float]
-"""(point, low, high)."""
+Interval = tuple[float, float | None, float | None]
+"""(point, low, high); the ends None when there are too few dialogues to tell."""
 OVERLAP_GROUPS = ("barge-in", "backchannel", "pause")
 """The scenarios that overlap the agent's talk (they have a table of their own)."""
 
@@ -103,31 +107,46 @@ def _noise(records: Sequence[TurnRecord]) -> dict:
     return {"snr_db": float(s.params["snr_db"]), "kind": str(s.params["kind"])}
 
 
+def percentile_interval(values: Sequence[float], dialogues: Sequence[str], q: float) -> Interval:
+    """The ``q`` percentile of ``values`` with its interval over resampled dialogues."""
+    point = float(np.percentile(values, q))
+    if bootstrap.count_clusters(dialogues) < bootstrap.clusters_needed(q):
+        return point, None, None
+    _, (low,), (high,) = bootstrap.clustered(values, dialogues, [bootstrap.weighted_percentile(q)])
+    return point, float(low), float(high)
+
+
+def share_interval(hits: Sequence[float], dialogues: Sequence[str]) -> Interval | None:
+    """The share of turns (0/1 each) with its interval over resampled dialogues
+    (``bootstrap.clustered_share``)."""
+    return bootstrap.clustered_share(hits, dialogues) if hits else None
+
+
 def _overlap(records: Sequence[TurnRecord]) -> dict:
-    outcomes = [r.scenario for r in records if r.scenario is not None]
-    hit = [o for o in outcomes if o.agent_speaking]
+    played = [(r.scenario, r.dialogue_id) for r in records if r.scenario is not None]
+    hit = [(o, d) for o, d in played if o.agent_speaking]
 
     def share(field: str, among) -> Interval | None:
-        values = [getattr(o, field) for o in among if getattr(o, field) is not None]
-        return wilson(sum(map(bool, values)), len(values))
+        known = [(getattr(o, field), d) for o, d in among if getattr(o, field) is not None]
+        return share_interval([float(bool(v)) for v, _ in known], [d for _, d in known])
 
     def median(field: str, among) -> float | None:
-        values = [v for o in among if (v := getattr(o, field)) is not None]
+        values = [v for o, _ in among if (v := getattr(o, field)) is not None]
         return float(np.median(values)) if values else None
 
     out: dict = {"overlapped": len(hit)}
-    stops = [o.stop_ms for o in hit if o.stop_ms is not None]
+    stops = [(o.stop_ms, d) for o, d in hit if o.stop_ms is not None]
     if stops:
-        point, low, high = percentiles(stops, [50, 90])
-        out["stop_p50_ms"] = (float(point[0]), float(low[0]), float(high[0]))
-        out["stop_p90_ms"] = (float(point[1]), float(low[1]), float(high[1]))
-        out["talk_over_s"] = float(np.mean([o.talk_over_s or 0.0 for o in hit]))
+        values, dialogues = [v for v, _ in stops], [d for _, d in stops]
+        out["stop_p50_ms"] = percentile_interval(values, dialogues, 50)
+        out["stop_p90_ms"] = percentile_interval(values, dialogues, 90)
+        out["talk_over_s"] = float(np.mean([o.talk_over_s or 0.0 for o, _ in hit]))
     out["yielded"] = share("yielded", hit)
     out["answered"] = share("answered", hit)
     out["false_yield"] = share("false_yield", hit)
     out["lost_s"] = median("lost_s", hit)
-    out["premature"] = share("premature", outcomes)
-    out["early_ms"] = median("early_ms", outcomes)
+    out["premature"] = share("premature", played)
+    out["early_ms"] = median("early_ms", played)
     return out
 
 
@@ -139,24 +158,42 @@ def scenario_figures(records: Sequence[TurnRecord]) -> list[ScenarioFigures]:
     rows = []
     for name in sorted(groups, key=lambda g: (g != "clean", g)):
         turns = groups[name]
-        ttfa = [t.ttfa_ms for r in turns if (t := r.timing) and t.ttfa_ms is not None]
+        timed = [
+            (t.ttfa_ms, r.dialogue_id)
+            for r in turns
+            if (t := r.timing) is not None and t.ttfa_ms is not None
+        ]
         p50 = None
-        if ttfa:
-            point, low, high = percentiles(ttfa, [50])
-            p50 = (float(point[0]), float(low[0]), float(high[0]))
-        counts = [word_errors(r.user_text, r.user_transcript) for r in turns if r.user_transcript]
-        counts = [(e, n) for e, n in counts if n]
-        wer = clustered_share([e for e, _ in counts], [n for _, n in counts]) if counts else None
+        if timed:
+            p50 = percentile_interval([v for v, _ in timed], [d for _, d in timed], 50)
         rows.append(
             ScenarioFigures(
                 group=name,
                 turns=len(turns),
                 failed=sum(r.error is not None for r in turns),
                 ttfa_p50_ms=p50,
-                wer=wer,
+                wer=_wer(turns),
                 **_noise(turns),
                 measured=_measured(turns),
                 **_overlap(turns),
             )
         )
     return rows
+
+
+def _wer(turns: Sequence[TurnRecord]) -> Interval | None:
+    """All word errors over all reference words, with each dialogue's turns resampled
+    together."""
+    errors: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for r in turns:
+        if r.user_transcript:
+            e, n = word_errors(r.user_text, r.user_transcript)
+            if n:
+                errors[r.dialogue_id][0] += e
+                errors[r.dialogue_id][1] += n
+    if not errors:
+        return None
+    e, n = np.array(list(errors.values()), dtype=float).T
+    if len(errors) < bootstrap.clusters_needed():
+        return float(e.sum() / n.sum()), None, None
+    return bootstrap.cluster_ratio(e, n)

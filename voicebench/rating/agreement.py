@@ -250,9 +250,7 @@ def share_with_ci(rows: list[tuple[str, bool]], rounds: int, seed: int):
         [[sum(a for i, a in rows if i == it), sum(1 for i, _ in rows if i == it)] for it in items],
         dtype=float,
     )
-    share, lo, hi = bootstrap.clustered_share(
-        by_item[:, 0], by_item[:, 1], rounds=rounds, seed=seed
-    )
+    share, lo, hi = bootstrap.cluster_ratio(by_item[:, 0], by_item[:, 1], rounds=rounds, seed=seed)
     return (round(share, 4), round(lo, 4), round(hi, 4), len(rows))
 
 

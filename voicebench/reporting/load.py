@@ -124,13 +124,13 @@ def quality_figure(quality: LoadQuality, summary: LoadSummary, folder: Path) -> 
         for q in quality.bands:
             if q.preferred is None:
                 continue
-            at, y = (q.low + q.high) / 2, 100 * q.preferred
+            at, pct = (q.low + q.high) / 2, 100 * q.preferred
             color = BUDGET_COLOR if q.worse else "#2b8cbe"
             if q.low_ci is None or q.high_ci is None:  # too few items for an interval
-                top.scatter([at], [y], marker="o", facecolors="none", edgecolors=color, s=50)
+                top.scatter([at], [pct], marker="o", facecolors="none", edgecolors=color, s=50)
             else:
-                err = [[y - 100 * q.low_ci], [100 * q.high_ci - y]]
-                top.errorbar([at], [y], yerr=err, marker="o", capsize=3, color=color)
+                err = [[pct - 100 * q.low_ci], [100 * q.high_ci - pct]]
+                top.errorbar([at], [pct], yerr=err, marker="o", capsize=3, color=color)
         if quality.breaks_at is not None:
             for ax in (top, bottom):
                 ax.axvline(quality.breaks_at - 0.5, color=BUDGET_COLOR, linewidth=1.4)
@@ -138,16 +138,23 @@ def quality_figure(quality: LoadQuality, summary: LoadSummary, folder: Path) -> 
         top.set_ylabel("preferred to the baseline (%)")
         top.legend(fontsize=8, loc="lower left", frameon=False)
         bands = summary.bands
-        x = [(b.low + b.high) / 2 for b in bands]
+        x = np.array([(b.low + b.high) / 2 for b in bands])
+        ceiling = _ceiling(summary)
         for name, value, color in (
             ("TTFA p50", "ttfa_p50_ms", "#2b8cbe"),
             ("TTFA p90", "ttfa_p90_ms", "#e6550d"),
         ):
-            bottom.plot(x, [getattr(b, value) for b in bands], marker="o", color=color, label=name)
+            y = np.array([getattr(b, value) for b in bands])
+            shown = np.minimum(y, ceiling)
+            bottom.plot(x, shown, marker="o", color=color, label=name)
+            off = y >= ceiling
+            if off.any():
+                bottom.scatter(x[off], shown[off], marker="^", s=80, color=color, zorder=6)
         bottom.axhline(
             summary.budget_ttfa_ms, color=BUDGET_COLOR, linestyle="--", label="TTFA budget"
         )
-        bottom.set_ylabel("TTFA (ms)")
+        bottom.set_ylim(0, ceiling * 1.04)
+        bottom.set_ylabel("TTFA (ms); triangles: off the scale")
         bottom.legend(fontsize=8, loc="upper left", frameon=False)
         bottom.set_xlabel(
             "calls in progress when the turn started (band; bars: 95% intervals over items; "
@@ -173,6 +180,16 @@ def describe(header: LoadHeader) -> str:
     return pattern.describe()
 
 
+def _ceiling(summary: LoadSummary) -> float:
+    """The TTFA axis's top: above the medians and the p90s of bands without failures (a p90
+    lifted by failed turns, counted as the turn timeout, would flatten the rest)."""
+    bands = summary.bands
+    measured = [b.ttfa_p50_ms for b in bands] + [
+        b.ttfa_p90_ms for b in bands if not b.failure_share
+    ]
+    return 1.25 * max([summary.budget_ttfa_ms, *measured])
+
+
 def concurrency_figure(summary: LoadSummary, folder: Path) -> str:
     """TTFA p50/p90 and the failure share by band, with intervals and the breaking point."""
     bands = summary.bands
@@ -180,10 +197,7 @@ def concurrency_figure(summary: LoadSummary, folder: Path) -> str:
     # A p90 lifted by failed turns (counted as the turn timeout) would flatten the rest: the
     # axis stops above the medians and the p90s of bands without failures, and a point above
     # that sits at its top as a triangle.
-    measured = [b.ttfa_p50_ms for b in bands] + [
-        b.ttfa_p90_ms for b in bands if not b.failure_share
-    ]
-    ceiling = 1.25 * max([summary.budget_ttfa_ms, *measured])
+    ceiling = _ceiling(summary)
     with plt.rc_context(STYLE):
         fig, (top, bottom) = plt.subplots(
             2, 1, figsize=(9, 6), sharex=True, gridspec_kw={"height_ratios": [3, 1]}
@@ -193,8 +207,11 @@ def concurrency_figure(summary: LoadSummary, folder: Path) -> str:
             ("TTFA p90", "ttfa_p90_ms", "ttfa_p90_ci", "#e6550d"),
         ):
             y = np.array([getattr(b, value) for b in bands])
-            low = np.array([getattr(b, ci)[0] for b in bands])
-            high = np.minimum([getattr(b, ci)[1] for b in bands], ceiling)
+            # a band with too few calls for an interval: no bar
+            low = np.array([(getattr(b, ci) or (v, v))[0] for b, v in zip(bands, y, strict=True)])
+            high = np.minimum(
+                [(getattr(b, ci) or (v, v))[1] for b, v in zip(bands, y, strict=True)], ceiling
+            )
             shown = np.minimum(y, ceiling)
             err = np.array([shown - np.minimum(low, shown), np.maximum(high - shown, 0)])
             top.errorbar(x, shown, yerr=err, marker="o", capsize=3, color=color, label=name)
@@ -206,7 +223,9 @@ def concurrency_figure(summary: LoadSummary, folder: Path) -> str:
         share = np.array([100 * b.failure_share for b in bands])
         share_err = np.array(
             [
-                [share[k] - 100 * b.failure_ci[0], 100 * b.failure_ci[1] - share[k]]
+                [0.0, 0.0]
+                if b.failure_ci is None
+                else [share[k] - 100 * b.failure_ci[0], 100 * b.failure_ci[1] - share[k]]
                 for k, b in enumerate(bands)
             ]
         ).T

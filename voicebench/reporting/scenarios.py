@@ -27,9 +27,14 @@ _KIND_MARKERS = {"white": "o", "pink": "s", "babble": "^"}
 def _ci(v: Interval | None, scale: float = 1.0, unit: str = "") -> Cell:
     if v is None:
         return Cell("-")
-    point, low, high = (x * scale for x in v)
     fmt = ",.0f" if scale == 1.0 else ".1f"
-    return Cell(f"{point:{fmt}}{unit} ({low:{fmt}}\u2013{high:{fmt}})", point)
+    point, low, high = v
+    if low is None or high is None:  # too few dialogues for an interval
+        return Cell(f"{point * scale:{fmt}}{unit} (too few to tell)", point * scale)
+    return Cell(
+        f"{point * scale:{fmt}}{unit} ({low * scale:{fmt}}\u2013{high * scale:{fmt}})",
+        point * scale,
+    )
 
 
 def _share(v: Interval | None) -> Cell:
@@ -142,7 +147,15 @@ def snr_curves(agents: Sequence[AgentLatency], folder: Path) -> str:
                         continue
                     x = np.array([p[0] for p in points])
                     y = np.array([p[1][0] for p in points]) * scale
-                    err = np.array([[p[1][0] - p[1][1], p[1][2] - p[1][0]] for p in points]).T
+                    # a point on too few dialogues for an interval has no bar
+                    err = np.array(
+                        [
+                            [0.0, 0.0]
+                            if p[1][1] is None or p[1][2] is None
+                            else [p[1][0] - p[1][1], p[1][2] - p[1][0]]
+                            for p in points
+                        ]
+                    ).T
                     ax.errorbar(
                         x,
                         y,

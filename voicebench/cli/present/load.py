@@ -9,7 +9,9 @@ from voicebench.api.views import LoadQuality, LoadSummary, breaking_point_text, 
 from voicebench.cli.common import out, show
 
 
-def _span(v: float, ci: tuple[float, float]) -> str:
+def _span(v: float, ci: tuple[float, float] | None) -> str:
+    if ci is None:  # too few calls in the band for an interval
+        return f"{v:,.0f} [too few to tell]"
     return f"{v:,.0f} [{ci[0]:,.0f}, {ci[1]:,.0f}]"
 
 
@@ -32,7 +34,9 @@ def load_table(summary: LoadSummary, title: str) -> Table:
             str(b.turns),
             _span(b.ttfa_p50_ms, b.ttfa_p50_ci),
             _span(b.ttfa_p90_ms, b.ttfa_p90_ci),
-            f"{100 * b.failure_share:.0f}% [{100 * b.failure_ci[0]:.0f}, "
+            f"{100 * b.failure_share:.0f}% [too few to tell]"
+            if b.failure_ci is None
+            else f"{100 * b.failure_share:.0f}% [{100 * b.failure_ci[0]:.0f}, "
             f"{100 * b.failure_ci[1]:.0f}]",
             "[red]yes[/]" if b.over else "no",
         )
@@ -53,7 +57,8 @@ def load_table(summary: LoadSummary, title: str) -> Table:
 def show_load_quality(quality: LoadQuality) -> None:
     """A judged load's quality by band against its baseline, and where it breaks."""
     t = Table(
-        title=f"HEART quality by concurrency, against {quality.baseline}", title_justify="left"
+        title=f"HEART quality by concurrency: replies preferred to {quality.baseline}'s",
+        title_justify="left",
     )
     for c in ("concurrent calls", "contestant", "items", "preferred", "95% CI", "worse"):
         t.add_column(c, justify="left" if c == "contestant" else "right")

@@ -12,6 +12,7 @@ from voicebench.api import TTFA_BUDGET_MS, TTFT_BUDGET_MS
 from voicebench.api.views import (
     OVERLAP_GROUPS,
     PERCENTILES,
+    TOO_FEW,
     AgentSpec,
     Interval,
     RunProgress,
@@ -59,8 +60,10 @@ def summary_table(summary: RunSummary, title: str) -> Table:
 def _interval(v: Interval | None, scale: float = 1.0, fmt: str = ",.0f") -> str:
     if v is None:
         return "-"
-    point, low, high = (x * scale for x in v)
-    return f"{point:{fmt}} [{low:{fmt}}, {high:{fmt}}]"
+    point, low, high = v
+    if low is None or high is None:
+        return f"{point * scale:{fmt}} ({TOO_FEW})"
+    return f"{point * scale:{fmt}} [{low * scale:{fmt}}, {high * scale:{fmt}}]"
 
 
 def scenario_table(rows: Sequence[ScenarioFigures], title: str) -> Table:
@@ -82,7 +85,12 @@ def scenario_table(rows: Sequence[ScenarioFigures], title: str) -> Table:
 
 
 def _unit(text: str, unit: str) -> str:
-    return text if text == "-" else f"{text} {unit}"
+    if text == "-":
+        return text
+    few = f" ({TOO_FEW})"
+    if text.endswith(few):  # the unit with the value: "200 ms (too few to tell)"
+        return f"{text.removesuffix(few)} {unit}{few}"
+    return f"{text} {unit}"
 
 
 def overlap_table(rows: Sequence[ScenarioFigures], title: str) -> Table | None:
