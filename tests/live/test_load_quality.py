@@ -23,9 +23,9 @@ from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.errors import InputError
 from voicebench.fixtures import write_wav
 from voicebench.fixtures.synth import PiperSpeaker, render_utterance
+from voicebench.judging.load import judge_load, load_quality, read_load_judging
 from voicebench.live.load import LOAD_FILE, TURNS_FILE, LoadHeader, load_pattern
 from voicebench.live.load_summary import LoadTurn
-from voicebench.live.quality import judge_load, load_quality, read_load_judging
 from voicebench.runlog import RunHeader, RunStore, TurnRecord
 
 pytestmark = pytest.mark.slow

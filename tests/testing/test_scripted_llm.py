@@ -38,7 +38,7 @@ async def _stream(client: openai.AsyncOpenAI) -> tuple[str, int | None, str | No
 async def test_stream_reproduces_reply_after_the_injected_ttft() -> None:
     async with ScriptedLLMServer(ttft_ms=200, token_delay_ms=5, reply=REPLY) as server:
         content, client_ttft_ns, finish = await _stream(_client(server))
-        records = server.requests()
+        records = server.requests(at_least=1)
     assert content == REPLY
     assert finish == "stop"
     assert client_ttft_ns is not None and client_ttft_ns >= 200_000_000

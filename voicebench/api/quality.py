@@ -21,8 +21,8 @@ from voicebench.judging import Verdict, default_out_dir, judge_runs, load_judge_
 from voicebench.judging.cards import JudgeCard, find_card
 from voicebench.judging.check import DEFAULT_GOLD, check_judge
 from voicebench.judging.gold import SPLITS
+from voicebench.judging.load import JUDGING_DIR, is_load, judge_load
 from voicebench.judging.paired import PairedComparison, paired_comparison
-from voicebench.live.quality import JUDGING_DIR, is_load, judge_load
 from voicebench.rating import RatingTable, rate_judging
 from voicebench.strategies import LABELS_FILE, ReplyStrategies, run_labelling
 from voicebench.strategies.diversity import StrategySummary
@@ -114,7 +114,7 @@ def judge(
     pairwise on the five HEART dimensions, both orders. Verdicts are cached in the folder, so
     an interrupted judging resumes. Given one load folder (``load``), its replies are judged
     by concurrency band against the lowest band, or ``against`` a run of the same items
-    (``voicebench.live.quality``); its load report then shows quality by band.
+    (``voicebench.judging.load``); its load report then shows quality by band.
 
     Args:
         runs: run folders or ``Run`` objects (from ``replay``), or one load folder.

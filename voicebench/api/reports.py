@@ -11,9 +11,9 @@ from voicebench.api.results import Judging, PathLike, Run, folder
 from voicebench.budgets import TTFA_BUDGET_MS, TTFT_BUDGET_MS
 from voicebench.campaign.folder import is_campaign, report_inputs
 from voicebench.errors import InputError
+from voicebench.judging.load import LoadQuality
+from voicebench.judging.load import load_quality as quality_by_band
 from voicebench.live.load import LOAD_FILE
-from voicebench.live.quality import LoadQuality
-from voicebench.live.quality import load_quality as quality_by_band
 from voicebench.reporting import BuiltReport, build_report
 from voicebench.reporting.load import write_load_report
 from voicebench.reporting.replies import AudioFormat

@@ -17,10 +17,10 @@ from voicebench.gates.check import TOO_FEW_EXIT, describe
 from voicebench.gates.compare import format_value
 from voicebench.judging import DIMENSIONS, SMOKE_WARNING, JudgingResult, Verdict
 from voicebench.judging.cards import JudgeCard, Tally, card_line, card_of_judging, trust_warning
+from voicebench.judging.load import LoadQuality
 from voicebench.judging.models import DIMENSION_NAMES
 from voicebench.judging.paired import PairedComparison
 from voicebench.live import LoadSummary, LoadTurn
-from voicebench.live.quality import LoadQuality
 from voicebench.metrics import pass_figures, spread, summarize
 from voicebench.metrics.scenarios import OVERLAP_GROUPS, Interval, ScenarioFigures, scenario_figures
 from voicebench.metrics.summary import PERCENTILES, RunSummary, kinds_text

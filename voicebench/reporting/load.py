@@ -9,7 +9,7 @@ the run report, ``summary.json`` and ``figures/``:
 - ``load_quality``, once the load is judged (``voicebench judge LOAD_DIR``): how often each
   band's reply was preferred to the baseline's, with its interval, where quality breaks, and
   the band's TTFA p50 and p90 beneath it on the same axis of calls in progress
-  (``voicebench.live.quality``).
+  (``voicebench.judging.load``).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import numpy as np
 from markupsafe import Markup
 
 from voicebench._jsonl import write_atomic
+from voicebench.judging.load import JUDGING_DIR, LoadQuality, load_quality, read_load_judging
 from voicebench.live.load import LoadHeader, load_pattern, read_calls, read_load
 from voicebench.live.load_summary import (
     BreakingPoint,
@@ -29,7 +30,6 @@ from voicebench.live.load_summary import (
     LoadTurn,
     summarize_load,
 )
-from voicebench.live.quality import JUDGING_DIR, LoadQuality, load_quality, read_load_judging
 from voicebench.reporting.figures import STYLE, plt, save_figure
 from voicebench.reporting.render import asset, environment, figure_uri
 

@@ -70,7 +70,8 @@ def scenario_table(report: Report) -> Table:
         headers,
         rows,
         caption="Turns grouped by the scenario they played (docs/scenarios.md). Word error "
-        "rate: all errors over all words said, turns resampled whole.",
+        "rate: all errors over all words said. Intervals resample the group's dialogues, each "
+        "with its turns; a group of fewer than 6 dialogues has none (too few to tell).",
         numeric=_numeric(headers, 0, 1, 6),
     )
 
@@ -112,8 +113,10 @@ def overlap_table(report: Report) -> Table:
         headers,
         rows,
         caption="Over the turns where the agent was talking when the seeker spoke. Stop "
-        "latency: the seeker's first sound to the agent's last audible sample. Shares have "
-        "Wilson score intervals, percentiles bootstrap intervals.",
+        "latency: the seeker's first sound to the agent's last audible sample. Intervals "
+        "resample dialogues, each with its turns (6 needed for a median or a share, 30 for a "
+        "p90; fewer: too few to tell); a share of 0% or 100% has the Wilson interval of as "
+        "many trials as dialogues.",
         numeric=frozenset({2, 4}),
     )
 

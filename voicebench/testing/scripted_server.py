@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import tempfile
+import time
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -80,9 +81,16 @@ class ScriptedLLMServer(HelperServer):
         """Where the server appends its request log."""
         return Path(self._tmp.name) / "requests.jsonl"
 
-    def requests(self) -> list[RequestRecord]:
-        """The request log so far, in order of completion."""
-        return read_models(self.log_path, RequestRecord)
+    def requests(self, at_least: int = 0, timeout_s: float = 5.0) -> list[RequestRecord]:
+        """The request log so far, in order of completion. A request is logged just after its
+        reply's last byte is sent, so a client may have read the reply first: ``at_least``
+        waits (up to ``timeout_s``) until that many requests are logged."""
+        deadline = time.monotonic() + timeout_s
+        records = read_models(self.log_path, RequestRecord)
+        while len(records) < at_least and time.monotonic() < deadline:
+            time.sleep(0.005)
+            records = read_models(self.log_path, RequestRecord)
+        return records
 
     def enqueue(
         self,

@@ -34,8 +34,9 @@ from voicebench._jsonl import write_atomic
 from voicebench._model import FrozenModel, read_model
 from voicebench.budgets import TTFA_BUDGET_MS
 from voicebench.errors import InputError
-from voicebench.judging import JudgingResult, Verdict, judge_runs
 from voicebench.judging.combine import pair_results
+from voicebench.judging.models import Verdict
+from voicebench.judging.run import JudgingResult, judge_runs
 from voicebench.judging.store import current_verdicts
 from voicebench.live.load import LOAD_FILE, LoadHeader, read_load
 from voicebench.live.load_summary import LoadTurn, summarize_load
