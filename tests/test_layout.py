@@ -34,6 +34,7 @@ ORDER = (
     "timing",
     "runlog",
     "metrics",
+    "recordings",
     "agent",
     "pipeline",
     "remote",

@@ -1,0 +1,222 @@
+"""A two-channel call recording timed turn by turn, from its audio alone.
+
+Reading. WAV (PCM or 8 kHz mu-law/A-law, as phone platforms record), FLAC or Opus in Ogg, at any
+common rate; each channel is resampled to 16 kHz. One channel is the caller, the other the agent;
+which is which is given (``caller="left"`` or ``"right"``). A mono file, or one that is not
+audio, is refused in one line naming the file.
+
+Speech. Each channel goes through Silero VAD (the model the pipeline uses, shipped in pipecat) in
+frames of 32 ms (512 samples at 16 kHz): a frame is speech when the model's confidence is at least
+``THRESHOLD``. Runs of speech frames are spans; spans closer than ``JOIN_S`` are one span (a breath
+between words) and spans shorter than ``MIN_SPEECH_S`` are dropped (a click, a cough). The model's
+confidence outlasts the speech by a frame or more (longer in noise), so each span's edges are
+then moved on the signal's energy, in 10 ms windows (``speech_spans``).
+
+Turns. The caller's spans closer than ``PAUSE_S`` are one utterance (a pause within a sentence).
+Each utterance is a turn:
+
+- its end of speech is the end of its last span;
+- the agent's first audio after it is the start of the first agent span that starts after the
+  end of speech, and the response latency is the gap between them;
+- when the agent was already talking as the caller began, the caller barged in, and the agent's
+  stop time is from the caller's first sound to the end of that agent span;
+- when the agent began while the caller was still talking, the agent talked over the caller;
+- talk-over is the time both spoke at once during the turn.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from voicebench.errors import InputError, MissingFileError
+from voicebench.fixtures.audio import resample, to_int16
+
+RATE = 16_000
+FRAME = 512
+FRAME_S = FRAME / RATE
+"""The VAD's frame: every time read off a recording is on this grid (32 ms)."""
+THRESHOLD = 0.5
+JOIN_S = 0.25
+MIN_SPEECH_S = 0.1
+PAUSE_S = 0.7
+"""Silence within one utterance of the caller (a pause mid-sentence) is shorter than this."""
+
+Side = Literal["left", "right"]
+
+
+@dataclass(frozen=True)
+class Span:
+    start_s: float
+    end_s: float
+
+
+@dataclass(frozen=True)
+class Recording:
+    path: Path
+    rate: int
+    """The file's own sample rate."""
+    caller: np.ndarray
+    agent: np.ndarray
+    """Each channel at 16 kHz, 16-bit."""
+
+    @property
+    def duration_s(self) -> float:
+        return self.caller.size / RATE
+
+
+@dataclass(frozen=True)
+class RecordedTurn:
+    """One utterance of the caller and what the agent did about it."""
+
+    index: int
+    start_s: float
+    """The caller's first sound."""
+    end_s: float
+    """The caller's end of speech."""
+    response_s: float | None
+    """The agent's first audio after the end of speech (None: it never spoke again)."""
+    barge_in: bool
+    """The agent was talking when the caller began."""
+    stop_s: float | None
+    """After a barge-in: the caller's first sound to the end of the agent's talk."""
+    agent_talked_over: bool
+    """The agent began while the caller was still talking."""
+    talk_over_s: float
+    """Seconds both spoke at once, from the caller's first sound to its end of speech."""
+
+    @property
+    def latency_s(self) -> float | None:
+        """End of speech to the agent's first audio after it."""
+        return None if self.response_s is None else self.response_s - self.end_s
+
+
+def read_recording(path: Path, *, caller: Side = "left") -> Recording:
+    """Both channels of a call recording at 16 kHz; a missing, unreadable or mono file is bad
+    input naming the file."""
+    import soundfile
+
+    if not path.is_file():
+        raise MissingFileError("recording", path)
+    try:
+        data, rate = soundfile.read(str(path), dtype="float32", always_2d=True)
+    except (RuntimeError, soundfile.LibsndfileError) as exc:
+        raise InputError(f"not a recording that can be read: {exc}", file=path) from None
+    if data.shape[1] != 2:
+        raise InputError(
+            f"has {data.shape[1]} channel(s): a call recording needs two, the caller on one "
+            "and the agent on the other",
+            file=path,
+        )
+    if not 8_000 <= rate <= 48_000:
+        raise InputError(f"sample rate {rate} Hz: 8-48 kHz recordings are read", file=path)
+    left, right = (to_int16(resample(data[:, k].astype(np.float64), rate, RATE)) for k in (0, 1))
+    said, heard = (left, right) if caller == "left" else (right, left)
+    return Recording(path=path, rate=int(rate), caller=said, agent=heard)
+
+
+def speech_frames(pcm: np.ndarray) -> np.ndarray:
+    """Per 32 ms frame of 16 kHz audio, whether Silero VAD hears speech in it."""
+    from pipecat.audio.vad.silero import SileroVADAnalyzer
+
+    vad = SileroVADAnalyzer()
+    vad.set_sample_rate(RATE)
+    frames = pcm.size // FRAME
+    out = np.zeros(frames, dtype=bool)
+    for k in range(frames):
+        chunk = pcm[k * FRAME : (k + 1) * FRAME].astype(np.int16).tobytes()
+        out[k] = vad.voice_confidence(chunk) >= THRESHOLD
+    return out
+
+
+def spans_of(frames: np.ndarray) -> list[Span]:
+    """Runs of speech frames as spans, near ones joined and short ones dropped."""
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], frames.astype(np.int8), [0]])))
+    runs = [(int(a), int(b)) for a, b in zip(edges[::2], edges[1::2], strict=True)]
+    joined: list[list[int]] = []
+    for a, b in runs:
+        if joined and (a - joined[-1][1]) * FRAME_S < JOIN_S:
+            joined[-1][1] = b
+        else:
+            joined.append([a, b])
+    return [
+        Span(round(a * FRAME_S, 3), round(b * FRAME_S, 3))
+        for a, b in joined
+        if (b - a) * FRAME_S >= MIN_SPEECH_S
+    ]
+
+
+WINDOW = 160
+"""10 ms at 16 kHz: the grain of the energy refinement of a span's edges."""
+REFINE_S = 0.2
+NOISE_MARGIN = 1.5
+"""A window is quiet within this factor of the channel's noise floor (its 10th percentile)."""
+
+
+def _refined(span: Span, rms: np.ndarray, floor: float) -> Span:
+    """The span's edges moved to where the sound is: the VAD's confidence lags the end of
+    speech by a frame or more (longer in noise). The end moves back (at most ``REFINE_S``)
+    past the 10 ms windows that are quiet: below a twentieth of the span's median level or
+    within ``NOISE_MARGIN`` of the channel's noise floor, whichever is louder; the start
+    moves back over windows that are not."""
+    a, b = int(span.start_s * RATE) // WINDOW, int(span.end_s * RATE) // WINDOW
+    inside = rms[a:b]
+    if inside.size == 0:
+        return span
+    quiet = max(0.05 * float(np.median(inside)), NOISE_MARGIN * floor)
+    reach = int(REFINE_S * RATE) // WINDOW
+    end = b
+    while end > a + 1 and b - end < reach and rms[end - 1] < quiet:
+        end -= 1
+    start = a
+    while start > 0 and a - start < reach and rms[start - 1] >= quiet:
+        start -= 1
+    return Span(round(start * WINDOW / RATE, 3), round(end * WINDOW / RATE, 3))
+
+
+def speech_spans(pcm: np.ndarray) -> list[Span]:
+    """Where a channel (16 kHz) holds speech: Silero's spans, their edges refined on the
+    signal's energy (``_refined``)."""
+    spans = spans_of(speech_frames(pcm))
+    n = pcm.size // WINDOW
+    rms = np.sqrt(np.mean(pcm[: n * WINDOW].astype(np.float64).reshape(n, WINDOW) ** 2, axis=1))
+    floor = float(np.percentile(rms, 10)) if n else 0.0
+    return [_refined(s, rms, floor) for s in spans]
+
+
+def _utterances(spans: list[Span]) -> list[Span]:
+    out: list[Span] = []
+    for s in spans:
+        if out and s.start_s - out[-1].end_s < PAUSE_S:
+            out[-1] = Span(out[-1].start_s, s.end_s)
+        else:
+            out.append(s)
+    return out
+
+
+def _overlap(a: Span, b: Span) -> float:
+    return max(0.0, min(a.end_s, b.end_s) - max(a.start_s, b.start_s))
+
+
+def recorded_turns(caller: list[Span], agent: list[Span]) -> list[RecordedTurn]:
+    """The caller's utterances as turns, each with what the agent did (module docstring)."""
+    turns = []
+    for k, u in enumerate(_utterances(caller)):
+        talking = next((a for a in agent if a.start_s < u.start_s < a.end_s), None)
+        response = next((a.start_s for a in agent if a.start_s >= u.end_s), None)
+        turns.append(
+            RecordedTurn(
+                index=k,
+                start_s=u.start_s,
+                end_s=u.end_s,
+                response_s=response,
+                barge_in=talking is not None,
+                stop_s=None if talking is None else round(talking.end_s - u.start_s, 3),
+                agent_talked_over=any(u.start_s < a.start_s < u.end_s for a in agent),
+                talk_over_s=round(sum(_overlap(u, a) for a in agent), 3),
+            )
+        )
+    return turns
