@@ -35,6 +35,7 @@ from .quality import (
     serve_rating_page,
     strategies_file,
 )
+from .recordings import analyze_recordings
 from .reports import is_load, load_quality, load_report, report
 from .results import Calls, EloDifference, GateResults, Judging, Run, run_sync
 from .runs import converse, converse_async, replay, replay_async, run_folder
@@ -66,6 +67,7 @@ __all__ = [
     "VoicebenchError",
     "adversarial",
     "adversarial_plan",
+    "analyze_recordings",
     "check",
     "check_gates",
     "compare",

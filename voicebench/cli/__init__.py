@@ -47,10 +47,11 @@ COMMANDS: dict[str, str] = {
     "compare": "gates",
     "campaign": "campaign",
     "dialogues": "dialogues",
+    "recordings": "recordings",
 }
 """Every command, in the order --help lists them, and the module (under ``voicebench.cli``)
 whose ``app`` holds it."""
-GROUPS = {"dialogues"}
+GROUPS = {"dialogues", "recordings"}
 """Commands that are their module's whole app: a group of commands of their own."""
 
 

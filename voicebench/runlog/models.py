@@ -57,6 +57,8 @@ class ReplayMode(StrEnum):
     """The agent's own earlier replies form the history."""
     SIMULATED = "simulated"
     """A simulated seeker says each line in answer to the agent (``voicebench converse``)."""
+    RECORDED = "recorded"
+    """Turns read off recordings of calls (``voicebench recordings analyze``)."""
 
 
 REPLAY_MODES = (ReplayMode.TEACHER_FORCED, ReplayMode.FREE_RUNNING)

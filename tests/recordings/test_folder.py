@@ -1,0 +1,53 @@
+"""``voicebench recordings analyze``: recorded calls written as a run folder that ``check`` and
+``report`` read as a replay: a Twilio-style 8 kHz mu-law recording with a barge-in."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from known_calls import known_call, write
+from typer.testing import CliRunner
+
+from voicebench import api
+from voicebench.cli import app
+from voicebench.runlog import read_header
+
+CALL = known_call(latencies_s=(0.6, 1.2), barge_after_s=1.0, stop_s=0.4)
+
+
+@pytest.mark.slow
+def test_recorded_calls_become_a_run_folder_that_check_and_report_read(tmp_path: Path):
+    calls = tmp_path / "calls"
+    calls.mkdir()
+    write(calls / "twilio-call.wav", CALL.stereo(), 8_000, "ULAW")
+    write(calls / "second.flac", CALL.stereo()[:, ::-1].copy())  # the caller on the right
+    out = tmp_path / "run"
+    shown = CliRunner().invoke(
+        app, ["recordings", "analyze", str(calls / "twilio-call.wav"), "--out", str(out)]
+    )
+    assert shown.exit_code == 0, shown.output
+    run = api.Run.load(out)
+    assert read_header(out).mode == "recorded"
+    turns = list(run.records)
+    assert [r.turn_index for r in turns] == [0, 2, 4] and turns[-1].final
+    # TTFA is the response latency read off the recording, to within a VAD frame
+    assert [round(r.timing.ttfa_ms / 100) for r in turns[:2]] == [6, 12]
+    barge = turns[2]
+    assert barge.error is not None and barge.error.kind == "no_answer"
+    assert barge.scenario.name == "barge-in" and 300 <= barge.scenario.stop_ms <= 360
+    # both channels heard: the caller's words and the agent's reply
+    assert "alone" in turns[0].user_text.lower() and "lonely" in turns[0].reply_text.lower()
+    item = json.loads((out / "dialogues.jsonl").read_text().splitlines()[0])
+    assert item["id"] == "twilio-call" and len(item["turns"]) == 5
+
+    gates = api.check(out, max_ttfa_p50_ms=1500)
+    assert gates.results[0].figure.value == pytest.approx(900, abs=40)
+    page = api.report([out], out=tmp_path / "report")
+    assert (page.out_dir / "index.html").is_file()
+
+    other = api.analyze_recordings([calls / "second.flac"], out=tmp_path / "r2", caller="right")
+    assert [round(r.timing.ttfa_ms / 100) for r in list(other.records)[:2]] == [6, 12]
+    again = CliRunner().invoke(app, ["recordings", "analyze", str(calls), "--out", str(out)])
+    assert again.exit_code == 2 and "holds a run already" in again.output

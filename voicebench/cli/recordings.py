@@ -1,0 +1,55 @@
+"""Call recordings: ``recordings analyze``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from voicebench import api
+from voicebench.cli.common import Steps, VerboseOpt, VoicebenchGroup, out, quiet_libraries, show
+from voicebench.cli.present.runs import show_scenarios, summary_table
+
+app = typer.Typer(
+    cls=VoicebenchGroup,
+    rich_markup_mode="markdown",
+    no_args_is_help=True,
+    help="Call recordings: time recorded calls from their audio.",
+)
+
+
+@app.command("analyze")
+def analyze(
+    recordings: Annotated[
+        list[Path],
+        typer.Argument(help="Two-channel recordings (WAV, mu-law WAV, FLAC, Opus), or folders."),
+    ],
+    caller: Annotated[
+        str, typer.Option(help="The caller's channel: left or right; the agent is the other.")
+    ] = "left",
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="Run folder to write (default reports/runs/recorded-TIMESTAMP)."
+        ),
+    ] = None,
+    name: Annotated[str, typer.Option(help="The agent's name in the folder.")] = "recorded",
+    verbose: VerboseOpt = False,
+) -> None:
+    """Time recorded calls that voicebench did not make: each caller utterance is a turn, its
+    TTFA the agent's first audio after the caller's end of speech (Silero VAD in 32 ms frames,
+    edges on a 10 ms grid), barge-ins with the agent's stop time, both channels transcribed.
+    Writes a run folder that check, compare and report read as a replay."""
+    quiet_libraries(verbose)
+    with Steps("recordings") as s:
+        run = api.analyze_recordings(
+            recordings,
+            out=out_dir,
+            caller=caller,
+            name=name,
+            progress=lambda n, total, f: s.advance(n, total, f"{n}/{total} {f.name}"),
+        )
+    out.print(summary_table(run.summary, f"{name} - {run.path}"))
+    show_scenarios(list(run.records))
+    show(f"turns: {run.path}/turns.jsonl; check, compare and report read the folder")
