@@ -240,22 +240,24 @@ def judged_against_reference(
     return run, judged
 
 
-def load_header(dialogue_ids: Sequence[str]) -> str:
-    """A load folder's ``load.json``: one caller for a second against a remote agent."""
+def load_header(dialogue_ids: Sequence[str], **fields) -> str:
+    """A load folder's ``load.json``: one caller for a second against a remote agent
+    (``fields`` set the rest: its agent, pattern, dialogue set...)."""
     from voicebench.live.load import LoadHeader
 
-    return LoadHeader(
-        created_at=STAMP,
-        voicebench_version="0.1.0",
-        agent=AgentSpec(name="r", family="r", remote=RemoteSpec(url="ws://127.0.0.1:9")),
-        callers=1,
-        ramp_s=0,
-        duration_s=1,
-        arrivals="fixed",
-        seed=0,
-        turn_timeout_s=30,
-        dialogue_ids=tuple(dialogue_ids),
-    ).model_dump_json()
+    settings = {
+        "created_at": STAMP,
+        "voicebench_version": "0.1.0",
+        "agent": AgentSpec(name="r", family="r", remote=RemoteSpec(url="ws://127.0.0.1:9")),
+        "callers": 1,
+        "ramp_s": 0,
+        "duration_s": 1,
+        "arrivals": "fixed",
+        "seed": 0,
+        "turn_timeout_s": 30,
+        "dialogue_ids": tuple(dialogue_ids),
+    }
+    return LoadHeader(**{**settings, **fields}).model_dump_json()
 
 
 def make_load(root: Path, *, seed: int = 0) -> Path:

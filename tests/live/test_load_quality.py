@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from chromium import Browser, find_chromium
-from synthetic_runs import STAMP, WordJudge, timing, word_judge_spec
+from synthetic_runs import STAMP, WordJudge, load_header, timing, word_judge_spec
 from typer.testing import CliRunner
 
 from voicebench import api
@@ -24,7 +24,7 @@ from voicebench.errors import InputError
 from voicebench.fixtures import write_wav
 from voicebench.fixtures.synth import PiperSpeaker, render_utterance
 from voicebench.judging.load import judge_load, load_quality, read_load_judging
-from voicebench.live.load import LOAD_FILE, TURNS_FILE, LoadHeader, load_pattern
+from voicebench.live.load import LOAD_FILE, TURNS_FILE, load_pattern
 from voicebench.live.load_summary import LoadTurn
 from voicebench.runlog import RunHeader, RunStore, TurnRecord
 
@@ -74,21 +74,17 @@ def make_judged_load(root: Path) -> Path:
                     turn=_record(root.name, d, name, 600 + 150 * c),
                 )
             )
-    header = LoadHeader(
-        created_at=STAMP,
-        voicebench_version="0.1.0",
+    header = load_header(
+        [d.id for d in ITEMS],
         agent=AgentSpec(name="voice", family="r", remote=RemoteSpec(url="ws://127.0.0.1:9")),
         callers=7,
         ramp_s=1,
         duration_s=60,
-        arrivals="fixed",
-        seed=0,
         turn_timeout_s=10,
-        dialogue_ids=tuple(d.id for d in ITEMS),
         pattern=load_pattern(callers=7, ramp_s=1, duration_s=60),
         dialogues_path=str(BUILTIN_DIALOGUES),
     )
-    (root / LOAD_FILE).write_text(header.model_dump_json())
+    (root / LOAD_FILE).write_text(header)
     (root / TURNS_FILE).write_text("".join(t.model_dump_json() + "\n" for t in turns))
     return root
 

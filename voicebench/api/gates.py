@@ -14,9 +14,9 @@ from voicebench.gates import (
     Comparison,
     Gate,
     compare_runs,
+    figures_by_pass,
     folder_figures,
     make_gate,
-    pass_figures,
     read_gates,
 )
 from voicebench.gates import check as decide
@@ -82,7 +82,7 @@ def check_gates(
     if every_repeat:
         if not (path / "run.json").is_file():
             raise InputError("every-repeat gates need a run folder", file=path)
-        passes = pass_figures(path, **budgets)
+        passes = figures_by_pass(path, **budgets)
     return GateResults(path, tuple(decide(gates, figures, strict=strict, passes=passes)))
 
 

@@ -2,7 +2,7 @@
 
 from voicebench.gates.check import Gate, GateResult, check, make_gate, read_gates
 from voicebench.gates.compare import Change, Comparison, compare_runs
-from voicebench.gates.figures import FIGURE_KEYS, Figure, folder_figures, pass_figures
+from voicebench.gates.figures import FIGURE_KEYS, Figure, figures_by_pass, folder_figures
 
 __all__ = [
     "FIGURE_KEYS",
@@ -13,8 +13,8 @@ __all__ = [
     "GateResult",
     "check",
     "compare_runs",
+    "figures_by_pass",
     "folder_figures",
     "make_gate",
-    "pass_figures",
     "read_gates",
 ]

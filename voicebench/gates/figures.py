@@ -132,7 +132,7 @@ def run_figures(
     )
 
 
-def pass_figures(
+def figures_by_pass(
     run_dir: Path, *, budget_ttft_ms: float = TTFT_BUDGET_MS, budget_ttfa_ms: float = TTFA_BUDGET_MS
 ) -> list[dict[str, Figure]]:
     """Every figure of each pass of a repeated run (``--repeat``), pass by pass; a run of one

@@ -32,14 +32,13 @@ import numpy as np
 from voicebench import bootstrap
 from voicebench._jsonl import write_atomic
 from voicebench._model import FrozenModel, read_model
-from voicebench.budgets import TTFA_BUDGET_MS
 from voicebench.errors import InputError
 from voicebench.judging.combine import pair_results
 from voicebench.judging.models import Verdict
 from voicebench.judging.run import JudgingResult, judge_runs
 from voicebench.judging.store import current_verdicts
 from voicebench.live.load import LOAD_FILE, LoadHeader, read_load
-from voicebench.live.load_summary import LoadTurn, summarize_load
+from voicebench.live.load_summary import LoadTurn, band_edges
 from voicebench.runlog import ReplayMode, RunHeader, header_json, read_header
 
 JUDGING_DIR = "judging"
@@ -110,9 +109,6 @@ def band_runs(load_dir: Path, out_dir: Path) -> list[JudgedBand]:
             file=load_dir / LOAD_FILE,
             field="dialogues_path",
         )
-    summary = summarize_load(
-        turns, budget_ttfa_ms=TTFA_BUDGET_MS, turn_timeout_s=header.turn_timeout_s
-    )
     answered = [t for t in turns if t.turn.final and t.turn.error is None and t.turn.audio_path]
     if not answered:
         raise InputError(
@@ -121,20 +117,20 @@ def band_runs(load_dir: Path, out_dir: Path) -> list[JudgedBand]:
             file=load_dir,
         )
     out: list[JudgedBand] = []
-    for band in summary.bands:
+    for low, high in band_edges(turns):
         chosen: dict[str, LoadTurn] = {}
         for t in sorted(answered, key=lambda t: t.offset_s):
-            if band.low <= t.concurrency <= band.high:
+            if low <= t.concurrency <= high:
                 chosen.setdefault(t.turn.dialogue_id, t)
         if not chosen:
             continue
-        name = f"{header.agent.name[:60]} at {_band_label(band.low, band.high)} calls"
-        run_dir = out_dir / "bands" / f"c{band.low:03d}-{band.high:03d}"
+        name = f"{header.agent.name[:60]} at {_band_label(low, high)} calls"
+        run_dir = out_dir / "bands" / f"c{low:03d}-{high:03d}"
         _write_band(run_dir, header, name, list(chosen.values()), load_dir)
         out.append(
             JudgedBand(
-                low=band.low,
-                high=band.high,
+                low=low,
+                high=high,
                 contestant=name,
                 run_dir=str(run_dir),
                 items=len(chosen),

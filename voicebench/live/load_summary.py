@@ -181,18 +181,26 @@ def summarize_load(
     )
 
 
+def band_edges(turns: Sequence[LoadTurn]) -> list[tuple[int, int]]:
+    """The bands' (low, high) edges of calls in progress: at most ``MAX_BANDS`` of equal
+    width from 1 to the highest concurrency (some may hold no turn)."""
+    if not turns:
+        return []
+    top = max(t.concurrency for t in turns)
+    width = max(1, math.ceil(top / MAX_BANDS))
+    return [(low, min(top, low + width - 1)) for low in range(1, top + 1, width)]
+
+
 def _bands(
     turns: Sequence[LoadTurn], budget_ms: float, timeout_ms: float, failure_budget: float, seed: int
 ) -> dict:
     """The concurrency bands and the breaking point, from one seeded call bootstrap."""
     if not turns:
         return {"bands": (), "breaking_point": None}
-    top = max(t.concurrency for t in turns)
-    width = max(1, math.ceil(top / MAX_BANDS))
     rng = np.random.default_rng(seed)
     bands, over_rounds = [], []
-    for low in range(1, top + 1, width):
-        group = [t for t in turns if low <= t.concurrency < low + width]
+    for low, high in band_edges(turns):
+        group = [t for t in turns if low <= t.concurrency <= high]
         if not group:
             continue
         calls: dict[tuple[int, int], list[LoadTurn]] = {}
@@ -213,7 +221,7 @@ def _bands(
         bands.append(
             Band(
                 low=low,
-                high=min(top, low + width - 1),
+                high=high,
                 turns=ttfa.size,
                 calls=len(calls),
                 ttfa_p50_ms=round(p50, 1),

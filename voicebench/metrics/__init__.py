@@ -4,7 +4,7 @@ per-stage summary printed after a run. The run summary, the report, the gates, c
 ratings' latency columns and load read them here, so a figure is the same wherever it shows.
 """
 
-from voicebench.metrics.latency import agent_latency, cold_flags, distribution
+from voicebench.metrics.latency import agent_latency, cold_flags, distribution, pass_figures
 from voicebench.metrics.models import (
     QUANTILES,
     AgentLatency,
@@ -13,7 +13,7 @@ from voicebench.metrics.models import (
     Quantile,
     SlowTurn,
 )
-from voicebench.metrics.repeats import PassFigures, by_pass, pass_figures, spread
+from voicebench.metrics.repeats import PassFigures, by_pass, spread
 from voicebench.metrics.scenarios import Interval, ScenarioFigures, scenario_figures
 from voicebench.metrics.summary import (
     RunSummary,

@@ -37,7 +37,7 @@ from voicebench.metrics.models import (
     Quantile,
     SlowTurn,
 )
-from voicebench.metrics.repeats import pass_figures
+from voicebench.metrics.repeats import PassFigures, by_pass
 from voicebench.metrics.scenarios import scenario_figures
 from voicebench.metrics.summary import count_kinds
 from voicebench.runlog import RunHeader, TurnRecord
@@ -80,6 +80,33 @@ def within_budgets(
         return None
     ok = sum(r.within_budgets(budget_ttfa_ms, budget_ttft_ms) for r in records)
     return round(ok / len(records), 4)
+
+
+def pass_figures(
+    records: Sequence[TurnRecord], *, budget_ttft_ms: float, budget_ttfa_ms: float
+) -> tuple[PassFigures, ...]:
+    """Each pass's figures of a repeated run (``metrics.repeats``); none for a run of one pass."""
+    passes = by_pass(records)
+    if len(passes) < 2:
+        return ()
+    out = []
+    for repeat, rows in passes.items():
+        ttft, ttfa = measured(rows, "ttft_ms"), measured(rows, "ttfa_ms")
+        p50, p90 = percentiles_ms(ttfa, (50, 90)) if ttfa else (None, None)
+        out.append(
+            PassFigures(
+                repeat=repeat,
+                turns=len(rows),
+                failed=sum(r.error is not None for r in rows),
+                ttft_p50_ms=median_ms(ttft),
+                ttfa_p50_ms=p50,
+                ttfa_p90_ms=p90,
+                within_budget=within_budgets(
+                    rows, budget_ttfa_ms=budget_ttfa_ms, budget_ttft_ms=budget_ttft_ms
+                ),
+            )
+        )
+    return tuple(out)
 
 
 def distribution(
