@@ -18,8 +18,7 @@ from voicebench.api import Calls, converse_async, replay_async
 from voicebench.calling.seeker import CUT_IN, REASK
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.dialogues.personas import load_personas, personas_path
-from voicebench.fixtures import load_manifest
-from voicebench.fixtures.audio import read_wav
+from voicebench.recordings import call_turns, read_recording
 from voicebench.testing.scripted_server import ScriptedLLMServer
 from voicebench.testing.scripted_voice import ScriptedVoiceAgent
 
@@ -114,12 +113,16 @@ async def test_a_scripted_call_is_timed_heard_reported_and_saved(tmp_path: Path)
     assert card.who in requests[0][0]["content"] and card.wants in requests[0][0]["content"]
     assert "so far:\nSupporter: Hi" in requests[0][1]["content"]
     assert call.report is not None and call.report.model_dump() == REPORT
-    # The whole call to listen to: the caller's lines and the agent's replies one after
-    # another, each followed by half a second of silence, so longer than the lines alone.
-    audio = read_wav(tmp_path / "calls" / call.audio_path)
-    lines = {e.text: e for e in load_manifest(result.fixtures).entries}
-    caller = sum(lines[x].speech_end_sample - lines[x].speech_start_sample for x in said)
-    assert audio.size > caller + 4 * 8000
+    # The call as it happened, the caller on the left and the agent on the right, each turn
+    # placed in it; timed from its audio alone, it gives each turn's TTFA within 20 ms.
+    assert call.audio_path == f"calls/{ITEM}.wav"
+    assert {r.call.path for r in records} == {call.audio_path}
+    recording = read_recording(tmp_path / "calls" / call.audio_path)
+    heard = call_turns(recording)
+    assert len(heard) == len(records)
+    for r, h in zip(records, heard, strict=True):
+        assert h.end_s == pytest.approx(r.call.seconds(r.timing.speech_end_ns), abs=0.002)
+        assert h.latency_s * 1000 == pytest.approx(r.timing.ttfa_ms, abs=20)
 
     # The call is saved as an item that a replay speaks again, teacher-forced.
     saved = [json.loads(x) for x in result.items.read_text().splitlines()]
@@ -213,4 +216,11 @@ async def test_a_caller_who_barges_in_cuts_in_on_the_reply(tmp_path: Path):
     assert second.error is None and second.timing.ttfa_ms >= DELAY_MS - 5
     # The line was written before the reply was heard: the seeker was told it cut in.
     assert f"Caller: {call.exchanges[0].said}\nSupporter: {CUT_IN}" in requests[0][-1]["content"]
+    # The recording holds the barge-in as it happened: read off it, the caller cut in on the
+    # agent, which stopped when the run measured it stop.
+    recording = read_recording(tmp_path / "calls" / call.audio_path)
+    heard = call_turns(recording)
+    assert [h.barge_in for h in heard] == [False, True]
+    assert second.scenario.yielded and second.scenario.stop_ms is not None
+    assert heard[1].stop_s * 1000 == pytest.approx(second.scenario.stop_ms, abs=20)
     assert call.exchanges[1].said == "Sorry, can I just say something first?"

@@ -12,11 +12,13 @@ from typer.testing import CliRunner
 
 from voicebench.agentspec import AgentSpec, RemoteSpec
 from voicebench.cli import app
+from voicebench.errors import InputError
 from voicebench.fixtures import load_manifest
 from voicebench.live import LoadTurn, read_load, run_load, summarize_load
 from voicebench.live.load import CALLS_FILE, load_pattern
 from voicebench.live.load_summary import CallSpan
 from voicebench.live.patterns import arrival_times
+from voicebench.recordings import call_turns, read_recording
 from voicebench.runlog import TurnError, TurnRecord
 from voicebench.testing.scripted_voice import ScriptedVoiceAgent
 
@@ -217,6 +219,7 @@ async def test_load_callers_play_scenarios_and_barge_in_within_their_call(
             turn_timeout_s=20,
             scenarios=["barge-in:delay_ms=900"],
             seed=1,
+            record_calls=True,
         )
     header, _ = read_load(out)
     assert header.scenarios == ("barge-in:delay_ms=900",)
@@ -228,6 +231,30 @@ async def test_load_callers_play_scenarios_and_barge_in_within_their_call(
         s = second.scenario
         assert s is not None and s.name == "barge-in" and s.agent_speaking and s.yielded
         assert 100 < s.stop_ms < 250  # the agent stops 150 ms after the seeker's first sound
+    # Asked for, each call is written as it happened; read back, it gives the call's TTFAs
+    # and the agent's stop as the load measured them.
+    for calls in {(t.caller, t.call) for t in turns}:
+        played = [t.turn for t in turns if (t.caller, t.call) == calls]
+        (name,) = {r.call.path for r in played}
+        assert name.startswith(f"calls/c{calls[0]:03d}-{calls[1]:03d}__")
+        recording = read_recording(out / name)
+        heard = call_turns(recording)
+        assert [h.barge_in for h in heard] == [False, True]
+        for r, h in zip(played, heard, strict=True):
+            assert h.latency_s * 1000 == pytest.approx(r.timing.ttfa_ms, abs=20)
+        assert heard[1].stop_s * 1000 == pytest.approx(played[1].scenario.stop_ms, abs=20)
+    with pytest.raises(InputError, match="one-process"):
+        await run_load(
+            spec,
+            items,
+            manifest,
+            short_set.fixtures_dir,
+            tmp_path / "ray",
+            callers=2,
+            duration_s=1.0,
+            backend="ray",
+            record_calls=True,
+        )
 
 
 def test_load_command_refuses_bad_targets():

@@ -11,14 +11,13 @@ import pytest
 from known_calls import RATE, known_call, with_noise, write
 
 from voicebench.errors import InputError, MissingFileError
-from voicebench.recordings import FRAME_S, read_recording, recorded_turns, speech_spans
+from voicebench.recordings import FRAME_S, call_turns, read_recording
 
 CALL = known_call(latencies_s=(0.6, 1.2), barge_after_s=1.0, stop_s=0.4)
 
 
 def _turns(path: Path, caller: str = "left"):
-    rec = read_recording(path, caller=caller)
-    return recorded_turns(speech_spans(rec.caller), speech_spans(rec.agent))
+    return call_turns(read_recording(path, caller=caller))
 
 
 def _check(turns, within_s: float) -> None:

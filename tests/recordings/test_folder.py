@@ -40,14 +40,41 @@ def test_recorded_calls_become_a_run_folder_that_check_and_report_read(tmp_path:
     # both channels heard: the caller's words and the agent's reply
     assert "alone" in turns[0].user_text.lower() and "lonely" in turns[0].reply_text.lower()
     item = json.loads((out / "dialogues.jsonl").read_text().splitlines()[0])
-    assert item["id"] == "twilio-call" and len(item["turns"]) == 5
+    # up to the last turn answered: the barge-in was never answered, so nothing to judge
+    assert item["id"] == "twilio-call" and len(item["turns"]) == 3
 
     gates = api.check(out, max_ttfa_p50_ms=1500)
     assert gates.results[0].figure.value == pytest.approx(900, abs=40)
     page = api.report([out], out=tmp_path / "report")
     assert (page.out_dir / "index.html").is_file()
 
-    other = api.analyze_recordings([calls / "second.flac"], out=tmp_path / "r2", caller="right")
+    # each call's recording beside it, every turn's milestones moments of it, and the call as
+    # read off it: talk-over, and the dead air after its last turn (the recording's second)
+    (call,) = api.recorded_calls(out)
+    assert call.caller == "left" and call.caller_guess is None
+    assert [t.barge_in for t in call.turns] == [False, False, True]
+    assert call.turns[-1].dead_air_s == 0.0 and call.turns[2].talk_over_s > 0
+    assert "Each call, read off its recording" in shown.output
+    for r in turns:
+        assert r.call.path == "calls/twilio-call.wav" and (out / r.call.path).is_file()
+    assert turns[0].call.seconds(turns[0].timing.speech_end_ns) == pytest.approx(
+        CALL.truth[0]["end_s"], abs=0.002
+    )
+
+    # the caller on the right, found by guessing: the agent stopped when talked over
+    other = api.analyze_recordings([calls / "second.flac"], out=tmp_path / "r2", caller="auto")
     assert [round(r.timing.ttfa_ms / 100) for r in list(other.records)[:2]] == [6, 12]
+    (guessed,) = api.recorded_calls(other.path)
+    assert guessed.caller == "right" and "stopped when talked over" in guessed.caller_guess
+
+    # a batch stopped after its first recording is finished by the same command; another
+    # batch into the same folder is refused
+    both = tmp_path / "both"
+    api.analyze_recordings(calls, out=both, caller="auto")
+    lines = (both / "calls.jsonl").read_text().splitlines(keepends=True)
+    (both / "calls.jsonl").write_text(lines[0])  # killed as the second call was written
+    finished = api.analyze_recordings(calls, out=both, caller="auto")
+    assert [c.call_id for c in api.recorded_calls(both)] == ["second", "twilio-call"]
+    assert len(finished.records) == 6
     again = CliRunner().invoke(app, ["recordings", "analyze", str(calls), "--out", str(out)])
-    assert again.exit_code == 2 and "holds a run already" in again.output
+    assert again.exit_code != 0 and "differs from the run being resumed" in again.output

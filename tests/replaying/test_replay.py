@@ -8,16 +8,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import soundfile
 from scripted_agent import REPLY, builtin_run, scripted
 
 from voicebench.agent.interface import HeardTurn
 from voicebench.agentspec import TurnSpec, VADSpec
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.fixtures import read_wav, speech_bounds
-from voicebench.fixtures.audio import resample, to_int16
+from voicebench.fixtures.audio import SPEECH_THRESHOLD, resample, to_int16
 from voicebench.fixtures.synth import PiperSpeaker
 from voicebench.pipeline import stt as stt_module
 from voicebench.pipeline.agent import VoiceAgent
+from voicebench.recordings import recorded_turns, speech_spans
 from voicebench.replaying import replay
 from voicebench.runlog import read_header, read_turns
 from voicebench.timing import EventKind, derive_timing, user_transcript
@@ -59,6 +61,7 @@ async def test_replay_times_every_turn_and_resumes_without_redoing_any(tmp_path:
     header = read_header(out)
     assert header.dialogue_ids == (dialogue.id,) and header.mode == "teacher-forced"
     assert read_turns(out) == records
+    _the_call_as_it_happened(out, records)
 
     def must_not_build(_spec):
         raise AssertionError("a resumed run with nothing left must not start a pipeline")
@@ -66,6 +69,30 @@ async def test_replay_times_every_turn_and_resumes_without_redoing_any(tmp_path:
     again = await replay(scripted(), agent_factory=must_not_build, **kwargs)
     assert again == records
     assert len((out / "turns.jsonl").read_text().splitlines()) == len(records)
+
+
+def _the_call_as_it_happened(out: Path, records) -> None:
+    """The dialogue's two-channel recording: every milestone of the log a sample of it, the
+    caller's end of speech and the agent's first audible sample where the log puts them, and
+    the recording, timed from its audio alone, giving each turn's TTFA within 20 ms."""
+    (name,) = {r.call.path for r in records}
+    assert name == f"calls/{records[0].dialogue_id}.wav"
+    data, rate = soundfile.read(str(out / name), dtype="int16", always_2d=True)
+    assert rate == 16_000 and data.shape[1] == 2
+    caller, agent = data[:, 0], data[:, 1]
+    loud = SPEECH_THRESHOLD * 32768
+    for r in records:
+        t = r.timing
+        end, first = r.call.sample(t.speech_end_ns), r.call.sample(t.audio_out_ns)
+        said = speech_bounds(caller[: end + 1600])  # this turn's utterance and those before
+        assert abs(said[1] - end) <= 1
+        assert not np.any(np.abs(agent[end:first].astype(int)) > loud)
+        assert np.abs(agent[first : first + 2].astype(int)).max() > loud  # within a sample
+    heard = recorded_turns(speech_spans(caller), speech_spans(agent, agent=True))
+    for r in records:
+        end_s = r.call.seconds(r.timing.speech_end_ns)
+        turn = min(heard, key=lambda h: abs(h.end_s - end_s))
+        assert turn.latency_s * 1000 == pytest.approx(r.timing.ttfa_ms, abs=20)
 
 
 def _comma_pause_utterance() -> tuple[np.ndarray, int]:

@@ -13,6 +13,7 @@ from typing import Protocol
 
 import numpy as np
 
+from voicebench.agent.realtime import Placed
 from voicebench.agentspec import AgentSpec
 from voicebench.budgets import TURN_TIMEOUT_S
 from voicebench.runlog import TurnError
@@ -65,6 +66,11 @@ class HeardTurn:
     """When the turn stopped being watched."""
     speech_to_speech: bool = False
     """One model heard and spoke (``[s2s]``): no transcript, tokens or TTS are observed."""
+    placed: Placed = ()
+    """Where ``audio`` lies on the clock (``realtime.Placed``); empty when nothing played."""
+    before: tuple[tuple[int, np.ndarray], ...] = ()
+    """What the agent played during the turn before ``audio`` begins (the talk a barge-in
+    was said over), each chunk with when it began to play: the rest of the call's recording."""
 
 
 class Agent(Protocol):

@@ -14,6 +14,9 @@ agent's *talk* is audible audio with no silence of ``TALK_GAP_NS`` or more insid
 begins (its onset, which times first audio) with the first audible sample after such a
 silence and ends (its stop, which an interruption measures) with the last audible sample
 before one. A sample is audible above ``SPEECH_THRESHOLD``, the fixtures' own rule.
+
+``Tape`` is what a loudspeaker played in a turn, each chunk with the moment it began to play,
+so the reply can be laid on the call's timeline (``voicebench.recordings.calls``).
 """
 
 from __future__ import annotations
@@ -146,6 +149,61 @@ class Audible:
         kept = self.since(ns)
         if len(kept) < len(self.spans):
             self.spans = list(kept)
+
+
+Placed = tuple[tuple[int, int], ...]
+"""Where a turn's reply audio lies on the clock: ``(sample of the audio, ns it began to play)``
+for each stretch of it that played without a break."""
+
+
+class Tape:
+    """The chunks a loudspeaker played in one turn, each with when it began to play."""
+
+    def __init__(self, rate: int) -> None:
+        self.rate = rate
+        self.chunks: list[tuple[int, np.ndarray]] = []
+
+    def add(self, start_ns: int, pcm: np.ndarray) -> None:
+        self.chunks.append((start_ns, pcm))
+
+    def end_ns(self, start_ns: int, pcm: np.ndarray) -> int:
+        return start_ns + pcm.size * NS_PER_S // self.rate
+
+    def cut(self, ns: int) -> None:
+        """Nothing played from ``ns`` on (a ``clear`` dropped it)."""
+        kept = []
+        for start, pcm in self.chunks:
+            if start >= ns:
+                break
+            kept.append((start, pcm[: (ns - start) * self.rate // NS_PER_S]))
+        self.chunks = kept
+
+    @property
+    def samples(self) -> int:
+        return sum(pcm.size for _, pcm in self.chunks)
+
+    def take(self, since_ns: int = 0, rate: int = FIXTURE_RATE) -> tuple[np.ndarray, Placed]:
+        """The audio played from the chunk playing at ``since_ns`` on, at ``rate``, and where
+        each unbroken stretch of it began to play."""
+        chunks = [(s, pcm) for s, pcm in self.chunks if self.end_ns(s, pcm) > since_ns]
+        placed: list[tuple[int, int]] = []
+        offset, free = 0, None
+        for start, pcm in chunks:
+            if start != free:
+                placed.append((offset * rate // self.rate, start))
+            offset += pcm.size
+            free = self.end_ns(start, pcm)
+        audio = np.concatenate([pcm for _, pcm in chunks]) if chunks else np.zeros(0, np.int16)
+        return at_rate(audio.astype(np.int16), rate, self.rate), tuple(placed)
+
+    def before(self, ns: int, rate: int = FIXTURE_RATE) -> tuple[tuple[int, np.ndarray], ...]:
+        """What finished playing by ``ns`` (the talk an utterance was said over), as
+        ``(ns it began to play, audio at rate)``, one per chunk."""
+        return tuple(
+            (s, at_rate(pcm.astype(np.int16), rate, self.rate))
+            for s, pcm in self.chunks
+            if self.end_ns(s, pcm) <= ns
+        )
 
 
 _ON_THE_LINE: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}

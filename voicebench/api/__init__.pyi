@@ -35,7 +35,7 @@ from .quality import (
     serve_rating_page,
     strategies_file,
 )
-from .recordings import analyze_recordings
+from .recordings import analyze_recordings, import_recordings, recorded_calls
 from .reports import is_load, load_quality, load_report, report
 from .results import Calls, EloDifference, GateResults, Judging, Run, run_sync
 from .runs import converse, converse_async, replay, replay_async, run_folder
@@ -77,6 +77,7 @@ __all__ = [
     "gate",
     "gates_file",
     "import_esconv",
+    "import_recordings",
     "is_load",
     "judge",
     "judge_async",
@@ -92,6 +93,7 @@ __all__ = [
     "rate",
     "rating_session",
     "read_dialogues",
+    "recorded_calls",
     "rejected_file",
     "replay",
     "replay_async",

@@ -131,14 +131,16 @@ def load(
     address: str | None = None,
     workers: int | None = None,
     failure_budget: float = 0.05,
+    record_calls: bool = False,
     on_start: Callable[[str, Path], None] | None = None,
     on_status: Callable[[str], None] | None = None,
     progress: Callable[[LoadTurn], None] | None = None,
 ) -> Load:
     """Many callers at once against a remote agent (a ws:// URL, or a spec with ``[remote]``)
     in a load pattern (ramp, step, spike or soak); ``on_start`` is told the pattern in words
-    and the folder before the first call. Returns the folder and its summary: TTFA and
-    failures by concurrency band with intervals, and the breaking point."""
+    and the folder before the first call; ``record_calls`` writes each call as it happened in
+    ``calls/`` (one process only). Returns the folder and its summary: TTFA and failures by
+    concurrency band with intervals, and the breaking point."""
     if arrivals not in ARRIVALS:
         raise InputError(f"must be {' or '.join(ARRIVALS)}", field="arrivals")
     if pattern not in PATTERNS:
@@ -179,5 +181,6 @@ def load(
         failure_budget=failure_budget,
         progress=progress,
         scenarios=tuple(scenarios),
+        record_calls=record_calls,
     )
     return Load(target, spec, summary)

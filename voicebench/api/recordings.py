@@ -1,22 +1,32 @@
-"""``analyze_recordings`` from Python: two-channel recordings of calls timed turn by turn and
-written as a run folder."""
+"""Call recordings from Python: two-channel recordings of calls timed turn by turn and written
+as a run folder (``analyze_recordings``), or cut into dialogue items to replay
+(``import_recordings``)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from voicebench._jsonl import read_models
 from voicebench.api.results import PathLike, Run
+from voicebench.dialogues import Dialogue
 from voicebench.errors import InputError
 from voicebench.pipeline.stt import Transcriber
+from voicebench.recordings.folder import CALLER_SIDES, CALLS_FILE, RecordedCall
 from voicebench.recordings.folder import analyze_recordings as write_folder
+from voicebench.recordings.importing import import_recordings as import_to_folder
 from voicebench.runlog import default_run_dir
 
-SIDES = ("left", "right")
+
+def _paths(recordings: PathLike | Sequence[PathLike]) -> list[Path]:
+    if isinstance(recordings, (str, os.PathLike)):
+        return [Path(recordings)]
+    return [Path(p) for p in recordings]
 
 
 def analyze_recordings(
-    recordings: Sequence[PathLike],
+    recordings: PathLike | Sequence[PathLike],
     *,
     out: PathLike | None = None,
     caller: str = "left",
@@ -28,27 +38,75 @@ def analyze_recordings(
     Args:
         recordings: two-channel WAV (PCM or 8 kHz mu-law), FLAC or Opus files at 8-48 kHz, or
             folders of them.
-        out: the run folder to write (default ``reports/runs/recorded-TIMESTAMP``); it must
-            not hold a run already.
-        caller: which channel is the caller's, ``"left"`` or ``"right"``.
+        out: the run folder to write (default ``reports/runs/recorded-TIMESTAMP``). A folder
+            this call was writing when it was killed is finished: the recordings already
+            written are kept. One holding any other run is refused.
+        caller: which channel is the caller's, ``"left"`` or ``"right"``, or ``"auto"`` to
+            guess it (``recordings.analyze.guess_caller``; ``calls.jsonl`` says why).
         name: the agent's name in the folder and its reports.
         progress: called after each recording with (done, total, file).
 
     Returns:
         The run: a turn per caller utterance, its TTFA the response latency read off the
-        recording (on a 10 ms grid, edges found by Silero VAD in 32 ms frames); a turn never
+        recording (edges found by Silero VAD in 32 ms frames, then moved to the sample on a
+        clean line, to a 10 ms grid in noise); a turn never
         answered is failed (``no_answer``); a barge-in plays the ``barge-in`` scenario with the
-        agent's stop time. ``check``, ``compare`` and ``report`` read it as a replay.
+        agent's stop time; each call's recording is in ``calls/`` and every turn as read off
+        it (talk-over, dead air) in ``calls.jsonl``. ``check``, ``compare`` and ``report``
+        read it as a replay.
     """
-    if caller not in SIDES:
-        raise InputError("must be left or right", field="caller")
+    if caller not in CALLER_SIDES:
+        raise InputError(f"must be {', '.join(CALLER_SIDES)}", field="caller")
     target = Path(out) if out is not None else default_run_dir(name, prefix="recorded-")
     write_folder(
-        [Path(p) for p in recordings],
+        _paths(recordings),
         target,
-        caller="left" if caller == "left" else "right",
+        caller=caller,
         name=name,
         transcribe=Transcriber(),
         progress=progress,
     )
     return Run.load(target)
+
+
+def recorded_calls(folder: PathLike) -> list[RecordedCall]:
+    """The calls of a folder ``analyze_recordings`` wrote, each with its caller's channel (and
+    why, when guessed) and every turn as read off it: response latency, barge-ins and the
+    agent's stop, talk-over, dead air."""
+    path = Path(folder)
+    if not (path / CALLS_FILE).is_file():
+        raise InputError("not a folder of analyzed recordings (no calls.jsonl)", file=path)
+    return read_models(path / CALLS_FILE, RecordedCall)
+
+
+def import_recordings(
+    recordings: PathLike | Sequence[PathLike],
+    *,
+    out: PathLike,
+    caller: str = "left",
+    progress: Callable[[int, int, Path], None] | None = None,
+) -> list[Dialogue]:
+    """A real call becomes a test: each recording's caller turns cut into a dialogue item and
+    audio fixtures, to replay the same caller against another agent.
+
+    Args:
+        recordings: two-channel recordings (as ``analyze_recordings`` reads them), or folders.
+        out: the folder to write: ``items.jsonl`` (an item per recording: the caller's words
+            as seeker turns, the agent's as supporter turns, its last reply the reference the
+            replay's replies are judged against) and ``fixtures/`` (each caller utterance cut
+            from the recording, its end of speech as the recording has it). Items there from
+            other recordings are kept.
+        caller: ``"left"``, ``"right"`` or ``"auto"``, as for ``analyze_recordings``.
+        progress: called after each recording with (done, total, file).
+
+    Returns:
+        The items made; replay them with ``replay(agent, OUT/items.jsonl,
+        fixtures=OUT/fixtures)``.
+    """
+    return import_to_folder(
+        _paths(recordings),
+        Path(out),
+        caller=caller,
+        transcribe=Transcriber(),
+        progress=progress,
+    )

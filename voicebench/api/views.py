@@ -31,6 +31,7 @@ from voicebench.rating.people import (
     HEART_JUDGE_HUMAN,
     PeopleSummary,
 )
+from voicebench.recordings.folder import RecordedCall
 from voicebench.replaying import RunProgress
 from voicebench.reporting import BuiltReport
 from voicebench.reporting.lines import agreement_lines, share
@@ -75,6 +76,7 @@ __all__ = [
     "PeopleSummary",
     "Rating",
     "RatingTable",
+    "RecordedCall",
     "ReplyStrategies",
     "RunProgress",
     "RunSummary",

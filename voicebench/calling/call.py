@@ -23,8 +23,9 @@ the seeker named in the header), plus:
   its caller's card, and the lines' audio, so
   ``voicebench run --dialogues OUT/items.jsonl --fixtures OUT/fixtures`` replays it,
   teacher-forced, against any agent;
-- ``calls/CALL.wav``: each call to listen to, the caller's lines and the agent's replies one
-  after another (pauses shortened);
+- ``calls/CALL.wav``: each call as it happened, the caller on the left and the agent on the
+  right, on the clock its turns were timed on (``recordings.calls``; each turn's ``call`` says
+  where it lies);
 - ``seeker-cache.jsonl``: the seeker's answers by request.
 
 A call is the unit of resumption: its turns are written when it ends, so a killed run loses
@@ -37,8 +38,6 @@ import contextlib
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-
-import numpy as np
 
 from voicebench._jsonl import append_record, write_atomic
 from voicebench.agent.interface import Agent, AgentFactory
@@ -69,14 +68,12 @@ from voicebench.calling.seeker import (
     SeekerSpec,
     open_seeker,
 )
-from voicebench.calling.voice import Lines, call_audio
+from voicebench.calling.voice import Lines
 from voicebench.dialogues import Dialogue, Role, Turn
 from voicebench.dialogues.personas import Persona
-from voicebench.fixtures import (
-    write_wav,
-)
+from voicebench.recordings.calls import CallTape
 from voicebench.replaying.folder import AgentSlot, open_run, run_header
-from voicebench.replaying.play import AUDIO_RATE, turn_history, turn_record
+from voicebench.replaying.play import turn_history, turn_record
 from voicebench.replaying.speak import drawn_scenario, hand_over_ms, speak_turn
 from voicebench.runlog import TURNS_FILE, ReplayMode, TurnRecord
 from voicebench.scenarios import draw_turn, parse_scenario
@@ -220,7 +217,7 @@ async def _call(
     earlier: dict[int, TurnRecord] = {}
     breaks = 0
     ended_by: EndedBy = "turns"
-    voices: list[np.ndarray] = []
+    tape = CallTape(audio_dir.parent, f"{CALL_AUDIO_DIR}/{base.id}.wav", fresh=True)
     pending: SeekerLine | None = None  # the next line, asked for early: it cuts in
     barged = False  # this line is said over the agent's reply to the one before
     for j in range(turns):
@@ -291,11 +288,11 @@ async def _call(
             cold=cold and j == 0,
             started_at=turn_started,
             audio_dir=audio_dir,
+            call=tape,
         )
         earlier[k] = record
         records.append(record)
         on_turn(record)
-        voices += [lines.audio(text), result.heard.audio]
         heard = (transcribe(result.heard.audio) if result.heard.audio.size else "").strip()
         exchanges.append(Exchange(turn_index=k, said=text, heard=heard, role_breaks=line.breaks))
         if heard:
@@ -310,10 +307,7 @@ async def _call(
     report = None
     if valid and exchanges:
         report = await seeker.report(card, greeting, [(e.said, e.heard) for e in exchanges])
-    audio_path = None
-    if voices:
-        audio_path = f"{CALL_AUDIO_DIR}/{base.id}.wav"
-        write_wav(audio_dir.parent / audio_path, call_audio(voices), AUDIO_RATE)
+    audio_path = tape.name if tape.path.is_file() else None
     call = CallRecord(
         call_id=base.id,
         agent_name=spec.name,

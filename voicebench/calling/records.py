@@ -71,8 +71,8 @@ class CallRecord(FrozenModel):
     finished_at: str
     seed: int = Field(default=0)
     audio_path: str | None = None
-    """The call to listen to (``calls/CALL.wav`` in the folder): the caller's lines and the
-    agent's replies one after another, pauses shortened."""
+    """The call as it happened (``calls/CALL.wav`` in the folder): the caller on the left,
+    the agent on the right, on the turns' clock (``recordings.calls``)."""
 
 
 @dataclass(frozen=True)

@@ -254,3 +254,12 @@ class Steps:
             self._bar.update(self._task, completed=done, total=total)
         if message is not None:
             self.line(message)
+
+
+CallerOpt = Annotated[
+    str,
+    typer.Option(
+        help="The caller's channel in a recording: left or right (the agent is the other), or "
+        "auto to guess it (an agent stops when talked over; else it speaks first), saying why."
+    ),
+]

@@ -1,5 +1,5 @@
-"""Dialogue-set commands: ``dialogues import esconv``, ``dialogues adversarial`` and
-``dialogues check``."""
+"""Dialogue-set commands: ``dialogues import esconv``, ``dialogues import recording``,
+``dialogues adversarial`` and ``dialogues check``."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import typer
 from voicebench import api
 from voicebench.api.views import Outcome
 from voicebench.cli.common import (
+    CallerOpt,
     Steps,
     VoicebenchGroup,
     agent_spec,
@@ -46,6 +47,43 @@ def import_esconv(
     items = api.import_esconv(file, dest, max_per_conversation=max_per_conversation)
     conversations = len({d.source for d in items})
     show(f"{len(items)} items from {conversations} conversations written to {dest}")
+
+
+@import_app.command("recording")
+def import_recording(
+    recordings: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Two-channel call recordings (WAV, mu-law WAV, FLAC, Opus), or folders."
+        ),
+    ],
+    dest: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder to write items.jsonl and fixtures/ to.")
+    ],
+    caller: CallerOpt = "left",
+) -> None:
+    """Make a real call a test: each recording becomes a dialogue item (the caller's words as
+    seeker turns, the agent's as supporter turns, its last reply the reference) and each caller
+    utterance a fixture cut from the recording, its end of speech as recorded. Items already in
+    the folder from other recordings are kept."""
+    quiet_libraries(False)
+    with Steps("recordings") as s:
+        items = api.import_recordings(
+            recordings,
+            out=dest,
+            caller=caller,
+            progress=lambda n, total, f: s.advance(n, total, f"{n}/{total} {f.name}"),
+        )
+    turns = sum(len(d.seeker_turn_indices) for d in items)
+    show(f"{len(items)} item(s), {turns} caller turn(s) cut into {dest}/fixtures")
+    show(
+        f"replay them: voicebench run --agent AGENT --dialogues {dest}/items.jsonl "
+        f"--fixtures {dest}/fixtures"
+    )
+
+
+# As the command is also known: `voicebench dialogues import-recording CALL.wav`.
+app.command("import-recording", hidden=True)(import_recording)
 
 
 def _outcome_line(outcome: Outcome, n: int, total: int) -> str:

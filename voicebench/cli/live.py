@@ -210,6 +210,14 @@ def load(
             min=0.0, max=1.0, help="A band is over when more than this share of its turns fail."
         ),
     ] = 0.05,
+    record_calls: Annotated[
+        bool,
+        typer.Option(
+            "--record-calls",
+            help="Write each call as it happened, a two-channel WAV in LOAD_DIR/calls (the "
+            "caller left, the agent right; one process only).",
+        ),
+    ] = False,
 ) -> None:
     """Many callers at once against a remote voice agent, in a load pattern: TTFA percentiles
     and failure shares by concurrency band with intervals, failures by kind, and the breaking
@@ -248,6 +256,7 @@ def load(
             address=address,
             workers=workers,
             failure_budget=failure_budget,
+            record_calls=record_calls,
             on_start=started,
             on_status=s.status,
             progress=lambda t: s.line(_load_line(t)),

@@ -8,7 +8,16 @@ from typing import Annotated
 import typer
 
 from voicebench import api
-from voicebench.cli.common import Steps, VerboseOpt, VoicebenchGroup, out, quiet_libraries, show
+from voicebench.cli.common import (
+    CallerOpt,
+    Steps,
+    VerboseOpt,
+    VoicebenchGroup,
+    out,
+    quiet_libraries,
+    show,
+)
+from voicebench.cli.present.recordings import recorded_calls_table
 from voicebench.cli.present.runs import show_scenarios, summary_table
 
 app = typer.Typer(
@@ -25,9 +34,7 @@ def analyze(
         list[Path],
         typer.Argument(help="Two-channel recordings (WAV, mu-law WAV, FLAC, Opus), or folders."),
     ],
-    caller: Annotated[
-        str, typer.Option(help="The caller's channel: left or right; the agent is the other.")
-    ] = "left",
+    caller: CallerOpt = "left",
     out_dir: Annotated[
         Path | None,
         typer.Option(
@@ -39,8 +46,10 @@ def analyze(
 ) -> None:
     """Time recorded calls that voicebench did not make: each caller utterance is a turn, its
     TTFA the agent's first audio after the caller's end of speech (Silero VAD in 32 ms frames,
-    edges on a 10 ms grid), barge-ins with the agent's stop time, both channels transcribed.
-    Writes a run folder that check, compare and report read as a replay."""
+    edges moved to the sample on a clean line, to 10 ms in noise), barge-ins with the agent's
+    stop time, talk-over and dead air, both channels transcribed. Writes a run folder that
+    check, compare and report read as a replay, with each call in calls/ and every turn as read
+    off it in calls.jsonl; rerun with the same --out to finish a batch that was stopped."""
     quiet_libraries(verbose)
     with Steps("recordings") as s:
         run = api.analyze_recordings(
@@ -52,4 +61,5 @@ def analyze(
         )
     out.print(summary_table(run.summary, f"{name} - {run.path}"))
     show_scenarios(list(run.records))
+    out.print(recorded_calls_table(api.recorded_calls(run.path)))
     show(f"turns: {run.path}/turns.jsonl; check, compare and report read the folder")

@@ -33,6 +33,7 @@ from voicebench.errors import RunError
 from voicebench.fixtures import Manifest
 from voicebench.live.load_summary import CallSpan, LoadTurn
 from voicebench.live.patterns import Window
+from voicebench.recordings.calls import CallTape
 from voicebench.replaying.play import play_dialogue
 from voicebench.scenarios import parse_scenario
 
@@ -69,6 +70,9 @@ class CallerPool:
     audio_dir: Path | None = None
     """Where each call's final reply is kept (``cCALLER-CALL__DIALOGUE__tNN.wav``); None keeps
     none."""
+    calls_dir: Path | None = None
+    """Where each call is written as it happened (``cCALLER-CALL__DIALOGUE.wav``,
+    ``recordings.calls``) when it ends; None writes none."""
     start: float = field(default_factory=time.monotonic)
     active: int = 0
     dialled: int = 0
@@ -104,6 +108,11 @@ class CallerPool:
                 def starting(k: int) -> None:
                     starts[k] = (self.active, self.now())
 
+                tape = None
+                if self.calls_dir is not None:
+                    name = f"{self.calls_dir.name}/c{caller:03d}-{number:03d}__{dialogue.id}.wav"
+                    tape = CallTape(self.calls_dir.parent, name, deferred=True)
+
                 async for turn in play_dialogue(
                     agent,
                     self.spec,
@@ -120,6 +129,7 @@ class CallerPool:
                     audio_dir=self.audio_dir,
                     audio_prefix=f"c{caller:03d}-{number:03d}__",
                     final_audio_only=True,
+                    call=tape,
                 ):
                     concurrency, offset = starts[turn.turn_index]
                     if turn.error is not None:
@@ -133,6 +143,8 @@ class CallerPool:
                             turn=turn,
                         )
                     )
+                if tape is not None:  # written off the event loop: the other calls keep time
+                    await asyncio.get_running_loop().run_in_executor(None, tape.flush)
         finally:
             self.active -= 1
             span = CallSpan(

@@ -117,12 +117,14 @@ async def run_load(
     agent_factory: AgentFactory | None = None,
     scenarios: Sequence[str] = (),
     dialogues_path: Path | None = None,
+    record_calls: bool = False,
 ) -> list[LoadTurn]:
     """Run the load and return every turn (also appended to ``out_dir/turns.jsonl``): the
     ``pattern``, or a ramp of ``callers`` over ``ramp_s`` calling for ``duration_s``.
     ``scenarios``: ``--scenario`` options, drawn per turn with ``seed`` as in a run. Each
     call's final reply is kept in ``out_dir/audio`` (one process only), for judging
-    quality under load (``voicebench judge LOAD_DIR``)."""
+    quality under load (``voicebench judge LOAD_DIR``). ``record_calls``: each call is also
+    written as it happened, in ``out_dir/calls`` (``recordings.calls``; one process only)."""
     if spec.remote is None:
         raise InputError(
             "load needs a remote agent (a [remote] spec or a ws:// URL); serve a "
@@ -137,6 +139,11 @@ async def run_load(
         )
     if backend not in ("local", "ray"):
         raise InputError("must be local or ray", field="backend")
+    if record_calls and backend == "ray":
+        raise InputError(
+            "calls are recorded by the one-process backend only (--backend local)",
+            field="record_calls",
+        )
     # one process takes MAX_CALLERS; on Ray each worker takes its share (workers_for)
     if pattern.callers < 1 or (backend == "local" and pattern.callers > MAX_CALLERS):
         raise InputError(
@@ -224,6 +231,7 @@ async def run_load(
             on_turn=on_turn,
             on_call=on_call,
             audio_dir=out_dir / "audio",
+            calls_dir=out_dir / "calls" if record_calls else None,
         )
         try:
             await pool.run(list(enumerate(windows)))

@@ -317,14 +317,14 @@ class VoiceAgent:
         )
         if cue.hand_over_ms is None:
             await asyncio.sleep(SETTLE_S)
+        since = speech_end_ns if cue.barge_in else 0
+        audio, placed = speaker.tape.take(since, SAMPLE_RATE)
         return HeardTurn(
             speech_end_ns=speech_end_ns,
             events=tuple(self.observer.since(start_ns)),
-            audio=at_rate(
-                speaker.take_recording(speech_end_ns if cue.barge_in else 0),
-                SAMPLE_RATE,
-                self.out_rate,
-            ),
+            audio=audio,
+            placed=placed,
+            before=speaker.tape.before(since, SAMPLE_RATE),
             # a pipeline that stopped mid-turn is a turn that never ended
             timed_out=watched.ending in (Ending.TIMED_OUT, Ending.LOST),
             start_ns=start_ns,

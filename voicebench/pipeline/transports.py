@@ -37,7 +37,9 @@ from voicebench.agent.realtime import (
     Audible,
     Microphone,
     Playout,
+    Tape,
     Utterance,
+    at_rate,
 )
 from voicebench.timing.events import EventKind
 from voicebench.timing.observer import TimingObserver
@@ -106,17 +108,13 @@ class CaptureOutputTransport(BaseOutputTransport):
         self._observer = observer
         self._playout = Playout()
         self.audible = Audible()
-        self._recording: list[tuple[int, bytes]] = []
-        """``(when the chunk finished playing, its audio)``"""
+        self.tape = Tape(params.audio_out_sample_rate or 16_000)
+        """What played in the turn, each chunk with when it began (``begin_turn`` starts it;
+        ``Tape.take`` reads it)."""
 
     def begin_turn(self) -> None:
         """Start a new recording."""
-        self._recording = []
-
-    def take_recording(self, since_ns: int = 0) -> np.ndarray:
-        """Everything played since ``begin_turn``, from the chunk playing at ``since_ns`` on."""
-        chunks = [audio for end, audio in self._recording if end > since_ns]
-        return np.frombuffer(b"".join(chunks), dtype=np.int16).copy()
+        self.tape = Tape(self.tape.rate)
 
     async def start(self, frame: StartFrame) -> None:
         await super().start(frame)
@@ -134,7 +132,12 @@ class CaptureOutputTransport(BaseOutputTransport):
         onset = self.audible.add(play_start, pcm, frame.sample_rate)
         if onset is not None:
             self._observer.record(EventKind.AUDIO_OUT, onset)
-        self._recording.append((self._playout.next_free_ns, frame.audio))
+        if frame.sample_rate != self.tape.rate:
+            if self.tape.chunks:
+                pcm = at_rate(pcm, self.tape.rate, frame.sample_rate)
+            else:
+                self.tape = Tape(frame.sample_rate)
+        self.tape.add(play_start, pcm)
         return True
 
 

@@ -47,7 +47,14 @@ import scipy.signal  # noqa: F401  (resample's; loaded here so no turn waits on 
 
 from voicebench import _arrivals
 from voicebench.agent.interface import AFTER_ASIDE_S, PLAIN, HeardTurn, TurnCue
-from voicebench.agent.realtime import FIXTURE_RATE, FRAME_NS, NS_PER_S, Microphone, at_rate
+from voicebench.agent.realtime import (
+    FIXTURE_RATE,
+    FRAME_NS,
+    NS_PER_S,
+    Microphone,
+    Placed,
+    at_rate,
+)
 from voicebench.agent.watch import Ending, watch_turn
 from voicebench.agentspec import AgentSpec
 from voicebench.budgets import TURN_TIMEOUT_S
@@ -271,12 +278,15 @@ class RemoteAgent:
             clock=self.clock,
             deadline_ns=self.clock() + int(timeout_s * NS_PER_S),
         )
+        audio, placed, before = self._take()
         if watched.ending is Ending.LOST and speaker.over is None:  # the agent hung up
             return HeardTurn(
                 speech_end_ns,
                 tuple(speaker.events),
-                self._take(),
+                audio,
                 False,
+                placed=placed,
+                before=before,
                 failure=TurnError(
                     kind="closed_mid_turn",
                     reason="the agent closed the connection before its answer ended"
@@ -299,8 +309,10 @@ class RemoteAgent:
         return HeardTurn(
             speech_end_ns,
             tuple(speaker.events),
-            self._take(),
+            audio,
             watched.ending is Ending.TIMED_OUT,
+            placed=placed,
+            before=before,
             failure=failure,
             black_box=True,
             start_ns=start_ns,
@@ -321,9 +333,11 @@ class RemoteAgent:
         """16 kHz fixture PCM at the connection's sample rate."""
         return at_rate(pcm, self.rate)
 
-    def _take(self) -> np.ndarray:
-        audio = np.frombuffer(b"".join(self._speaker.recording), dtype=np.int16).copy()
-        return at_rate(audio, FIXTURE_RATE, self.rate) if audio.size else audio
+    def _take(self) -> tuple[np.ndarray, Placed, tuple[tuple[int, np.ndarray], ...]]:
+        """The reply heard from the end of the caller's speech on, where it lies on the clock,
+        and what played before it in the turn."""
+        tape, since = self._speaker.tape, self._speaker.listening_since
+        return *tape.take(since, FIXTURE_RATE), tape.before(since, FIXTURE_RATE)
 
 
 class _Watching:

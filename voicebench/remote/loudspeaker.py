@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from voicebench.agent.realtime import NS_PER_S, Audible, Playout
+from voicebench.agent.realtime import NS_PER_S, Audible, Playout, Tape
 from voicebench.remote.telephony import TelephonyCaller
 from voicebench.timing import EventKind, TurnEvent
 
@@ -45,8 +45,9 @@ class Loudspeaker:
         self.playout = Playout()
         self.audible = Audible()
         self.events: list[TurnEvent] = []
-        self.recording: list[bytes] = []
-        """What was heard from the end of the caller's speech on."""
+        self.tape = Tape(rate)
+        """What was heard in the turn, each chunk with when it began to play (its reply is
+        what played from the end of the caller's speech on)."""
         self.recorded = 0
         """Samples in ``recording``."""
         self.max_recorded = 60 * rate
@@ -100,7 +101,7 @@ class Loudspeaker:
     def exceed(self, what: str) -> None:
         """The agent went past a cap: note which, and keep nothing more of this turn."""
         self.over = f"the agent sent {what}; the turn was ended there"
-        self.recording, self.recorded = [], 0
+        self.tape, self.recorded = Tape(self.rate), 0
         self.news.set()
 
     def play(self, audio: bytes, now: int) -> None:
@@ -121,15 +122,13 @@ class Loudspeaker:
             return
         if onset is not None:
             self.note(TurnEvent(EventKind.AUDIO_OUT, onset))
-        if now >= self.listening_since:
-            self.recorded += pcm.size
-            if self.recorded > self.max_recorded:
-                self.exceed(
-                    f"more than {self.max_recorded / self.rate:g} s of audio (the turn "
-                    "timeout's worth)"
-                )
-                return
-            self.recording.append(pcm.tobytes())
+        self.recorded += pcm.size
+        if self.recorded > self.max_recorded:
+            self.exceed(
+                f"more than {self.max_recorded / self.rate:g} s of audio (the turn timeout's worth)"
+            )
+            return
+        self.tape.add(start, pcm)
         if self.audible.spans and self.audible.spans[-1][1] > start:
             # this chunk was audible: quiet is measured from the last audible audio
             self.last_audio_end_ns = self.playout.next_free_ns
@@ -137,11 +136,9 @@ class Loudspeaker:
     def clear(self, now: int) -> None:
         """The agent's ``clear``: what is queued and not yet played is dropped now, as the
         platform drops it, and every mark waiting on it is returned."""
-        unplayed = max(0, self.playout.next_free_ns - now) * self.rate // NS_PER_S
-        if unplayed and self.recording:
-            kept = b"".join(self.recording)
-            self.recording = [kept[: max(0, len(kept) - 2 * unplayed)]]
-            self.recorded = len(self.recording[0]) // 2
+        if self.playout.next_free_ns > now:
+            self.tape.cut(now)
+            self.recorded = self.tape.samples
         self.playout.next_free_ns = min(self.playout.next_free_ns, now)
         self.audible.cut(now)
         self.events = [
@@ -183,7 +180,7 @@ class Loudspeaker:
 
     def start_recording(self, timeout_s: float) -> None:
         """Keep what is heard from now on, at most ``timeout_s`` worth."""
-        self.recording, self.recorded, self.text_chars = [], 0, 0
+        self.tape, self.recorded, self.text_chars = Tape(self.rate), 0, 0
         self.max_recorded = int(timeout_s * self.rate)
 
     def close(self) -> None:

@@ -18,6 +18,7 @@ from voicebench.agent.interface import Agent
 from voicebench.agentspec import AgentSpec
 from voicebench.dialogues import Dialogue, Role
 from voicebench.fixtures import Manifest, write_wav
+from voicebench.recordings.calls import CallTape
 from voicebench.replaying.speak import SpokenTurn, drawn_scenario, hand_over_ms, speak_turn
 from voicebench.runlog import ReplayMode, TurnRecord
 from voicebench.scenarios import Scenario
@@ -77,16 +78,21 @@ def turn_record(
     audio_dir: Path | None,
     repeat: int = 0,
     audio_prefix: str = "",
+    call: CallTape | None = None,
 ) -> TurnRecord:
     """The record of seeker turn ``k`` of ``dialogue`` as spoken in pass ``repeat``; its
     reply's audio is written to ``audio_dir`` (None keeps none), its name after
-    ``audio_prefix``."""
+    ``audio_prefix``, and the turn laid on its ``call``'s recording."""
     audio_path = None
     if audio_dir is not None and spoken.heard.audio.size:
         name = f"{dialogue.id}__t{k:02d}" + (f"__r{repeat}" if repeat else "") + ".wav"
         name = audio_prefix + name
         audio_path = f"{audio_dir.name}/{name}"
         write_wav(audio_dir / name, spoken.heard.audio, AUDIO_RATE)
+    heard = spoken.heard
+    placed = None
+    if call is not None:
+        placed = call.add(spoken.said, heard)
     return TurnRecord(
         run_id=run_id,
         contestant=spec.id,
@@ -102,6 +108,7 @@ def turn_record(
         llm_requests=spoken.llm_requests,
         llm_calls=spoken.llm_calls,
         audio_path=audio_path,
+        call=placed,
         timing=spoken.timing,
         error=spoken.error,
         scenario=spoken.scenario,
@@ -131,6 +138,7 @@ async def play_dialogue(
     repeat: int = 0,
     audio_prefix: str = "",
     final_audio_only: bool = False,
+    call: CallTape | None = None,
 ) -> AsyncIterator[TurnRecord]:
     """Speak seeker turns ``turns`` of ``dialogue`` (in order) to a started ``agent`` and
     yield each one's record as it ends; stop after a failed one.
@@ -142,8 +150,12 @@ async def play_dialogue(
     reply's audio is written (``run_dir/audio``; None keeps none). ``starting(k)`` is called
     just before turn ``k`` is spoken. ``repeat``: which pass of a repeated run this is (its
     draws use ``repeat_seed``). ``audio_prefix`` starts each reply's audio file name;
-    ``final_audio_only`` keeps only the final turn's (a load's calls)."""
+    ``final_audio_only`` keeps only the final turn's (a load's calls). ``call``: the
+    recording the turns are laid on (``recordings.calls``), from a new stretch of it: the agent
+    may be a new one, on its own clock."""
     seed = repeat_seed(seed, repeat)
+    if call is not None:
+        call.begin()
     done = dict(earlier or {})
     handed_over = False  # the turn before returned with the agent still speaking
     for i, k in enumerate(turns):
@@ -179,6 +191,7 @@ async def play_dialogue(
             audio_dir=audio_dir if k == dialogue.final_turn_index or not final_audio_only else None,
             repeat=repeat,
             audio_prefix=audio_prefix,
+            call=call,
         )
         done[k] = record
         yield record

@@ -18,6 +18,7 @@ from voicebench.agentspec import AgentSpec
 from voicebench.budgets import TURN_TIMEOUT_S
 from voicebench.dialogues import Dialogue
 from voicebench.errors import InputError
+from voicebench.recordings.calls import CallTape, call_name
 from voicebench.replaying.folder import AgentSlot, open_run, run_header
 from voicebench.replaying.play import play_dialogue
 from voicebench.runlog import ReplayMode, TurnRecord
@@ -105,6 +106,7 @@ async def replay(
             return records
         async with AgentSlot(spec, agent_factory) as slot:
             for repeat, dialogue, turns in _by_dialogue(todo):
+                call = CallTape(out_dir, call_name(dialogue.id, repeat))
                 while turns:
                     playing, cold = await slot.get()
                     earlier = {
@@ -128,6 +130,7 @@ async def replay(
                         cold=cold,
                         audio_dir=run.store.audio_dir,
                         repeat=repeat,
+                        call=call,
                     ):
                         run.store.append(record)
                         done[(repeat, dialogue.id, record.turn_index)] = record

@@ -41,6 +41,9 @@ class SpokenTurn:
     llm_calls: int | None
     error: TurnError | None
     scenario: ScenarioOutcome | None = None
+    said: tuple[tuple[int, np.ndarray], ...] = ()
+    """What the caller said, each utterance with the clock reading of its sample 0 (the
+    turn's, and a backchannel word's): the caller's side of the call's recording."""
 
 
 def _interpret(
@@ -194,6 +197,10 @@ async def speak_turn(
         history, said.pcm, said.speech_end_sample, timeout_s=timeout_s, cue=said.cue
     )
     spoken = _interpret(heard, user_text=turn.text, secret=api_key(spec), timeout_s=timeout_s)
+    caller = [(heard.start_ns, said.pcm)]
+    if said.cue.aside is not None and heard.aside_ns is not None:
+        caller.append((heard.aside_ns, said.cue.aside))
+    spoken = dataclasses.replace(spoken, said=tuple(caller))
     if scenario is None:
         return spoken
     heard, outcome = shape_heard(

@@ -78,6 +78,20 @@ class CallFacts(FrozenModel):
     would_call_again: bool | None = None
 
 
+class CallMoment(FrozenModel):
+    """Where a reply lies in its call's two-channel recording (the caller left, the agent
+    right), copied beside the page."""
+
+    audio: str
+    """The recording, relative to the report folder."""
+    from_s: float
+    """Where the page's player starts: a few seconds before the caller's end of speech."""
+    said_end_s: float
+    """The caller's end of speech, in seconds from the recording's start."""
+    first_audio_s: float | None
+    """The agent's first audible sample of the reply; None when none came."""
+
+
 class ReplyView(FrozenModel):
     """One contestant's final reply to an item, as the listener heard it."""
 
@@ -94,6 +108,8 @@ class ReplyView(FrozenModel):
     """Why the reply's audio is not in the report although one was recorded: its path led out
     of its folder, so it was not copied."""
     failed: str | None = None
+    moment: CallMoment | None = None
+    """The reply in its call's recording, when the run wrote one."""
     call: CallFacts | None = None
     """For a whole simulated call: its turns with their timing, how it ended, the caller's
     report."""

@@ -14,7 +14,7 @@ from typing import Literal
 
 import soundfile as sf
 
-from voicebench._folder import Outside
+from voicebench._folder import Outside, inside
 from voicebench.calling.outcomes import call_turns
 from voicebench.calling.records import ENDINGS, CallRecord, read_calls
 from voicebench.fixtures.audio import resample
@@ -25,10 +25,12 @@ from voicebench.judging import (
     read_judging_header,
     read_replies,
 )
+from voicebench.judging.models import Reply, locate_run
 from voicebench.rating import folder_judgments
 from voicebench.rating.agreement import RATING_LABELS
 from voicebench.reporting.models import (
     CallFacts,
+    CallMoment,
     CallTurnView,
     ItemReplies,
     PersonView,
@@ -67,6 +69,55 @@ def copy_audio(source: Path, target: Path, audio_format: AudioFormat) -> None:
     sf.write(target, samples, to_rate, format="OGG", subtype="OPUS")
 
 
+LEAD_S = 3.0
+"""How long before the caller's end of speech a reply's call starts playing on the page."""
+
+
+class _Moments:
+    """Each reply's place in its call's recording: the run's turns read once per run, each
+    recording copied once."""
+
+    def __init__(self, judging_dir: Path, out_dir: Path, audio_format: AudioFormat) -> None:
+        self.judging_dir, self.out_dir, self.audio_format = judging_dir, out_dir, audio_format
+        self._turns: dict[str, dict[str, TurnRecord]] = {}
+        self._copied: dict[Path, str] = {}
+
+    def of(self, reply: Reply) -> CallMoment | None:
+        if reply.run_dir is None or reply.audio_path is None:
+            return None
+        if reply.run_dir not in self._turns:
+            try:
+                run = locate_run(reply.run_dir, self.judging_dir)
+                self._turns[reply.run_dir] = {
+                    t.audio_path: t for t in read_turns(run) if t.audio_path
+                }
+            except (OSError, ValueError):
+                self._turns[reply.run_dir] = {}
+        turn = self._turns[reply.run_dir].get(reply.audio_path)
+        if turn is None or turn.call is None or turn.timing is None:
+            return None
+        try:
+            source = inside(locate_run(reply.run_dir, self.judging_dir), turn.call.path)
+        except Outside:
+            return None
+        if not source.is_file():
+            return None
+        if source not in self._copied:
+            name = f"call-{hashlib.sha256(str(source).encode()).hexdigest()[:12]}"
+            audio = f"{AUDIO_DIR}/{name}.{_EXTENSION[self.audio_format]}"
+            (self.out_dir / AUDIO_DIR).mkdir(parents=True, exist_ok=True)
+            copy_audio(source, self.out_dir / audio, self.audio_format)
+            self._copied[source] = audio
+        t, ref = turn.timing, turn.call
+        said_end = ref.seconds(t.speech_end_ns)
+        return CallMoment(
+            audio=self._copied[source],
+            from_s=round(max(0.0, said_end - LEAD_S), 2),
+            said_end_s=round(said_end, 3),
+            first_audio_s=None if t.audio_out_ns is None else round(ref.seconds(t.audio_out_ns), 3),
+        )
+
+
 def item_replies(
     judging_dir: Path,
     out_dir: Path,
@@ -87,6 +138,7 @@ def item_replies(
     people = defaultdict(list)
     for h in folder_judgments(judging_dir, human_judgments):
         people[h.item_id].append(h)
+    moments = _Moments(judging_dir, out_dir, audio_format)
     out = []
     for item_id in sorted(replies):
         views = []
@@ -109,6 +161,7 @@ def item_replies(
                     audio=audio,
                     audio_refused=refused,
                     failed=r.failed,
+                    moment=moments.of(r),
                 )
             )
         dialogue = items.get(item_id)

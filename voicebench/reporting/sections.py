@@ -292,8 +292,8 @@ def _calls(report: Report) -> Section:
             Text(
                 "Each judged call, by caller: the call as heard, turn by turn with the time "
                 "the caller waited for each answer, how it ended, the caller's own report, "
-                "the whole call to play (turns one after another, pauses shortened) and the "
-                "judges' verdicts."
+                "the whole call to play as it happened (the caller on the left, the agent on "
+                "the right) and the judges' verdicts."
             ),
             Replies(report.call_replies),
         ]

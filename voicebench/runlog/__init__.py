@@ -3,6 +3,7 @@
 from voicebench.runlog.models import (
     REPLAY_MODES,
     RUNLOG_SCHEMA_VERSION,
+    CallRef,
     ReplayMode,
     RunHeader,
     ScenarioOutcome,
@@ -26,6 +27,7 @@ __all__ = [
     "REPLAY_MODES",
     "RUNLOG_SCHEMA_VERSION",
     "TURNS_FILE",
+    "CallRef",
     "ReplayMode",
     "RunHeader",
     "RunStore",

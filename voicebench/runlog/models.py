@@ -6,6 +6,8 @@ A run directory holds::
     turns.jsonl    one TurnRecord per line, appended and flushed as each turn finishes
     audio/         the bot's output audio per turn, DIALOGUE__tNN.wav (16 kHz mono; a later
                    pass of a repeated run's DIALOGUE__tNN__rK.wav)
+    calls/         each dialogue as it happened, DIALOGUE.wav (16 kHz, the caller on the left,
+                   the agent on the right, on the turns' clock; ``voicebench.recordings.calls``)
 
 ``schema_version`` is bumped on any incompatible change; readers refuse versions they do
 not know. Specs are stored as loaded: they name the environment variable holding an API
@@ -13,6 +15,8 @@ key, never the key.
 
 Versions:
 
+- 4, later: a turn may name its place in its call's recording (``call``); logs without it
+  have none.
 - 4, later: a run replayed K times (``--repeat``) has ``repeats`` in its header and each
   turn's ``repeat`` (0 to K-1); both are left out when there is one pass, so logs without them
   read as one pass.
@@ -116,6 +120,23 @@ class ScenarioOutcome(FrozenModel):
     """pause, premature: how long before the true end of speech the agent began."""
 
 
+class CallRef(FrozenModel):
+    """Where a turn lies in its call's two-channel recording (``voicebench.recordings.calls``)."""
+
+    path: str
+    """The recording, relative to the run directory: ``calls/DIALOGUE.wav``."""
+    start_ns: int
+    """The clock reading of the recording's first sample: a milestone ``ns`` of this turn is
+    its sample ``(ns - start_ns) * rate // 1e9`` (``sample``)."""
+
+    def sample(self, ns: int, rate: int = 16_000) -> int:
+        return (ns - self.start_ns) * rate // 1_000_000_000
+
+    def seconds(self, ns: int) -> float:
+        """Where ``ns`` is in the recording, in seconds from its start."""
+        return (ns - self.start_ns) / 1e9
+
+
 class TurnRecord(Versioned):
     """One spoken seeker turn and the agent's answer to it."""
 
@@ -152,6 +173,8 @@ class TurnRecord(Versioned):
     unheard; absent when the provider does not report its requests."""
     audio_path: str | None = None
     """The bot's output audio for this turn, relative to the run directory."""
+    call: CallRef | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Where the turn lies in its call's recording; None where none was written."""
     timing: TurnTiming | None = None
     """Milestones and derived latencies; absent when the turn failed before any."""
     error: TurnError | None = None

@@ -1,0 +1,54 @@
+"""Recorded calls for the terminal: each call as read off its recording."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.table import Table
+
+from voicebench.api.views import RecordedCall
+
+
+def _ms(values: Sequence[float]) -> str:
+    if not values:
+        return "-"
+    ordered = sorted(values)
+    return f"{1000 * ordered[len(ordered) // 2]:,.0f}"
+
+
+def recorded_calls_table(calls: Sequence[RecordedCall]) -> Table:
+    """A row per call: its caller's channel, turns, the median response latency, barge-ins
+    with the agent's median stop, talk-over and dead air."""
+    table = Table(title="Each call, read off its recording", title_justify="left")
+    for col in (
+        "call",
+        "caller",
+        "turns",
+        "answered",
+        "latency p50 (ms)",
+        "barge-ins",
+        "stop p50 (ms)",
+        "talk-over (s)",
+        "dead air (s)",
+    ):
+        table.add_column(col, justify="left" if col in ("call", "caller") else "right")
+    guessed = []
+    for c in calls:
+        latencies = [t.latency_s for t in c.turns if t.latency_s is not None]
+        stops = [t.stop_s for t in c.turns if t.barge_in and t.stop_s is not None]
+        table.add_row(
+            c.call_id,
+            c.caller + (" (guessed)" if c.caller_guess else ""),
+            str(len(c.turns)),
+            str(len(latencies)),
+            _ms(latencies),
+            str(sum(t.barge_in for t in c.turns)),
+            _ms(stops),
+            f"{sum(t.talk_over_s for t in c.turns):.1f}",
+            f"{sum(t.dead_air_s for t in c.turns):.1f}",
+        )
+        if c.caller_guess:
+            guessed.append(f"{c.call_id}: {c.caller_guess}")
+    if guessed:
+        table.caption = "\n".join(guessed)
+    return table
