@@ -12,6 +12,8 @@ from known_calls import RATE, known_call, with_noise, write
 
 from voicebench.errors import InputError, MissingFileError
 from voicebench.recordings import FRAME_S, call_turns, read_recording
+from voicebench.recordings.folder import analyze_recordings
+from voicebench.recordings.importing import import_recordings
 
 CALL = known_call(latencies_s=(0.6, 1.2), barge_after_s=1.0, stop_s=0.4)
 
@@ -74,3 +76,9 @@ def test_bad_files_are_refused_naming_the_file(tmp_path: Path):
         read_recording(text)
     with pytest.raises(MissingFileError):
         read_recording(tmp_path / "gone.wav")
+    # in a batch, a bad file is refused before anything is written, by either command
+    good = write(tmp_path / "good.wav", CALL.stereo())
+    for command in (analyze_recordings, import_recordings):
+        with pytest.raises(InputError, match="1 channel"):
+            command([good, mono], tmp_path / "out", transcribe=lambda _pcm: "")
+        assert not (tmp_path / "out").exists()

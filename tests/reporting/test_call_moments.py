@@ -87,3 +87,35 @@ async def test_a_reply_plays_from_its_moment_in_the_call(tmp_path: Path):
     assert errors == []
     assert 7.0 <= facts["at"] < 9.0  # it plays from the turn's moment
     assert "the caller stops at 10.00 s, the agent answers at 11.20 s" in facts["note"]
+
+
+async def test_a_run_report_lists_its_calls_to_play_with_each_turns_moments(tmp_path: Path):
+    items = load_dialogues(BUILTIN_DIALOGUES)[:3]
+    run = make_run(tmp_path, "fast", items, [900, 1500])
+    _with_calls(run)
+    built = build_report([run], tmp_path / "report")
+    calls = built.report.recordings
+    assert [c.dialogue_id for c in calls] == [d.id for d in items]
+    assert built.report.recordings_left_out == 0
+    for c in calls:
+        (turn,) = c.turns
+        assert (turn.from_s, turn.said_end_s) == (7.0, 10.0)
+        assert turn.first_audio_s == pytest.approx(10.0 + turn.ttfa_ms / 1000)
+        assert (built.out_dir / c.audio).is_file() and built.out_dir / c.audio in built.files
+    markdown = (built.out_dir / "report.md").read_text()
+    assert "## Calls to play" in markdown and "the agent answers at 10.90 s" in markdown
+    if CHROMIUM is None:
+        pytest.skip("Chromium is not installed: the page was not opened")
+    async with Browser(CHROMIUM) as browser:
+        await browser.open(built.out_dir / "index.html")
+        facts = json.loads(
+            await browser.evaluate(
+                """JSON.stringify({
+                  players: document.querySelectorAll('#recordings audio.call').length,
+                  moments: Array.from(document.querySelectorAll('#recordings a.moment'))
+                    .map(a => a.getAttribute('href'))})"""
+            )
+        )
+        errors = browser.errors()
+    assert errors == [] and facts["players"] == len(items)
+    assert facts["moments"] == [f"{c.audio}#t=7.0" for c in calls]

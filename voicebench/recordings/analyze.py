@@ -116,25 +116,39 @@ class RecordedTurn(FrozenModel):
         return None if self.response_s is None else self.response_s - self.end_s
 
 
-def read_recording(path: Path, *, caller: Side = "left") -> Recording:
-    """Both channels of a call recording at 16 kHz; a missing, unreadable or mono file is bad
-    input naming the file."""
+def check_recording(path: Path) -> None:
+    """Refuse a missing, unreadable or mono file, or one at a rate outside 8-48 kHz, naming it,
+    from its header alone (before a batch writes anything)."""
     import soundfile
 
     if not path.is_file():
         raise MissingFileError("recording", path)
     try:
-        data, rate = soundfile.read(str(path), dtype="float32", always_2d=True)
+        info = soundfile.info(str(path))
     except (RuntimeError, soundfile.LibsndfileError) as exc:
         raise InputError(f"not a recording that can be read: {exc}", file=path) from None
-    if data.shape[1] != 2:
+    if info.channels != 2:
         raise InputError(
-            f"has {data.shape[1]} channel(s): a call recording needs two, the caller on one "
+            f"has {info.channels} channel(s): a call recording needs two, the caller on one "
             "and the agent on the other",
             file=path,
         )
-    if not 8_000 <= rate <= 48_000:
-        raise InputError(f"sample rate {rate} Hz: 8-48 kHz recordings are read", file=path)
+    if not 8_000 <= info.samplerate <= 48_000:
+        raise InputError(
+            f"sample rate {info.samplerate} Hz: 8-48 kHz recordings are read", file=path
+        )
+
+
+def read_recording(path: Path, *, caller: Side = "left") -> Recording:
+    """Both channels of a call recording at 16 kHz; a missing, unreadable or mono file is bad
+    input naming the file."""
+    import soundfile
+
+    check_recording(path)
+    try:
+        data, rate = soundfile.read(str(path), dtype="float32", always_2d=True)
+    except (RuntimeError, soundfile.LibsndfileError) as exc:
+        raise InputError(f"not a recording that can be read: {exc}", file=path) from None
     left, right = (to_int16(resample(data[:, k].astype(np.float64), rate, RATE)) for k in (0, 1))
     said, heard = (left, right) if caller == "left" else (right, left)
     return Recording(path=path, rate=int(rate), caller=said, agent=heard)

@@ -45,6 +45,7 @@ from voicebench.recordings.analyze import (
     RecordedTurn,
     Recording,
     Span,
+    check_recording,
     guess_caller,
     read_recording,
     recorded_turns,
@@ -195,8 +196,7 @@ def analyze_recordings(
         raise InputError(f"must be {', '.join(CALLER_SIDES)}", field="caller")
     files = recording_files(paths)
     for f in files:
-        if not f.is_file():
-            read_recording(f)  # refused naming the file, before anything is written
+        check_recording(f)  # refused naming the file, before anything is written
     ids = call_ids(files)
     header = RunHeader(
         run_id=out_dir.name,

@@ -31,7 +31,7 @@ from voicebench.errors import InputError
 from voicebench.fixtures import FixtureEntry, Manifest, load_manifest, save_manifest, write_wav
 from voicebench.fixtures.manifest import file_sha256
 from voicebench.fixtures.synth import RECORDED_VOICE, recorded_key
-from voicebench.recordings.analyze import RATE
+from voicebench.recordings.analyze import RATE, check_recording
 from voicebench.recordings.folder import (
     CALLER_SIDES,
     HeardCall,
@@ -60,6 +60,8 @@ def import_recordings(
     if caller not in CALLER_SIDES:
         raise InputError(f"must be {', '.join(CALLER_SIDES)}", field="caller")
     files = recording_files(paths)
+    for f in files:
+        check_recording(f)  # refused naming the file, before anything is written
     items_path, fixtures = out_dir / ITEMS_FILE, out_dir / FIXTURES_DIR
     kept = {d.id: d for d in load_dialogues(items_path)} if items_path.is_file() else {}
     made = []

@@ -43,6 +43,7 @@ from voicebench.rating import NothingToRateError, current_ratings
 from voicebench.reporting import figures
 from voicebench.reporting.humans import agreement_figure
 from voicebench.reporting.models import JudgingSummary, Report, StrategySummary
+from voicebench.reporting.recordings import call_recordings
 from voicebench.reporting.replies import AudioFormat, call_views, item_replies
 from voicebench.reporting.scenarios import has_noise, snr_curves
 from voicebench.runlog import HEADER_FILE as RUN_HEADER
@@ -370,6 +371,14 @@ def build_report(
         report = report.model_copy(
             update={"call_replies": call_views(inputs.call_judging, out_dir, audio_format)}
         )
+    recorded, left_out = call_recordings(
+        [(name, r.dir, r.records) for r, name in zip(runs, names, strict=True)],
+        out_dir,
+        audio_format,
+    )
+    if recorded:
+        say("copying the calls' recordings")
+        report = report.model_copy(update={"recordings": recorded, "recordings_left_out": left_out})
     say("drawing figures")
     report = report.model_copy(update={"figures": tuple(_draw(runs, report, out_dir / "figures"))})
     secrets = _secrets(runs, (judging_dir, inputs.call_judging))
@@ -387,7 +396,7 @@ def build_report(
         for item in (*report.replies, *report.call_replies)
         for r in item.replies
         if r.audio
-    ]
+    ] + [out_dir / c.audio for c in report.recordings]
     figure_files = [
         out_dir / "figures" / f"{n}.{ext}" for n in report.figures for ext in ("png", "svg")
     ]

@@ -92,6 +92,28 @@ class CallMoment(FrozenModel):
     """The agent's first audible sample of the reply; None when none came."""
 
 
+class TurnMoment(FrozenModel):
+    """A turn's moments in its call's recording."""
+
+    turn_index: int
+    from_s: float
+    """Where playing the turn starts: a few seconds before the caller's end of speech."""
+    said_end_s: float
+    first_audio_s: float | None
+    ttfa_ms: float | None
+    failed: str | None = None
+
+
+class CallRecordingView(FrozenModel):
+    """One call's two-channel recording to play, with where each turn lies in it."""
+
+    agent_name: str
+    dialogue_id: str
+    audio: str
+    """The recording, relative to the report folder."""
+    turns: tuple[TurnMoment, ...]
+
+
 class ReplyView(FrozenModel):
     """One contestant's final reply to an item, as the listener heard it."""
 
@@ -170,5 +192,10 @@ class Report(Versioned):
     """The judging of whole calls, and its ratings, when there is one."""
     call_replies: tuple[ItemReplies, ...] = ()
     """Per persona, each agent's call as heard, with its audio, turns and verdicts."""
+    recordings: tuple[CallRecordingView, ...] = ()
+    """Calls to play from the runs' recordings, with each turn's moments (at most
+    ``replies.CALLS_SHOWN`` a run)."""
+    recordings_left_out: int = 0
+    """Recorded calls beyond those shown."""
     figures: tuple[str, ...] = Field(default=())
     """Figure names; each is ``figures/NAME.png`` and ``figures/NAME.svg``."""

@@ -35,6 +35,7 @@ from voicebench.reporting.models import (
     ItemReplies,
     PersonView,
     ReplyView,
+    TurnMoment,
     VerdictView,
 )
 from voicebench.runlog import TurnRecord, read_header, read_turns
@@ -70,51 +71,80 @@ def copy_audio(source: Path, target: Path, audio_format: AudioFormat) -> None:
 
 
 LEAD_S = 3.0
-"""How long before the caller's end of speech a reply's call starts playing on the page."""
+"""How long before the caller's end of speech a turn starts playing on the page."""
 
 
-class _Moments:
-    """Each reply's place in its call's recording: the run's turns read once per run, each
-    recording copied once."""
+class CallCopies:
+    """Calls' recordings copied beside the page, each once, in the report's audio format."""
 
-    def __init__(self, judging_dir: Path, out_dir: Path, audio_format: AudioFormat) -> None:
-        self.judging_dir, self.out_dir, self.audio_format = judging_dir, out_dir, audio_format
-        self._turns: dict[str, dict[str, TurnRecord]] = {}
+    def __init__(self, out_dir: Path, audio_format: AudioFormat) -> None:
+        self.out_dir, self.audio_format = out_dir, audio_format
         self._copied: dict[Path, str] = {}
 
-    def of(self, reply: Reply) -> CallMoment | None:
-        if reply.run_dir is None or reply.audio_path is None:
-            return None
-        if reply.run_dir not in self._turns:
-            try:
-                run = locate_run(reply.run_dir, self.judging_dir)
-                self._turns[reply.run_dir] = {
-                    t.audio_path: t for t in read_turns(run) if t.audio_path
-                }
-            except (OSError, ValueError):
-                self._turns[reply.run_dir] = {}
-        turn = self._turns[reply.run_dir].get(reply.audio_path)
-        if turn is None or turn.call is None or turn.timing is None:
+    def source(self, run_dir: Path, turn: TurnRecord) -> Path | None:
+        """The turn's call recording in its run folder (None: none, or one outside it)."""
+        if turn.call is None or turn.timing is None:
             return None
         try:
-            source = inside(locate_run(reply.run_dir, self.judging_dir), turn.call.path)
+            source = inside(run_dir, turn.call.path)
         except Outside:
             return None
-        if not source.is_file():
-            return None
+        return source if source.is_file() else None
+
+    def audio(self, source: Path) -> str:
+        """The copy's path, relative to the report folder."""
         if source not in self._copied:
             name = f"call-{hashlib.sha256(str(source).encode()).hexdigest()[:12]}"
             audio = f"{AUDIO_DIR}/{name}.{_EXTENSION[self.audio_format]}"
             (self.out_dir / AUDIO_DIR).mkdir(parents=True, exist_ok=True)
             copy_audio(source, self.out_dir / audio, self.audio_format)
             self._copied[source] = audio
-        t, ref = turn.timing, turn.call
-        said_end = ref.seconds(t.speech_end_ns)
+        return self._copied[source]
+
+
+def turn_moment(turn: TurnRecord) -> TurnMoment:
+    """Where a turn with a call recording (``turn.call``) lies in it."""
+    t, ref = turn.timing, turn.call
+    assert t is not None and ref is not None
+    said_end = ref.seconds(t.speech_end_ns)
+    return TurnMoment(
+        turn_index=turn.turn_index,
+        from_s=round(max(0.0, said_end - LEAD_S), 2),
+        said_end_s=round(said_end, 3),
+        first_audio_s=None if t.audio_out_ns is None else round(ref.seconds(t.audio_out_ns), 3),
+        ttfa_ms=t.ttfa_ms,
+        failed=None if turn.error is None else turn.error.kind,
+    )
+
+
+class _Moments:
+    """Each reply's place in its call's recording: the run's turns read once per run."""
+
+    def __init__(self, judging_dir: Path, copies: CallCopies) -> None:
+        self.judging_dir, self.copies = judging_dir, copies
+        self._turns: dict[str, dict[str, TurnRecord]] = {}
+
+    def of(self, reply: Reply) -> CallMoment | None:
+        if reply.run_dir is None or reply.audio_path is None:
+            return None
+        run = locate_run(reply.run_dir, self.judging_dir)
+        if reply.run_dir not in self._turns:
+            try:
+                self._turns[reply.run_dir] = {
+                    t.audio_path: t for t in read_turns(run) if t.audio_path
+                }
+            except (OSError, ValueError):
+                self._turns[reply.run_dir] = {}
+        turn = self._turns[reply.run_dir].get(reply.audio_path)
+        source = None if turn is None else self.copies.source(run, turn)
+        if turn is None or source is None:
+            return None
+        m = turn_moment(turn)
         return CallMoment(
-            audio=self._copied[source],
-            from_s=round(max(0.0, said_end - LEAD_S), 2),
-            said_end_s=round(said_end, 3),
-            first_audio_s=None if t.audio_out_ns is None else round(ref.seconds(t.audio_out_ns), 3),
+            audio=self.copies.audio(source),
+            from_s=m.from_s,
+            said_end_s=m.said_end_s,
+            first_audio_s=m.first_audio_s,
         )
 
 
@@ -138,7 +168,7 @@ def item_replies(
     people = defaultdict(list)
     for h in folder_judgments(judging_dir, human_judgments):
         people[h.item_id].append(h)
-    moments = _Moments(judging_dir, out_dir, audio_format)
+    moments = _Moments(judging_dir, CallCopies(out_dir, audio_format))
     out = []
     for item_id in sorted(replies):
         views = []

@@ -16,8 +16,10 @@ from voicebench.reporting import calls, humans
 from voicebench.reporting import scenarios as sc
 from voicebench.reporting import tables as tb
 from voicebench.reporting.lines import agreement_lines
-from voicebench.reporting.models import ItemReplies, Report, StrategySummary
+from voicebench.reporting.models import CallRecordingView, ItemReplies, Report, StrategySummary
+from voicebench.reporting.recordings import CALLS_SHOWN
 from voicebench.reporting.repeats import passes_table
+from voicebench.reporting.replies import LEAD_S
 from voicebench.timing import STAGE_LABELS, STAGES
 
 FIGURE_CAPTIONS = {
@@ -91,7 +93,15 @@ class Replies:
     kind: str = "replies"
 
 
-Block = Text | Plot | Plots | TableBlock | Cards | Replies
+@dataclass(frozen=True)
+class Recordings:
+    """Calls to play, each with where its turns lie in it."""
+
+    calls: tuple[CallRecordingView, ...]
+    kind: str = "recordings"
+
+
+Block = Text | Plot | Plots | TableBlock | Cards | Replies | Recordings
 
 
 @dataclass(frozen=True)
@@ -300,6 +310,27 @@ def _calls(report: Report) -> Section:
     return Section("calls", "Whole calls", blocks)
 
 
+def _recordings(report: Report) -> Section:
+    more = (
+        f" {report.recordings_left_out} more recorded call(s) are in the runs' calls/ folders."
+        if report.recordings_left_out
+        else ""
+    )
+    return Section(
+        "recordings",
+        "Calls to play",
+        [
+            Text(
+                "Each call as it happened: the caller on the left, the agent on the right as the "
+                "caller heard it, on the clock its turns were timed on. Each turn plays from "
+                f"{LEAD_S:g} s before the caller's end of speech; the times are from the start "
+                f"of the recording (at most {CALLS_SHOWN} calls a run).{more}"
+            ),
+            Recordings(report.recordings),
+        ],
+    )
+
+
 def _method(report: Report) -> Section:
     stages = tb.Table(
         "stages",
@@ -350,5 +381,7 @@ def sections(report: Report) -> list[Section]:
         out.append(_replies(report))
     if report.calls or report.call_judging is not None:
         out.append(_calls(report))
+    if report.recordings:
+        out.append(_recordings(report))
     out.append(_method(report))
     return out
