@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -47,8 +46,9 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from voicebench.fixtures import BUILTIN_FIXTURES, load_manifest, read_wav  # noqa: E402
-from voicebench.fixtures.audio import SPEECH_THRESHOLD, resample, speech_bounds  # noqa: E402
+from voicebench.fixtures.audio import SPEECH_THRESHOLD, speech_bounds  # noqa: E402
 from voicebench.recordings import FRAME_S, call_turns, read_recording  # noqa: E402
+from voicebench.testing.known_calls import KnownCall, with_noise, write  # noqa: E402
 
 RATE = 16_000
 CONDITIONS = (
@@ -66,30 +66,6 @@ RUNS = (
 )
 
 
-@dataclass
-class Call:
-    caller: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int16))
-    agent: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int16))
-    truth: list[dict] = field(default_factory=list)
-
-    def place(self, channel: str, pcm: np.ndarray, at_s: float) -> tuple[float, float]:
-        track = getattr(self, channel)
-        start = round(at_s * RATE)
-        end = start + pcm.size
-        if track.size < end:
-            track = np.concatenate([track, np.zeros(end - track.size, np.int16)])
-        track[start:end] = pcm
-        setattr(self, channel, track)
-        return start / RATE, end / RATE
-
-    def stereo(self) -> np.ndarray:
-        n = max(self.caller.size, self.agent.size) + RATE
-        out = np.zeros((n, 2), np.int16)
-        out[: self.caller.size, 0] = self.caller
-        out[: self.agent.size, 1] = self.agent
-        return out
-
-
 def utterances() -> list[np.ndarray]:
     """The built-in fixtures' utterances, each trimmed to its speech."""
     out = []
@@ -101,10 +77,10 @@ def utterances() -> list[np.ndarray]:
     return out
 
 
-def make_call(rng: np.random.Generator, speech: list[np.ndarray]) -> Call:
+def make_call(rng: np.random.Generator, speech: list[np.ndarray]) -> KnownCall:
     """A call of 3-5 turns; each turn's truth holds where its pieces were placed (samples):
     the caller's utterance, the agent's answer after it, and for a barge-in the talk it cut."""
-    call, t = Call(), 0.5
+    call, t = KnownCall(), 0.5
 
     def line() -> np.ndarray:
         return speech[rng.integers(len(speech))]
@@ -161,23 +137,6 @@ def truth_of(caller: np.ndarray, agent: np.ndarray, placed: dict) -> dict:
     if "cut" in placed:
         out["stop_s"] = bounds(agent, placed["cut"], audible=True)[1] - said[0]
     return out
-
-
-def with_noise(pcm: np.ndarray, snr_db: float, rng: np.random.Generator) -> np.ndarray:
-    x = pcm.astype(np.float64)
-    power = np.mean(x[np.abs(x) > 300] ** 2)
-    noise = rng.normal(0, np.sqrt(power / 10 ** (snr_db / 10)), x.size)
-    return np.clip(x + noise, -32768, 32767).astype(np.int16)
-
-
-def write(path: Path, stereo: np.ndarray, rate: int, subtype: str) -> Path:
-    import soundfile
-
-    data = stereo.astype(np.float64) / 32768.0
-    if rate != RATE:
-        data = np.stack([resample(data[:, k], RATE, rate) for k in (0, 1)], axis=1)
-    soundfile.write(str(path), data, rate, subtype=subtype)
-    return path
 
 
 def analyzed(path: Path):

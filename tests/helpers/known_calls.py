@@ -1,19 +1,29 @@
-"""Two-channel call recordings built with a known truth: real speech (Piper) placed on each
-channel at set times, so a test knows every end of speech, first answer and overlap to the
-sample."""
+"""Two-channel call recordings built with a known truth (``voicebench.testing.known_calls``):
+real speech (Piper) placed on each channel at set times, so a test knows every end of speech,
+first answer and overlap to the sample."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 
 from voicebench.fixtures.audio import resample, speech_bounds
 from voicebench.fixtures.synth import PiperSpeaker
+from voicebench.testing.known_calls import RATE, KnownCall, write
+from voicebench.testing.known_calls import with_noise as noisy
 
-RATE = 16_000
+__all__ = [
+    "AGENT_LINES",
+    "CALLER_LINES",
+    "RATE",
+    "KnownCall",
+    "known_call",
+    "speech",
+    "with_noise",
+    "write",
+]
+
 CALLER_LINES = (
     "I have been feeling so alone since I moved here.",
     "Nobody at work even knows my name.",
@@ -35,30 +45,6 @@ def speech(text: str) -> np.ndarray:
     bounds = speech_bounds(pcm)
     assert bounds is not None
     return pcm[bounds[0] : bounds[1]]
-
-
-@dataclass
-class KnownCall:
-    caller: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int16))
-    agent: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int16))
-    truth: list[dict] = field(default_factory=list)
-
-    def place(self, channel: str, pcm: np.ndarray, at_s: float) -> tuple[float, float]:
-        track = getattr(self, channel)
-        start = round(at_s * RATE)
-        end = start + pcm.size
-        if track.size < end:
-            track = np.concatenate([track, np.zeros(end - track.size, np.int16)])
-        track[start:end] = pcm
-        setattr(self, channel, track)
-        return start / RATE, end / RATE
-
-    def stereo(self, tail_s: float = 1.0) -> np.ndarray:
-        n = max(self.caller.size, self.agent.size) + int(tail_s * RATE)
-        out = np.zeros((n, 2), np.int16)
-        out[: self.caller.size, 0] = self.caller
-        out[: self.agent.size, 1] = self.agent
-        return out
 
 
 def known_call(latencies_s=(0.6, 1.2), barge_after_s: float = 1.0, stop_s: float = 0.4):
@@ -83,17 +69,4 @@ def known_call(latencies_s=(0.6, 1.2), barge_after_s: float = 1.0, stop_s: float
 
 def with_noise(pcm: np.ndarray, snr_db: float, seed: int = 0) -> np.ndarray:
     """White noise at ``snr_db`` below the speech's power, over the whole channel."""
-    x = pcm.astype(np.float64)
-    power = np.mean(x[np.abs(x) > 300] ** 2)
-    noise = np.random.default_rng(seed).normal(0, np.sqrt(power / 10 ** (snr_db / 10)), x.size)
-    return np.clip(x + noise, -32768, 32767).astype(np.int16)
-
-
-def write(path: Path, stereo: np.ndarray, rate: int = RATE, subtype: str = "PCM_16") -> Path:
-    import soundfile
-
-    data = stereo.astype(np.float64) / 32768.0
-    if rate != RATE:
-        data = np.stack([resample(data[:, k], RATE, rate) for k in (0, 1)], axis=1)
-    soundfile.write(str(path), data, rate, subtype=subtype)
-    return path
+    return noisy(pcm, snr_db, np.random.default_rng(seed))

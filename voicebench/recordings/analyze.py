@@ -267,10 +267,12 @@ def call_turns(rec: Recording) -> list[RecordedTurn]:
     )
 
 
-def _utterances(spans: list[Span]) -> list[Span]:
+def _joined(spans: list[Span], gap_s: float) -> list[Span]:
+    """Spans with less than ``gap_s`` between them joined into one: a caller's utterance
+    (``PAUSE_S``), an agent's talk (``TALK_GAP_S``)."""
     out: list[Span] = []
     for s in spans:
-        if out and s.start_s - out[-1].end_s < PAUSE_S:
+        if out and s.start_s - out[-1].end_s < gap_s:
             out[-1] = Span(out[-1].start_s, s.end_s)
         else:
             out.append(s)
@@ -279,16 +281,6 @@ def _utterances(spans: list[Span]) -> list[Span]:
 
 def _overlap(a: Span, b: Span) -> float:
     return max(0.0, min(a.end_s, b.end_s) - max(a.start_s, b.start_s))
-
-
-def _talks(spans: list[Span]) -> list[Span]:
-    out: list[Span] = []
-    for s in spans:
-        if out and s.start_s - out[-1].end_s < TALK_GAP_S:
-            out[-1] = Span(out[-1].start_s, s.end_s)
-        else:
-            out.append(s)
-    return out
 
 
 def _dead_air(caller: list[Span], agent: list[Span], start_s: float, end_s: float) -> float:
@@ -314,8 +306,8 @@ def recorded_turns(
     """The caller's utterances as turns, each with what the agent did (module docstring);
     ``duration_s``, the recording's length, bounds the last turn's dead air."""
     turns = []
-    talks = _talks(agent)
-    said = _utterances(caller)
+    talks = _joined(agent, TALK_GAP_S)
+    said = _joined(caller, PAUSE_S)
     for k, u in enumerate(said):
         until = said[k + 1].start_s if k + 1 < len(said) else duration_s or u.end_s
         talking = next((a for a in talks if a.start_s < u.start_s < a.end_s), None)
@@ -346,7 +338,7 @@ def guess_caller(left: list[Span], right: list[Span]) -> tuple[Side, str]:
     yields = {
         side: sum(
             any(t.start_s < o.start_s < t.end_s <= o.start_s + YIELD_S for o in other)
-            for t in _talks(mine)
+            for t in _joined(mine, TALK_GAP_S)
         )
         for side, mine, other in (("left", left, right), ("right", right, left))
     }
