@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from voicebench import api
 from voicebench.cli import app
+from voicebench.pytest_plugin import expect
 from voicebench.runlog import read_header
 
 CALL = known_call(latencies_s=(0.6, 1.2), barge_after_s=1.0, stop_s=0.4)
@@ -45,6 +46,7 @@ def test_recorded_calls_become_a_run_folder_that_check_and_report_read(tmp_path:
 
     gates = api.check(out, max_ttfa_p50_ms=1500)
     assert gates.results[0].figure.value == pytest.approx(900, abs=40)
+    assert expect(out, max_ttfa_p50_ms=1500).passed  # the pytest plugin's, unchanged
     page = api.report([out], out=tmp_path / "report")
     assert (page.out_dir / "index.html").is_file()
 

@@ -26,9 +26,9 @@ def _with_calls(run: Path) -> None:
     """Each final turn gets its reply's audio and its call: the caller's end of speech 10 s
     into a 14 s two-channel recording (the turn's clock starts at its end of speech)."""
     turns = []
-    for t in read_turns(run):
+    for n, t in enumerate(read_turns(run)):
         name = f"calls/{t.dialogue_id}.wav"
-        stereo = np.zeros((14 * 16_000, 2), np.int16)
+        stereo = np.full((14 * 16_000, 2), n, np.int16)  # each call its own
         write_wav(run / name, stereo, 16_000)
         write_wav(run / f"audio/{t.dialogue_id}.wav", np.full(800, 900, np.int16), 16_000)
         turns.append(
@@ -70,7 +70,7 @@ async def test_a_reply_plays_from_its_moment_in_the_call(tmp_path: Path):
     for m in fast:
         assert (m.from_s, m.said_end_s, m.first_audio_s) == (7.0, 10.0, 11.2)
         assert (built.out_dir / m.audio).is_file()
-    assert len({m.audio for m in fast}) == len(items)  # one copy per call
+    assert len({m.audio for m in fast}) == len(items)  # one copy per call, named by content
     if CHROMIUM is None:
         pytest.skip("Chromium is not installed: the page was not played")
     async with Browser(CHROMIUM) as browser:

@@ -371,14 +371,10 @@ def build_report(
         report = report.model_copy(
             update={"call_replies": call_views(inputs.call_judging, out_dir, audio_format)}
         )
-    recorded, left_out = call_recordings(
-        [(name, r.dir, r.records) for r, name in zip(runs, names, strict=True)],
-        out_dir,
-        audio_format,
-    )
-    if recorded:
-        say("copying the calls' recordings")
-        report = report.model_copy(update={"recordings": recorded, "recordings_left_out": left_out})
+    say("collecting the runs' call recordings")
+    named = [(name, r.dir, r.records) for r, name in zip(runs, names, strict=True)]
+    recorded, left_out = call_recordings(named, out_dir, audio_format)
+    report = report.model_copy(update={"recordings": recorded, "recordings_left_out": left_out})
     say("drawing figures")
     report = report.model_copy(update={"figures": tuple(_draw(runs, report, out_dir / "figures"))})
     secrets = _secrets(runs, (judging_dir, inputs.call_judging))

@@ -18,6 +18,7 @@ from voicebench._folder import Outside, inside
 from voicebench.calling.outcomes import call_turns
 from voicebench.calling.records import ENDINGS, CallRecord, read_calls
 from voicebench.fixtures.audio import resample
+from voicebench.fixtures.manifest import file_sha256
 from voicebench.judging import (
     current_verdicts,
     judged_items,
@@ -94,7 +95,8 @@ class CallCopies:
     def audio(self, source: Path) -> str:
         """The copy's path, relative to the report folder."""
         if source not in self._copied:
-            name = f"call-{hashlib.sha256(str(source).encode()).hexdigest()[:12]}"
+            # named by its content: the same wherever the run folder has moved to
+            name = f"call-{file_sha256(source)[:12]}"
             audio = f"{AUDIO_DIR}/{name}.{_EXTENSION[self.audio_format]}"
             (self.out_dir / AUDIO_DIR).mkdir(parents=True, exist_ok=True)
             copy_audio(source, self.out_dir / audio, self.audio_format)

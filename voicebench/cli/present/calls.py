@@ -78,7 +78,7 @@ def show_calls(path: Path, calls: list[CallRecord], records: list[TurnRecord]) -
             f"{estimate(o.felt_heard)} of 5; would call again "
             f"{estimate(o.would_call_again, '{:.0%}')}"
         )
-    show(f"calls: {path}/calls.jsonl (each to listen to in {path}/calls/)")
+    show(f"calls: {path}/calls.jsonl (each as it happened, two channels, in {path}/calls/)")
     show(f"run log: {path}/turns.jsonl")
     saved = [c.item_id for c in calls if c.valid and c.item_id]
     if saved:

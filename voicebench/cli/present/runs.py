@@ -153,7 +153,7 @@ def show_replay(spec: AgentSpec, out_dir: Path, records: list[TurnRecord]) -> No
     out.print(summary_table(summarize(records), f"{spec.name} ({spec.id}) - {out_dir}"))
     show_scenarios(records)
     show_passes(records)
-    show(f"run log: {out_dir}/turns.jsonl")
+    show(f"run log: {out_dir}/turns.jsonl; each dialogue as it happened: {out_dir}/calls/")
 
 
 def show_passes(records: list[TurnRecord]) -> None:
