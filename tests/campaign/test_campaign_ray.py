@@ -120,6 +120,8 @@ def test_a_killed_worker_s_cell_is_resumed_and_ends_as_an_uninterrupted_one(
         assert all(
             r.audio_path and (on_ray / "cells" / cell / r.audio_path).is_file() for r in ray_turns
         )
+        # each dialogue's recording came back from the worker with its turns
+        assert all((on_ray / "cells" / cell / r.call.path).is_file() for r in ray_turns)
         # Timed on the worker: each turn's TTFA is what the agent did on it, from the end of
         # speech it heard to its first audio sent (on a busy machine it can answer late). Its
         # log holds one more answer where the killed worker's turn in progress was answered.

@@ -27,13 +27,16 @@ def test_new_lines_and_changed_files_arrive_once_and_a_half_line_waits(tmp_path:
     with (worker / "turns.jsonl").open("ab") as fh:
         fh.write(b'}\n{"n": 3}\n')
     (worker / "audio" / "b.wav").write_bytes(b"RIFF2")
+    (worker / "calls").mkdir()
+    (worker / "calls" / "d.wav").write_bytes(b"RIFF3")  # the dialogue's recording
     second = sync.changes()
     log = next(c for c in second if c.path == "turns.jsonl")
     assert log.offset == len(b'{"n": 1}\n') and log.data == b'{"n": 2}\n{"n": 3}\n'
-    assert {c.path for c in second} == {"turns.jsonl", "audio/b.wav"}
+    assert {c.path for c in second} == {"turns.jsonl", "audio/b.wav", "calls/d.wav"}
     apply(here, second)
     assert (here / "turns.jsonl").read_bytes() == b'{"n": 1}\n{"n": 2}\n{"n": 3}\n'
     assert (here / "audio" / "b.wav").read_bytes() == b"RIFF2"
+    assert (here / "calls" / "d.wav").read_bytes() == b"RIFF3"
 
 
 def test_a_resumed_worker_is_seeded_with_the_folder_and_sends_only_what_is_new(tmp_path: Path):
@@ -65,6 +68,8 @@ def test_a_resumed_worker_is_seeded_with_the_folder_and_sends_only_what_is_new(t
         "run.json/../x",
         "notes.txt",
         "audio/sub/a.wav",
+        "calls/../../evil.wav",
+        "calls/sub/d.wav",
     ],
 )
 def test_a_worker_cannot_name_a_file_outside_the_run_folders_own(tmp_path: Path, path: str):

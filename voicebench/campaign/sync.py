@@ -3,9 +3,10 @@ they are written, so that a worker lost mid-cell has lost nothing it finished.
 
 A ``FolderSync`` on the worker reports what changed in its folder since it last reported:
 of an append-only ``.jsonl`` file, the complete lines added since (a line still being written
-waits for the next report); of any other file (``run.json``, a turn's audio), the whole file
-when its size or modification time changed. ``apply`` writes such changes into the campaign
-folder; ``snapshot`` is the whole folder, to seed a worker that resumes the cell.
+waits for the next report); of any other file (``run.json``, a turn's audio, a call's
+recording), the whole file when its size or modification time changed. ``apply`` writes such
+changes into the campaign folder; ``snapshot`` is the whole folder, to seed a worker that
+resumes the cell.
 """
 
 from __future__ import annotations
@@ -66,8 +67,11 @@ class FolderSync:
         return out
 
 
-RUN_FILES = re.compile(r"run\.json|turns\.jsonl|audio/[A-Za-z0-9_][A-Za-z0-9._-]{0,200}\.wav")
-"""The files of a run folder a worker may send: its header, its turns and their audio."""
+RUN_FILES = re.compile(
+    r"run\.json|turns\.jsonl|(audio|calls)/[A-Za-z0-9_][A-Za-z0-9._-]{0,200}\.wav"
+)
+"""The files of a run folder a worker may send: its header, its turns, their audio and its
+calls' recordings."""
 
 
 def _target(folder: Path, change: FileChange) -> Path:
