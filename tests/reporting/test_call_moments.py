@@ -68,7 +68,7 @@ async def test_a_reply_plays_from_its_moment_in_the_call(tmp_path: Path):
     fast = [m for m in moments if m is not None]
     assert len(fast) == len(items) and moments.count(None) == len(items)  # the human's: none
     for m in fast:
-        assert (m.from_s, m.said_end_s, m.first_audio_s) == (7.0, 10.0, 11.2)
+        assert (m.turn.from_s, m.turn.said_end_s, m.turn.first_audio_s) == (7.0, 10.0, 11.2)
         assert (built.out_dir / m.audio).is_file()
     assert len({m.audio for m in fast}) == len(items)  # one copy per call, named by content
     if CHROMIUM is None:

@@ -255,6 +255,10 @@ class Steps:
         if message is not None:
             self.line(message)
 
+    def file_done(self, done: int, total: int, path: Path) -> None:
+        """``done`` of ``total`` files finished, the last ``path`` (its name shown as text)."""
+        self.advance(done, total, f"{done}/{total} {plain(path.name)}")
+
 
 CallerOpt = Annotated[
     str,

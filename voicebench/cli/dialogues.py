@@ -72,7 +72,7 @@ def import_recording(
             recordings,
             out=dest,
             caller=caller,
-            progress=lambda n, total, f: s.advance(n, total, f"{n}/{total} {f.name}"),
+            progress=s.file_done,
         )
     turns = sum(len(d.seeker_turn_indices) for d in items)
     show(f"{len(items)} item(s), {turns} caller turn(s) cut into {dest}/fixtures")

@@ -57,7 +57,7 @@ def analyze(
             out=out_dir,
             caller=caller,
             name=name,
-            progress=lambda n, total, f: s.advance(n, total, f"{n}/{total} {f.name}"),
+            progress=s.file_done,
         )
     out.print(summary_table(run.summary, f"{name} - {run.path}"))
     show_scenarios(list(run.records))

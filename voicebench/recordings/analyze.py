@@ -245,12 +245,14 @@ def _to_samples(span: Span, pcm: np.ndarray, agent: bool) -> Span:
     return Span(round(start / RATE, 4), round(end / RATE, 4))
 
 
-def speech_spans(pcm: np.ndarray, *, agent: bool = False) -> list[Span]:
+def speech_spans(
+    pcm: np.ndarray, *, agent: bool = False, frames: np.ndarray | None = None
+) -> list[Span]:
     """Where a channel (16 kHz) holds speech: Silero's spans, their edges refined on the
     signal's energy (``_refined``), then to the sample where the line is clean (its noise
     floor well below the speech threshold: ``_to_samples``, by the caller's rule, or the
-    agent's with ``agent``)."""
-    spans = spans_of(speech_frames(pcm))
+    agent's with ``agent``). ``frames``: the channel's ``speech_frames``, when already run."""
+    spans = spans_of(speech_frames(pcm) if frames is None else frames)
     n = pcm.size // WINDOW
     rms = np.sqrt(np.mean(pcm[: n * WINDOW].astype(np.float64).reshape(n, WINDOW) ** 2, axis=1))
     floor = float(np.percentile(rms, 10)) if n else 0.0

@@ -25,11 +25,11 @@ from pathlib import Path
 import numpy as np
 
 from voicebench.agent.interface import HeardTurn
+from voicebench.agent.realtime import FIXTURE_RATE, NS_PER_S
 from voicebench.fixtures.audio import write_wav
 from voicebench.runlog import CallRef
 
-RATE = 16_000
-NS_PER_S = 1_000_000_000
+RATE = FIXTURE_RATE
 LEAD_S = 0.5
 """Silence before a call's first utterance."""
 GAP_S = 1.0
@@ -52,8 +52,8 @@ class CallTape:
         after each turn (a load's calls, whose event loop must not wait on a disk)."""
         self.path, self.name, self.deferred = run_dir / name, name, deferred
         self.audio = np.zeros((0, 2), dtype=np.int16)
-        self.start_ns: int | None = None
-        """The clock reading of sample 0 in this run's part of the call."""
+        self.ref: CallRef | None = None
+        """Where this stretch of the call is: the clock reading of sample 0 on its clock."""
         if fresh:
             self.path.unlink(missing_ok=True)
         elif self.path.is_file():
@@ -61,7 +61,7 @@ class CallTape:
 
     def begin(self) -> None:
         """What comes next is on a new clock (a new agent): it starts a new stretch."""
-        self.start_ns = None
+        self.ref = None
 
     def add(self, caller: Sequence[tuple[int, np.ndarray]], heard: HeardTurn) -> CallRef | None:
         """Lay one turn on the tape and write it: ``caller``, each utterance with the clock
@@ -72,31 +72,29 @@ class CallTape:
         audio, placed = heard.audio, heard.placed
         if not said and not placed:
             return None
-        if self.start_ns is None:
+        if self.ref is None:
             first = min([ns for ns, _ in said] + [ns for _, ns in placed])
             lead = int((GAP_S if self.audio.shape[0] else LEAD_S) * RATE)
-            self.start_ns = first - (self.audio.shape[0] + lead) * NS_PER_S // RATE
+            start_ns = first - (self.audio.shape[0] + lead) * NS_PER_S // RATE
+            self.ref = CallRef(path=self.name, start_ns=start_ns)
+        at = self.ref.sample
         for ns, pcm in said:
-            self._put(0, self._at(ns), pcm)
+            self._put(0, at(ns), pcm)
         for ns, pcm in heard.before:
-            self._put(1, self._at(ns), pcm)
+            self._put(1, at(ns), pcm)
         bounds = [off for off, _ in placed] + [audio.size]
         for (off, ns), end in zip(placed, bounds[1:], strict=False):
-            self._put(1, self._at(ns), audio[off:end])
+            self._put(1, at(ns), audio[off:end])
         if heard.ended_ns:
-            self._put(0, self._at(heard.ended_ns), np.zeros(0, np.int16))
+            self._put(0, at(heard.ended_ns), np.zeros(0, np.int16))
         if not self.deferred:
             self.flush()
-        return CallRef(path=self.name, start_ns=self.start_ns)
+        return self.ref
 
     def flush(self) -> None:
         """Write the recording (nothing when no turn was laid on it)."""
         if self.audio.shape[0]:
             write_wav(self.path, self.audio, RATE)
-
-    def _at(self, ns: int) -> int:
-        assert self.start_ns is not None
-        return (ns - self.start_ns) * RATE // NS_PER_S
 
     def _put(self, channel: int, at: int, pcm: np.ndarray) -> None:
         if at < 0:

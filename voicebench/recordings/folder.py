@@ -49,6 +49,7 @@ from voicebench.recordings.analyze import (
     guess_caller,
     read_recording,
     recorded_turns,
+    speech_frames,
     speech_spans,
 )
 from voicebench.recordings.calls import CALLS_DIR
@@ -138,12 +139,17 @@ def hear_call(path: Path, call_id: str, caller: str, transcribe: Callable) -> He
     """One recording read, its caller's channel given or guessed (``auto``), timed turn by
     turn and both channels transcribed."""
     rec = read_recording(path)
+    frames = (speech_frames(rec.caller), speech_frames(rec.agent))  # the VAD, once a channel
     guess = None
     if caller == "auto":
-        caller, guess = guess_caller(speech_spans(rec.caller), speech_spans(rec.agent))
+        caller, guess = guess_caller(
+            speech_spans(rec.caller, frames=frames[0]), speech_spans(rec.agent, frames=frames[1])
+        )
     if caller == "right":
         rec = Recording(path=rec.path, rate=rec.rate, caller=rec.agent, agent=rec.caller)
-    said, heard = speech_spans(rec.caller), speech_spans(rec.agent, agent=True)
+        frames = frames[::-1]
+    said = speech_spans(rec.caller, frames=frames[0])
+    heard = speech_spans(rec.agent, agent=True, frames=frames[1])
     turns = recorded_turns(said, heard, rec.duration_s)
     if not turns:
         raise InputError("no speech on the caller's channel", file=path, field="caller")

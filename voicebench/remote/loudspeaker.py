@@ -49,7 +49,7 @@ class Loudspeaker:
         """What was heard in the turn, each chunk with when it began to play (its reply is
         what played from the end of the caller's speech on)."""
         self.recorded = 0
-        """Samples in ``recording``."""
+        """Samples on ``tape``: kept as they come, so a cap is checked without summing it."""
         self.max_recorded = 60 * rate
         self.text_chars = 0
         self.listening_since = 0

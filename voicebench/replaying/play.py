@@ -89,10 +89,7 @@ def turn_record(
         name = audio_prefix + name
         audio_path = f"{audio_dir.name}/{name}"
         write_wav(audio_dir / name, spoken.heard.audio, AUDIO_RATE)
-    heard = spoken.heard
-    placed = None
-    if call is not None:
-        placed = call.add(spoken.said, heard)
+    where = None if call is None else call.add(spoken.said, spoken.heard)
     return TurnRecord(
         run_id=run_id,
         contestant=spec.id,
@@ -108,7 +105,7 @@ def turn_record(
         llm_requests=spoken.llm_requests,
         llm_calls=spoken.llm_calls,
         audio_path=audio_path,
-        call=placed,
+        call=where,
         timing=spoken.timing,
         error=spoken.error,
         scenario=spoken.scenario,

@@ -78,30 +78,27 @@ class CallFacts(FrozenModel):
     would_call_again: bool | None = None
 
 
+class TurnMoment(FrozenModel):
+    """A turn's moments in its call's recording, in seconds from the recording's start."""
+
+    turn_index: int
+    from_s: float
+    """Where playing the turn starts: a few seconds before the caller's end of speech."""
+    said_end_s: float
+    """The caller's end of speech."""
+    first_audio_s: float | None
+    """The agent's first audible sample of the reply; None when none came."""
+    ttfa_ms: float | None
+    failed: str | None = None
+
+
 class CallMoment(FrozenModel):
     """Where a reply lies in its call's two-channel recording (the caller left, the agent
     right), copied beside the page."""
 
     audio: str
     """The recording, relative to the report folder."""
-    from_s: float
-    """Where the page's player starts: a few seconds before the caller's end of speech."""
-    said_end_s: float
-    """The caller's end of speech, in seconds from the recording's start."""
-    first_audio_s: float | None
-    """The agent's first audible sample of the reply; None when none came."""
-
-
-class TurnMoment(FrozenModel):
-    """A turn's moments in its call's recording."""
-
-    turn_index: int
-    from_s: float
-    """Where playing the turn starts: a few seconds before the caller's end of speech."""
-    said_end_s: float
-    first_audio_s: float | None
-    ttfa_ms: float | None
-    failed: str | None = None
+    turn: TurnMoment
 
 
 class CallRecordingView(FrozenModel):
@@ -194,7 +191,7 @@ class Report(Versioned):
     """Per persona, each agent's call as heard, with its audio, turns and verdicts."""
     recordings: tuple[CallRecordingView, ...] = ()
     """Calls to play from the runs' recordings, with each turn's moments (at most
-    ``replies.CALLS_SHOWN`` a run)."""
+    ``recordings.CALLS_SHOWN`` a run)."""
     recordings_left_out: int = 0
     """Recorded calls beyond those shown."""
     figures: tuple[str, ...] = Field(default=())

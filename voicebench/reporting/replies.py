@@ -141,13 +141,7 @@ class _Moments:
         source = None if turn is None else self.copies.source(run, turn)
         if turn is None or source is None:
             return None
-        m = turn_moment(turn)
-        return CallMoment(
-            audio=self.copies.audio(source),
-            from_s=m.from_s,
-            said_end_s=m.said_end_s,
-            first_audio_s=m.first_audio_s,
-        )
+        return CallMoment(audio=self.copies.audio(source), turn=turn_moment(turn))
 
 
 def item_replies(
