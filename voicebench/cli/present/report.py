@@ -16,6 +16,6 @@ def show_report(built: BuiltReport) -> None:
         f"report: {built.out_dir / 'index.html'} (also report.md, report.json, "
         f"{len(built.report.figures)} figures as PNG and SVG"
         + (f", {clips} replies' audio in audio/" if clips else "")
-        + (f", {len(built.report.recordings)} calls' recordings" if built.report.recordings else "")
+        + (f", {len(built.report.recordings)} call recording(s)" if built.report.recordings else "")
         + ")"
     )
