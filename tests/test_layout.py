@@ -38,6 +38,7 @@ ORDER = (
     "recordings",
     "pipeline",
     "remote",
+    "livekit",
     "replaying",
     "live",
     "calling",

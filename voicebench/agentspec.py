@@ -74,6 +74,21 @@ apply)::
 A speech-to-speech model as the agent (one model hears and speaks) has ``[s2s]`` instead:
 its endpoint, voice and turn detection (``voicebench/llm/realtime.py``); ``[vad]`` and
 ``[turn]`` apply when its turn detection is ``local``, the other sections do not.
+
+A LiveKit agent, written as LiveKit's docs write one, is run in this process with no room and
+no server; its spec has ``[livekit]`` (``voicebench/livekit/``; the other sections do not
+apply)::
+
+    name = "my-livekit-agent"
+    family = "openai"
+
+    [livekit]
+    entrypoint = "my_agent:build"     # MODULE:FUNCTION returning (Agent, AgentSession), or Agent
+    path = "."                        # where MODULE is imported from, beside this file by default
+    serve_speech = "tiny.en"          # optional: start the packaged Whisper and Piper behind
+                                      # OpenAI's audio API; URL in VOICEBENCH_SPEECH_URL
+    serve_llm = "smollm2-135m"        # optional: start the packaged LLM on llama.cpp; URL in
+                                      # VOICEBENCH_LLM_URL
 """
 
 from __future__ import annotations
@@ -199,6 +214,25 @@ class TurnSpec(FrozenModel):
         return self
 
 
+class LiveKitSpec(FrozenModel):
+    """A LiveKit Agents agent run in-process (``voicebench.livekit``)."""
+
+    entrypoint: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+    """``MODULE:FUNCTION``: a function of the user's code (sync or async, no arguments) that
+    returns their ``Agent`` and ``AgentSession`` as a pair, or the ``Agent`` alone (a default
+    ``AgentSession`` then runs it on the agent's own components)."""
+    path: str = "."
+    """The folder ``MODULE`` is imported from; a relative path is read from the spec's folder
+    (made absolute when the spec is loaded)."""
+    serve_speech: str | None = None
+    """Start voicebench's OpenAI-compatible speech endpoints for the agent (faster-whisper with
+    this model, ``tiny.en`` packaged, and the packaged Piper voice); their base URL is put in
+    ``VOICEBENCH_SPEECH_URL`` before the entrypoint is called."""
+    serve_llm: str | None = None
+    """Start the local llama.cpp server with this model (``smollm2-135m`` packaged, or a
+    .gguf path); its base URL is put in ``VOICEBENCH_LLM_URL``."""
+
+
 class AgentSpec(FrozenModel):
     """A voice agent under test: a pipeline voicebench builds (``llm`` and the stages), or a
     running agent reached over WebSocket (``remote``)."""
@@ -218,20 +252,27 @@ class AgentSpec(FrozenModel):
     """A running agent reached over WebSocket instead of a pipeline built here."""
     s2s: RealtimeEndpoint | None = Field(default=None, exclude_if=lambda v: v is None)
     """A speech-to-speech model as the agent, built here around its realtime connection."""
+    livekit: LiveKitSpec | None = Field(default=None, exclude_if=lambda v: v is None)
+    """A LiveKit agent from the user's own code, run in this process."""
 
     @model_validator(mode="after")
     def _one_kind(self) -> AgentSpec:
-        if sum(x is not None for x in (self.llm, self.remote, self.s2s)) != 1:
+        kinds = (self.llm, self.remote, self.s2s, self.livekit)
+        if sum(x is not None for x in kinds) != 1:
             raise ValueError(
                 "give one of [llm] (a pipeline voicebench builds), [s2s] (a speech-to-speech "
-                "model) or [remote] (a running agent over WebSocket)"
+                "model), [remote] (a running agent over WebSocket) or [livekit] (a LiveKit "
+                "agent from your code)"
             )
         return self
 
     @property
     def id(self) -> str:
-        """``provider/model`` (``remote/NAME`` for a remote agent), the contestant id."""
+        """``provider/model`` (``remote/NAME`` for a remote agent, ``livekit/NAME`` for a
+        LiveKit one), the contestant id."""
         model = self.llm or self.s2s
+        if self.livekit is not None:
+            return f"livekit/{self.name}"
         if model is None:
             return f"remote/{self.name}"
         return f"{model.provider}/{model.model}"
@@ -294,6 +335,13 @@ def load_agent_spec(
         raise MissingFileError("agent spec", path)
     data = with_overrides(read_toml(path), overrides or {})
     spec = validate_record(AgentSpec, data, file=path)
+    if spec.livekit is not None:
+        folder = (path.parent / spec.livekit.path).resolve()
+        if not folder.is_dir():
+            raise InputError(f"{folder} is not a folder", file=path, field="livekit.path")
+        spec = spec.model_copy(
+            update={"livekit": spec.livekit.model_copy(update={"path": str(folder)})}
+        )
     var = spec.key_variable
     if require_secrets and var and not os.environ.get(var):
         raise MissingSecretError(path, spec.key_field, var)

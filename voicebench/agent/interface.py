@@ -17,7 +17,7 @@ from voicebench.agent.realtime import Placed
 from voicebench.agentspec import AgentSpec
 from voicebench.budgets import TURN_TIMEOUT_S
 from voicebench.runlog import TurnError
-from voicebench.timing import TurnEvent
+from voicebench.timing import ReportedLatency, TurnEvent
 
 AFTER_ASIDE_S = 2.0
 """After a backchannel, how long an agent that went quiet is given to answer it before the turn
@@ -71,6 +71,8 @@ class HeardTurn:
     before: tuple[tuple[int, np.ndarray], ...] = ()
     """What the agent played during the turn before ``audio`` begins (the talk a barge-in
     was said over), each chunk with when it began to play: the rest of the call's recording."""
+    reported: ReportedLatency | None = None
+    """What the agent's framework reported of the turn (a LiveKit agent's metrics)."""
 
 
 class Agent(Protocol):

@@ -21,7 +21,7 @@ from .gates import (
     write_junit,
     write_summary,
 )
-from .live import Load, Serving, load, serve
+from .live import Load, Serving, load, serve, serve_speech
 from .quality import (
     JudgeCheck,
     judge,
@@ -104,6 +104,7 @@ __all__ = [
     "run_sync",
     "serve",
     "serve_rating_page",
+    "serve_speech",
     "strategies_file",
     "synth",
     "write_junit",

@@ -20,6 +20,8 @@ from voicebench.live import serve as serve_agent
 from voicebench.live.load import load_pattern
 from voicebench.live.patterns import PATTERNS
 from voicebench.live.serve import default_max_calls
+from voicebench.pipeline.speech_api import LocalModels
+from voicebench.pipeline.speech_api import serve as serve_speech_endpoints
 from voicebench.remotespec import PROTOCOLS
 from voicebench.runlog import TurnRecord, folder_stamp
 
@@ -89,6 +91,28 @@ def serve(
                 on_refused=on_refused,
             )
         )
+
+
+def serve_speech(
+    *,
+    port: int = 8000,
+    stt_model: str = "tiny.en",
+    voice: str | None = None,
+    on_ready: Callable[[str], None] | None = None,
+) -> None:
+    """Serve OpenAI-compatible speech endpoints on 127.0.0.1 until Ctrl-C: faster-whisper
+    behind ``/v1/audio/transcriptions`` and Piper behind ``/v1/audio/speech``
+    (``voicebench.pipeline.speech_api``); ``on_ready`` gets the base URL."""
+
+    async def run() -> None:
+        models = LocalModels(stt_model=stt_model, voice=voice)
+        await serve_speech_endpoints(models, port=port, ready=on_ready)
+
+    with contextlib.suppress(KeyboardInterrupt):
+        try:
+            asyncio.run(run())
+        except OSError as exc:
+            raise InputError(f"cannot serve on 127.0.0.1:{port}: {exc}", field="port") from None
 
 
 @dataclass(frozen=True)

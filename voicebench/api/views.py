@@ -21,9 +21,9 @@ from voicebench.judging.load import LoadQuality
 from voicebench.judging.models import DIMENSION_NAMES
 from voicebench.judging.paired import PairedComparison
 from voicebench.live import LoadSummary, LoadTurn
-from voicebench.metrics import pass_figures, spread, summarize
+from voicebench.metrics import pass_figures, reported_summary, spread, summarize
 from voicebench.metrics.scenarios import OVERLAP_GROUPS, Interval, ScenarioFigures, scenario_figures
-from voicebench.metrics.summary import PERCENTILES, RunSummary, kinds_text
+from voicebench.metrics.summary import PERCENTILES, ReportedSummary, RunSummary, kinds_text
 from voicebench.rating import RATINGS_FILE, RatingTable
 from voicebench.rating.people import (
     HEART_HUMAN_KAPPA,
@@ -78,6 +78,7 @@ __all__ = [
     "RatingTable",
     "RecordedCall",
     "ReplyStrategies",
+    "ReportedSummary",
     "RunProgress",
     "RunSummary",
     "ScenarioFigures",
@@ -95,6 +96,7 @@ __all__ = [
     "kinds_text",
     "pass_figures",
     "quality_break_text",
+    "reported_summary",
     "scenario_figures",
     "share",
     "spread",

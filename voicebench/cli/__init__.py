@@ -6,7 +6,7 @@ command group, each loaded when one of its commands is asked for.
 - ``judge``: ``judge``, ``rate``, ``strategies``, ``judge-check`` (quality);
 - ``annotate``: ``annotate`` (people rating replies by ear);
 - ``report``: ``report``;
-- ``live``: ``serve``, ``load`` (agents over WebSocket);
+- ``live``: ``serve``, ``serve-speech``, ``load`` (agents over WebSocket, OpenAI's speech API);
 - ``gates``: ``check``, ``compare`` (CI gates and run-to-run comparison);
 - ``campaign``: ``campaign`` (a matrix of agents, settings, sets, scenarios and judges);
 - ``dialogues``: the ``dialogues`` group (import, adversarial, check).
@@ -42,6 +42,7 @@ COMMANDS: dict[str, str] = {
     "annotate": "annotate",
     "report": "report",
     "serve": "live",
+    "serve-speech": "live",
     "load": "live",
     "check": "gates",
     "compare": "gates",

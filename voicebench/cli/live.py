@@ -110,6 +110,30 @@ def serve(
     say("stopped")
 
 
+@app.command("serve-speech")
+def serve_speech(
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port on 127.0.0.1.")] = 8000,
+    stt_model: Annotated[
+        str,
+        typer.Option(help="Whisper model: tiny.en (packaged) or a CTranslate2 model folder."),
+    ] = "tiny.en",
+    verbose: VerboseOpt = False,
+) -> None:
+    """Serve OpenAI's speech API on 127.0.0.1 with the packaged models: faster-whisper behind
+    /v1/audio/transcriptions, Piper behind /v1/audio/speech (response_format pcm or wav), so
+    any agent built on an OpenAI client (a LiveKit agent's openai.STT and openai.TTS) runs
+    offline. No key is checked."""
+    quiet_libraries(verbose)
+    api.serve_speech(
+        port=port,
+        stt_model=stt_model,
+        on_ready=lambda url: show(
+            f"speech endpoints on {url} (Whisper {stt_model}, Piper); Ctrl-C stops"
+        ),
+    )
+    say("stopped")
+
+
 def _load_line(t: LoadTurn) -> str:
     r = t.turn
     what = (

@@ -32,6 +32,7 @@ from voicebench.cli.present.report import show_report
 from voicebench.cli.present.runs import (
     show_passes,
     show_replay,
+    show_reported,
     show_scenarios,
     summary_table,
     turn_line,
@@ -219,5 +220,6 @@ def summary(run_dir: Annotated[list[Path], typer.Argument(help="Run directories.
         run = api.Run.load(d)
         agent = run.header.agent
         out.print(summary_table(run.summary, f"{agent.name} ({agent.id}) - {d}"))
+        show_reported(list(run.records))
         show_scenarios(list(run.records))
         show_passes(list(run.records))

@@ -79,10 +79,10 @@ class CallerPool:
 
     def __post_init__(self) -> None:
         if self.agent_factory is None:
-            from voicebench.remote import caller_class
+            from voicebench.replaying.folder import agent_class
 
-            assert self.spec.remote is not None
-            self.agent_factory = caller_class(self.spec.remote.protocol)
+            assert self.spec.remote is not None or self.spec.livekit is not None
+            self.agent_factory = agent_class(self.spec)
         self._played = [parse_scenario(text) for text in self.scenarios]
         self._answered = asyncio.Event()
         self._failures: list[str] = []

@@ -1,4 +1,5 @@
-"""``voicebench load``: many simulated callers at once against a remote voice agent.
+"""``voicebench load``: many simulated callers at once against a remote voice agent, or many
+sessions of a LiveKit agent in this process (``[livekit]``).
 
 Callers. A load pattern (``voicebench.live.patterns``: ``ramp``, ``step``, ``spike``,
 ``soak``) says when each caller is on the line; by default ``callers`` callers arrive over
@@ -125,11 +126,15 @@ async def run_load(
     call's final reply is kept in ``out_dir/audio`` (one process only), for judging
     quality under load (``voicebench judge LOAD_DIR``). ``record_calls``: each call is also
     written as it happened, in ``out_dir/calls`` (``recordings.calls``; one process only)."""
-    if spec.remote is None:
+    if spec.remote is None and spec.livekit is None:
         raise InputError(
-            "load needs a remote agent (a [remote] spec or a ws:// URL); serve a "
-            "local agent with voicebench serve first",
+            "load needs a remote agent (a [remote] spec or a ws:// URL) or a LiveKit agent "
+            "([livekit], run in this process); serve a local agent with voicebench serve first",
             field="remote",
+        )
+    if spec.livekit is not None and backend != "local":
+        raise InputError(
+            "a LiveKit agent's sessions run in this process: --backend local", field="backend"
         )
     if pattern is None:
         if callers is None or duration_s is None:

@@ -16,10 +16,12 @@ from voicebench.metrics.models import (
 from voicebench.metrics.repeats import PassFigures, by_pass, spread
 from voicebench.metrics.scenarios import Interval, ScenarioFigures, scenario_figures
 from voicebench.metrics.summary import (
+    ReportedSummary,
     RunSummary,
     StageSummary,
     count_kinds,
     kinds_text,
+    reported_summary,
     summarize,
 )
 
@@ -31,6 +33,7 @@ __all__ = [
     "Interval",
     "PassFigures",
     "Quantile",
+    "ReportedSummary",
     "RunSummary",
     "ScenarioFigures",
     "SlowTurn",
@@ -42,6 +45,7 @@ __all__ = [
     "distribution",
     "kinds_text",
     "pass_figures",
+    "reported_summary",
     "scenario_figures",
     "spread",
     "summarize",

@@ -10,7 +10,7 @@ import numpy as np
 
 from voicebench.budgets import TTFT_BUDGET_MS
 from voicebench.runlog.models import TurnRecord
-from voicebench.timing import STAGE_NAMES
+from voicebench.timing import REPORTED_STAGES, STAGE_NAMES
 
 PERCENTILES = (50, 90, 95)
 
@@ -76,3 +76,38 @@ def summarize(records: Sequence[TurnRecord]) -> RunSummary:
         ttft_within_budget=(sum(v <= TTFT_BUDGET_MS for v in ttft) / len(ttft)) if ttft else None,
         mean_wer=float(np.mean(wers)) if wers else None,
     )
+
+
+@dataclass(frozen=True)
+class ReportedSummary:
+    """The turns' TTFA cut as the agent's framework accounts for it (``ReportedLatency``):
+    its formula's parts, then what they leave out, and its own end-to-end figure beside the
+    TTFA measured on the same turns."""
+
+    framework: str
+    rows: tuple[StageSummary, ...]
+    """One per part of the formula, then ``unreported``, then ``e2e`` (the framework's own
+    end-to-end figure) and ``TTFA``."""
+
+
+def reported_summary(records: Sequence[TurnRecord]) -> ReportedSummary | None:
+    """Percentiles of each part over the answered turns whose framework reported every
+    figure of its formula; None when no turn has them."""
+    cut = [
+        (r, parts)
+        for r in records
+        if r.reported is not None
+        and r.timing is not None
+        and r.timing.ttfa_ms is not None
+        and (parts := r.reported.accounting(r.timing.ttfa_ms)) is not None
+    ]
+    if not cut:
+        return None
+    names = [name for name, _ in REPORTED_STAGES] + ["unreported_ms"]
+    rows = [_summary(name.removesuffix("_ms"), [parts[name] for _, parts in cut]) for name in names]
+    e2e = [r.reported.e2e_ms for r, _ in cut if r.reported and r.reported.e2e_ms is not None]
+    rows.append(_summary("e2e", e2e))
+    ttfa = [r.timing.ttfa_ms for r, _ in cut if r.timing and r.timing.ttfa_ms is not None]
+    rows.append(_summary("TTFA", ttfa))
+    framework = cut[0][0].reported.framework if cut[0][0].reported else ""
+    return ReportedSummary(framework, tuple(rows))

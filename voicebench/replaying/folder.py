@@ -87,7 +87,8 @@ def open_run(
 
 def agent_class(spec: AgentSpec) -> AgentFactory:
     """What speaks to the agent a spec names: the remote caller for a ``[remote]`` spec, the
-    speech-to-speech pipeline for an ``[s2s]`` one, the local pipecat pipeline otherwise."""
+    speech-to-speech pipeline for an ``[s2s]`` one, the in-process LiveKit session for a
+    ``[livekit]`` one, the local pipecat pipeline otherwise."""
     if spec.remote is not None:
         from voicebench.remote import caller_class
 
@@ -96,6 +97,10 @@ def agent_class(spec: AgentSpec) -> AgentFactory:
         from voicebench.pipeline.s2s import SpeechToSpeechAgent
 
         return SpeechToSpeechAgent
+    if spec.livekit is not None:
+        from voicebench.livekit.agent import LiveKitAgent
+
+        return LiveKitAgent
     from voicebench.pipeline.agent import VoiceAgent
 
     return VoiceAgent

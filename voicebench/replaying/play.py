@@ -107,6 +107,7 @@ def turn_record(
         audio_path=audio_path,
         call=where,
         timing=spoken.timing,
+        reported=spoken.heard.reported,
         error=spoken.error,
         scenario=spoken.scenario,
         repeat=repeat,

@@ -46,7 +46,7 @@ from pydantic import Field
 from voicebench._model import FrozenModel, Versioned
 from voicebench.agentspec import AgentSpec
 from voicebench.budgets import TURN_TIMEOUT_S
-from voicebench.timing import TurnTiming
+from voicebench.timing import ReportedLatency, TurnTiming
 
 RUNLOG_SCHEMA_VERSION = 4
 READABLE_SCHEMA_VERSIONS = (1, 2, 3, 4)
@@ -177,6 +177,9 @@ class TurnRecord(Versioned):
     """Where the turn lies in its call's recording; None where none was written."""
     timing: TurnTiming | None = None
     """Milestones and derived latencies; absent when the turn failed before any."""
+    reported: ReportedLatency | None = Field(default=None, exclude_if=lambda v: v is None)
+    """What the agent's own framework reported for the turn (a LiveKit agent); None for
+    every other agent."""
     error: TurnError | None = None
     """Set when the turn failed."""
     scenario: ScenarioOutcome | None = None

@@ -7,13 +7,22 @@ from voicebench.timing.events import (
     reply_text,
     user_transcript,
 )
-from voicebench.timing.models import STAGE_LABELS, STAGE_NAMES, STAGES, TurnTiming
+from voicebench.timing.models import (
+    REPORTED_STAGES,
+    STAGE_LABELS,
+    STAGE_NAMES,
+    STAGES,
+    ReportedLatency,
+    TurnTiming,
+)
 
 __all__ = [
+    "REPORTED_STAGES",
     "STAGES",
     "STAGE_LABELS",
     "STAGE_NAMES",
     "EventKind",
+    "ReportedLatency",
     "RunClock",
     "TimingObserver",
     "TurnEvent",

@@ -165,3 +165,43 @@ class TurnTiming(FrozenModel):
             out[name] = value - boundary
             boundary = value
         return out
+
+
+REPORTED_STAGES: tuple[tuple[str, str], ...] = (
+    ("end_of_turn_ms", "end of turn"),
+    ("llm_ttft_ms", "LLM TTFT"),
+    ("tts_ttfb_ms", "TTS TTFB"),
+)
+"""The figures a framework's own latency formula adds up (LiveKit's documented total
+latency: end of turn + LLM TTFT + TTS TTFB), with their labels."""
+
+
+class ReportedLatency(FrozenModel):
+    """What the agent's own framework reported for a turn (a LiveKit agent's per-message
+    metrics), in ms; None where it reported nothing. Beside the measured waterfall, never
+    in it: the framework times from its own guess of the end of speech."""
+
+    framework: str = "livekit"
+    end_of_turn_ms: float | None = None
+    """From the end of speech (as its VAD placed it) to its decision that the turn was over."""
+    transcription_ms: float | None = None
+    """From the end of speech to the final transcript."""
+    on_user_turn_completed_ms: float | None = None
+    """The agent's own ``on_user_turn_completed`` hook."""
+    llm_ttft_ms: float | None = None
+    """Its ``llm_node`` to its first token."""
+    tts_ttfb_ms: float | None = None
+    """Its ``tts_node`` to its first audio."""
+    e2e_ms: float | None = None
+    """Its end-to-end figure: the end of speech to the moment it began to play the reply."""
+
+    def accounting(self, ttfa_ms: float) -> dict[str, float] | None:
+        """The measured TTFA cut as the framework's formula cuts it: its figures, then what
+        they leave out (``unreported``: negative where they add up to more than was heard);
+        the parts sum to ``ttfa_ms`` exactly. None where a figure of the formula is missing."""
+        parts = {name: getattr(self, name) for name, _ in REPORTED_STAGES}
+        if any(v is None for v in parts.values()):
+            return None
+        out = {name: float(v) for name, v in parts.items()}
+        out["unreported_ms"] = ttfa_ms - sum(out.values())
+        return out

@@ -15,12 +15,14 @@ from voicebench.api.views import (
     TOO_FEW,
     AgentSpec,
     Interval,
+    ReportedSummary,
     RunProgress,
     RunSummary,
     ScenarioFigures,
     TurnRecord,
     kinds_text,
     pass_figures,
+    reported_summary,
     scenario_figures,
     spread,
     summarize,
@@ -55,6 +57,34 @@ def summary_table(summary: RunSummary, title: str) -> Table:
     )
     table.caption_justify = "left"
     return table
+
+
+def reported_table(summary: ReportedSummary) -> Table:
+    """The measured TTFA cut as the agent's framework accounts for it."""
+    name = {"livekit": "LiveKit"}.get(summary.framework, summary.framework)
+    table = Table(title=f"TTFA as {name} reports it", title_justify="left")
+    table.add_column("part")
+    table.add_column("n", justify="right")
+    for p in PERCENTILES:
+        table.add_column(f"p{p} ms", justify="right")
+    for row in summary.rows:
+        if row.name == "e2e":
+            table.add_section()
+        label = {"e2e": f"{name} e2e", "TTFA": "TTFA measured"}.get(row.name, row.name)
+        table.add_row(label, str(row.n), _fmt(row.p50), _fmt(row.p90), _fmt(row.p95))
+    table.caption = (
+        f"end_of_turn + llm_ttft + tts_ttfb is {name}'s own latency formula; unreported is the "
+        "measured TTFA less that sum (negative where its parts overlap)"
+    )
+    table.caption_justify = "left"
+    return table
+
+
+def show_reported(records: Sequence[TurnRecord]) -> None:
+    """After a run of an agent whose framework reports its own figures (a LiveKit agent)."""
+    summary = reported_summary(records)
+    if summary is not None:
+        out.print(reported_table(summary))
 
 
 def _interval(v: Interval | None, scale: float = 1.0, fmt: str = ",.0f") -> str:
@@ -151,6 +181,7 @@ def turn_line(p: RunProgress) -> str:
 def show_replay(spec: AgentSpec, out_dir: Path, records: list[TurnRecord]) -> None:
 
     out.print(summary_table(summarize(records), f"{spec.name} ({spec.id}) - {out_dir}"))
+    show_reported(records)
     show_scenarios(records)
     show_passes(records)
     show(f"run log: {out_dir}/turns.jsonl; each dialogue as it happened: {out_dir}/calls/")

@@ -1,0 +1,125 @@
+"""A LiveKit agent (``[livekit]``) run in-process with no room and no server: LiveKit's own
+OpenAI plugins against the scripted LLM (known TTFT) and the scripted speech endpoints (known
+transcription and first-audio delays), and LiveKit's Silero VAD."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from short_set import SHORT_REPLY
+
+from voicebench.agentspec import AgentSpec, LiveKitSpec
+from voicebench.errors import RunError
+from voicebench.replaying import replay
+from voicebench.replaying.play import turn_history
+from voicebench.runlog import ReplayMode, read_turns
+from voicebench.testing.scripted_server import ScriptedLLMServer
+from voicebench.testing.scripted_speech import ScriptedSpeechServer
+
+pytestmark = pytest.mark.slow
+
+HELPERS = Path(__file__).resolve().parents[1] / "helpers"
+TTFT_MS, STT_MS, TTS_MS = 300.0, 100.0, 150.0
+HOPS_MS = 40.0
+"""What the plugins' HTTP round trips and LiveKit's own queues may add to a set delay."""
+
+
+def livekit(entrypoint: str) -> AgentSpec:
+    return AgentSpec(
+        name="lk-scripted",
+        family="scripted",
+        livekit=LiveKitSpec(entrypoint=f"livekit_scripted:{entrypoint}", path=str(HELPERS)),
+    )
+
+
+@pytest.fixture
+async def servers(monkeypatch: pytest.MonkeyPatch):
+    async with (
+        ScriptedLLMServer(ttft_ms=TTFT_MS, token_delay_ms=5, reply=SHORT_REPLY) as llm,
+        ScriptedSpeechServer(stt_ms=STT_MS, tts_ms=TTS_MS) as speech,
+    ):
+        monkeypatch.setenv("SCRIPTED_LLM_URL", llm.base_url)
+        monkeypatch.setenv("SCRIPTED_SPEECH_URL", speech.base_url)
+        yield llm
+
+
+async def test_three_items_through_a_livekit_agent_have_its_stages_and_its_own_figures(
+    tmp_path: Path, short_set, servers
+):
+    items = list(short_set.dialogues[:3])
+    out = tmp_path / "run"
+    records = await replay(livekit("build"), **short_set.run(items, out, Path("lk.toml")))
+    assert len(records) == sum(len(d.seeker_turn_indices) for d in items)
+    for r in records:
+        assert r.error is None, r.error
+        assert r.contestant == "livekit/lk-scripted"
+        t = r.timing
+        stages = {k: v for k, v in t.stages_ms.items() if v is not None}
+        assert set(stages) == {
+            "endpointing",
+            "asr",
+            "turn_end",
+            "llm_ttft",
+            "turn_hold",
+            "text_aggregation",
+            "tts_first_audio",
+            "output",
+        }
+        assert sum(stages.values()) == pytest.approx(t.ttfa_ms, abs=1e-6)
+        # Each set delay is found in its own stage, measured on voicebench's clock (the
+        # session's first transcription also opens the plugin's connection).
+        assert STT_MS <= stages["asr"] < STT_MS + HOPS_MS + (1000 if r.cold else 0)
+        assert TTFT_MS <= stages["llm_ttft"] < TTFT_MS + HOPS_MS
+        assert TTS_MS <= stages["tts_first_audio"] < TTS_MS + HOPS_MS
+        assert stages["output"] < 5  # the first chunk plays as it arrives
+        # LiveKit's own figures, kept beside them.
+        rep = r.reported
+        assert rep is not None and rep.framework == "livekit"
+        assert TTFT_MS <= rep.llm_ttft_ms < TTFT_MS + HOPS_MS
+        assert TTS_MS <= rep.tts_ttfb_ms < TTS_MS + HOPS_MS
+        assert rep.end_of_turn_ms is not None and rep.transcription_ms is not None
+        parts = rep.accounting(t.ttfa_ms)
+        assert parts is not None and set(parts) == {
+            "end_of_turn_ms",
+            "llm_ttft_ms",
+            "tts_ttfb_ms",
+            "unreported_ms",
+        }
+        assert sum(parts.values()) == pytest.approx(t.ttfa_ms, abs=1e-6)
+        # The reply as said: the scripted LLM's words, heard on the caller's recording.
+        assert r.reply_text == SHORT_REPLY
+        assert r.user_transcript == "I have been feeling low lately."
+        assert r.call is not None and (out / r.call.path).exists()
+        assert (out / r.audio_path).stat().st_size > 10_000
+    # The LLM was given the dialogue's own history each turn (teacher-forced), after the
+    # agent's own instructions.
+    bodies = servers.history()
+    for r in records:
+        dialogue = short_set.item(r.dialogue_id)
+        said = turn_history(dialogue, r.turn_index, ReplayMode.TEACHER_FORCED, {})
+        assert any(
+            [m for m in b["messages"] if m["role"] != "system"][: len(said)] == said
+            and b["messages"][0]["content"] == "You are a supportive listener."
+            for b in bodies
+        ), r.turn_index
+    assert read_turns(out) == records
+
+
+async def test_an_exception_in_the_agents_own_code_is_the_turns_failure(
+    tmp_path: Path, short_set, servers
+):
+    items = list(short_set.dialogues[:1])
+    spec = livekit("build_broken")
+    run = short_set.run(items, tmp_path / "run", Path("lk.toml"))
+    records = await replay(spec, **run, final_only=True)
+    assert len(records) == 1
+    first = records[0].error
+    assert first.kind == "llm_error"
+    assert "RuntimeError: the knowledge base is down" in first.reason
+
+
+async def test_an_entrypoint_that_returns_no_agent_is_refused_naming_it(tmp_path: Path, short_set):
+    items = list(short_set.dialogues[:1])
+    with pytest.raises(RunError, match=r"livekit_scripted:build_nothing returned int"):
+        await replay(livekit("build_nothing"), **short_set.run(items, tmp_path / "r", Path("x")))

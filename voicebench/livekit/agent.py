@@ -1,0 +1,375 @@
+"""A LiveKit agent (``[livekit]``), as its author wrote it, run in this process with no room and
+no LiveKit server, and driven one spoken turn at a time like every agent.
+
+The spec's entrypoint returns the user's ``Agent`` and ``AgentSession``. The session is given
+voicebench's microphone and loudspeaker (``voicebench.livekit.io``) as its audio input and
+output, and started. Before each turn the agent's chat context is made the history asked for
+(its instructions kept): the teacher-forced replay.
+
+What is timed, on the run's clock, as the session goes:
+
+- its user state (``speaking``, then ``listening``: its VAD's start and stop), and its final
+  transcript;
+- its ``llm_node`` (the request when it is called, its first text) and its ``tts_node`` (each
+  piece of text as it is released to it, the end of the text, its first audio frame), wrapped
+  on the agent object itself, the user's own overrides included. LiveKit may ask the LLM
+  before the turn is over (preemptive generation) and hold its text until it is: that wait is
+  the ``turn_hold`` stage, from the first text the LLM gave to its release. A non-streaming
+  TTS's ``synthesize`` call marks the TTS request, once the text was cut into sentences;
+- the loudspeaker's first audible sample, cut-offs and ends (``LiveKitSpeaker``);
+- an error the session reports as unrecoverable, an exception raised in either node, and a
+  session that closes mid-turn.
+
+LiveKit's own figures for the turn (the metrics it attaches to the user's and the agent's
+messages: end of turn, transcription, LLM TTFT, TTS TTFB, end to end) are kept beside the
+measured waterfall as ``ReportedLatency``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+from collections.abc import AsyncIterable, AsyncIterator
+from typing import Any
+
+import numpy as np
+
+from voicebench.agent.interface import PLAIN, HeardTurn, TurnCue
+from voicebench.agent.realtime import FIXTURE_RATE, NS_PER_S, at_rate
+from voicebench.agent.watch import Ending, watch_turn
+from voicebench.agentspec import AgentSpec
+from voicebench.budgets import TURN_TIMEOUT_S
+from voicebench.errors import RunError
+from voicebench.livekit.entry import build_session
+from voicebench.runlog import TurnError
+from voicebench.timing import EventKind, ReportedLatency, TurnEvent
+
+POLL_S = 0.02
+SETTLE_S = 0.3
+UNHEARD_S = 2.0
+"""After the utterance has been played, how long a session whose VAD never started is given
+before the turn ends as unheard."""
+
+
+def _source(error: Any) -> str:
+    """The stage a LiveKit error came from, as voicebench names stages."""
+    name = type(error).__name__
+    return {"LLMError": "llm", "STTError": "asr", "TTSError": "tts"}.get(name, "")
+
+
+class LiveKitAgent:
+    """One ``AgentSession`` for a whole run; ``async with LiveKitAgent(spec) as agent``."""
+
+    speech_to_speech = False
+    in_rate = FIXTURE_RATE
+
+    def __init__(self, spec: AgentSpec, *, clock=None) -> None:
+        from voicebench.timing import RunClock, TimingObserver
+
+        assert spec.livekit is not None, "only a [livekit] spec names a LiveKit agent"
+        self.spec = spec
+        self.clock = clock or RunClock()
+        self.observer = TimingObserver()
+        self._lost: list[str] = []
+        self._closed = False
+        self._messages: list[tuple[int, str, dict[str, float]]] = []
+        """(clock reading, role, LiveKit's metrics) of each message the session added."""
+        self._stack = contextlib.AsyncExitStack()
+        self._speech_end_ns = 0
+
+    @property
+    def connected(self) -> bool:
+        return True
+
+    def _now(self) -> int:
+        return self.clock.get_time()
+
+    async def __aenter__(self) -> LiveKitAgent:
+        from voicebench.livekit.io import LiveKitMicrophone, LiveKitSpeaker
+        from voicebench.livekit.servers import local_servers
+
+        livekit = self.spec.livekit
+        assert livekit is not None
+        self._stack = contextlib.AsyncExitStack()
+        try:
+            await self._stack.enter_async_context(local_servers(livekit))
+            self.agent, self.session = await build_session(livekit)
+            self.microphone = LiveKitMicrophone(self._now, self.in_rate)
+            self.speaker = LiveKitSpeaker(self._now, self.observer)
+            self._instrument()
+            self.session.input.audio = self.microphone
+            self.session.output.audio = self.speaker
+            self.speaker.start()
+            self._stack.push_async_callback(self.speaker.aclose)
+            self._stack.push_async_callback(self._close_session)
+            try:
+                await self.session.start(agent=self.agent)
+            except Exception as exc:
+                raise RunError(
+                    f"the LiveKit session of {livekit.entrypoint} did not start: "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
+        except BaseException:
+            await self._stack.aclose()
+            raise
+        return self
+
+    async def _close_session(self) -> None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.session.aclose(), timeout=15)
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._stack.aclose()
+
+    def _instrument(self) -> None:
+        """Stamp the session's events and wrap the agent's nodes (on the objects, not their
+        classes) to time them."""
+        session, record = self.session, self.observer.record
+
+        @session.on("user_state_changed")
+        def _user(ev: Any) -> None:
+            if ev.new_state == "speaking":
+                record(EventKind.VAD_START, self._now())
+            elif ev.old_state == "speaking":
+                record(EventKind.VAD_STOP, self._now())
+
+        @session.on("user_input_transcribed")
+        def _transcript(ev: Any) -> None:
+            if ev.is_final:
+                record(EventKind.TRANSCRIPT, self._now(), ev.transcript)
+
+        @session.on("conversation_item_added")
+        def _item(ev: Any) -> None:
+            metrics = getattr(ev.item, "metrics", None) or {}
+            role = getattr(ev.item, "role", "")
+            self._messages.append((self._now(), role, dict(metrics)))
+
+        @session.on("error")
+        def _error(ev: Any) -> None:
+            if not getattr(ev.error, "recoverable", False):
+                cause = getattr(ev.error, "error", None) or ev.error
+                record(EventKind.ERROR, self._now(), str(cause), _source(ev.error))
+
+        @session.on("close")
+        def _close(ev: Any) -> None:
+            self._closed = True
+            why = f"the LiveKit session closed ({ev.reason})"
+            if ev.error is not None:
+                why += f": {getattr(ev.error, 'error', None) or ev.error}"
+            self._lost.append(why)
+
+        self._wrap_nodes()
+
+    def _wrap_nodes(self) -> None:
+        agent, record, now = self.agent, self.observer.record, self._now
+        llm_node, tts_node = agent.llm_node, agent.tts_node
+        tts = agent.tts or self.session.tts
+        streaming_tts = tts is None or tts.capabilities.streaming
+
+        async def timed_llm_node(*args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+            record(EventKind.LLM_REQUEST, now())
+            first = True
+            try:
+                out = llm_node(*args, **kwargs)
+                if inspect.isawaitable(out):
+                    out = await out
+                pieces = [out] if isinstance(out, str) else out
+                if pieces is not None:
+                    async for chunk in _aiter(pieces):
+                        if first and (chunk if isinstance(chunk, str) else _chunk_text(chunk)):
+                            record(EventKind.LLM_TOKEN_RECEIVED, now())
+                            first = False
+                        yield chunk
+            except Exception as exc:
+                record(EventKind.ERROR, now(), f"{type(exc).__name__}: {exc}", "llm")
+                raise
+
+        async def timed_tts_node(text: AsyncIterable[str], *args: Any, **kwargs: Any):
+            async def arriving() -> AsyncIterator[str]:
+                first = True
+                async for piece in text:
+                    record(EventKind.LLM_TOKEN, now(), piece)  # released to the speaker
+                    if first and streaming_tts:
+                        record(EventKind.TTS_REQUEST, now())
+                    first = False
+                    yield piece
+                record(EventKind.LLM_END, now())
+
+            first = True
+            try:
+                out = tts_node(arriving(), *args, **kwargs)
+                if inspect.isawaitable(out):
+                    out = await out
+                if out is None:
+                    return
+                async for frame in out:
+                    if first:
+                        record(EventKind.TTS_AUDIO, now())
+                        first = False
+                    yield frame
+            except Exception as exc:
+                record(EventKind.ERROR, now(), f"{type(exc).__name__}: {exc}", "tts")
+                raise
+
+        agent.llm_node = timed_llm_node
+        agent.tts_node = timed_tts_node
+        if tts is not None and not streaming_tts:
+            synthesize = tts.synthesize
+
+            def timed_synthesize(*args: Any, **kwargs: Any) -> Any:
+                record(EventKind.TTS_REQUEST, now())
+                return synthesize(*args, **kwargs)
+
+            tts.synthesize = timed_synthesize
+
+    async def _set_history(self, history: list[dict[str, str]]) -> None:
+        from livekit.agents import llm
+
+        ctx = llm.ChatContext()
+        for message in history:
+            ctx.add_message(role=message["role"], content=message["content"])  # type: ignore[arg-type]
+        await self.agent.update_chat_ctx(ctx)
+
+    async def speak(
+        self,
+        history: list[dict[str, str]],
+        pcm: np.ndarray,
+        speech_end_sample: int,
+        *,
+        timeout_s: float = TURN_TIMEOUT_S,
+        cue: TurnCue = PLAIN,
+    ) -> HeardTurn:
+        """Speak one seeker utterance after ``history`` and wait for the agent's answer."""
+        if not cue.barge_in:
+            await self._set_history(history)
+        speaker = self.speaker
+        speaker.begin_turn()
+        utterance = self.microphone.mic.say(at_rate(pcm, self.in_rate))
+        start_ns = await utterance.started
+        self.observer.forget_before(start_ns)
+        speaker.audible.forget_before(start_ns)
+        self._messages = [m for m in self._messages if m[0] >= start_ns]
+        speech_end_ns = start_ns + speech_end_sample * NS_PER_S // FIXTURE_RATE
+        self._speech_end_ns = speech_end_ns
+        await utterance.finished
+        finished_ns = self._now()
+        watched = await watch_turn(
+            _Watching(self, start_ns, speech_end_ns, finished_ns),
+            cue,
+            clock=self._now,
+            deadline_ns=finished_ns + int(timeout_s * 1e9),
+        )
+        if cue.hand_over_ms is None:
+            await asyncio.sleep(SETTLE_S)
+        since = speech_end_ns if cue.barge_in else 0
+        audio, placed = speaker.tape.take(since, FIXTURE_RATE)
+        return HeardTurn(
+            speech_end_ns=speech_end_ns,
+            events=tuple(self.observer.since(start_ns)),
+            audio=audio,
+            placed=placed,
+            before=speaker.tape.before(since, FIXTURE_RATE),
+            timed_out=watched.ending in (Ending.TIMED_OUT, Ending.LOST),
+            start_ns=start_ns,
+            played=speaker.audible.since(start_ns),
+            aside_ns=watched.aside_ns,
+            ended_ns=watched.ended_ns,
+            failure=self._failure(),
+            reported=self._reported(speech_end_ns),
+        )
+
+    def _reported(self, speech_end_ns: int) -> ReportedLatency | None:
+        """LiveKit's figures for the turn: the last user message it added after the end of
+        speech, and the first reply it added after that."""
+        users = [m for ns, role, m in self._messages if role == "user" and ns >= speech_end_ns]
+        if not users:
+            return None
+        user = users[-1]
+        user_ns = max(ns for ns, role, _ in self._messages if role == "user")
+        replies = [m for ns, role, m in self._messages if role == "assistant" and ns >= user_ns]
+        reply = replies[0] if replies else {}
+
+        def ms(source: dict[str, float], key: str) -> float | None:
+            value = source.get(key)
+            return None if value is None else float(value) * 1000.0
+
+        return ReportedLatency(
+            end_of_turn_ms=ms(user, "end_of_turn_delay"),
+            transcription_ms=ms(user, "transcription_delay"),
+            on_user_turn_completed_ms=ms(user, "on_user_turn_completed_delay"),
+            llm_ttft_ms=ms(reply, "llm_node_ttft"),
+            tts_ttfb_ms=ms(reply, "tts_node_ttfb"),
+            e2e_ms=ms(reply, "e2e_latency"),
+        )
+
+    def _turn_done(self, events: list[TurnEvent], now_ns: int, aside_ns: int | None) -> bool:
+        from voicebench.pipeline.agent import _turn_done
+
+        return _turn_done(events, now_ns, aside_ns)
+
+    def _failure(self) -> TurnError | None:
+        if not self._lost:
+            return None
+        return TurnError(kind="closed_mid_turn", reason=self._lost[0])
+
+
+async def _aiter(items: Any) -> AsyncIterator[Any]:
+    """An async iterable, or a plain one, iterated asynchronously."""
+    if hasattr(items, "__aiter__"):
+        async for item in items:
+            yield item
+    else:
+        for item in items:
+            yield item
+
+
+def _chunk_text(chunk: Any) -> str:
+    """The text of a ``ChatChunk`` (empty for a tool call or usage)."""
+    delta = getattr(chunk, "delta", None)
+    return (getattr(delta, "content", None) or "") if delta is not None else ""
+
+
+class _Watching:
+    """A LiveKit session's side of watching a turn (``voicebench.agent.watch``)."""
+
+    def __init__(self, agent: LiveKitAgent, start_ns: int, speech_end_ns: int, said_ns: int):
+        self.agent = agent
+        self.start_ns = start_ns
+        self.speech_end_ns = speech_end_ns
+        self.said_ns = said_ns
+        self.events: list[TurnEvent] = []
+
+    def first_audio_ns(self) -> int | None:
+        self.events = self.agent.observer.since(self.start_ns)
+        return next(
+            (
+                e.ns
+                for e in self.events
+                if e.kind is EventKind.AUDIO_OUT and e.ns >= self.speech_end_ns
+            ),
+            None,
+        )
+
+    def gone(self) -> bool:
+        return self.agent._closed
+
+    def ended(self, now_ns: int, aside_ns: int | None) -> Ending | None:
+        agent = self.agent
+        if any(e.kind is EventKind.ERROR for e in self.events):
+            return Ending.ANSWERED  # the session said it failed
+        if agent._turn_done(self.events, now_ns, aside_ns):
+            return Ending.ANSWERED
+        heard = any(e.kind is EventKind.VAD_START for e in self.events)
+        if now_ns - self.said_ns > UNHEARD_S * 1e9 and not heard:
+            return Ending.UNHEARD
+        return None
+
+    def due_ns(self, first_ns: int | None, aside_ns: int | None) -> list[int]:
+        return []
+
+    async def wait(self, until_ns: int) -> None:
+        await asyncio.sleep(POLL_S)
+
+    async def say(self, pcm: np.ndarray) -> int:
+        return await self.agent.microphone.mic.say(at_rate(pcm, self.agent.in_rate)).started
