@@ -10,7 +10,10 @@ import pytest
 from short_set import SHORT_REPLY
 
 from voicebench.agentspec import AgentSpec, LiveKitSpec
-from voicebench.errors import RunError
+from voicebench.api import report
+from voicebench.errors import InputError, RunError
+from voicebench.fixtures import load_manifest
+from voicebench.live import read_load, run_load
 from voicebench.replaying import replay
 from voicebench.replaying.play import turn_history
 from voicebench.runlog import ReplayMode, read_turns
@@ -104,6 +107,10 @@ async def test_three_items_through_a_livekit_agent_have_its_stages_and_its_own_f
             for b in bodies
         ), r.turn_index
     assert read_turns(out) == records
+    # The report shows the same cut: LiveKit's formula, and what it leaves out.
+    built = report([out], out=tmp_path / "report")
+    page = (built.out_dir / "report.md").read_text()
+    assert "TTFA as LiveKit reports it (ms)" in page and "not in its figures" in page
 
 
 async def test_an_exception_in_the_agents_own_code_is_the_turns_failure(
@@ -123,3 +130,41 @@ async def test_an_entrypoint_that_returns_no_agent_is_refused_naming_it(tmp_path
     items = list(short_set.dialogues[:1])
     with pytest.raises(RunError, match=r"livekit_scripted:build_nothing returned int"):
         await replay(livekit("build_nothing"), **short_set.run(items, tmp_path / "r", Path("x")))
+
+
+async def test_a_load_runs_many_livekit_sessions_in_this_process(
+    tmp_path: Path, short_set, servers
+):
+    items = [d for d in short_set.dialogues if len(d.seeker_turn_indices) == 2][:3]
+    out = tmp_path / "load"
+    turns = await run_load(
+        livekit("build"),
+        items,
+        load_manifest(short_set.fixtures_dir),
+        short_set.fixtures_dir,
+        out,
+        callers=3,
+        ramp_s=1.0,
+        duration_s=2.0,
+        turn_timeout_s=15,
+    )
+    assert read_load(out)[1] == turns
+    assert {(t.caller, t.call) for t in turns} >= {(0, 0), (1, 0), (2, 0)}
+    assert max(t.concurrency for t in turns) >= 2  # sessions at once, in one process
+    for t in turns:
+        assert t.turn.error is None, t.turn.error
+        stages = {k: v for k, v in t.turn.timing.stages_ms.items() if v is not None}
+        assert sum(stages.values()) == pytest.approx(t.turn.timing.ttfa_ms, abs=1e-6)
+        assert stages["llm_ttft"] >= TTFT_MS
+        assert t.turn.reported is not None and t.turn.reported.llm_ttft_ms is not None
+    with pytest.raises(InputError, match="--backend local"):
+        await run_load(
+            livekit("build"),
+            items,
+            load_manifest(short_set.fixtures_dir),
+            short_set.fixtures_dir,
+            tmp_path / "ray",
+            callers=2,
+            duration_s=2.0,
+            backend="ray",
+        )

@@ -3,6 +3,7 @@ place that turns a ``VoicebenchError`` into one line and an exit code, and progr
 
 from __future__ import annotations
 
+import logging
 import sys
 import warnings
 from collections.abc import Iterator
@@ -127,9 +128,11 @@ def show(message: str, *, style: str | None = None) -> None:
 
 
 def quiet_libraries(verbose: bool) -> None:
-    """pipecat logs every frame decision at INFO/DEBUG; show its warnings only when asked."""
+    """pipecat logs every frame decision at INFO/DEBUG; show its warnings only when asked (and
+    LiveKit's, which go through the standard logging module)."""
     logger.remove()
     logger.add(sys.stderr, level="DEBUG" if verbose else "ERROR")
+    logging.getLogger("livekit").setLevel(logging.DEBUG if verbose else logging.ERROR)
     if not verbose:
         warnings.filterwarnings("ignore", category=DeprecationWarning)
         warnings.filterwarnings("ignore", category=RuntimeWarning, module="pipecat")

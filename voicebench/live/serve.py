@@ -173,6 +173,12 @@ async def shared_backend(spec: AgentSpec):
         raise InputError(
             "a speech-to-speech agent is not served yet; give a spec with [llm]", field="s2s"
         )
+    if spec.livekit is not None:
+        raise InputError(
+            "a LiveKit agent is served by its own worker in a LiveKit room; voicebench runs it "
+            "in-process instead (voicebench run, load)",
+            field="livekit",
+        )
     async with contextlib.AsyncExitStack() as stack:
         llm = spec.llm
         assert llm is not None

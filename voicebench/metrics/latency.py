@@ -211,6 +211,17 @@ def agent_latency(
         s: median_ms([x for row in stage_rows if (x := row[s]) is not None]) for s in STAGE_NAMES
     }
 
+    accounted = [
+        (parts, r.reported.e2e_ms, ttfa)
+        for r, _, ttfa, _ in timed
+        if r.reported is not None and (parts := r.reported.accounting(ttfa)) is not None
+    ]
+    reported = (
+        {k: round(float(np.mean([p[k] for p, _, _ in accounted])), 3) for k in accounted[0][0]}
+        if accounted
+        else {}
+    )
+    e2e = [v for _, v, _ in accounted if v is not None]
     failed = sum(r.error is not None for r in records)
     censored = None
     if failed:
@@ -234,6 +245,8 @@ def agent_latency(
             if header.agent.remote is not None
             else "speech-to-speech"
             if header.agent.s2s is not None
+            else "livekit"
+            if header.agent.livekit is not None
             else "cascade"
         ),
         mode=header.mode.value,
@@ -257,6 +270,11 @@ def agent_latency(
             round(float(np.mean([ttfa for _, _, ttfa, _ in timed])), 3) if timed else None
         ),
         stage_p50_ms=p50,
+        reported_ms=reported,
+        reported_total_ms=(
+            round(float(np.mean([t for _, _, t in accounted])), 3) if accounted else None
+        ),
+        reported_e2e_ms=round(float(np.mean(e2e)), 3) if e2e else None,
         asr_wer_mean=round(float(np.mean(wers)), 4) if wers else None,
         asr_wer_turns=len(wers),
         asr_turns_with_errors=sum(w > 0 for w in wers),

@@ -78,9 +78,9 @@ class AgentLatency(FrozenModel):
     contestant: str
     """The agent's id, ``provider/model``."""
     family: str
-    kind: Literal["cascade", "speech-to-speech", "remote"] = "cascade"
+    kind: Literal["cascade", "speech-to-speech", "remote", "livekit"] = "cascade"
     """How the agent is built: ASR -> LLM -> TTS here, one speech-to-speech model (``[s2s]``),
-    or reached elsewhere (``[remote]``)."""
+    reached elsewhere (``[remote]``), or a LiveKit agent run here (``[livekit]``)."""
     mode: str
     created_at: str
     turns: int
@@ -105,6 +105,14 @@ class AgentLatency(FrozenModel):
     waterfall_total_ms: float | None
     """Mean TTFA over the same turns."""
     stage_p50_ms: dict[str, float | None]
+    reported_ms: dict[str, float] = Field(default_factory=dict)
+    """TTFA cut as the agent's framework accounts for it (``ReportedLatency.accounting``):
+    the mean of each part over the turns that have every part, summing to
+    ``reported_total_ms``; empty for an agent whose framework reports nothing."""
+    reported_total_ms: float | None = None
+    """Mean TTFA over the same turns."""
+    reported_e2e_ms: float | None = None
+    """The framework's own end-to-end figure, mean over the turns that have it."""
     asr_wer_mean: float | None
     """Mean word error rate of the agent's ASR on the seeker's audio."""
     asr_wer_turns: int

@@ -173,6 +173,9 @@ def _latency(report: Report) -> Section:
         *_figure(report, "waterfall"),
         TableBlock(tb.waterfall_table(report)),
     ]
+    reported = tb.reported_table(report)
+    if reported is not None:
+        blocks.append(TableBlock(reported))
     if any(a.passes for a in report.agents):
         blocks.append(TableBlock(passes_table(report)))
     for a in report.agents:
