@@ -16,9 +16,16 @@ the voice pipeline's libraries only once a call needs them).
 """
 
 import importlib
+import os
 from typing import TYPE_CHECKING, Any
 
 from voicebench._version import __version__ as __version__
+
+# ONNX Runtime (under Silero, Piper and the models that use it) otherwise looks up and sends
+# to a telemetry host of its vendor from each process that loads it; voicebench talks to
+# nothing but loopback. Read when the library loads, so set here, before anything imports it;
+# the helper processes inherit it.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
 if TYPE_CHECKING:
     from voicebench.api import *  # noqa: F403 - the public names, listed once in voicebench.api
