@@ -152,7 +152,13 @@ def _load_line(t: LoadTurn) -> str:
 @app.command()
 def load(
     agent: Annotated[
-        str, typer.Option("--agent", "-a", help="A ws:// URL, or an agent spec with [remote].")
+        str,
+        typer.Option(
+            "--agent",
+            "-a",
+            help="A ws:// URL, an agent spec with [remote], or one with [livekit] (its "
+            "sessions run in this process).",
+        ),
     ],
     callers: Annotated[
         int,
