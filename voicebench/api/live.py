@@ -161,9 +161,10 @@ def load(
     progress: Callable[[LoadTurn], None] | None = None,
 ) -> Load:
     """Many callers at once against a remote agent (a ws:// URL, or a spec with ``[remote]``),
-    or many sessions of a LiveKit agent (``[livekit]``) in this process, in a load pattern (ramp, step, spike or soak); ``on_start`` is told the pattern in words
-    and the folder before the first call; ``record_calls`` writes each call as it happened in
-    ``calls/`` (one process only). Returns the folder and its summary: TTFA and failures by
+    or many sessions of a LiveKit agent (``[livekit]``) in this process, in a load pattern
+    (ramp, step, spike or soak); ``on_start`` is told the pattern in words and the folder
+    before the first call; ``record_calls`` writes each call as it happened in ``calls/``
+    (one process only). Returns the folder and its summary: TTFA and failures by
     concurrency band with intervals, and the breaking point."""
     if arrivals not in ARRIVALS:
         raise InputError(f"must be {' or '.join(ARRIVALS)}", field="arrivals")
