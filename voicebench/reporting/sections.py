@@ -20,6 +20,7 @@ from voicebench.reporting.models import CallRecordingView, ItemReplies, Report, 
 from voicebench.reporting.recordings import CALLS_SHOWN
 from voicebench.reporting.repeats import passes_table
 from voicebench.reporting.replies import LEAD_S
+from voicebench.reporting.reported import reported_table
 from voicebench.timing import STAGE_LABELS, STAGES
 
 FIGURE_CAPTIONS = {
@@ -173,7 +174,7 @@ def _latency(report: Report) -> Section:
         *_figure(report, "waterfall"),
         TableBlock(tb.waterfall_table(report)),
     ]
-    reported = tb.reported_table(report)
+    reported = reported_table(report)
     if reported is not None:
         blocks.append(TableBlock(reported))
     if any(a.passes for a in report.agents):

@@ -2,18 +2,18 @@
 speech to text, LLM and text to speech are LiveKit's own OpenAI plugins pointed at local
 servers, and LiveKit's Silero VAD finds the turns.
 
-In a LiveKit room::
+In a LiveKit room (copy this file into your project)::
 
-    python examples/livekit_agent.py dev         # LiveKit's worker, as usual
+    python livekit_agent.py dev                  # LiveKit's worker, as usual
 
-Measured by voicebench, in this process, with no room and no LiveKit server::
+Measured by voicebench, in its own process, with no room and no LiveKit server::
 
-    voicebench run --agent examples/livekit.toml --limit 6
+    voicebench run --agent livekit-example --limit 6
 
-``examples/livekit.toml`` names ``build`` as the entrypoint and asks voicebench to start the
-local servers first: faster-whisper and Piper behind OpenAI's audio API
-(``VOICEBENCH_SPEECH_URL``; ``voicebench serve-speech`` runs the same by hand) and SmolLM2 on
-llama.cpp (``VOICEBENCH_LLM_URL``). Point the URLs at your own servers, or swap in any other
+``livekit-example.toml``, beside this file, names ``build`` as the entrypoint and asks
+voicebench to start the local servers first: faster-whisper and Piper behind OpenAI's audio
+API (``VOICEBENCH_SPEECH_URL``; ``voicebench serve-speech`` runs the same by hand) and SmolLM2
+on llama.cpp (``VOICEBENCH_LLM_URL``). Point the URLs at your own servers, or swap in any other
 plugin: voicebench measures whatever ``build`` returns.
 """
 
@@ -37,11 +37,11 @@ class Listener(Agent):
         )
 
 
-def build() -> tuple[Agent, AgentSession]:
+def build() -> tuple[Agent, AgentSession[None]]:
     """The agent and its session: what voicebench runs, and what the worker below starts."""
     speech_url = os.environ.get("VOICEBENCH_SPEECH_URL", "http://127.0.0.1:8000/v1")
     llm_url = os.environ.get("VOICEBENCH_LLM_URL", "http://127.0.0.1:8080/v1")
-    session = AgentSession(
+    session: AgentSession[None] = AgentSession(
         vad=silero.VAD.load(),
         stt=openai.STT(base_url=speech_url, api_key="local", model="whisper-1", language="en"),
         llm=openai.LLM(base_url=llm_url, api_key="local", model="smollm2-135m", temperature=0.0),
