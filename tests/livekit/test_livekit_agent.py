@@ -72,7 +72,7 @@ async def test_three_items_through_a_livekit_agent_have_its_stages_and_its_own_f
         assert sum(stages.values()) == pytest.approx(t.ttfa_ms, abs=1e-6)
         # Each set delay is found in its own stage, measured on voicebench's clock (the
         # session's first transcription also opens the plugin's connection: no bound above).
-        assert STT_MS <= stages["asr"]
+        assert stages["asr"] >= STT_MS
         assert r.cold or stages["asr"] < STT_MS + HOPS_MS
         assert TTFT_MS <= stages["llm_ttft"] < TTFT_MS + HOPS_MS
         assert TTS_MS <= stages["tts_first_audio"] < TTS_MS + HOPS_MS
