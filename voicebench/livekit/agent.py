@@ -29,27 +29,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import inspect
 from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any
 
 import numpy as np
 
+from voicebench.agent.inprocess import speak_in_process
 from voicebench.agent.interface import PLAIN, HeardTurn, TurnCue
-from voicebench.agent.realtime import FIXTURE_RATE, NS_PER_S, at_rate
-from voicebench.agent.watch import Ending, watch_turn
+from voicebench.agent.realtime import FIXTURE_RATE
 from voicebench.agentspec import AgentSpec
 from voicebench.budgets import TURN_TIMEOUT_S
 from voicebench.errors import RunError
 from voicebench.livekit.entry import build_session
 from voicebench.runlog import TurnError
 from voicebench.timing import EventKind, ReportedLatency, TurnEvent
-
-POLL_S = 0.02
-SETTLE_S = 0.3
-UNHEARD_S = 2.0
-"""After the utterance has been played, how long a session whose VAD never started is given
-before the turn ends as unheard."""
 
 
 def _source(error: Any) -> str:
@@ -241,43 +236,18 @@ class LiveKitAgent:
         cue: TurnCue = PLAIN,
     ) -> HeardTurn:
         """Speak one seeker utterance after ``history`` and wait for the agent's answer."""
-        if not cue.barge_in:
-            await self._set_history(history)
-        speaker = self.speaker
-        speaker.begin_turn()
-        utterance = self.microphone.mic.say(at_rate(pcm, self.in_rate))
-        start_ns = await utterance.started
-        self.observer.forget_before(start_ns)
-        speaker.audible.forget_before(start_ns)
-        self._messages = [m for m in self._messages if m[0] >= start_ns]
-        speech_end_ns = start_ns + speech_end_sample * NS_PER_S // FIXTURE_RATE
-        self._speech_end_ns = speech_end_ns
-        await utterance.finished
-        finished_ns = self._now()
-        watched = await watch_turn(
-            _Watching(self, start_ns, speech_end_ns, finished_ns),
-            cue,
-            clock=self._now,
-            deadline_ns=finished_ns + int(timeout_s * 1e9),
+        heard = await speak_in_process(
+            self,
+            self.microphone.mic.say,
+            self.speaker,
+            history,
+            pcm,
+            speech_end_sample,
+            timeout_s=timeout_s,
+            cue=cue,
         )
-        if cue.hand_over_ms is None:
-            await asyncio.sleep(SETTLE_S)
-        since = speech_end_ns if cue.barge_in else 0
-        audio, placed = speaker.tape.take(since, FIXTURE_RATE)
-        return HeardTurn(
-            speech_end_ns=speech_end_ns,
-            events=tuple(self.observer.since(start_ns)),
-            audio=audio,
-            placed=placed,
-            before=speaker.tape.before(since, FIXTURE_RATE),
-            timed_out=watched.ending in (Ending.TIMED_OUT, Ending.LOST),
-            start_ns=start_ns,
-            played=speaker.audible.since(start_ns),
-            aside_ns=watched.aside_ns,
-            ended_ns=watched.ended_ns,
-            failure=self._failure(),
-            reported=self._reported(speech_end_ns),
-        )
+        self._messages = [m for m in self._messages if m[0] >= heard.start_ns]
+        return dataclasses.replace(heard, reported=self._reported(heard.speech_end_ns))
 
     def _reported(self, speech_end_ns: int) -> ReportedLatency | None:
         """LiveKit's figures for the turn: the last user message it added after the end of
@@ -304,14 +274,25 @@ class LiveKitAgent:
         )
 
     def _turn_done(self, events: list[TurnEvent], now_ns: int, aside_ns: int | None) -> bool:
+        """The session said it failed, or its answer was heard to its end (the pipeline's
+        rule: the same events are stamped)."""
         from voicebench.pipeline.agent import _turn_done
 
+        if any(e.kind is EventKind.ERROR for e in events):
+            return True
         return _turn_done(events, now_ns, aside_ns)
+
+    def _heard(self, events: list[TurnEvent]) -> bool:
+        """Its VAD started: the session heard the caller."""
+        return any(e.kind is EventKind.VAD_START for e in events)
 
     def _failure(self) -> TurnError | None:
         if not self._lost:
             return None
         return TurnError(kind="closed_mid_turn", reason=self._lost[0])
+
+    def _stopped(self) -> bool:
+        return self._closed
 
 
 async def _aiter(items: Any) -> AsyncIterator[Any]:
@@ -328,48 +309,3 @@ def _chunk_text(chunk: Any) -> str:
     """The text of a ``ChatChunk`` (empty for a tool call or usage)."""
     delta = getattr(chunk, "delta", None)
     return (getattr(delta, "content", None) or "") if delta is not None else ""
-
-
-class _Watching:
-    """A LiveKit session's side of watching a turn (``voicebench.agent.watch``)."""
-
-    def __init__(self, agent: LiveKitAgent, start_ns: int, speech_end_ns: int, said_ns: int):
-        self.agent = agent
-        self.start_ns = start_ns
-        self.speech_end_ns = speech_end_ns
-        self.said_ns = said_ns
-        self.events: list[TurnEvent] = []
-
-    def first_audio_ns(self) -> int | None:
-        self.events = self.agent.observer.since(self.start_ns)
-        return next(
-            (
-                e.ns
-                for e in self.events
-                if e.kind is EventKind.AUDIO_OUT and e.ns >= self.speech_end_ns
-            ),
-            None,
-        )
-
-    def gone(self) -> bool:
-        return self.agent._closed
-
-    def ended(self, now_ns: int, aside_ns: int | None) -> Ending | None:
-        agent = self.agent
-        if any(e.kind is EventKind.ERROR for e in self.events):
-            return Ending.ANSWERED  # the session said it failed
-        if agent._turn_done(self.events, now_ns, aside_ns):
-            return Ending.ANSWERED
-        heard = any(e.kind is EventKind.VAD_START for e in self.events)
-        if now_ns - self.said_ns > UNHEARD_S * 1e9 and not heard:
-            return Ending.UNHEARD
-        return None
-
-    def due_ns(self, first_ns: int | None, aside_ns: int | None) -> list[int]:
-        return []
-
-    async def wait(self, until_ns: int) -> None:
-        await asyncio.sleep(POLL_S)
-
-    async def say(self, pcm: np.ndarray) -> int:
-        return await self.agent.microphone.mic.say(at_rate(pcm, self.agent.in_rate)).started

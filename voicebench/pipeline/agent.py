@@ -19,9 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from voicebench.agent.inprocess import speak_in_process
 from voicebench.agent.interface import AFTER_ASIDE_S, PLAIN, HeardTurn, TurnCue
-from voicebench.agent.realtime import at_rate
-from voicebench.agent.watch import Ending, watch_turn
 from voicebench.agentspec import AgentSpec, VADSpec
 from voicebench.budgets import TURN_TIMEOUT_S
 from voicebench.llm import connect, pipecat_llm
@@ -29,11 +28,6 @@ from voicebench.runlog import TurnError
 from voicebench.timing import EventKind, TurnEvent
 
 SAMPLE_RATE = 16_000
-POLL_S = 0.02
-SETTLE_S = 0.3
-UNHEARD_S = 2.0
-"""After the seeker's audio has all been played, how long a VAD that never started is given
-before the turn ends as unheard (the VAD runs in real time, so this is slack, not a guess)."""
 
 
 def _turn_done(events: list[TurnEvent], now_ns: int, aside_ns: int | None = None) -> bool:
@@ -296,44 +290,23 @@ class VoiceAgent:
         cue: TurnCue = PLAIN,
     ) -> HeardTurn:
         """Speak one seeker utterance after ``history`` and wait for the agent's answer."""
-        if not cue.barge_in:
-            await self._set_history(history)
-        speaker = self.transport.output()
-        mic = self.transport.input()
-        speaker.begin_turn()
-        utterance = mic.say(at_rate(pcm, self.in_rate))
-        start_ns = await utterance.started
-        self.observer.forget_before(start_ns)  # earlier turns are taken; polling stays cheap
-        speaker.audible.forget_before(start_ns)
-        speech_end_ns = start_ns + speech_end_sample * 1_000_000_000 // SAMPLE_RATE
-        self._speech_end_ns = speech_end_ns
-        await utterance.finished
-        finished_ns = self.clock.get_time()
-        watched = await watch_turn(
-            _Watching(self, mic, start_ns, speech_end_ns, finished_ns),
-            cue,
-            clock=self.clock.get_time,
-            deadline_ns=finished_ns + int(timeout_s * 1e9),
-        )
-        if cue.hand_over_ms is None:
-            await asyncio.sleep(SETTLE_S)
-        since = speech_end_ns if cue.barge_in else 0
-        audio, placed = speaker.tape.take(since, SAMPLE_RATE)
-        return HeardTurn(
-            speech_end_ns=speech_end_ns,
-            events=tuple(self.observer.since(start_ns)),
-            audio=audio,
-            placed=placed,
-            before=speaker.tape.before(since, SAMPLE_RATE),
-            # a pipeline that stopped mid-turn is a turn that never ended
-            timed_out=watched.ending in (Ending.TIMED_OUT, Ending.LOST),
-            start_ns=start_ns,
-            played=speaker.audible.since(start_ns),
-            aside_ns=watched.aside_ns,
-            ended_ns=watched.ended_ns,
-            failure=self._failure(),
+        return await speak_in_process(
+            self,
+            self.transport.input().say,
+            self.transport.output(),
+            history,
+            pcm,
+            speech_end_sample,
+            timeout_s=timeout_s,
+            cue=cue,
             speech_to_speech=self.speech_to_speech,
         )
+
+    def _now(self) -> int:
+        return self.clock.get_time()
+
+    def _stopped(self) -> bool:
+        return self._runner_task is not None and self._runner_task.done()
 
     async def _set_history(self, history: list[dict[str, str]]) -> None:
         # The system prompt is the LLM service's system instruction; the context is the history.
@@ -350,51 +323,3 @@ class VoiceAgent:
         """A failure the agent itself knows of (none in a cascade: its stages report errors
         as frames)."""
         return None
-
-
-class _Watching:
-    """A pipeline's side of watching a turn (``voicebench.agent.watch``): its observer's
-    events, looked at every ``POLL_S``."""
-
-    def __init__(
-        self, agent: VoiceAgent, mic: Any, start_ns: int, speech_end_ns: int, said_ns: int
-    ) -> None:
-        self.agent = agent
-        self.mic = mic
-        self.start_ns = start_ns
-        self.speech_end_ns = speech_end_ns
-        self.said_ns = said_ns
-        self.events: list[TurnEvent] = []
-
-    def first_audio_ns(self) -> int | None:
-        self.events = self.agent.observer.since(self.start_ns)  # this look's events
-        return next(
-            (
-                e.ns
-                for e in self.events
-                if e.kind is EventKind.AUDIO_OUT and e.ns >= self.speech_end_ns
-            ),
-            None,
-        )
-
-    def gone(self) -> bool:
-        return False  # a stopped pipeline is noticed after its last events are read
-
-    def ended(self, now_ns: int, aside_ns: int | None) -> Ending | None:
-        agent = self.agent
-        if agent._turn_done(self.events, now_ns, aside_ns) or agent._failure() is not None:
-            return Ending.ANSWERED
-        if now_ns - self.said_ns > UNHEARD_S * 1e9 and not agent._heard(self.events):
-            return Ending.UNHEARD
-        if agent._runner_task is not None and agent._runner_task.done():
-            return Ending.LOST
-        return None
-
-    def due_ns(self, first_ns: int | None, aside_ns: int | None) -> list[int]:
-        return []  # looked at every POLL_S anyway
-
-    async def wait(self, until_ns: int) -> None:
-        await asyncio.sleep(POLL_S)
-
-    async def say(self, pcm: np.ndarray) -> int:
-        return await self.mic.say(at_rate(pcm, self.agent.in_rate)).started
