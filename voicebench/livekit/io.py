@@ -83,8 +83,8 @@ class LiveKitSpeaker(io.AudioOutput):
         """When the chunk now on the device ends."""
         self._generation = 0
         """Counts ``clear_buffer`` calls: a chunk queued before one is never played."""
-        self._segment_start: int | None = None
-        """The generation a segment began in, once its first chunk has started to play."""
+        self._segment_playing = False
+        """The segment's first chunk has started to play."""
         self._segment_s = 0.0
         self._segment_cleared = False
         self._open = False
@@ -125,7 +125,7 @@ class LiveKitSpeaker(io.AudioOutput):
         self._generation += 1
         self._observer.record(EventKind.AUDIO_CUT, self._clock())
         pending = any(item is _END for item in self._queue)
-        if self._open or pending or self._segment_start is not None:
+        if self._open or pending or self._segment_playing:
             self._segment_cleared = True
         self._queue = deque(item for item in self._queue if item is _END)
         self._arrived.set()
@@ -153,8 +153,8 @@ class LiveKitSpeaker(io.AudioOutput):
                 self._playout.next_free_ns = self._playing_until  # it never reached the device
                 continue
             self._playing_until = self._playout.next_free_ns
-            if self._segment_start is None:
-                self._segment_start = generation
+            if not self._segment_playing:
+                self._segment_playing = True
                 self.on_playback_started(created_at=time.time())
             self._segment_s += pcm.size / rate
             onset = self.audible.add(start, pcm, rate)
@@ -174,6 +174,6 @@ class LiveKitSpeaker(io.AudioOutput):
         if wait > 0:
             await asyncio.sleep(wait / NS_PER_S)
         cleared, played = self._segment_cleared, self._segment_s
-        self._segment_start, self._segment_s, self._segment_cleared = None, 0.0, False
+        self._segment_playing, self._segment_s, self._segment_cleared = False, 0.0, False
         self._observer.record(EventKind.BOT_STOPPED, min(self._playing_until, self._clock()))
         self.on_playback_finished(playback_position=played, interrupted=cleared)
