@@ -163,7 +163,14 @@ class Tape:
         self.rate = rate
         self.chunks: list[tuple[int, np.ndarray]] = []
 
-    def add(self, start_ns: int, pcm: np.ndarray) -> None:
+    def add(self, start_ns: int, pcm: np.ndarray, rate: int | None = None) -> None:
+        """Note a chunk that began to play at ``start_ns``. A chunk at another ``rate`` is
+        resampled to the tape's, unless it is the first: the tape then takes its rate."""
+        if rate is not None and rate != self.rate:
+            if self.chunks:
+                pcm = at_rate(pcm, self.rate, rate)
+            else:
+                self.rate = rate
         self.chunks.append((start_ns, pcm))
 
     def end_ns(self, start_ns: int, pcm: np.ndarray) -> int:

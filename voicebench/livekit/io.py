@@ -34,7 +34,6 @@ from voicebench.agent.realtime import (
     Microphone,
     Playout,
     Tape,
-    at_rate,
 )
 from voicebench.timing import EventKind, TimingObserver
 
@@ -160,12 +159,7 @@ class LiveKitSpeaker(io.AudioOutput):
             onset = self.audible.add(start, pcm, rate)
             if onset is not None:
                 self._observer.record(EventKind.AUDIO_OUT, onset)
-            if rate != self.tape.rate:
-                if self.tape.chunks:
-                    pcm = at_rate(pcm, self.tape.rate, rate)
-                else:
-                    self.tape = Tape(rate)
-            self.tape.add(start, pcm)
+            self.tape.add(start, pcm, rate)
 
     async def _end_segment(self) -> None:
         """The segment's last chunk has been handed over: report once it has played out (the

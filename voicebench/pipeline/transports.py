@@ -39,7 +39,6 @@ from voicebench.agent.realtime import (
     Playout,
     Tape,
     Utterance,
-    at_rate,
 )
 from voicebench.timing.events import EventKind
 from voicebench.timing.observer import TimingObserver
@@ -132,12 +131,7 @@ class CaptureOutputTransport(BaseOutputTransport):
         onset = self.audible.add(play_start, pcm, frame.sample_rate)
         if onset is not None:
             self._observer.record(EventKind.AUDIO_OUT, onset)
-        if frame.sample_rate != self.tape.rate:
-            if self.tape.chunks:
-                pcm = at_rate(pcm, self.tape.rate, frame.sample_rate)
-            else:
-                self.tape = Tape(frame.sample_rate)
-        self.tape.add(play_start, pcm)
+        self.tape.add(play_start, pcm, frame.sample_rate)
         return True
 
 
