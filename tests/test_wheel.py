@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -205,7 +206,8 @@ def test_the_demo_from_the_install_replays_judges_three_contestants_and_leaves_n
         records = [
             json.loads(line) for line in (out / agent / "turns.jsonl").read_text().splitlines()
         ]
-        assert len(records) >= 2
+        # The demo replays each item's final turn, the one judged, on its written history.
+        assert [r["final"] for r in records] == [True]
         # --scenario reaches every agent's run: each turn heard the seeker through noise.
         assert all(r["scenario"]["name"] == "noise" for r in records)
         for r in records:
@@ -246,10 +248,14 @@ def test_the_demo_from_the_install_replays_judges_three_contestants_and_leaves_n
         assert "second agent skipped" in result.stderr
     # It ends by writing the report and printing where it is.
     assert f"report: {out}/report/index.html" in result.stdout
+    # Each step it announces says when it began, and the end how long the whole took.
+    assert re.search(r"^\[0:\d\d\] cell 1/", result.stderr, re.MULTILINE), result.stderr[-2000:]
+    assert re.search(r"^the demo took \d+:\d\d$", result.stdout, re.MULTILINE)
     # The demo is a campaign of its agents, one cell each, its plan kept as a campaign's is.
     plan = json.loads((out / "campaign.json").read_text())
     assert [Path(c["run_dir"]) for c in plan["cells"]] == [out / a for a in agents]
     assert plan["campaign"]["scenarios"] == [["noise:kind=pink,snr_db=20"]]
+    assert plan["campaign"]["final_only"] is True
     assert all(c["judged"] for c in plan["cells"]) and plan["file"] is None
     assert {"latency_ecdf", "waterfall"} <= set(report["figures"])
     assert _servers(mark) == set()

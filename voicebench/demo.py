@@ -48,9 +48,11 @@ def plan_demo(
     judge_spec: Path | None,
     scenarios: Sequence[str] = (),
     seed: int = 0,
+    final_only: bool = True,
 ) -> CampaignPlan:
     """Check the inputs before anything starts; the default folder is ``reports/runs/``.
-    The judge's requests go one at a time (the local judge shares the machine)."""
+    The judge's requests go one at a time (the local judge shares the machine).
+    ``final_only``: replay only each item's final seeker turn, the one judged."""
     names: list[str] = []
     for path in agents:
         name = load_agent_spec(path).name
@@ -61,6 +63,12 @@ def plan_demo(
                 field="name",
             )
         names.append(name)
+    if final_only and any(s.partition(":")[0].strip() == "barge-in" for s in scenarios):
+        raise InputError(
+            "a barge-in talks over the reply to the turn before, which the demo does not play "
+            "when it replays only each item's final turn: add --all-turns",
+            field="scenario",
+        )
     label = names[0] if len(names) == 1 else f"{len(names)}-agents"
     spec = CampaignSpec(
         name=f"demo {label}",
@@ -69,6 +77,7 @@ def plan_demo(
         scenarios=(tuple(scenarios),),
         judges=() if judge_spec is None else (str(judge_spec),),
         seed=seed,
+        final_only=final_only,
         judging=JudgingLimits(concurrency=1),
     )
     return lay_out(spec, out_dir or default_run_dir(label, "demo-"), file=None, flat=True)

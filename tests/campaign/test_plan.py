@@ -43,6 +43,13 @@ def test_the_cells_and_what_they_cost(tmp_path: Path):
     assert {c.repeats for c in twice.cells} == {2} and twice.turns == 2 * plan.turns
     assert twice.audio_hours == pytest.approx(2 * plan.audio_hours)
 
+    # Only the judged final turns: one an item, and the cells say so to the replay.
+    noisy = "final_only = true\n" + GOOD.replace("barge-in:delay_ms=600", "noise")
+    finals = plan_campaign(campaign(tmp_path, noisy), tmp_path / "out3")
+    assert {c.final_only for c in finals.cells} == {True}
+    assert finals.turns == 4 * len(plan.cells[0].items) < plan.turns
+    assert finals.judge_calls == plan.judge_calls
+
 
 def test_sets_shards_and_remote_agents(tmp_path: Path):
     # Two shards of one set, a remote agent's small CPU need, and fewer pairs an item.
@@ -97,6 +104,14 @@ def test_sets_shards_and_remote_agents(tmp_path: Path):
         (
             ('name = "two speeds"', 'name = "two speeds"\nrepeat = 2\nmode = "simulated"'),
             "repeat: simulated calls are made once each",
+        ),
+        (
+            ('name = "two speeds"', 'name = "two speeds"\nfinal_only = true\nmode = "simulated"'),
+            "final_only: a simulated call has no written final turn",
+        ),
+        (
+            ('name = "two speeds"', 'name = "two speeds"\nfinal_only = true'),
+            "final_only: a barge-in",
         ),
         (("judges = [", "judges = 3\nx = ["), "judges"),
         (("limit = 2", "limit = 2\n[judging]\nproviders = { openai = 0 }"), "judging.providers"),

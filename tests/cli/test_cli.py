@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -94,6 +95,10 @@ BAD_INPUT = [
     (
         ["demo", "--no-judge", "--out", "{tmp}/d", "--scenario", "thunder"],
         "--scenario: unknown scenario 'thunder'",
+    ),
+    (
+        ["demo", "--no-judge", "--out", "{tmp}/d", "--scenario", "barge-in"],
+        "--scenario: a barge-in talks over the reply to the turn before",
     ),
     (
         [
@@ -256,7 +261,8 @@ def test_text_from_outside_prints_as_it_is(tmp_path: Path):
             steps.status(f"{MARKUP} in {bad}")
     finally:
         common.err = original
-    assert console.export_text() == f"{MARKUP} in {bad}\n"
+    # after the time since the job began, as M:SS
+    assert re.fullmatch(r"\[0:0\d\] " + re.escape(f"{MARKUP} in {bad}\n"), console.export_text())
 
 
 def judging_verdict_failed(failure: str):

@@ -62,12 +62,15 @@ def demo_plan(
     no_judge: bool = False,
     scenarios: Sequence[str] = (),
     seed: int = 0,
+    all_turns: bool = False,
     on_note: Callable[[str], None] | None = None,
 ) -> CampaignPlan:
     """The demo laid out as a campaign: the given agents (default the two local ones, the
     second only when its model is installed) on the first ``limit`` built-in items, judged
     by ``judge`` (default the offline judge, or the smoke judge when its model is missing)
-    unless ``no_judge``. ``on_note`` is told what was left out, and why."""
+    unless ``no_judge``. Each item's final seeker turn is replayed (the judged one, on its
+    written history), or with ``all_turns`` every seeker turn. ``on_note`` is told what was
+    left out, and why."""
     note = on_note or (lambda _: None)
     if agents is None:
         paths = [builtin.DEFAULT_AGENT]
@@ -97,6 +100,7 @@ def demo_plan(
         judge_spec=None if no_judge else judge_path,
         scenarios=tuple(scenarios),
         seed=seed,
+        final_only=not all_turns,
     )
 
 

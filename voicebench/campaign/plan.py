@@ -31,7 +31,7 @@ from voicebench.dialogues.personas import Persona, personas_for
 from voicebench.errors import InputError
 from voicebench.fixtures import BUILTIN_FIXTURES, load_manifest, lookup_fixture
 from voicebench.judging import load_judge_spec
-from voicebench.replaying import demo_items
+from voicebench.replaying import demo_items, plan_turns
 from voicebench.scenarios import parse_scenario
 
 ANSWER_S = 10.0
@@ -71,6 +71,8 @@ class Cell:
     """A simulated cell's most caller lines a call."""
     repeats: int = 1
     """Passes over the items (the campaign's ``repeat``); ``turns`` and ``audio_s`` count all."""
+    final_only: bool = False
+    """Only each item's final seeker turn is replayed (the campaign's ``final_only``)."""
 
 
 @dataclass(frozen=True)
@@ -136,18 +138,19 @@ def _folder_name(name: str) -> str:
     return name.casefold()
 
 
-def _audio_s(items: tuple[Dialogue, ...], fixtures: Path) -> tuple[int, float]:
+def _audio_s(
+    items: tuple[Dialogue, ...], fixtures: Path, final_only: bool = False
+) -> tuple[int, float]:
     try:
         manifest = load_manifest(fixtures)
     except InputError:
         manifest = None
     turns, seconds = 0, 0.0
-    for d in items:
-        for k in d.seeker_turn_indices:
-            text = d.turns[k].text
-            entry = lookup_fixture(manifest, text) if manifest is not None else None
-            said = entry.num_samples / entry.sample_rate if entry else WORD_S * len(text.split())
-            turns, seconds = turns + 1, seconds + said + ANSWER_S
+    for d, k in plan_turns(items, final_only):
+        text = d.turns[k].text
+        entry = lookup_fixture(manifest, text) if manifest is not None else None
+        said = entry.num_samples / entry.sample_rate if entry else WORD_S * len(text.split())
+        turns, seconds = turns + 1, seconds + said + ANSWER_S
     return turns, seconds
 
 
@@ -264,7 +267,7 @@ def lay_out(
     cells = []
     for name, agent, path, cpus in variants:
         for set_name, set_path, fixtures, items in sets:
-            turns, audio_s = _audio_s(items, fixtures)
+            turns, audio_s = _audio_s(items, fixtures, spec.final_only)
             turns, audio_s = turns * spec.repeat, audio_s * spec.repeat
             if seeker is not None:
                 turns = len(items) * spec.converse.turns
@@ -293,6 +296,7 @@ def lay_out(
                         personas=tuple(cards[d.id] for d in items) if seeker else (),
                         call_turns=spec.converse.turns if seeker else 0,
                         repeats=spec.repeat,
+                        final_only=spec.final_only,
                     )
                 )
     judged_items = sum(len(items) for *_, items in sets) if judges else 0

@@ -88,6 +88,7 @@ def replay_cell(
         scenarios=cell.scenarios,
         seed=seed,
         repeats=cell.repeats,
+        final_only=cell.final_only,
     )
 
 

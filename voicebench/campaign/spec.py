@@ -4,6 +4,7 @@
     name = "spring-comparison"
     seed = 0
     repeat = 1                             # passes over the items in every cell
+    final_only = false                     # true: only each item's final (judged) turn
 
     [[agents]]
     spec = "../agents/scripted.toml"      # relative to this file
@@ -127,6 +128,9 @@ class CampaignSpec(FrozenModel):
     repeat: int = Field(default=1, ge=1, le=100)
     """Every cell replays its items this many times (``voicebench run --repeat``); the first
     pass's final replies are judged."""
+    final_only: bool = False
+    """Replay only each item's final seeker turn, the one whose reply is judged, on its written
+    history (``voicebench run --final-only``): a fraction of the time, fewer turns timed."""
     budgets: Budgets = Budgets()
     judging: JudgingLimits = JudgingLimits()
     mode: Literal["teacher-forced", "simulated"] = "teacher-forced"
@@ -141,6 +145,15 @@ class CampaignSpec(FrozenModel):
             raise ValueError("scenarios: an entry is given twice")
         if len({d.path for d in self.dialogues}) < len(self.dialogues):
             raise ValueError("dialogues: a set is given twice")
+        if self.final_only and self.mode == "simulated":
+            raise ValueError("final_only: a simulated call has no written final turn to replay")
+        if self.final_only and any(
+            s.partition(":")[0].strip() == "barge-in" for played in self.scenarios for s in played
+        ):
+            raise ValueError(
+                "final_only: a barge-in talks over the reply to the turn before, which a final "
+                "turn alone does not play (replay every turn: --all-turns in the demo)"
+            )
         if self.repeat > 1 and self.mode == "simulated":
             raise ValueError("repeat: simulated calls are made once each (a replay repeats)")
         return self

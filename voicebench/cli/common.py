@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -197,6 +198,13 @@ class VoicebenchGroup(TyperGroup):
             raise typer.Exit(130) from None
 
 
+def clock(seconds: float) -> str:
+    """Elapsed time as M:SS, or H:MM:SS from an hour."""
+    m, sec = divmod(int(seconds), 60)
+    h, m = divmod(m, 60)
+    return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
+
+
 class Steps:
     """Progress of a long job, one line per finished step: on a terminal the lines scroll
     above a rich progress bar; elsewhere (a pipe, a CI log) they are plain lines."""
@@ -205,6 +213,7 @@ class Steps:
         self.what = what
         self._bar: Progress | None = None
         self._task: Any = None
+        self._started = time.monotonic()
 
     def __enter__(self) -> Steps:
         if err.is_terminal:
@@ -239,6 +248,10 @@ class Steps:
         finally:
             self._bar.start()
 
+    def elapsed(self) -> str:
+        """The time since the job began, as the status lines show it."""
+        return clock(time.monotonic() - self._started)
+
     def line(self, message: str) -> None:
         """A line for the log (above the bar on a terminal) in rich markup: made by the
         command line, text from outside it escaped with ``plain``."""
@@ -246,10 +259,15 @@ class Steps:
         console.print(message, highlight=False, soft_wrap=True)
 
     def status(self, message: str) -> None:
-        """A line the library said (``on_status``), printed as written: never read as
-        markup."""
+        """A line the library said (``on_status``), printed as written (never read as
+        markup) after the time since the job began, so each step shows when it started."""
         console = self._bar.console if self._bar is not None else err
-        console.print(message, markup=False, highlight=False, soft_wrap=True)
+        console.print(
+            f"[{clock(time.monotonic() - self._started)}] {message}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
 
     def advance(self, done: int, total: int, message: str | None = None) -> None:
         """``done`` of ``total`` steps finished; ``message`` (if any) is logged."""

@@ -184,6 +184,14 @@ def demo(
     seed: Annotated[
         int, typer.Option(help="Fixes what each turn draws from its scenario, and its noise.")
     ] = 0,
+    all_turns: Annotated[
+        bool,
+        typer.Option(
+            "--all-turns",
+            help="Replay every seeker turn of each item, not only its final one (the one "
+            "judged, replayed on its written history): about three times as long.",
+        ),
+    ] = False,
     verbose: VerboseOpt = False,
 ) -> None:
     """The whole job offline on the embedded default: replay a slice of the built-in set through
@@ -200,12 +208,14 @@ def demo(
         no_judge=no_judge,
         scenarios=scenario or (),
         seed=seed,
+        all_turns=all_turns,
         on_note=lambda note: say(note, style="yellow"),
     )
     on_interrupt(_resume_note(plan.out_dir))
     with Steps("demo") as s:
         built = api.run_demo(plan, ShownJob(s, plan))
     show_report(built)
+    show(f"the demo took {s.elapsed()}")
     if built.report.judging is not None:
         show(
             f"rate the replies by ear yourself: voicebench annotate "
