@@ -90,6 +90,27 @@ def test_a_pause_goes_into_the_gap_between_words_and_moves_the_end_of_speech():
     assert not out[at : at + int(0.8 * rate)].any()
 
 
+def test_a_pause_goes_between_words_not_into_the_gap_between_sentences():
+    rate = 16_000
+    word = (np.sin(np.arange(rate // 4) * 0.2) * 8000).astype(np.int16)  # 0.25 s of sound
+    # 40 ms of breath under the speech threshold; the 300 ms between sentences is quieter
+    between_words = np.full(rate // 25, 100, np.int16)
+    between_sentences = np.zeros(3 * rate // 10, np.int16)
+    lead = np.zeros(rate // 4, np.int16)
+    sentence = np.concatenate([word, *([between_words, word] * 4)])
+    pcm = np.concatenate([lead, sentence, between_sentences, sentence, lead])
+    out, at = insert_pause(pcm, 800.0)
+    gap_start = lead.size + sentence.size
+    assert not gap_start <= at <= gap_start + between_sentences.size
+    starts = [lead.size, gap_start + between_sentences.size]  # each sentence's first word
+    word_gaps = [
+        s + word.size + k * (word.size + between_words.size) for s in starts for k in range(4)
+    ]
+    assert any(g <= at <= g + between_words.size for g in word_gaps)
+    assert not out[at : at + int(0.8 * rate)].any()
+    assert speech_bounds(out)[1] == speech_bounds(pcm)[1] + int(0.8 * rate)
+
+
 def test_the_loudspeaker_marks_each_talk_onset_and_keeps_the_talk_under_way():
     rate = 16_000
     loud = np.full(320, 3000, np.int16)

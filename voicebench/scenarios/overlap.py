@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from voicebench.fixtures.audio import speech_bounds
+from voicebench.fixtures.audio import PEAK_FRACTION, SPEECH_THRESHOLD, speech_bounds
 
 NS_PER_S = 1_000_000_000
 TALK_GAP_NS = 500_000_000
@@ -114,10 +114,32 @@ def pause_outcome(spans: Spans, speech_start_ns: int, speech_end_ns: int) -> dic
     return {"premature": True, "early_ms": round((speech_end_ns - early[0]) / 1e6, 2)}
 
 
+SENTENCE_GAP_MS = 150
+"""A silence this long inside an utterance is taken for a gap between sentences."""
+
+
+def _sentence_gaps(pcm: np.ndarray, margin: int) -> np.ndarray:
+    """Per sample, whether it lies within ``margin`` samples of a silence of
+    ``SENTENCE_GAP_MS`` or more (every sample at most the speech threshold of
+    ``speech_bounds``)."""
+    mag = np.abs(pcm.astype(np.int32))
+    threshold = max(SPEECH_THRESHOLD * 32768.0, PEAK_FRACTION * float(mag.max()))
+    loud = np.flatnonzero(mag > threshold)
+    edges = np.concatenate([[-1], loud, [pcm.size]])
+    near = np.zeros(pcm.size + 1, np.int32)
+    for start, length in zip(edges[:-1] + 1, np.diff(edges) - 1, strict=True):
+        if length >= SENTENCE_GAP_MS * 16:  # samples at 16 kHz
+            near[max(0, start - margin)] += 1
+            near[min(pcm.size, start + length + margin)] -= 1
+    return np.cumsum(near[:-1]) > 0
+
+
 def insert_pause(pcm: np.ndarray, pause_ms: float, rate: int = 16_000) -> tuple[np.ndarray, int]:
     """The utterance with ``pause_ms`` of silence added mid-sentence: at the quietest 30 ms in
-    its middle third of speech (a gap between words). Returns the audio and where the pause
-    begins (samples)."""
+    its middle third of speech (a gap between words), away from any silence of
+    ``SENTENCE_GAP_MS`` or more (a gap between sentences, which a turn rule must wait out
+    anyway); anywhere in the middle third when there is no such place. Returns the audio and
+    where the pause begins (samples)."""
     bounds = speech_bounds(pcm)
     if bounds is None:
         return pcm, 0
@@ -128,6 +150,14 @@ def insert_pause(pcm: np.ndarray, pause_ms: float, rate: int = 16_000) -> tuple[
         pcm.astype(np.float64) ** 2, np.ones(window) / window, mode="valid"
     )  # energy[i] covers [i, i + window)
     candidates = range(lo, max(lo + 1, hi - window), _FRAME)
-    at = min(candidates, key=lambda i: energy[i] if i < energy.size else np.inf) + window // 2
+    gaps = _sentence_gaps(pcm, margin=10 * _FRAME)
+    between_words = [i for i in candidates if not gaps[i : i + window].any()]
+    at = (
+        min(
+            between_words or candidates,
+            key=lambda i: energy[i] if i < energy.size else np.inf,
+        )
+        + window // 2
+    )
     silence = np.zeros(round(pause_ms * rate / 1000), dtype=pcm.dtype)
     return np.concatenate([pcm[:at], silence, pcm[at:]]), at
