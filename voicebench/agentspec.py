@@ -192,6 +192,11 @@ class TurnSpec(FrozenModel):
     """Wait after the VAD stop for the user to go on before ending the turn. With the default
     VAD stop the turn ends after 0.85 s of silence: the synthesized seekers pause for up to
     about 0.6 s between sentences, and a window shorter than that answers half a turn."""
+    unfinished_timeout: float | None = Field(default=None, gt=0.0, le=5.0)
+    """Wait this long after the VAD stop instead, when the words so far stop mid-sentence
+    (no full stop, question or exclamation mark, or a last word no sentence ends on, such as
+    "and" or "the": ``voicebench.text.unfinished``). A caller searching for a word pauses
+    longer than between sentences. Off by default; needs ``wait_for_all_segments``."""
     wait_for_all_segments: bool = True
     """End the turn only once every speech segment sent to the ASR has been transcribed;
     false uses pipecat's stock rule (the turn may end on the first segment's transcript)."""
@@ -211,6 +216,8 @@ class TurnSpec(FrozenModel):
     def _speculation_needs_segments(self) -> TurnSpec:
         if self.speculate and not self.wait_for_all_segments:
             raise ValueError("speculate needs wait_for_all_segments = true")
+        if self.unfinished_timeout is not None and not self.wait_for_all_segments:
+            raise ValueError("unfinished_timeout needs wait_for_all_segments = true")
         return self
 
 

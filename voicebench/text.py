@@ -1,4 +1,5 @@
-"""Text normalisation and word error rate, shared by the ASR check and later transcript diffs."""
+"""Text normalisation and word error rate, shared by the ASR check and later transcript diffs,
+and whether a transcript stops mid-sentence (the turn rule's cue)."""
 
 from __future__ import annotations
 
@@ -59,3 +60,49 @@ def word_diff(reference: str, hypothesis: str) -> str:
         if op in ("insert", "replace"):
             out += [f"+{w}" for w in hyp[j1:j2]]
     return " ".join(out)
+
+
+SENTENCE_END = ".?!"
+NEVER_LAST = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "but",
+        "or",
+        "nor",
+        "because",
+        "of",
+        "to",
+        "with",
+        "from",
+        "than",
+        "if",
+        "my",
+        "your",
+        "our",
+        "their",
+        "his",
+        "its",
+        "i",
+        "i'm",
+        "i've",
+        "i'd",
+        "i'll",
+    ]
+)
+"""Words an English sentence does not end on: articles, conjunctions, some prepositions,
+possessives and a bare subject."""
+
+
+def unfinished(text: str) -> bool:
+    """Whether a transcript stops mid-sentence: it does not end with a full stop, question or
+    exclamation mark (an ellipsis trails off), or its last word is one no sentence ends on."""
+    text = text.strip().rstrip("\"')\u201d\u2019")
+    if not text:
+        return False
+    if text[-1] not in SENTENCE_END or text.endswith(("...", "\u2026")):
+        return True
+    words = normalize_words(text)
+    return bool(words) and words[-1] in NEVER_LAST

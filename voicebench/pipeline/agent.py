@@ -196,12 +196,14 @@ class VoiceAgent:
             stop = SpeculativeStopStrategy(
                 self.gate,
                 stop_timeout=spec.turn.stop_timeout,
+                unfinished_timeout=spec.turn.unfinished_timeout,
                 user_speech_timeout=spec.turn.user_speech_timeout,
             )
         elif spec.turn.wait_for_all_segments:
             stop = PendingTranscriptStopStrategy(
                 self.gate,
                 stop_timeout=spec.turn.stop_timeout,
+                unfinished_timeout=spec.turn.unfinished_timeout,
                 user_speech_timeout=spec.turn.user_speech_timeout,
             )
         else:
