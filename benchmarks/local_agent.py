@@ -2,7 +2,8 @@
 
 Replays built-in items through an agent spec (default ``agents/local.toml``: Whisper tiny.en,
 SmolLM2-135M on llama.cpp, Piper) and reports the per-stage p50, TTFT/TTFA p50 and p90, the
-ASR word error rate and how many turns were cut short (the LLM asked more than once).
+ASR word error rate and how many turns were cut short (answered before the true end of
+speech, or asked more than once). ``--scenario pause`` plays each turn with a pause in it.
 ``--set`` overrides spec fields, so settings can be compared on the same items:
 
     python benchmarks/local_agent.py                                   # all 30 items
@@ -39,6 +40,19 @@ def load_with_overrides(path: Path, overrides: list[str]) -> AgentSpec:
     return load_agent_spec(path, overrides=dict(parse_override(o) for o in overrides))
 
 
+def cut_short(records) -> int:
+    """Turns the agent answered before the seeker had finished (its reply was released to the
+    speaker before the true end of speech) or more than once (the turn ended on part of the
+    speech and was asked again)."""
+    n = 0
+    for r in records:
+        t = r.timing
+        released = t and (t.audio_release_ns or t.llm_release_ns or t.llm_first_token_ns)
+        early = released is not None and released < t.speech_end_ns
+        n += bool(early or r.llm_requests > 1)
+    return n
+
+
 def report(records) -> dict:
     timed = [r.timing for r in records if r.timing and r.timing.ttfa_ms is not None]
     seen = {s: [t.stages_ms[s] for t in timed if t.stages_ms[s] is not None] for s in STAGE_NAMES}
@@ -49,7 +63,7 @@ def report(records) -> dict:
     return {
         "turns": len(records),
         "failed": sum(r.error is not None for r in records),
-        "cut_short": sum(r.llm_requests > 1 for r in records),
+        "cut_short": cut_short(records),
         "llm_calls_per_turn": (
             round(float(np.mean([r.llm_calls for r in records if r.llm_calls])), 2)
             if any(r.llm_calls for r in records)
@@ -64,9 +78,16 @@ def report(records) -> dict:
     }
 
 
-def replay_builtin(spec: AgentSpec, spec_path: Path, items, keep: Path | None = None) -> list:
-    """Replay built-in ``items`` through ``spec``; the run directory is discarded unless
-    ``keep`` names where to put it."""
+def replay_builtin(
+    spec: AgentSpec,
+    spec_path: Path,
+    items,
+    keep: Path | None = None,
+    scenarios: list[str] | None = None,
+) -> list:
+    """Replay built-in ``items`` through ``spec``, each turn playing one of ``scenarios``
+    (``--scenario`` options) if given; the run directory is discarded unless ``keep`` names
+    where to put it."""
     with tempfile.TemporaryDirectory() as tmp:
         return asyncio.run(
             replay(
@@ -76,6 +97,7 @@ def replay_builtin(spec: AgentSpec, spec_path: Path, items, keep: Path | None = 
                 dialogues_path=BUILTIN_DIALOGUES,
                 fixtures_dir=BUILTIN_FIXTURES,
                 out_dir=keep or Path(tmp) / "run",
+                scenarios=scenarios or (),
             )
         )
 
@@ -91,6 +113,12 @@ def main() -> None:
         default=[],
         help="override a spec field, e.g. vad.stop_secs=0.3 (repeatable)",
     )
+    ap.add_argument(
+        "--scenario",
+        action="append",
+        default=[],
+        help="play each turn through a scenario, e.g. pause (repeatable, as voicebench run)",
+    )
     ap.add_argument("--json", type=Path, help="also write the result here")
     ap.add_argument("--keep", type=Path, help="keep the run directory here (default: discarded)")
     args = ap.parse_args()
@@ -99,8 +127,13 @@ def main() -> None:
     items = load_dialogues(BUILTIN_DIALOGUES)
     if args.limit:
         items = demo_items(items, args.limit)
-    records = replay_builtin(spec, args.agent, items, keep=args.keep)
-    result = {"agent": str(args.agent), "overrides": args.overrides, **report(records)}
+    records = replay_builtin(spec, args.agent, items, keep=args.keep, scenarios=args.scenario)
+    result = {
+        "agent": str(args.agent),
+        "overrides": args.overrides,
+        "scenarios": args.scenario,
+        **report(records),
+    }
     print(json.dumps(result, indent=1))
     if args.json:
         args.json.write_text(json.dumps(result, indent=1) + "\n")

@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from local_agent import ROOT, load_with_overrides, replay_builtin, report
+from local_agent import ROOT, cut_short, load_with_overrides, replay_builtin, report
 
 from voicebench.cli.common import quiet_libraries
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
@@ -44,12 +44,14 @@ DEFAULTS = [
     "turn.speculate=false",
     "turn.hold=text",
     "tts.first_chunk=sentence",
+    "turn.unfinished_timeout=null",
 ]
 """The spec defaults, for settings that start from them rather than from the agent's."""
 
 PRESETS: dict[str, list[str]] = {
     # The agent as shipped, and each of its levers undone on its own.
     "shipped": [],
+    "no-unfinished-wait": ["turn.unfinished_timeout=null"],
     "hold-text": ["turn.hold=text"],
     "start0.2": ["vad.start_secs=0.2"],
     "first-sentence": ["tts.first_chunk=sentence"],
@@ -75,7 +77,11 @@ PRESETS: dict[str, list[str]] = {
         "turn.user_speech_timeout=0.65",
         "turn.hold=text",
         "tts.first_chunk=sentence",
+        "turn.unfinished_timeout=null",
     ],
+    # Shorter silence windows: earlier answers, at the price of the pauses between sentences.
+    "wait0.40": ["turn.user_speech_timeout=0.40"],
+    "wait0.30": ["turn.user_speech_timeout=0.30"],
     "default": DEFAULTS,
     "default-wait0.15": [*DEFAULTS, "turn.user_speech_timeout=0.15"],
 }
@@ -94,16 +100,6 @@ def full_grid() -> dict[str, list[str]]:
             f"turn.hold={'text' if hold == 'none' else hold}",
         ]
     return grid
-
-
-def cut_short(records) -> int:
-    n = 0
-    for r in records:
-        t = r.timing
-        released = t and (t.audio_release_ns or t.llm_release_ns or t.llm_first_token_ns)
-        early = released is not None and released < t.speech_end_ns
-        n += bool(early or r.llm_requests > 1)
-    return n
 
 
 def hold_ms(timing) -> float | None:
@@ -133,6 +129,12 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None, help="items, spread over the set")
     ap.add_argument("--grid", choices=("presets", "full"), default="presets")
     ap.add_argument("--only", action="append", default=[], help="run only these settings")
+    ap.add_argument(
+        "--scenario",
+        action="append",
+        default=[],
+        help="play each turn through a scenario, e.g. pause (repeatable, as voicebench run)",
+    )
     ap.add_argument("--json", type=Path, help="also write the rows here")
     args = ap.parse_args()
     quiet_libraries(False)
@@ -149,7 +151,7 @@ def main() -> None:
     for name, overrides in grid.items():
         spec = load_with_overrides(args.agent, overrides)
         print(f"{name}: {len(items)} items ...", file=sys.stderr, flush=True)
-        records = replay_builtin(spec, args.agent, items)
+        records = replay_builtin(spec, args.agent, items, scenarios=args.scenario)
         summary = report(records)
         holds = [hold_ms(r.timing) for r in records if r.timing and hold_ms(r.timing) is not None]
         rows.append(
@@ -164,6 +166,7 @@ def main() -> None:
                 "turn_hold_p50_ms": round(float(np.median(holds)), 1) if holds else None,
                 "cut_short": cut_short(records),
                 "asr_wer": summary["asr_wer"],
+                "stages_p50_ms": summary["stages_p50_ms"],
             }
         )
     best = pareto(rows)

@@ -118,7 +118,7 @@ SENTENCE_GAP_MS = 150
 """A silence this long inside an utterance is taken for a gap between sentences."""
 
 
-def _sentence_gaps(pcm: np.ndarray, margin: int) -> np.ndarray:
+def sentence_gaps(pcm: np.ndarray, margin: int) -> np.ndarray:
     """Per sample, whether it lies within ``margin`` samples of a silence of
     ``SENTENCE_GAP_MS`` or more (every sample at most the speech threshold of
     ``speech_bounds``)."""
@@ -150,7 +150,7 @@ def insert_pause(pcm: np.ndarray, pause_ms: float, rate: int = 16_000) -> tuple[
         pcm.astype(np.float64) ** 2, np.ones(window) / window, mode="valid"
     )  # energy[i] covers [i, i + window)
     candidates = range(lo, max(lo + 1, hi - window), _FRAME)
-    gaps = _sentence_gaps(pcm, margin=10 * _FRAME)
+    gaps = sentence_gaps(pcm, margin=10 * _FRAME)
     between_words = [i for i in candidates if not gaps[i : i + window].any()]
     at = (
         min(
