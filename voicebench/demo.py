@@ -21,6 +21,7 @@ from voicebench.dialogues import BUILTIN_DIALOGUES
 from voicebench.errors import InputError
 from voicebench.reporting import BuiltReport
 from voicebench.runlog import default_run_dir
+from voicebench.scenarios import barges_in
 
 
 def missing_models(spec_path: Path) -> list[str]:
@@ -63,7 +64,7 @@ def plan_demo(
                 field="name",
             )
         names.append(name)
-    if final_only and any(s.partition(":")[0].strip() == "barge-in" for s in scenarios):
+    if final_only and barges_in(scenarios):
         raise InputError(
             "a barge-in talks over the reply to the turn before, which the demo does not play "
             "when it replays only each item's final turn: add --all-turns",

@@ -54,6 +54,7 @@ from voicebench._model import FrozenModel, read_toml, validate_record
 from voicebench.budgets import TURN_TIMEOUT_S
 from voicebench.budgets import Budgets as LatencyBudgets
 from voicebench.errors import MissingFileError
+from voicebench.scenarios import barges_in
 
 _SLUG = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -147,9 +148,7 @@ class CampaignSpec(FrozenModel):
             raise ValueError("dialogues: a set is given twice")
         if self.final_only and self.mode == "simulated":
             raise ValueError("final_only: a simulated call has no written final turn to replay")
-        if self.final_only and any(
-            s.partition(":")[0].strip() == "barge-in" for played in self.scenarios for s in played
-        ):
+        if self.final_only and barges_in(s for played in self.scenarios for s in played):
             raise ValueError(
                 "final_only: a barge-in talks over the reply to the turn before, which a final "
                 "turn alone does not play (replay every turn: --all-turns in the demo)"

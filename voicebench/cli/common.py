@@ -263,7 +263,7 @@ class Steps:
         markup) after the time since the job began, so each step shows when it started."""
         console = self._bar.console if self._bar is not None else err
         console.print(
-            f"[{clock(time.monotonic() - self._started)}] {message}",
+            f"[{self.elapsed()}] {message}",
             markup=False,
             highlight=False,
             soft_wrap=True,

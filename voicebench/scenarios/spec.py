@@ -19,7 +19,7 @@ gives the same scenario, settings and audio on every run.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, get_args
 
@@ -81,10 +81,21 @@ class TurnScenario:
     params: dict[str, Value]
 
 
+def scenario_name(text: str) -> str:
+    """The ``NAME`` of a ``--scenario`` option ``NAME[:key=value,...]``."""
+    return text.partition(":")[0].strip()
+
+
+def barges_in(texts: Iterable[str]) -> bool:
+    """Whether any of these ``--scenario`` options is a barge-in, which talks over the reply
+    to the turn before and so needs that turn played."""
+    return any(scenario_name(t) == "barge-in" for t in texts)
+
+
 def parse_scenario(text: str) -> Scenario:
     """``NAME[:key=value,...]`` as given to ``--scenario``; InputError naming the problem."""
-    name, _, rest = text.partition(":")
-    name = name.strip()
+    name = scenario_name(text)
+    rest = text.partition(":")[2]
     if name not in DEFAULTS:
         raise InputError(
             f"--scenario: unknown scenario {name!r}; known: {', '.join(SCENARIO_NAMES)}"
