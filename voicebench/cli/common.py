@@ -7,7 +7,7 @@ import logging
 import sys
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
@@ -90,6 +90,21 @@ JudgeOpt = Annotated[
     typer.Option("--judge", "-j", envvar="VOICEBENCH_JUDGE", parser=judge_spec, help=JUDGE_HELP),
 ]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Show library logs.")]
+FailOnErrorOpt = Annotated[
+    bool,
+    typer.Option(
+        "--fail-on-error",
+        help="Exit 1 when any turn failed (without it, only when no turn succeeded).",
+    ),
+]
+FAILED_TURNS_EXIT = 1
+"""A run's exit when no turn succeeded, or (``--fail-on-error``) when any failed."""
+TURNS_EXIT_HELP = (
+    "Exit 0 when {some}; 1 when {none}, or with --fail-on-error when any turn failed; 2 for "
+    "bad input; 3 for a missing extra; 130 when interrupted (finished turns are kept). Failed "
+    "turns are recorded and counted either way."
+)
+"""The exit codes of a command that plays turns, its ``some`` and ``none`` filled in."""
 ConcurrencyOpt = Annotated[int, typer.Option(min=1, max=256, help="Requests in flight at once.")]
 TTFTBudgetOpt = Annotated[
     float, typer.Option(min=0, help="TTFT budget (ms): a turn at or under it is within budget.")
@@ -165,6 +180,21 @@ def _as_options(ctx: typer.Context, exc: VoicebenchError) -> str:
     if field not in options:
         return str(exc)
     return ": ".join(part for part in (exc.record, options[field], exc.message) if part)
+
+
+def exit_on_failed_turns(runs: Sequence[tuple[str, int, int]], *, fail_on_error: bool) -> None:
+    """Exit ``FAILED_TURNS_EXIT`` after saying why, when a run (name, turns, failed turns)
+    had no turn that succeeded, or with ``fail_on_error`` any that failed."""
+    why = []
+    for name, turns, failed in runs:
+        if failed >= turns:
+            why.append(f"{name}: no turn succeeded: {failed} of {turns} failed")
+        elif fail_on_error and failed:
+            why.append(f"{name}: {failed} of {turns} turns failed (--fail-on-error)")
+    for line in why:
+        err.print(f"[bold red]error:[/] {plain(line)}", highlight=False, soft_wrap=True)
+    if why:
+        raise typer.Exit(FAILED_TURNS_EXIT)
 
 
 class VoicebenchGroup(TyperGroup):

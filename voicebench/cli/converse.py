@@ -11,12 +11,15 @@ from voicebench import api
 from voicebench.api import TURN_TIMEOUT_S
 from voicebench.cli.common import (
     DEFAULT_DIALOGUES,
+    TURNS_EXIT_HELP,
     AgentOpt,
     DialoguesOpt,
+    FailOnErrorOpt,
     ScenarioOpt,
     Steps,
     VerboseOpt,
     commands,
+    exit_on_failed_turns,
     on_interrupt,
     quiet_libraries,
 )
@@ -26,7 +29,7 @@ from voicebench.cli.present.runs import show_replay
 app = commands()
 
 
-@app.command()
+@app.command(epilog=TURNS_EXIT_HELP.format(some="an agent turn succeeded", none="none did"))
 def converse(
     agent: AgentOpt,
     seeker: Annotated[
@@ -70,6 +73,7 @@ def converse(
     turn_timeout: Annotated[
         float, typer.Option(min=1.0, max=600.0, help="Seconds an agent turn may take.")
     ] = TURN_TIMEOUT_S,
+    fail_on_error: FailOnErrorOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
     """Simulated calls: an LLM plays each item's seeker from its persona card, live. Each
@@ -101,3 +105,8 @@ def converse(
     records = list(result.run.records)
     show_replay(result.run.header.agent, target, records)
     show_calls(target, list(result.calls), records)
+    summary = result.run.summary
+    exit_on_failed_turns(
+        [(result.run.header.agent.name, summary.turns, summary.failed)],
+        fail_on_error=fail_on_error,
+    )

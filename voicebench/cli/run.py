@@ -12,14 +12,17 @@ from voicebench.api import TURN_TIMEOUT_S
 from voicebench.cli.common import (
     DEFAULT_DIALOGUES,
     DEFAULT_FIXTURES,
+    TURNS_EXIT_HELP,
     AgentOpt,
     DialoguesOpt,
+    FailOnErrorOpt,
     FixturesOpt,
     ScenarioOpt,
     Steps,
     VerboseOpt,
     agent_spec,
     commands,
+    exit_on_failed_turns,
     judge_spec,
     on_interrupt,
     out,
@@ -60,7 +63,7 @@ def _resume_note(out_dir: Path) -> str:
     return f"finished turns are kept in {out_dir}: run again with --out {out_dir} to resume"
 
 
-@app.command()
+@app.command(epilog=TURNS_EXIT_HELP.format(some="a turn succeeded", none="none did"))
 def run(
     agent: AgentOpt,
     out_dir: Annotated[
@@ -117,9 +120,11 @@ def run(
             "`voicebench check --every-repeat` asks that every pass meets the gates.",
         ),
     ] = 1,
+    fail_on_error: FailOnErrorOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
-    """Replay dialogues as speech through an agent and time every turn (TTFT, TTFA, stages)."""
+    """Replay dialogues as speech through an agent and time every turn (TTFT, TTFA, stages).
+    A failed turn is recorded with its kind and reason, counted, and the run goes on."""
     quiet_libraries(verbose)
     target = out_dir or api.run_folder(agent)
     on_interrupt(_resume_note(target))
@@ -140,9 +145,15 @@ def run(
             repeat=repeat,
         )
     show_replay(run.header.agent, target, list(run.records))
+    summary = run.summary
+    exit_on_failed_turns(
+        [(run.header.agent.name, summary.turns, summary.failed)], fail_on_error=fail_on_error
+    )
 
 
-@app.command()
+@app.command(
+    epilog=TURNS_EXIT_HELP.format(some="every agent had a turn succeed", none="an agent had none")
+)
 def demo(
     agents: Annotated[
         list[Path] | None,
@@ -192,6 +203,7 @@ def demo(
             "judged, replayed on its written history): about three times as long.",
         ),
     ] = False,
+    fail_on_error: FailOnErrorOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
     """The whole job offline on the embedded default: replay a slice of the built-in set through
@@ -221,6 +233,10 @@ def demo(
             f"rate the replies by ear yourself: voicebench annotate "
             f"{built.report.judging.judging_dir} --rater YOUR_NAME"
         )
+    exit_on_failed_turns(
+        [(a.agent_name, a.turns, a.failed) for a in built.report.agents],
+        fail_on_error=fail_on_error,
+    )
 
 
 @app.command()
