@@ -120,9 +120,10 @@ def serve_speech(
     verbose: VerboseOpt = False,
 ) -> None:
     """Serve OpenAI's speech API on 127.0.0.1 with the packaged models: faster-whisper behind
-    /v1/audio/transcriptions, Piper behind /v1/audio/speech (response_format pcm or wav), so
-    any agent built on an OpenAI client (a LiveKit agent's openai.STT and openai.TTS) runs
-    offline. No key is checked."""
+    /v1/audio/transcriptions, Piper behind /v1/audio/speech (each of OpenAI's formats: mp3, the
+    default, opus, aac, flac, wav, pcm), so any agent built on an OpenAI client (a LiveKit
+    agent's openai.STT and openai.TTS, as LiveKit's quick-start writes them) runs offline. No
+    key is checked."""
     quiet_libraries(verbose)
     api.serve_speech(
         port=port,

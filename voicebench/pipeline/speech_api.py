@@ -6,9 +6,12 @@ SDK's own) runs on the packaged models with no key and no network.
 - ``/v1/audio/transcriptions``: a multipart form with ``file`` (WAV, FLAC or Ogg; any rate, the
   first channel is heard), ``model`` (ignored: the server's model answers), and
   ``response_format`` ``json`` (default, ``{"text": ...}``) or ``text``.
-- ``/v1/audio/speech``: JSON with ``input`` and ``response_format`` ``pcm`` (16-bit mono at
-  24 kHz, as OpenAI sends it) or ``wav``; ``model`` and ``voice`` are ignored (the server's
-  voice speaks). The audio is streamed a sentence at a time, each as soon as Piper has made it.
+- ``/v1/audio/speech``: JSON with ``input`` and ``response_format``, any of OpenAI's: ``mp3``
+  (the default, as OpenAI's), ``opus``, ``aac``, ``flac``, ``wav`` or ``pcm`` (16-bit mono at
+  24 kHz, as OpenAI sends it), each with OpenAI's ``Content-Type``
+  (``voicebench.pipeline.speech_formats``); ``model``, ``voice`` and any other field are ignored
+  (the server's voice speaks). The audio is streamed a sentence at a time, each encoded as soon
+  as Piper has made it.
 
 Both run their model in a worker thread, one request at a time per model. ``voicebench
 serve-speech`` runs it; ``SpeechServer`` runs it as a helper process.
@@ -30,12 +33,17 @@ from aiohttp import web
 
 from voicebench.errors import RunError
 from voicebench.llm.helper import HOST, HelperServer, free_port
+from voicebench.pipeline.speech_formats import (
+    DEFAULT_FORMAT,
+    FORMATS,
+    StreamEncoder,
+    content_type,
+)
 
 OUT_RATE = 24_000
 """The rate of the speech endpoint's PCM (OpenAI's)."""
 IN_RATE = 16_000
 """The rate Whisper hears."""
-FORMATS = ("pcm", "wav")
 START_S = 90.0
 """How long the models are given to load."""
 
@@ -152,21 +160,22 @@ def build_app(models: SpeechModels) -> web.Application:
         text = body.get("input") if isinstance(body, dict) else None
         if not isinstance(text, str) or not text.strip():
             return _error(400, "input must be non-empty text", "input")
-        fmt = body.get("response_format", "pcm")
+        fmt = body.get("response_format", DEFAULT_FORMAT)
         if fmt not in FORMATS:
             return _error(
                 400,
-                f"response_format {fmt!r}: this server sends {' or '.join(FORMATS)}",
+                f"response_format {fmt!r}: this server sends "
+                f"{', '.join(FORMATS[:-1])} or {FORMATS[-1]}",
                 "response_format",
             )
-        response = web.StreamResponse(
-            headers={"Content-Type": "audio/pcm" if fmt == "pcm" else "audio/wav"}
-        )
+        encoder = StreamEncoder(fmt, OUT_RATE)
+        response = web.StreamResponse(headers={"Content-Type": content_type(fmt)})
         await response.prepare(request)
-        if fmt == "wav":
-            await response.write(_wav_header())
         async for pcm in models.speak(text):
-            await response.write(pcm.astype("<i2").tobytes())
+            if data := encoder.encode(pcm):
+                await response.write(data)
+        if data := encoder.finish():
+            await response.write(data)
         await response.write_eof()
         return response
 
@@ -175,21 +184,6 @@ def build_app(models: SpeechModels) -> web.Application:
     app.router.add_post("/v1/audio/transcriptions", transcriptions)
     app.router.add_post("/v1/audio/speech", speech)
     return app
-
-
-def _wav_header() -> bytes:
-    """A streamed WAV's header, its sizes left at their maximum (the length is not known)."""
-    import struct
-
-    data = 0xFFFFFFFF - 36
-    return (
-        b"RIFF"
-        + struct.pack("<I", 0xFFFFFFFF)
-        + b"WAVEfmt "
-        + struct.pack("<IHHIIHH", 16, 1, 1, OUT_RATE, OUT_RATE * 2, 2, 16)
-        + b"data"
-        + struct.pack("<I", data)
-    )
 
 
 async def serve(models: SpeechModels, *, port: int, ready=None) -> None:
