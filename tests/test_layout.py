@@ -22,6 +22,7 @@ ORDER = (
     "text",
     "bootstrap",
     "budgets",
+    "host",
     "builtin",
     # the LLM layer, then the specs that name models
     "llm",

@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
+from faulty_agent import faulty
 from typer.testing import CliRunner
 
-from tests.helpers.faulty_agent import faulty
 from voicebench.cli import app
 from voicebench.replaying import folder
 from voicebench.testing.scripted_server import ScriptedLLMServer

@@ -15,6 +15,7 @@ import numpy as np
 from voicebench.agentspec import AgentSpec, LLMSpec, RemoteSpec
 from voicebench.dialogues import BUILTIN_DIALOGUES
 from voicebench.fixtures.audio import write_wav
+from voicebench.host import Host
 from voicebench.judging import JudgeAnswer, JudgingHeader, Reply, Verdict
 from voicebench.judging.cards import JudgeCard, Tally
 from voicebench.runlog import RunHeader, RunStore, ScenarioOutcome, TurnError, TurnRecord
@@ -73,13 +74,15 @@ def make_run(
     failures: dict[tuple[str, int], TurnError] | None = None,
     scenarios: Sequence[ScenarioOutcome | None] = (None,),
     passes_ms: Sequence[int] = (0,),
+    hosts: Sequence[Host] = (),
 ) -> Path:
     """A finished run of ``items``: the final seeker turn of each (every seeker turn with
     ``all_turns``), TTFA cycling through ``ttfa_ms``; the first turn is the cold one. With
-    several ``passes_ms``, a repeated run: one pass per entry, its TTFAs that much later."""
+    several ``passes_ms``, a repeated run: one pass per entry, its TTFAs that much later.
+    ``hosts``: the machines it says it measured on."""
     store = RunStore(root / name)
     repeats = {"repeats": len(passes_ms)} if len(passes_ms) > 1 else {}
-    store.open(run_header(name, items, api_key_env=api_key_env, **repeats))
+    store.open(run_header(name, items, api_key_env=api_key_env, hosts=tuple(hosts), **repeats))
     ttfas = [ttfa_ms] if isinstance(ttfa_ms, int) else list(ttfa_ms)
     turns = [
         (d, k)

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from hosts import host
 
 from voicebench.agentspec import AgentSpec, LLMSpec
 from voicebench.errors import InputError, RunError
@@ -191,3 +192,43 @@ def test_a_run_of_schema_2_loads_with_no_audio_hold_and_no_lead_trim(tmp_path: P
     [turn] = read_turns(tmp_path)
     assert turn.timing.stages_ms["audio_hold"] is None and turn.timing.ttft_ms == 300.0
     assert sum(v for v in turn.timing.stages_ms.values() if v is not None) == turn.timing.ttfa_ms
+
+
+def test_a_run_json_without_hosts_reads_as_before(tmp_path: Path):
+    """A run made before hosts were recorded: its run.json has no ``hosts`` and loads with
+    none; a run written with no host to record writes none."""
+    store = RunStore(tmp_path)
+    store.open(header())
+    store.append(record(1))
+    store.close()
+    data = json.loads((tmp_path / "run.json").read_text())
+    assert "hosts" not in data
+    old = read_header(tmp_path)
+    assert old == header() and old.hosts == ()
+
+
+def test_each_sitting_records_its_host_as_its_turns_finish(tmp_path: Path):
+    readings = iter(range(1, 100))
+
+    def sitting(cpu_model: str):
+        return lambda: host(cpu_model=cpu_model, load_mean=float(next(readings)))
+
+    store = RunStore(tmp_path, host=sitting("first"))
+    store.open(header())
+    assert "hosts" not in json.loads((tmp_path / "run.json").read_text())  # nothing measured yet
+    store.append(record(1))
+    assert [h.load.load_mean for h in read_header(tmp_path).hosts] == [1.0]
+    store.append(record(3))
+    store.close()  # the last reading
+    assert [h.load.load_mean for h in read_header(tmp_path).hosts] == [3.0]
+    # A resume that finishes nothing adds no host; one that does adds its own.
+    idle = RunStore(tmp_path, host=sitting("idle"))
+    idle.open(header())
+    idle.close()
+    again = RunStore(tmp_path, host=sitting("second"))
+    again.open(header())
+    again.append(record(5))
+    again.close()
+    hosts = read_header(tmp_path).hosts
+    assert [(h.cpu_model, h.load.load_mean) for h in hosts] == [("first", 3.0), ("second", 5.0)]
+    assert [r.turn_index for r in read_turns(tmp_path)] == [1, 3, 5]

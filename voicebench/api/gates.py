@@ -22,6 +22,7 @@ from voicebench.gates import (
 from voicebench.gates import check as decide
 from voicebench.gates.check import junit_xml, summary_markdown
 from voicebench.gates.page import write_comparison
+from voicebench.runlog import HEADER_FILE, read_header
 
 
 def check(
@@ -83,7 +84,8 @@ def check_gates(
         if not (path / "run.json").is_file():
             raise InputError("every-repeat gates need a run folder", file=path)
         passes = figures_by_pass(path, **budgets)
-    return GateResults(path, tuple(decide(gates, figures, strict=strict, passes=passes)))
+    hosts = read_header(path).hosts if (path / HEADER_FILE).is_file() else ()
+    return GateResults(path, tuple(decide(gates, figures, strict=strict, passes=passes)), hosts)
 
 
 def compare(
@@ -147,4 +149,6 @@ def write_junit(results: GateResults, path: PathLike) -> None:
 
 def write_summary(results: GateResults, path: PathLike) -> None:
     """The gates as a Markdown table (a CI job summary)."""
-    write_atomic(Path(path), summary_markdown(list(results.results), results.path))
+    write_atomic(
+        Path(path), summary_markdown(list(results.results), results.path, busy=results.busy)
+    )

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from voicebench.calling import CallRecord, read_calls
 from voicebench.calling.records import FIXTURES_DIR, ITEMS_FILE
 from voicebench.gates import Figure, GateResult, folder_figures
+from voicebench.host import Busy, Host, busy
 from voicebench.judging import (
     JudgingHeader,
     JudgingResult,
@@ -179,6 +180,15 @@ class GateResults:
 
     path: Path
     results: tuple[GateResult, ...]
+    hosts: tuple[Host, ...] = ()
+    """The machine each sitting of a run folder measured on; empty for a judging folder and
+    a run made before hosts were recorded."""
+
+    @property
+    def busy(self) -> tuple[Busy, ...]:
+        """The bounds the run's hosts passed: empty unless it was measured on a busy machine
+        (a flag beside the gates, which it does not change)."""
+        return busy(self.hosts)
 
     @property
     def passed(self) -> bool:

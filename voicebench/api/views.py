@@ -15,6 +15,7 @@ from voicebench.dialogues.adversarial import AdversarialPlan, Outcome
 from voicebench.gates import Comparison, GateResult
 from voicebench.gates.check import TOO_FEW_EXIT, describe
 from voicebench.gates.compare import format_value
+from voicebench.host import Busy, Host, busy
 from voicebench.judging import DIMENSIONS, SMOKE_WARNING, JudgingResult, Verdict
 from voicebench.judging.cards import JudgeCard, Tally, card_line, card_of_judging, trust_warning
 from voicebench.judging.load import LoadQuality
@@ -34,9 +35,16 @@ from voicebench.rating.people import (
 from voicebench.recordings.folder import RecordedCall
 from voicebench.replaying import RunProgress
 from voicebench.reporting import BuiltReport
+from voicebench.reporting.hosts import (
+    busy_banners,
+    busy_text,
+    contrast_lines,
+    load_text,
+    machine_text,
+)
 from voicebench.reporting.lines import agreement_lines, share
 from voicebench.reporting.load import breaking_point_text, quality_break_text
-from voicebench.runlog import TurnRecord
+from voicebench.runlog import TurnRecord, read_header
 from voicebench.strategies import ReplyStrategies
 from voicebench.strategies.diversity import StrategySummary
 
@@ -56,6 +64,7 @@ __all__ = [
     "AdversarialPlan",
     "AgentSpec",
     "BuiltReport",
+    "Busy",
     "CallProgress",
     "CallRecord",
     "CampaignHooks",
@@ -65,6 +74,7 @@ __all__ = [
     "Dialogue",
     "Estimate",
     "GateResult",
+    "Host",
     "Interval",
     "JudgeCard",
     "JudgingResult",
@@ -88,14 +98,21 @@ __all__ = [
     "Verdict",
     "agreement_lines",
     "breaking_point_text",
+    "busy",
+    "busy_banners",
+    "busy_text",
     "call_outcomes",
     "card_line",
     "card_of_judging",
+    "contrast_lines",
     "describe",
     "format_value",
     "kinds_text",
+    "load_text",
+    "machine_text",
     "pass_figures",
     "quality_break_text",
+    "read_header",
     "reported_summary",
     "scenario_figures",
     "share",

@@ -103,7 +103,7 @@ def converse(
             progress=lambda p: done(p.call - (p.finished is None), p.calls, call_line(p)),
         )
     records = list(result.run.records)
-    show_replay(result.run.header.agent, target, records)
+    show_replay(result.run.header.agent, target, records, result.run.header.hosts)
     show_calls(target, list(result.calls), records)
     summary = result.run.summary
     exit_on_failed_turns(

@@ -12,6 +12,7 @@ from voicebench import api
 from voicebench.api import TTFA_BUDGET_MS, TTFT_BUDGET_MS, InputError
 from voicebench.api.views import TOO_FEW_EXIT, describe, format_value
 from voicebench.cli.common import TTFABudgetOpt, TTFTBudgetOpt, commands, out, show
+from voicebench.cli.present.hosts import show_contrast, show_hosts
 
 app = commands()
 
@@ -131,6 +132,8 @@ def check(
         + (f"; failed: {', '.join(failed)}" if failed else "")
         + (f"; too few dialogues to tell: {', '.join(unsure)}" if unsure else "")
     )
+    if checked.hosts:
+        show_hosts("the run", checked.hosts)
     if failed:
         raise typer.Exit(1)
     if unsure:
@@ -178,6 +181,7 @@ def compare(
         budget_ttfa_ms=budget_ttfa_ms,
     )
     show(c.headline)
+    show_contrast(c)
     table = Table(
         title=f"{c.new_name} ({c.new_turns} turns) against {c.base_name} ({c.base_turns})"
     )

@@ -30,6 +30,7 @@ from voicebench.cli.common import (
     say,
     show,
 )
+from voicebench.cli.present.hosts import show_hosts
 from voicebench.cli.present.job import ShownJob
 from voicebench.cli.present.report import show_report
 from voicebench.cli.present.runs import (
@@ -144,7 +145,7 @@ def run(
             final_only=final_only,
             repeat=repeat,
         )
-    show_replay(run.header.agent, target, list(run.records))
+    show_replay(run.header.agent, target, list(run.records), run.header.hosts)
     summary = run.summary
     exit_on_failed_turns(
         [(run.header.agent.name, summary.turns, summary.failed)], fail_on_error=fail_on_error
@@ -241,7 +242,8 @@ def demo(
 
 @app.command()
 def summary(run_dir: Annotated[list[Path], typer.Argument(help="Run directories.")]) -> None:
-    """Print the per-stage latency table of finished runs."""
+    """Print the per-stage latency table of finished runs, and the machine each measured on
+    (a warning when it was busy)."""
     for d in run_dir:
         run = api.Run.load(d)
         agent = run.header.agent
@@ -249,3 +251,4 @@ def summary(run_dir: Annotated[list[Path], typer.Argument(help="Run directories.
         show_reported(list(run.records))
         show_scenarios(list(run.records))
         show_passes(list(run.records))
+        show_hosts(agent.name, run.header.hosts)

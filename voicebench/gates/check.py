@@ -31,6 +31,7 @@ from voicebench._model import FrozenModel, read_toml
 from voicebench.bootstrap import TOO_FEW
 from voicebench.errors import InputError, MissingFileError
 from voicebench.gates.figures import FIGURE_KEYS, Figure
+from voicebench.host import Busy
 
 TOO_FEW_EXIT = 4
 """``voicebench check``'s and ``compare --fail-on-regression``'s exit code when nothing failed
@@ -252,8 +253,12 @@ def junit_xml(results: Sequence[GateResult], folder: Path) -> str:
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
 
 
-def summary_markdown(results: Sequence[GateResult], folder: Path) -> str:
-    """A Markdown table for a CI job summary."""
+def summary_markdown(
+    results: Sequence[GateResult], folder: Path, *, busy: Sequence[Busy] = ()
+) -> str:
+    """A Markdown table for a CI job summary; ``busy``: the bounds the run's host passed,
+    said under it."""
+    from voicebench.reporting.hosts import busy_text
     from voicebench.reporting.render import md
 
     passed = sum(r.passed for r in results)
@@ -269,4 +274,6 @@ def summary_markdown(results: Sequence[GateResult], folder: Path) -> str:
             f"| {md(r.gate.name)} | {md(value)} | {md(interval)} | {md(bound)} | {md(status)} |"
         )
     notes = [f"- {md(r.gate.name)}: {md(r.note)}" for r in results if r.note]
+    if busy:
+        notes.append(f"- **the run was {md(busy_text(busy))}**")
     return "\n".join(lines + (["", *notes] if notes else [])) + "\n"

@@ -34,6 +34,7 @@ from voicebench import bootstrap
 from voicebench._model import FrozenModel
 from voicebench.errors import InputError
 from voicebench.gates.figures import read_run
+from voicebench.host import HostContrast, contrast
 from voicebench.metrics.latency import cold_flags
 from voicebench.runlog import TurnRecord
 from voicebench.timing import STAGE_NAMES
@@ -76,6 +77,9 @@ class Comparison(FrozenModel):
     headline: str
     """The stage that moved most, or that no stage moved clearly."""
     changes: tuple[Change, ...]
+    hosts: HostContrast | None = None
+    """The two runs' hosts side by side: another machine or other software, and which run
+    was measured on a busy machine."""
 
     @property
     def regressions(self) -> list[Change]:
@@ -353,6 +357,7 @@ def compare_runs(
         min_change_ms=min_change_ms,
         headline=_headline(rows),
         changes=tuple(_most_moved_first(rows)),
+        hosts=contrast(bh.hosts, nh.hosts),
     )
 
 

@@ -15,6 +15,7 @@ from voicebench.gates.compare import Comparison, format_value
 from voicebench.gates.figures import read_run
 from voicebench.metrics.latency import agent_latency
 from voicebench.reporting import figures
+from voicebench.reporting.hosts import contrast_lines
 from voicebench.reporting.render import asset, environment, figure_uri
 
 
@@ -56,6 +57,7 @@ def write_comparison(
             style=Markup(asset("report.css")),
             figure_uris=uris,
             fmt=format_value,
+            hosts=contrast_lines(c.hosts) if c.hosts is not None else [],
         )
     )
     write_atomic(out_dir / "compare.json", c.model_dump_json(indent=2) + "\n")

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from voicebench import bootstrap
+from voicebench.host import busy
 from voicebench.metrics.models import (
     QUANTILES,
     AgentLatency,
@@ -294,4 +295,6 @@ def agent_latency(
         if any(r.scenario is not None for r in records)
         else (),
         passes=pass_figures(records, budget_ttft_ms=budget_ttft_ms, budget_ttfa_ms=budget_ttfa_ms),
+        hosts=header.hosts,
+        busy=busy(header.hosts),
     )

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import Field
 
 from voicebench._model import FrozenModel
+from voicebench.host import Busy, Host
 from voicebench.metrics.repeats import PassFigures
 from voicebench.metrics.scenarios import ScenarioFigures
 
@@ -127,3 +128,9 @@ class AgentLatency(FrozenModel):
     passes: tuple[PassFigures, ...] = ()
     """With ``--repeat``: each pass over the items with its own figures (``metrics.repeats``);
     the figures above pool every pass, each item's passes resampled together."""
+    hosts: tuple[Host, ...] = ()
+    """The machine each sitting of the run measured on (``RunHeader.hosts``); empty for a run
+    made before hosts were recorded."""
+    busy: tuple[Busy, ...] = ()
+    """The bounds its hosts passed (``host.busy``): empty unless it was measured on a busy
+    machine."""

@@ -1,7 +1,8 @@
 """A run folder's life, the same for a replay and for simulated calls: the folder is claimed,
 the seeker audio it needs is made, its header is written (or the run it holds is reopened, its
-finished turns read back), turns are appended as they finish; the agent is started when a turn
-needs it and again after a turn that stopped it, and stopped at the end.
+finished turns read back), turns are appended as they finish, and the machine's load is read
+meanwhile and kept in the header beside the machine (``voicebench.host``); the agent is started
+when a turn needs it and again after a turn that stopped it, and stopped at the end.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from voicebench.agentspec import AgentSpec
 from voicebench.dialogues import Dialogue
 from voicebench.fixtures import Manifest, synthesize_fixtures
 from voicebench.fixtures.manifest import file_sha256
+from voicebench.host import HostSampler
 from voicebench.runlog import ReplayMode, RunHeader, RunStore, TurnRecord
 from voicebench.scenarios.apply import backchannel_texts
 
@@ -71,18 +73,30 @@ class OpenRun:
 
 @contextmanager
 def open_run(
-    out_dir: Path, header: RunHeader, *, spoken: Sequence[Dialogue], played: Sequence
+    out_dir: Path,
+    header: RunHeader,
+    *,
+    spoken: Sequence[Dialogue],
+    played: Sequence,
+    sampler: HostSampler | None = None,
 ) -> Iterator[OpenRun]:
     """``out_dir`` claimed while the run lasts, the fixture audio of ``spoken`` made (with the
     words the ``played`` scenarios' callers say over the agent), and ``header`` written, or the
-    run the folder holds reopened (when it is the same run) with its finished turns."""
+    run the folder holds reopened (when it is the same run) with its finished turns. The host
+    is read by ``sampler`` (this machine's, unless given) while the turns are played."""
     with claimed(out_dir, "run"):
         made = synthesize_fixtures(
             spoken, Path(header.fixtures_dir), extra=backchannel_texts(played)
         )
-        store = RunStore(out_dir)
+        sampler = sampler or HostSampler()
+        store = RunStore(out_dir, host=sampler.host)
         records = store.open(header)
-        yield OpenRun(store, records, made.manifest)
+        with sampler:
+            try:
+                yield OpenRun(store, records, made.manifest)
+            finally:
+                sampler.stop()
+                store.close()
 
 
 def agent_class(spec: AgentSpec) -> AgentFactory:

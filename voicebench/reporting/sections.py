@@ -12,7 +12,7 @@ from typing import Literal
 from voicebench.judging import SMOKE_WARNING
 from voicebench.judging.cards import card_line
 from voicebench.metrics import kinds_text
-from voicebench.reporting import calls, humans
+from voicebench.reporting import calls, hosts, humans
 from voicebench.reporting import scenarios as sc
 from voicebench.reporting import tables as tb
 from voicebench.reporting.lines import agreement_lines
@@ -364,13 +364,19 @@ def _method(report: Report) -> Section:
                 "Ratings are strength-weighted Bradley-Terry on the decided pairs, as Elo."
             ),
             Text(f"Runs: {runs}"),
+            *(
+                [TableBlock(hosts.hosts_table(report))]
+                if any(a.hosts for a in report.agents)
+                else []
+            ),
         ],
     )
 
 
 def sections(report: Report) -> list[Section]:
     """Every section of the report, in page order."""
-    out = [Section("summary", "", [_cards(report)]), _latency(report)]
+    busy = [Text(line, "banner") for line in hosts.busy_banners(report)]
+    out = [Section("summary", "", [*busy, _cards(report)]), _latency(report)]
     scenarios = _scenarios(report)
     if scenarios is not None:
         out.append(scenarios)

@@ -15,6 +15,9 @@ key, never the key.
 
 Versions:
 
+- 4, later: the header may have ``hosts``, the machine and software each sitting of the run
+  measured with and how busy the machine was (``voicebench.host``); logs without it have no
+  host recorded.
 - 4, later: a turn may name its place in its call's recording (``call``); logs without it
   have none.
 - 4, later: a run replayed K times (``--repeat``) has ``repeats`` in its header and each
@@ -46,6 +49,7 @@ from pydantic import Field
 from voicebench._model import FrozenModel, Versioned
 from voicebench.agentspec import AgentSpec
 from voicebench.budgets import TURN_TIMEOUT_S
+from voicebench.host import Host
 from voicebench.timing import ReportedLatency, TurnTiming
 
 RUNLOG_SCHEMA_VERSION = 4
@@ -247,3 +251,7 @@ class RunHeader(Versioned):
     # Left out of a dump when unset, so replays' logs keep the fields they always had.
     seeker: str | None = Field(default=None, exclude_if=lambda v: v is None)
     """A simulated call's seeker LLM (``provider/model``)."""
+    hosts: tuple[Host, ...] = Field(default=(), exclude_if=lambda v: not v)
+    """The machine each sitting of the run measured on (its start, then each resume that
+    finished a turn), with its software and how busy it was; rewritten as each turn finishes.
+    Empty in logs made before hosts were recorded."""

@@ -7,6 +7,7 @@ opening the run again drops it, so the turn is simply redone.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from voicebench._jsonl import (
 )
 from voicebench._model import parse_json, read_utf8, validate_record
 from voicebench.errors import InputError, RunError
+from voicebench.host import Host
 from voicebench.runlog.models import RunHeader, TurnRecord
 
 HEADER_FILE = "run.json"
@@ -73,11 +75,17 @@ def read_turns(run_dir: str | Path) -> list[TurnRecord]:
 
 
 class RunStore:
-    """An open run directory: header written once, turn records appended."""
+    """An open run directory: header written once, turn records appended. With ``host`` (the
+    machine this sitting measures on, with its load so far), the header's ``hosts`` gain this
+    sitting's entry when its first turn is appended, rewritten after each later one and when
+    the store is closed."""
 
-    def __init__(self, run_dir: str | Path) -> None:
+    def __init__(self, run_dir: str | Path, *, host: Callable[[], Host] | None = None) -> None:
         self.dir = Path(run_dir)
         self.audio_dir = self.dir / "audio"
+        self._host = host
+        self._header: RunHeader | None = None
+        self._appended = 0
 
     def open(self, header: RunHeader) -> list[TurnRecord]:
         """Create the run, or reopen a compatible one; returns the turns already finished."""
@@ -88,13 +96,27 @@ class RunStore:
             existing = read_header(self.dir)
             _check_resumable(existing, header, header_path)
             drop_partial_line(self.dir / TURNS_FILE)
+            self._header = existing
             return read_turns(self.dir)
         write_atomic(header_path, header_json(header))
+        self._header = header
         return []
 
     def append(self, record: TurnRecord) -> None:
         """Append one finished turn durably."""
         append_record(self.dir / TURNS_FILE, record)
+        self._appended += 1
+        self._write_host()
+
+    def close(self) -> None:
+        """Write this sitting's host a last time (if it finished a turn)."""
+        self._write_host()
+
+    def _write_host(self) -> None:
+        if self._host is None or self._header is None or not self._appended:
+            return
+        header = self._header.model_copy(update={"hosts": (*self._header.hosts, self._host())})
+        write_atomic(self.dir / HEADER_FILE, header_json(header))
 
 
 def _check_resumable(existing: RunHeader, new: RunHeader, path: Path) -> None:

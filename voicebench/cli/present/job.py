@@ -10,6 +10,7 @@ from voicebench.api.views import (
     RunProgress,
     TurnRecord,
     Verdict,
+    read_header,
 )
 from voicebench.cli.common import Steps, show
 from voicebench.cli.present.judging import show_judging, verdict_line
@@ -32,7 +33,8 @@ class ShownJob:
 
     def cell(self, cell: Cell, records: list[TurnRecord]) -> None:
         with self.steps.paused():
-            show_replay(cell.agent, self.plan.run_dir(cell), records)
+            run_dir = self.plan.run_dir(cell)
+            show_replay(cell.agent, run_dir, records, read_header(run_dir).hosts)
 
     def verdict(self, verdict: Verdict, done: int, total: int) -> None:
         self.steps.advance(done, total, verdict_line(verdict, done, total))

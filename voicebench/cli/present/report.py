@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from voicebench.api.views import BuiltReport
 from voicebench.cli.common import show
+from voicebench.cli.present.hosts import show_report_hosts
 from voicebench.cli.present.judging import show_trust
 
 
@@ -19,3 +20,4 @@ def show_report(built: BuiltReport) -> None:
         + (f", {len(built.report.recordings)} call recording(s)" if built.report.recordings else "")
         + ")"
     )
+    show_report_hosts(built)

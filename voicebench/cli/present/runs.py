@@ -14,6 +14,7 @@ from voicebench.api.views import (
     PERCENTILES,
     TOO_FEW,
     AgentSpec,
+    Host,
     Interval,
     ReportedSummary,
     RunProgress,
@@ -28,6 +29,7 @@ from voicebench.api.views import (
     summarize,
 )
 from voicebench.cli.common import out, plain, show
+from voicebench.cli.present.hosts import show_hosts
 
 
 def _fmt(v: float | None) -> str:
@@ -178,13 +180,17 @@ def turn_line(p: RunProgress) -> str:
     return f"[{p.done}/{p.total}] {r.dialogue_id} turn {r.turn_index}{again}  {status}"
 
 
-def show_replay(spec: AgentSpec, out_dir: Path, records: list[TurnRecord]) -> None:
-
+def show_replay(
+    spec: AgentSpec, out_dir: Path, records: list[TurnRecord], hosts: Sequence[Host]
+) -> None:
+    """A finished run's tables, where its log is, and the machine it measured on (warning
+    when it was busy)."""
     out.print(summary_table(summarize(records), f"{spec.name} ({spec.id}) - {out_dir}"))
     show_reported(records)
     show_scenarios(records)
     show_passes(records)
     show(f"run log: {out_dir}/turns.jsonl; each dialogue as it happened: {out_dir}/calls/")
+    show_hosts(spec.name, hosts)
 
 
 def show_passes(records: list[TurnRecord]) -> None:
