@@ -26,7 +26,7 @@ def _pct(x: float | None) -> str:
 def health_table(result: JudgingResult) -> Table:
     t = Table(title="judges" + (" (SMOKE: not meaningful)" if result.smoke else ""))
     for col in ("judge", "verdicts", "failed", "pairs decided", "position flips", "reply A won"):
-        t.add_column(col, justify="left" if col == "judge" else "right")
+        t.add_column(col, justify="left" if col == "judge" else "right", no_wrap=col == "judge")
     for h in result.health:
         t.add_row(
             h.judge,
@@ -54,7 +54,9 @@ def record_table(result: JudgingResult) -> Table:
             wins[p.winner] += 1
     t = Table(title="contestants (pairs decided by the judges)")
     for col in ("contestant", "won", "lost", "win rate", "undecided"):
-        t.add_column(col, justify="left" if col == "contestant" else "right")
+        t.add_column(
+            col, justify="left" if col == "contestant" else "right", no_wrap=col == "contestant"
+        )
     names = sorted(
         {r.contestant for r in result.replies},
         key=lambda c: (-(wins[c] / played[c]) if played[c] else 0.0, c),

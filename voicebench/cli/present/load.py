@@ -7,26 +7,23 @@ from rich.table import Table
 
 from voicebench.api.views import LoadQuality, LoadSummary, breaking_point_text, quality_break_text
 from voicebench.cli.common import out, show
+from voicebench.cli.present.fit import span
 
 
-def _span(v: float, ci: tuple[float, float] | None) -> str:
+def _span(v: float, ci: tuple[float, float] | None, scale: float = 1.0, unit: str = "") -> str:
+    """The value above its interval (a line each: the table fits 80 columns with both whole)."""
     if ci is None:  # too few calls in the band for an interval
-        return f"{v:,.0f} [too few to tell]"
-    return f"{v:,.0f} [{ci[0]:,.0f}, {ci[1]:,.0f}]"
+        return f"{v * scale:,.0f}{unit}\n[too few to tell]"
+    return f"{v * scale:,.0f}{unit}\n[{span(*ci, scale=scale)}]"
 
 
 def load_table(summary: LoadSummary, title: str) -> Table:
     t = Table(title=title, title_justify="left")
-    for c in (
-        "concurrent calls",
-        "calls",
-        "turns",
-        "TTFA p50 ms [95% CI]",
-        "p90 ms [95% CI]",
-        "failed [95% CI]",
-        "over",
-    ):
+    for c in ("concurrent calls", "calls", "turns"):
         t.add_column(c, justify="right")
+    for c in ("TTFA p50 ms\n[95% CI]", "p90 ms\n[95% CI]", "failed\n[95% CI]"):
+        t.add_column(c, justify="right", no_wrap=True)
+    t.add_column("over", justify="right")
     for b in summary.bands:
         t.add_row(
             str(b.low) if b.low == b.high else f"{b.low}-{b.high}",
@@ -34,10 +31,7 @@ def load_table(summary: LoadSummary, title: str) -> Table:
             str(b.turns),
             _span(b.ttfa_p50_ms, b.ttfa_p50_ci),
             _span(b.ttfa_p90_ms, b.ttfa_p90_ci),
-            f"{100 * b.failure_share:.0f}% [too few to tell]"
-            if b.failure_ci is None
-            else f"{100 * b.failure_share:.0f}% [{100 * b.failure_ci[0]:.0f}, "
-            f"{100 * b.failure_ci[1]:.0f}]",
+            _span(b.failure_share, b.failure_ci, 100.0, "%"),
             "[red]yes[/]" if b.over else "no",
         )
     failures = ", ".join(f"{k} {n}" for k, n in sorted(summary.failures.items())) or "none"
@@ -61,7 +55,8 @@ def show_load_quality(quality: LoadQuality) -> None:
         title_justify="left",
     )
     for c in ("concurrent calls", "contestant", "items", "preferred", "95% CI", "worse"):
-        t.add_column(c, justify="left" if c == "contestant" else "right")
+        whole = c in ("contestant", "95% CI")
+        t.add_column(c, justify="left" if c == "contestant" else "right", no_wrap=whole)
     for q in quality.bands:
         if q.contestant == quality.baseline:
             ci = "baseline"
@@ -70,7 +65,7 @@ def show_load_quality(quality: LoadQuality) -> None:
         elif q.low_ci is None or q.high_ci is None:
             ci = "too few to tell"
         else:
-            ci = f"{100 * q.low_ci:.0f} to {100 * q.high_ci:.0f}%"
+            ci = f"{span(q.low_ci, q.high_ci, scale=100.0)}%"
         t.add_row(
             str(q.low) if q.low == q.high else f"{q.low}-{q.high}",
             q.contestant,

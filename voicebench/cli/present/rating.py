@@ -24,6 +24,7 @@ from voicebench.api.views import (
     trust_warning,
 )
 from voicebench.cli.common import out, show
+from voicebench.cli.present.fit import span
 from voicebench.cli.present.judging import show_trust
 
 
@@ -36,8 +37,9 @@ def _num(x: float | None) -> str:
 
 
 def leaderboard(table: RatingTable, card: JudgeCard | None = None) -> Table:
-    """Quality: Elo with both intervals, win rates overall and per dimension; the caption
-    carries the judge's measured gold accuracy (its card)."""
+    """Quality: Elo with both intervals and the win rate (``win_rates_table`` has the win
+    rates per dimension); the caption carries the judge's measured gold accuracy (its
+    card)."""
     title = "HEART leaderboard"
     if card is None:
         title += " (judge unmeasured)"
@@ -53,31 +55,30 @@ def leaderboard(table: RatingTable, card: JudgeCard | None = None) -> Table:
             + card_line(card)
         ),
     )
-    cols = [
-        "contestant",
-        "Elo",
-        "95% CI boot",
-        "95% CI asym",
-        "win %",
-        *[f"{d} %" for d in DIMENSIONS],
-        "regular %",
-        "adversarial %",
-    ]
-    for c in cols:
-        t.add_column(c, justify="left" if c == "contestant" else "right")
+    t.add_column("contestant", no_wrap=True)
+    for c in ("Elo", "95% CI boot", "95% CI asym"):
+        t.add_column(c, justify="right", no_wrap=True)
+    t.add_column("win %", justify="right")
     for r in table.ratings:
-        boot = (
-            f"{r.elo_ci_bootstrap[0]:,.0f}-{r.elo_ci_bootstrap[1]:,.0f}"
-            if r.elo_ci_bootstrap
-            else "-"
-        )
-        asym = f"{r.elo_ci_asymptotic[0]:,.0f}-{r.elo_ci_asymptotic[1]:,.0f}"
+        boot = span(*r.elo_ci_bootstrap) if r.elo_ci_bootstrap else "-"
+        t.add_row(r.contestant, f"{r.elo:,.0f}", boot, span(*r.elo_ci_asymptotic), _pct(r.win_rate))
+    return t
+
+
+def win_rates_table(table: RatingTable) -> Table:
+    """Each contestant's win rate on each HEART dimension, and on the regular and the
+    adversarial items (beside the leaderboard: one table of both would not fit 80 columns)."""
+    t = Table(
+        title="win % by HEART dimension and by kind of item",
+        caption="H E A R T: human alignment, empathic responsiveness, attunement, resonance, "
+        "task-following",
+    )
+    t.add_column("contestant", no_wrap=True)
+    for c in (*DIMENSIONS, "regular", "adversarial"):
+        t.add_column(c, justify="right")
+    for r in table.ratings:
         t.add_row(
             r.contestant,
-            f"{r.elo:,.0f}",
-            boot,
-            asym,
-            _pct(r.win_rate),
             *[_pct(r.dimension_win_rates[d]) for d in DIMENSIONS],
             _pct(r.win_rate_regular),
             _pct(r.win_rate_adversarial),
@@ -95,16 +96,16 @@ def latency_board(table: RatingTable) -> Table:
             f"TTFT <= {table.budget_ttft_ms:,.0f} ms"
         ),
     )
+    t.add_column("contestant", no_wrap=True)
+    t.add_column("Elo", justify="right", no_wrap=True)
     for c in (
-        "contestant",
-        "Elo",
         "TTFT p50 ms",
         "TTFA p50 ms",
         "turns in budget %",
         "Elo in budget",
         "Elo at equal latency",
     ):
-        t.add_column(c, justify="left" if c == "contestant" else "right")
+        t.add_column(c, justify="right")
     for r in table.ratings:
         t.add_row(
             r.contestant,
@@ -140,13 +141,13 @@ def human_ladder_table(people: PeopleSummary) -> Table:
         ),
     )
     for c in ("contestant", "Elo", "95% CI boot", "votes", "win %"):
-        t.add_column(c, justify="left" if c == "contestant" else "right")
+        t.add_column(c, justify="left" if c == "contestant" else "right", no_wrap=c != "votes")
     for r in people.ladder:
         ci = r.elo_ci_bootstrap
         t.add_row(
             r.contestant,
             f"{r.elo:,.0f}",
-            "-" if ci is None else f"{ci[0]:,.0f}-{ci[1]:,.0f}",
+            "-" if ci is None else span(*ci),
             str(r.votes),
             _pct(r.win_rate),
         )
@@ -203,6 +204,7 @@ def disagreement_table(people: PeopleSummary) -> Table:
 def show_rating(table: RatingTable) -> None:
     card = card_of_judging(Path(table.judging_dir))
     out.print(leaderboard(table, card))
+    out.print(win_rates_table(table))
     out.print(latency_board(table))
     for line in [latency_line(table)] + (agreement_lines(table) if table.agreement else []):
         if line is not None:

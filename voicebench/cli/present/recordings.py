@@ -31,7 +31,9 @@ def recorded_calls_table(calls: Sequence[RecordedCall]) -> Table:
         "talk-over (s)",
         "dead air (s)",
     ):
-        table.add_column(col, justify="left" if col in ("call", "caller") else "right")
+        table.add_column(
+            col, justify="left" if col in ("call", "caller") else "right", no_wrap=col == "call"
+        )
     guessed = []
     for c in calls:
         latencies = [t.latency_s for t in c.turns if t.latency_s is not None]

@@ -29,6 +29,7 @@ from voicebench.api.views import (
     summarize,
 )
 from voicebench.cli.common import out, plain, show
+from voicebench.cli.present.fit import span, titled
 from voicebench.cli.present.hosts import show_hosts
 
 
@@ -37,8 +38,9 @@ def _fmt(v: float | None) -> str:
 
 
 def summary_table(summary: RunSummary, title: str) -> Table:
-    """A rich table: one row per stage, then TTFT and TTFA."""
-    table = Table(title=title, title_justify="left")
+    """A rich table: one row per stage, then TTFT and TTFA; the title (which names the run's
+    folder) folds after a ``/``."""
+    table = Table(title=titled(title), title_justify="left")
     table.add_column("stage")
     table.add_column("n", justify="right")
     for p in PERCENTILES:
@@ -89,28 +91,35 @@ def show_reported(records: Sequence[TurnRecord]) -> None:
         out.print(reported_table(summary))
 
 
-def _interval(v: Interval | None, scale: float = 1.0, fmt: str = ",.0f") -> str:
+def _interval(
+    v: Interval | None, scale: float = 1.0, fmt: str = ",.0f", between: str = " "
+) -> str:
+    """``1,234 [1,100-1,400]``: the value, ``between``, then its interval."""
     if v is None:
         return "-"
     point, low, high = v
     if low is None or high is None:
-        return f"{point * scale:{fmt}} ({TOO_FEW})"
-    return f"{point * scale:{fmt}} [{low * scale:{fmt}}, {high * scale:{fmt}}]"
+        return f"{point * scale:{fmt}}{between}({TOO_FEW})"
+    return f"{point * scale:{fmt}}{between}[{span(low, high, fmt, scale)}]"
 
 
 def scenario_table(rows: Sequence[ScenarioFigures], title: str) -> Table:
+    """A row per scenario played; each figure above its interval (a line each, so that the
+    table fits 80 columns with both whole)."""
     table = Table(title=title, title_justify="left")
     table.add_column("played")
-    for name in ("turns", "failed", "TTFA p50 ms [95% CI]", "ASR WER % [95% CI]"):
+    for name in ("turns", "failed"):
         table.add_column(name, justify="right")
+    for name in ("TTFA p50 ms\n[95% CI]", "ASR WER %\n[95% CI]"):
+        table.add_column(name, justify="right", no_wrap=True)
     table.add_column("measured")
     for r in rows:
         table.add_row(
             r.group,
             str(r.turns),
             str(r.failed),
-            _interval(r.ttfa_p50_ms),
-            _interval(r.wer, 100.0, ".1f"),
+            _interval(r.ttfa_p50_ms, between="\n"),
+            _interval(r.wer, 100.0, ".1f", between="\n"),
             r.measured,
         )
     return table
@@ -131,9 +140,9 @@ def overlap_table(rows: Sequence[ScenarioFigures], title: str) -> Table | None:
     if not rows:
         return None
     table = Table(title=title, title_justify="left")
-    table.add_column("played")
+    table.add_column("played", no_wrap=True)
     table.add_column("measure")
-    table.add_column("value [95% CI]", justify="right")
+    table.add_column("value [95% CI]", justify="right", no_wrap=True)
     table.add_column("over", justify="right")
     for r in rows:
         talking = f"{r.overlapped} of {r.turns} turns talking"

@@ -21,7 +21,11 @@ def diversity_table(s: StrategySummary) -> Table:
         "usage SD",
         "usage range",
     ):
-        table.add_column(name, justify="left" if name in ("contestant", "items") else "right")
+        table.add_column(
+            name,
+            justify="left" if name in ("contestant", "items") else "right",
+            no_wrap=name == "contestant",
+        )
     for r in s.rows:
         table.add_row(
             r.contestant,
