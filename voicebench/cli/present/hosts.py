@@ -44,4 +44,4 @@ def show_contrast(c: Comparison) -> None:
     if c.hosts is None:
         return
     for text, warning in contrast_lines(c.hosts):
-        show(f"warning: {text}" if warning else text, style=WARNING if warning else None)
+        show(f"warning: {text}." if warning else f"{text}.", style=WARNING if warning else None)
