@@ -50,6 +50,8 @@ class RunSummary:
     failed: int
     failed_by_kind: dict[str, int]
     rows: tuple[StageSummary, ...]
+    """One per stage some turn has, in pipeline order (a cascade's run has no speech-to-speech
+    model's first audio, a black box no stage at all), then ``TTFT`` and ``TTFA``."""
     ttft_within_budget: float | None
     """Share of timed turns with TTFT <= 500 ms."""
     mean_wer: float | None
@@ -57,13 +59,14 @@ class RunSummary:
 
 def summarize(records: Sequence[TurnRecord]) -> RunSummary:
     timed = [r.timing for r in records if r.timing is not None]
-    rows = [
+    stages = [
         _summary(
             stage,
             [v for t in timed if t.ttfa_ms is not None and (v := t.stages_ms[stage]) is not None],
         )
         for stage in STAGE_NAMES
     ]
+    rows = [s for s in stages if s.n]
     ttft = [t.ttft_ms for t in timed if t.ttft_ms is not None]
     ttfa = [t.ttfa_ms for t in timed if t.ttfa_ms is not None]
     rows += [_summary("TTFT", ttft), _summary("TTFA", ttfa)]

@@ -340,7 +340,11 @@ def _method(report: Report) -> Section:
         "stages",
         "Stages",
         ("stage", "from and to"),
-        [(tb.Cell(STAGE_LABELS[name]), tb.Cell(what)) for name, _, what in STAGES],
+        [
+            (tb.Cell(STAGE_LABELS[name]), tb.Cell(what))
+            for name, _, what in STAGES
+            if name in tb.stages_shown(report)
+        ],
     )
     runs = "; ".join(f"{a.agent_name}: {a.run_dir}" for a in report.agents)
     return Section(

@@ -157,10 +157,16 @@ def budget_table(report: Report) -> Table:
     )
 
 
+def stages_shown(report: Report) -> list[str]:
+    """The stages some agent's turns have, in pipeline order: a stage none has (a
+    speech-to-speech model's first audio in a cascade's report) is left out of the tables."""
+    timed = [a for a in report.agents if a.waterfall_ms]
+    return [s for s in STAGE_NAMES if any(a.stage_p50_ms.get(s) is not None for a in timed)]
+
+
 def waterfall_table(report: Report) -> Table:
     timed = [a for a in report.agents if a.waterfall_ms]
-    # A stage no agent has (a cascade's transcript for a speech-to-speech model) is left out.
-    stages = [s for s in STAGE_NAMES if any(a.stage_p50_ms.get(s) is not None for a in timed)]
+    stages = stages_shown(report)
     headers = ("agent", *[STAGE_LABELS[s] for s in stages], "mean TTFA")
     rows = []
     for a in timed:
