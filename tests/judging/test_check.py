@@ -295,7 +295,10 @@ def test_judge_check_against_a_second_judge_compares_them_pair_by_pair(tmp_path,
                     server.enqueue(_answer(letter))
         shown = CliRunner().invoke(
             app,
-            ["judge-check", "--judge", str(spec), "--gold", str(gold), "--against", str(other)],
+            [
+                *("judge-check", "--judge", str(spec), "--gold", str(gold), "--split", "all"),
+                *("--against", str(other)),
+            ],
         )
     assert shown.exit_code == 0, shown.output
     text = " ".join(shown.output.split())
@@ -304,6 +307,67 @@ def test_judge_check_against_a_second_judge_compares_them_pair_by_pair(tmp_path,
     assert "right only for scripted-check 0, only for scripted-right 2" in text
     assert "McNemar exact p = 0.5" in text
     assert shown_p(1e-9) == "< 1e-6" and shown_p(0.0421) == "= 0.0421"
+
+
+def test_judge_check_measures_held_out_pairs_unless_told_and_marks_dev_pairs(tmp_path, monkeypatch):
+    """Without --split, only the pairs no tuning saw (as leaderboards quote them); with --split
+    all, the card counts the dev pairs, and says so in the terminal and in its JSON."""
+    from typer.testing import CliRunner
+
+    from voicebench.cli import app
+    from voicebench.judging.cards import card_line
+
+    monkeypatch.chdir(tmp_path)
+    pairs = [_pair(pid, "a", "I'm here. What happened?", "Okay.") for pid in ("p1", "p2", "p9")]
+    assert [split_of(p["id"]) for p in pairs] == ["dev", "dev", "holdout"]
+    gold = _write(tmp_path / "gold.jsonl", pairs)
+    with ScriptedLLMServer(ttft_ms=0, token_delay_ms=0) as server:
+        spec = _spec(tmp_path, server)
+        for _ in pairs:  # right in both orders, the held-out pair asked first
+            server.enqueue(_answer("A"))
+            server.enqueue(_answer("B"))
+        held_out = CliRunner().invoke(
+            app, ["judge-check", "--judge", str(spec), "--gold", str(gold)]
+        )
+        assert len(server.history()) == 2
+        every = CliRunner().invoke(
+            app, ["judge-check", "--judge", str(spec), "--gold", str(gold), "--split", "all"]
+        )
+        assert len(server.history()) == 6  # the dev pairs asked, the held-out one cached
+    assert held_out.exit_code == every.exit_code == 0, held_out.output + every.output
+    first = read_card(next((tmp_path / "cards").glob("*-holdout.json")))
+    assert (first.split, first.pairs, first.dev_pairs, first.includes_dev) == (
+        "holdout",
+        1,
+        0,
+        False,
+    )
+    assert "gold.jsonl (holdout)" in held_out.output and "dev" not in held_out.output.lower()
+
+    path = next((tmp_path / "cards").glob("*-all.json"))
+    saved = json.loads(path.read_text())
+    assert (saved["split"], saved["pairs"], saved["dev_pairs"]) == ("all", 3, 2)
+    text = " ".join(every.output.split())
+    assert "gold.jsonl (all: includes 2 dev pairs, tuned on)" in text
+    assert "accuracy (decided and right / all pairs), DEV PAIRS INCLUDED" in text
+    assert "these figures include dev pairs, which the judge's method was tuned" in text
+    assert "(all: includes 2 dev pairs, tuned on; 95% CI" in card_line(read_card(path))
+
+    none = _write(tmp_path / "dev-only.jsonl", pairs[:2])
+    refused = CliRunner().invoke(app, ["judge-check", "--judge", str(spec), "--gold", str(none)])
+    assert refused.exit_code == 2 and "dev-only.jsonl: it has no holdout pairs" in refused.output
+
+
+def test_a_card_written_before_dev_pairs_were_counted_reads_its_split():
+    from synthetic_runs import judge_card
+
+    from voicebench.judging.cards import card_line
+
+    assert judge_card(split="all").includes_dev and judge_card(split="dev").includes_dev
+    assert not judge_card(split="holdout").includes_dev
+    assert "(all: includes dev pairs, tuned on; 95% CI 77%-96%)" in card_line(
+        judge_card(split="all")
+    )
 
 
 def _card(name: str, outcomes: dict[str, str], split: str = "holdout"):

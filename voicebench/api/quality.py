@@ -20,7 +20,7 @@ from voicebench.errors import InputError
 from voicebench.judging import Verdict, default_out_dir, judge_runs, load_judge_spec
 from voicebench.judging.cards import JudgeCard, find_card
 from voicebench.judging.check import DEFAULT_GOLD, check_judge
-from voicebench.judging.gold import SPLITS
+from voicebench.judging.gold import DEFAULT_SPLIT, SPLITS
 from voicebench.judging.load import JUDGING_DIR, is_load, judge_load
 from voicebench.judging.paired import PairedComparison, paired_comparison
 from voicebench.rating import RatingTable, rate_judging
@@ -164,7 +164,7 @@ def judge_check(
     judge: PathLike = builtin.SMOKE_JUDGE,
     *,
     gold: PathLike | None = None,
-    split: str = "all",
+    split: str = DEFAULT_SPLIT,
     out: PathLike | None = None,
     concurrency: int = 1,
     refresh: bool = False,
@@ -181,7 +181,8 @@ def judge_check(
         gold: gold pairs: a JSONL path, or a shipped set by name, ``"real"`` (replies agents
             and people really gave) or ``"written"`` (pairs written to carry a defect; the
             default, ``judges/pairs-gold.jsonl``).
-        split: ``"all"``, ``"dev"`` (for tuning a judge) or ``"holdout"`` (never tuned on).
+        split: ``"holdout"`` (never tuned on; the default), ``"dev"`` (for tuning a judge)
+            or ``"all"``; a card that counts dev pairs says so (``card.includes_dev``).
         out: the folder for the verdicts (default ``reports/judge-check/...``); resumed.
         concurrency: requests in flight at once.
         refresh: measure again even when a card is there (cached verdicts are still used).

@@ -17,7 +17,15 @@ from voicebench.gates.check import TOO_FEW_EXIT, describe
 from voicebench.gates.compare import format_value
 from voicebench.host import Busy, Host, busy
 from voicebench.judging import DIMENSIONS, SMOKE_WARNING, JudgingResult, Verdict
-from voicebench.judging.cards import JudgeCard, Tally, card_line, card_of_judging, trust_warning
+from voicebench.judging.cards import (
+    JudgeCard,
+    Tally,
+    card_line,
+    card_of_judging,
+    split_text,
+    trust_warning,
+)
+from voicebench.judging.gold import DEFAULT_SPLIT
 from voicebench.judging.load import LoadQuality
 from voicebench.judging.models import DIMENSION_NAMES
 from voicebench.judging.paired import PairedComparison
@@ -49,6 +57,7 @@ from voicebench.strategies import ReplyStrategies
 from voicebench.strategies.diversity import StrategySummary
 
 __all__ = [
+    "DEFAULT_SPLIT",
     "DIMENSIONS",
     "DIMENSION_NAMES",
     "ENDINGS",
@@ -116,6 +125,7 @@ __all__ = [
     "reported_summary",
     "scenario_figures",
     "share",
+    "split_text",
     "spread",
     "summarize",
     "trust_warning",

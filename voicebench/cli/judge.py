@@ -9,7 +9,14 @@ import typer
 
 from voicebench import api
 from voicebench.api import TTFA_BUDGET_MS, TTFT_BUDGET_MS
-from voicebench.api.views import SMOKE_WARNING, JudgeCard, ReplyStrategies, card_line, trust_warning
+from voicebench.api.views import (
+    DEFAULT_SPLIT,
+    SMOKE_WARNING,
+    JudgeCard,
+    ReplyStrategies,
+    card_line,
+    trust_warning,
+)
 from voicebench.cli.common import (
     DEFAULT_GOLD,
     DEFAULT_JUDGE,
@@ -29,7 +36,7 @@ from voicebench.cli.common import (
     say,
     show,
 )
-from voicebench.cli.present.judging import card_tables, show_judging, verdict_line
+from voicebench.cli.present.judging import card_notes, card_tables, show_judging, verdict_line
 from voicebench.cli.present.load import show_load_quality
 from voicebench.cli.present.rating import show_rating
 from voicebench.cli.present.strategies import diversity_table, most_used
@@ -192,6 +199,8 @@ def strategies(
 def show_card(card: JudgeCard, path: Path | None = None) -> None:
     for table in card_tables(card):
         out.print(table)
+    for note in card_notes(card):
+        show(note, style="yellow")
     warning = trust_warning(card)
     if warning:
         show(warning, style="yellow")
@@ -215,9 +224,10 @@ def judge_check(
     split: Annotated[
         str,
         typer.Option(
-            help="Which gold pairs: all, dev (for tuning a judge) or holdout (never tuned on)."
+            help="Which gold pairs: holdout (never tuned on, as leaderboards quote), dev (for "
+            "tuning a judge) or all; a figure that counts dev pairs says so."
         ),
-    ] = "all",
+    ] = DEFAULT_SPLIT,
     out_dir: Annotated[
         Path | None,
         typer.Option(
@@ -242,9 +252,10 @@ def judge_check(
     ] = None,
     verbose: VerboseOpt = False,
 ) -> None:
-    """Measure a judge on a gold set: every pair in both orders through the judging code, then
-    its card (accuracy with a Wilson 95% interval, decided and flip rates, accuracy per
-    category and dimension, seconds per verdict), written beside the spec as
+    """Measure a judge on a gold set (its held-out pairs unless --split says otherwise; a
+    figure that counts dev pairs is marked so): every pair in both orders through the judging
+    code, then its card (accuracy with a Wilson 95% interval, decided and flip rates, accuracy
+    per category and dimension, seconds per verdict), written beside the spec as
     cards/SPEC-SPECHASH-GOLDHASH-SPLIT.json and reused while neither file changes. With
     --against, a second judge on the same pairs and the paired comparison of the two."""
     quiet_libraries(verbose)

@@ -109,6 +109,11 @@ class JudgeCard(FrozenModel):
     outcomes: dict[str, Outcome] | None = None
     """Each gold pair's id: ``right``, ``wrong`` or ``undecided``, so that two cards on the
     same pairs can be compared pair by pair (``paired_comparison``). Absent on older cards."""
+    dev_pairs: int | None = None
+    """Of ``pairs``, those of the dev split: the pairs a judge's method is tuned and its
+    weights are fitted on (``benchmarks/fit_checklist.py``), so figures that count them read
+    higher than the judge deserves. 0 on a holdout card; None on a card written before they
+    were counted (``includes_dev`` then reads ``split``)."""
     real_replies: bool = False
     """Measured on replies that were really written (the shipped ``pairs-real.jsonl``, the
     pairs imported from ESConv), not on pairs written to carry a defect: the figure that says
@@ -120,6 +125,13 @@ class JudgeCard(FrozenModel):
     @property
     def trusted(self) -> bool:
         return self.accuracy >= TRUSTED_ACCURACY
+
+    @property
+    def includes_dev(self) -> bool:
+        """Its figures count dev pairs, which tuning saw: not a held-out measure."""
+        if self.dev_pairs is not None:
+            return self.dev_pairs > 0
+        return self.split != "holdout"
 
     @property
     def chance_level(self) -> bool:
@@ -276,6 +288,9 @@ def combine_cards(cards: list[JudgeCard]) -> JudgeCard:
             "outcomes": None
             if any(o is None for o in outcomes)
             else {k: v for o in outcomes if o for k, v in o.items()},
+            "dev_pairs": None
+            if any(c.dev_pairs is None for c in cards)
+            else sum(c.dev_pairs or 0 for c in cards),
             "real_replies": any(c.real_replies for c in cards),
         }
     )
@@ -302,6 +317,15 @@ def _pct(x: float) -> str:
     return f"{100 * x:.0f}%"
 
 
+def split_text(card: JudgeCard) -> str:
+    """Which pairs a card's figures count, saying so when dev pairs are among them."""
+    if not card.includes_dev:
+        return card.split
+    if card.split == "dev" or card.dev_pairs is None:
+        return f"{card.split}: includes dev pairs, tuned on"
+    return f"{card.split}: includes {card.dev_pairs} dev pairs, tuned on"
+
+
 def card_line(card: JudgeCard | None, spec: str = "SPEC") -> str:
     """The lines for beside a leaderboard: the judge's measured accuracy on real replies,
     then on the written gold set ("catches plain defects"); or that it has none."""
@@ -314,7 +338,7 @@ def card_line(card: JudgeCard | None, spec: str = "SPEC") -> str:
     what = "pairs of real replies" if card.real_replies else "gold pairs"
     line = (
         f"judge {card.spec_name}: {_pct(card.accuracy)} right on {card.pairs} {what} "
-        f"({card.split}; {interval}), {_pct(card.decided_rate)} decided, "
+        f"({split_text(card)}; {interval}), {_pct(card.decided_rate)} decided, "
         f"{card.flips} position flips"
     )
     if not card.real_replies:
@@ -323,7 +347,7 @@ def card_line(card: JudgeCard | None, spec: str = "SPEC") -> str:
     if w is not None:
         line += (
             f"\ncatches plain defects: {_pct(w.accuracy)} right on {w.pairs} written gold pairs "
-            f"({w.split}; 95% CI {_pct(w.accuracy_low)}-{_pct(w.accuracy_high)})"
+            f"({split_text(w)}; 95% CI {_pct(w.accuracy_low)}-{_pct(w.accuracy_high)})"
         )
     return line
 

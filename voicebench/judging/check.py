@@ -19,6 +19,7 @@ from pathlib import Path
 from voicebench import builtin
 from voicebench._jsonl import write_atomic
 from voicebench.bootstrap import wilson
+from voicebench.errors import InputError
 from voicebench.judging.cards import (
     INSTALLED_CARDS,
     JudgeCard,
@@ -159,6 +160,7 @@ def make_card(
             g.id: "right" if g.id in right else "undecided" if p.winner is None else "wrong"
             for p, g in zip(pairs, gold, strict=True)
         },
+        dev_pairs=sum(g.split == "dev" for g in gold),
         real_replies=gold_set.sha256 in real_gold_sha256s(),
     )
     return card, pairs
@@ -187,6 +189,10 @@ async def check_judge(
     spec, rubric = load_judge_spec(spec_path)
     gold_set = load_gold(builtin.GOLD_SETS.get(str(gold_path), gold_path))
     gold = gold_set.select(split)
+    if not gold:
+        raise InputError(
+            f"it has no {split} pairs (--split all measures every pair)", file=gold_set.path
+        )
     spec_hash = spec_sha256(spec, rubric)
     path = card_path(spec_path, spec, spec_hash, gold_set.sha256, split)
     asked_hash = spec_sha256(spec, rubric, weights=False)

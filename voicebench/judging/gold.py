@@ -34,6 +34,8 @@ from voicebench.judging.models import DIMENSIONS
 
 SPLITS = ("all", "dev", "holdout")
 Split = Literal["all", "dev", "holdout"]
+DEFAULT_SPLIT: Split = "holdout"
+"""What ``judge-check`` measures unless told: the pairs no tuning saw, as leaderboards quote."""
 
 
 class GoldTurn(FrozenModel):

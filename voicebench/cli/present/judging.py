@@ -14,6 +14,7 @@ from voicebench.api.views import (
     Tally,
     Verdict,
     card_line,
+    split_text,
     trust_warning,
 )
 from voicebench.cli.common import notable, out, plain, show
@@ -74,13 +75,14 @@ def _tally(t: Tally) -> str:
 def card_tables(card: JudgeCard) -> list[Table]:
     """A judge card as a person reads it: the headline figures, then the breakdowns."""
     gold = Path(card.gold_path).name
-    head = Table(title=f"judge card: {card.spec_name} on {gold} ({card.split} pairs)")
+    head = Table(title=f"judge card: {card.spec_name} on {gold} ({split_text(card)})")
     head.add_column("figure")
     head.add_column("value", justify="right")
     rows = [
         ("judges", ", ".join(f"{j} [{m}]" for j, m in zip(card.judges, card.methods, strict=True))),
         (
-            "accuracy (decided and right / all pairs)",
+            "accuracy (decided and right / all pairs)"
+            + (", DEV PAIRS INCLUDED" if card.includes_dev else ""),
             f"{card.correct}/{card.pairs} = {_pct(card.accuracy)} "
             f"(95% CI {_pct(card.accuracy_low)}-{_pct(card.accuracy_high)})",
         ),
@@ -107,6 +109,24 @@ def card_tables(card: JudgeCard) -> list[Table]:
     for d, t in card.by_dimension.items():
         dims.add_row(f"{d} {DIMENSION_NAMES[d]}", _tally(t))
     return [head] + [t for t in (cats, dims) if t.row_count]
+
+
+def card_notes(card: JudgeCard) -> list[str]:
+    """What a card's figures are beside a leaderboard's: whether they count dev pairs, and
+    which gold set the leaderboard leads with."""
+    notes = []
+    if card.includes_dev:
+        notes.append(
+            "these figures include dev pairs, which the judge's method was tuned and its "
+            "weights fitted on, so they read high; leaderboards quote the held-out pairs "
+            "(judge-check --split holdout)"
+        )
+    if not card.real_replies:
+        notes.append(
+            "measured on pairs written to carry a plain defect: leaderboards give this as "
+            "'catches plain defects', after the figure on real replies (judge-check --gold real)"
+        )
+    return notes
 
 
 def verdict_line(v: Verdict, n: int, total: int) -> str | None:
