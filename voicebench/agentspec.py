@@ -225,9 +225,11 @@ class LiveKitSpec(FrozenModel):
     """A LiveKit Agents agent run in-process (``voicebench.livekit``)."""
 
     entrypoint: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
-    """``MODULE:FUNCTION``: a function of the user's code (sync or async, no arguments) that
-    returns their ``Agent`` and ``AgentSession`` as a pair, or the ``Agent`` alone (a default
-    ``AgentSession`` then runs it on the agent's own components)."""
+    """``MODULE:NAME`` in the user's code: their worker entrypoint as LiveKit's docs write it
+    (``async def entrypoint(ctx: JobContext)``, run with a stand-in job whose room is
+    voicebench's audio), their ``AgentServer``, or a function with no arguments that returns
+    their ``Agent`` and ``AgentSession`` as a pair, or the ``Agent`` alone
+    (``voicebench.livekit.entry``)."""
     path: str = "."
     """The folder ``MODULE`` is imported from; a relative path is read from the spec's folder
     (made absolute when the spec is loaded)."""

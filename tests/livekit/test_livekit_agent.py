@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from livekit_run import HOPS_MS, STT_MS, TTFT_MS, TTS_MS, livekit, scripted_servers
 from short_set import SHORT_REPLY
 
-from voicebench.agentspec import AgentSpec, LiveKitSpec
 from voicebench.api import report
 from voicebench.errors import InputError, RunError
 from voicebench.fixtures import load_manifest
@@ -17,33 +17,13 @@ from voicebench.live import read_load, run_load
 from voicebench.replaying import replay
 from voicebench.replaying.play import turn_history
 from voicebench.runlog import ReplayMode, read_turns
-from voicebench.testing.scripted_server import ScriptedLLMServer
-from voicebench.testing.scripted_speech import ScriptedSpeechServer
 
 pytestmark = pytest.mark.slow
-
-HELPERS = Path(__file__).resolve().parents[1] / "helpers"
-TTFT_MS, STT_MS, TTS_MS = 300.0, 100.0, 150.0
-HOPS_MS = 40.0
-"""What the plugins' HTTP round trips and LiveKit's own queues may add to a set delay."""
-
-
-def livekit(entrypoint: str) -> AgentSpec:
-    return AgentSpec(
-        name="lk-scripted",
-        family="scripted",
-        livekit=LiveKitSpec(entrypoint=f"livekit_scripted:{entrypoint}", path=str(HELPERS)),
-    )
 
 
 @pytest.fixture
 async def servers(monkeypatch: pytest.MonkeyPatch):
-    async with (
-        ScriptedLLMServer(ttft_ms=TTFT_MS, token_delay_ms=5, reply=SHORT_REPLY) as llm,
-        ScriptedSpeechServer(stt_ms=STT_MS, tts_ms=TTS_MS) as speech,
-    ):
-        monkeypatch.setenv("SCRIPTED_LLM_URL", llm.base_url)
-        monkeypatch.setenv("SCRIPTED_SPEECH_URL", speech.base_url)
+    async with scripted_servers(monkeypatch) as llm:
         yield llm
 
 

@@ -36,15 +36,26 @@ from typing import Any
 
 import numpy as np
 
-from voicebench.agent.inprocess import speak_in_process
+from voicebench.agent.inprocess import POLL_S, SETTLE_S, speak_in_process
 from voicebench.agent.interface import PLAIN, HeardTurn, TurnCue
 from voicebench.agent.realtime import FIXTURE_RATE
 from voicebench.agentspec import AgentSpec
 from voicebench.budgets import TURN_TIMEOUT_S
-from voicebench.errors import RunError
-from voicebench.livekit.entry import build_session
+from voicebench.livekit.entry import start_agent
 from voicebench.runlog import TurnError
 from voicebench.timing import EventKind, ReportedLatency, TurnEvent
+
+_SPOKE = frozenset(
+    {EventKind.LLM_REQUEST, EventKind.TTS_REQUEST, EventKind.AUDIO_OUT, EventKind.ERROR}
+)
+"""What shows the agent began to say something."""
+
+
+def _why(error: Any) -> str:
+    """A LiveKit error in one line: what it wraps, by type, with its own message (an API
+    error's, without the response body it also quotes)."""
+    cause = getattr(error, "error", None) or error
+    return f"{type(cause).__name__}: {getattr(cause, 'message', None) or cause}"
 
 
 def _source(error: Any) -> str:
@@ -72,6 +83,10 @@ class LiveKitAgent:
         """(clock reading, role, LiveKit's metrics) of each message the session added."""
         self._stack = contextlib.AsyncExitStack()
         self._speech_end_ns = 0
+        self._started_ns = 0
+        """When the session was started: the call's opening is timed from it."""
+        self.opening: HeardTurn | None = None
+        """What the agent said when its session started, before the caller said anything."""
 
     @property
     def connected(self) -> bool:
@@ -89,28 +104,68 @@ class LiveKitAgent:
         self._stack = contextlib.AsyncExitStack()
         try:
             await self._stack.enter_async_context(local_servers(livekit))
-            self.agent, self.session = await build_session(livekit)
             self.microphone = LiveKitMicrophone(self._now, self.in_rate)
             self.speaker = LiveKitSpeaker(self._now, self.observer)
-            self._instrument()
-            self.session.input.audio = self.microphone
-            self.session.output.audio = self.speaker
             self.speaker.start()
             self._stack.push_async_callback(self.speaker.aclose)
             self._stack.push_async_callback(self._close_session)
-            try:
-                await self.session.start(agent=self.agent)
-            except Exception as exc:
-                raise RunError(
-                    f"the LiveKit session of {livekit.entrypoint} did not start: "
-                    f"{type(exc).__name__}: {exc}"
-                ) from exc
+            job = await start_agent(livekit, self._bind, timeout_s=TURN_TIMEOUT_S)
+            if job is not None:
+                self._stack.push_async_callback(job.run_shutdown)
+            self.opening = await self._opening(TURN_TIMEOUT_S)
         except BaseException:
             await self._stack.aclose()
             raise
         return self
 
+    def _bind(self, agent: Any, session: Any) -> None:
+        """Give the session voicebench's microphone and loudspeaker, and time it, from now."""
+        self.agent, self.session = agent, session
+        self._instrument()
+        session.input.audio = self.microphone
+        session.output.audio = self.speaker
+        self._started_ns = self._now()
+
+    async def _opening(self, timeout_s: float) -> HeardTurn | None:
+        """What the agent said when its session started, before anyone spoke to it (a greeting
+        from the entrypoint or the agent's ``on_enter``), once it has been heard to its end:
+        the call's opening, timed from the session's start. None if it said nothing."""
+        start = self._started_ns
+        deadline, quiet = start + int(timeout_s * 1e9), None
+        while (now := self._now()) < deadline:
+            if self.session.current_speech is not None or not self.speaker.idle:
+                quiet = None
+            elif quiet is None:
+                quiet = now
+            elif now - quiet >= SETTLE_S * 1e9:
+                break
+            await asyncio.sleep(POLL_S)
+        events = self.observer.since(start)
+        if not any(e.kind in _SPOKE for e in events) and self.speaker.tape.samples == 0:
+            return None
+        audio, placed = self.speaker.tape.take(0, FIXTURE_RATE)
+        assistant = [m for ns, role, m in self._messages if role == "assistant" and ns >= start]
+        figures = assistant[0] if assistant else {}
+        self._messages = []
+        return HeardTurn(
+            speech_end_ns=start,
+            events=tuple(events),
+            audio=audio,
+            placed=placed,
+            timed_out=now >= deadline,
+            failure=self._failure(),
+            start_ns=start,
+            played=self.speaker.audible.since(start),
+            ended_ns=now,
+            reported=ReportedLatency(
+                llm_ttft_ms=_ms(figures, "llm_node_ttft"),
+                tts_ttfb_ms=_ms(figures, "tts_node_ttfb"),
+            ),
+        )
+
     async def _close_session(self) -> None:
+        if getattr(self, "session", None) is None:
+            return
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.session.aclose(), timeout=15)
 
@@ -143,15 +198,14 @@ class LiveKitAgent:
         @session.on("error")
         def _error(ev: Any) -> None:
             if not getattr(ev.error, "recoverable", False):
-                cause = getattr(ev.error, "error", None) or ev.error
-                record(EventKind.ERROR, self._now(), str(cause), _source(ev.error))
+                record(EventKind.ERROR, self._now(), _why(ev.error), _source(ev.error))
 
         @session.on("close")
         def _close(ev: Any) -> None:
             self._closed = True
             why = f"the LiveKit session closed ({ev.reason})"
             if ev.error is not None:
-                why += f": {getattr(ev.error, 'error', None) or ev.error}"
+                why += f": {_why(ev.error)}"
             self._lost.append(why)
 
         self._wrap_nodes()
@@ -260,17 +314,13 @@ class LiveKitAgent:
         replies = [m for ns, role, m in self._messages if role == "assistant" and ns >= user_ns]
         reply = replies[0] if replies else {}
 
-        def ms(source: dict[str, float], key: str) -> float | None:
-            value = source.get(key)
-            return None if value is None else float(value) * 1000.0
-
         return ReportedLatency(
-            end_of_turn_ms=ms(user, "end_of_turn_delay"),
-            transcription_ms=ms(user, "transcription_delay"),
-            on_user_turn_completed_ms=ms(user, "on_user_turn_completed_delay"),
-            llm_ttft_ms=ms(reply, "llm_node_ttft"),
-            tts_ttfb_ms=ms(reply, "tts_node_ttfb"),
-            e2e_ms=ms(reply, "e2e_latency"),
+            end_of_turn_ms=_ms(user, "end_of_turn_delay"),
+            transcription_ms=_ms(user, "transcription_delay"),
+            on_user_turn_completed_ms=_ms(user, "on_user_turn_completed_delay"),
+            llm_ttft_ms=_ms(reply, "llm_node_ttft"),
+            tts_ttfb_ms=_ms(reply, "tts_node_ttfb"),
+            e2e_ms=_ms(reply, "e2e_latency"),
         )
 
     def _turn_done(self, events: list[TurnEvent], now_ns: int, aside_ns: int | None) -> bool:
@@ -293,6 +343,12 @@ class LiveKitAgent:
 
     def _stopped(self) -> bool:
         return self._closed
+
+
+def _ms(source: dict[str, float], key: str) -> float | None:
+    """One of LiveKit's figures (seconds) in ms."""
+    value = source.get(key)
+    return None if value is None else float(value) * 1000.0
 
 
 async def _aiter(items: Any) -> AsyncIterator[Any]:

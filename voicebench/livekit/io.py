@@ -101,6 +101,11 @@ class LiveKitSpeaker(io.AudioOutput):
             await asyncio.gather(self._task, return_exceptions=True)
             self._task = None
 
+    @property
+    def idle(self) -> bool:
+        """Nothing is playing or waiting to play."""
+        return not (self._queue or self._open or self._segment_playing)
+
     def begin_turn(self) -> None:
         """Start a new recording."""
         self.tape = Tape(self.tape.rate)

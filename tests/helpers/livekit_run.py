@@ -1,0 +1,44 @@
+"""What the LiveKit tests share: a spec naming an agent of ``livekit_scripted.py``, and the
+scripted servers its plugins call (known TTFT, transcription and first-audio delays), their
+URLs in the environment where the agent reads them."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from short_set import SHORT_REPLY
+
+from voicebench.agentspec import AgentSpec, LiveKitSpec
+from voicebench.testing.scripted_server import ScriptedLLMServer
+from voicebench.testing.scripted_speech import ScriptedSpeechServer
+
+HELPERS = Path(__file__).resolve().parent
+TTFT_MS, STT_MS, TTS_MS = 300.0, 100.0, 150.0
+HOPS_MS = 40.0
+"""What the plugins' HTTP round trips and LiveKit's own queues may add to a set delay."""
+
+
+def livekit(entrypoint: str) -> AgentSpec:
+    return AgentSpec(
+        name="lk-scripted",
+        family="scripted",
+        livekit=LiveKitSpec(entrypoint=f"livekit_scripted:{entrypoint}", path=str(HELPERS)),
+    )
+
+
+@contextlib.asynccontextmanager
+async def scripted_servers(
+    monkeypatch: pytest.MonkeyPatch, **llm_options
+) -> AsyncIterator[ScriptedLLMServer]:
+    async with (
+        ScriptedLLMServer(
+            ttft_ms=TTFT_MS, token_delay_ms=5, reply=SHORT_REPLY, **llm_options
+        ) as llm,
+        ScriptedSpeechServer(stt_ms=STT_MS, tts_ms=TTS_MS) as speech,
+    ):
+        monkeypatch.setenv("SCRIPTED_LLM_URL", llm.base_url)
+        monkeypatch.setenv("SCRIPTED_SPEECH_URL", speech.base_url)
+        yield llm
