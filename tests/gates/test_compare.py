@@ -60,7 +60,7 @@ def test_failures_count_as_worse_and_a_small_change_is_no_news(tmp_path: Path):
     assert by["failed_pct"].verdict == "worse" and by["failed_pct"].change == pytest.approx(66.67)
     # the 4 turns left of the new run are too few for the stages' or the TTFA's verdicts
     assert by["stage_llm_ttft_p50_ms"].verdict == "too few to tell"
-    assert by["stage_llm_ttft_p50_ms"].new_n == 4  # warm turns with the stage
+    assert by["stage_llm_ttft_p50_ms"].new_n == 4  # the turns with the stage
     assert c.too_few_to_tell and c.headline.startswith(
         "too few turns to tell (n=12 and 4 with a TTFA): a verdict needs 10 turns in 6"
     )
@@ -153,3 +153,54 @@ def test_a_slower_stop_on_barge_in_is_reported(tmp_path: Path):
     stop = by["stop_latency_p50_ms"]
     assert stop.verdict == "slower" and stop.change == pytest.approx(250.0) and stop.low > 0
     assert by["yielded_pct"].verdict == "no clear change"
+
+
+def _calls(root: Path, name: str, cold_ttft_ms: int, warm_ttft_ms: int, restarts: bool) -> Path:
+    """Two turns of each of 12 dialogues; with ``restarts`` the agent starts again for each
+    dialogue (as after a caller hangs up), so each first turn is cold, LLM TTFT
+    ``cold_ttft_ms``; otherwise only the run's first turn is."""
+    from synthetic_runs import STAMP, run_header, timing
+
+    from voicebench.runlog import RunStore, TurnRecord
+
+    store = RunStore(root / name)
+    store.open(run_header(name, ITEMS))
+    n = 0
+    for d in ITEMS:
+        for k in d.seeker_turn_indices[:2]:
+            cold = n == 0 or (restarts and k == d.seeker_turn_indices[0])
+            ttft = cold_ttft_ms if cold else warm_ttft_ms
+            store.append(
+                TurnRecord(
+                    run_id=name,
+                    contestant=f"scripted/{name}",
+                    agent_name=name,
+                    dialogue_id=d.id,
+                    turn_index=k,
+                    final=k == d.final_turn_index,
+                    user_text=d.turns[k].text,
+                    reply_text="",
+                    timing=timing(ttft + 700, ttft),
+                    cold=cold,
+                    started_at=STAMP,
+                )
+            )
+            n += 1
+    return store.dir
+
+
+def test_the_stage_rows_count_the_turns_the_ttft_rows_count(tmp_path: Path):
+    """A run whose agent restarts for every dialogue: half its turns are cold and slow, its
+    warm ones a little faster. TTFT and the LLM's stage say the same, over the same turns."""
+    base = _calls(tmp_path, "base", 300, 300, restarts=False)
+    new = _calls(tmp_path, "new", 1500, 200, restarts=True)
+    c = compare_runs(base, new)
+    by = {x.key: x for x in c.changes}
+    ttft, llm = by["ttft_p50_ms"], by["stage_llm_ttft_p50_ms"]
+    assert (c.base_cold_turns, c.new_cold_turns) == (1, 12)
+    assert ttft.verdict == llm.verdict == "slower"
+    assert ttft.change == pytest.approx(550.0) and llm.change == pytest.approx(550.0)
+    assert (llm.base_n, llm.new_n) == (ttft.base_n, ttft.new_n) == (24, 24)
+    assert c.headline.startswith("LLM TTFT got slower: +550.0 ms")
+    shown = CliRunner().invoke(app, ["compare", str(base), str(new)])
+    assert "new (24 turns, 12 cold) against base (24, 1 cold)" in " ".join(shown.output.split())

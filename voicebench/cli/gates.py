@@ -183,7 +183,9 @@ def compare(
     show(c.headline)
     show_contrast(c)
     table = Table(
-        title=f"{c.new_name} ({c.new_turns} turns) against {c.base_name} ({c.base_turns})"
+        title=f"{c.new_name} ({c.new_turns} turns, {c.new_cold_turns} cold) against "
+        f"{c.base_name} ({c.base_turns}, {c.base_cold_turns} cold): each row over every turn "
+        "with the figure, cold ones too"
     )
     for column in ("figure", "base", "new", "change", "95% CI", "verdict"):
         table.add_column(column, justify="left" if column in ("figure", "verdict") else "right")

@@ -5,13 +5,17 @@ bootstrap interval, each run's dialogues resampled with their turns, the two run
 independently (``bootstrap.clustered_difference``, 1,000 rounds, seeded):
 
 - TTFT and TTFA at the 50th, 90th and 99th percentile, over the turns that have them;
-- every stage's median over the warm turns (the first turn after each start loads models and
-  opens connections; the waterfall's stages; none for a remote agent, a black box);
+- every stage's median (the waterfall's stages; none for a remote agent, a black box);
 - the ASR word error rate and the failed-turn share;
 - with the interruption scenarios: the stop latency's median and the yield, false-yield and
   premature-reply shares;
 - with a judging folder that judged both runs' agents together: the Elo difference, its
   interval over refits on resampled items (the same resamples for both).
+
+Every latency row counts the same turns, all those with the figure, cold ones (the first
+after each start, which loads models and opens connections) among them, as the report, the
+summary and the gates do: a stage row then says where a TTFT or TTFA row's change came from.
+A row's ``base_n`` and ``new_n`` are the turns each run measured it on.
 
 Verdict: a latency is *slower* or *faster* when its interval excludes zero and the change is at
 least ``min_change_ms`` (a few milliseconds of a stage that never varies are not news); a share
@@ -73,6 +77,10 @@ class Comparison(FrozenModel):
     new_name: str
     base_turns: int
     new_turns: int
+    base_cold_turns: int = 0
+    new_cold_turns: int = 0
+    """Of each run's turns, the cold ones (the first after each start of the agent): every
+    latency row counts them, so a change in how many there are moves the rows."""
     min_change_ms: float
     headline: str
     """The stage that moved most, or that no stage moved clearly."""
@@ -186,12 +194,6 @@ def _timing(records: Sequence[TurnRecord], field: str) -> Measured:
     ]
 
 
-def _warm(records: Sequence[TurnRecord]) -> list[TurnRecord]:
-    """The turns that were not the first after a start: a cold turn's stages include loading
-    models and opening connections, which is not what a stage's median is asked about."""
-    return [r for r, cold in zip(records, cold_flags(records), strict=True) if not cold]
-
-
 def _stage(records: Sequence[TurnRecord], stage: str) -> Measured:
     return [
         (v, r.dialogue_id)
@@ -250,7 +252,6 @@ def compare_runs(
 ) -> Comparison:
     """Compare two runs; with ``judging``, a judging folder holding both, their Elo too."""
     (bh, base), (nh, new) = read_run(base_dir), read_run(new_dir)
-    warm_base, warm_new = _warm(base), _warm(new)
     mean, median = None, 50.0  # the statistics: a mean, the 50th percentile
     rows: list[Change] = []
     for name, label in (("ttft_ms", "TTFT"), ("ttfa_ms", "TTFA")):
@@ -268,7 +269,7 @@ def compare_runs(
                 )
             )
     for stage in STAGE_NAMES:
-        b, n = _stage(warm_base, stage), _stage(warm_new, stage)
+        b, n = _stage(base, stage), _stage(new, stage)
         if b or n:
             rows.append(
                 _row(
@@ -354,6 +355,8 @@ def compare_runs(
         new_name=nh.agent.name if nh.run_id == nh.agent.name else f"{nh.agent.name} ({nh.run_id})",
         base_turns=len(base),
         new_turns=len(new),
+        base_cold_turns=sum(cold_flags(base)),
+        new_cold_turns=sum(cold_flags(new)),
         min_change_ms=min_change_ms,
         headline=_headline(rows),
         changes=tuple(_most_moved_first(rows)),
