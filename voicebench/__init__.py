@@ -15,8 +15,10 @@ Its names are found here when first asked for, so ``import voicebench`` stays qu
 the voice pipeline's libraries only once a call needs them).
 """
 
+import contextlib
 import importlib
 import os
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from voicebench._version import __version__ as __version__
@@ -26,6 +28,15 @@ from voicebench._version import __version__ as __version__
 # nothing but loopback. Read when the library loads, so set here, before anything imports it;
 # the helper processes inherit it.
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
+# pipecat's audio helpers import the standard library's audioop, deprecated from Python 3.11 to
+# its removal in 3.13 (where pipecat takes audioop-lts instead); every voicebench path into
+# the voice pipeline loads them, so the warning would land in a user's test output. voicebench
+# does not use audioop (its mu-law is numpy's); it imports it here first, with that warning
+# alone ignored, so pipecat's import finds it loaded and warns of nothing.
+with warnings.catch_warnings(), contextlib.suppress(ImportError):
+    warnings.filterwarnings("ignore", "'audioop' is deprecated", DeprecationWarning)
+    import audioop  # noqa: F401
 
 if TYPE_CHECKING:
     from voicebench.api import *  # noqa: F403 - the public names, listed once in voicebench.api

@@ -14,7 +14,8 @@ Phone line (``PhoneLine``): what a narrowband call does, in order:
 - resampled to 8 kHz and limited to the telephone band, 300-3,400 Hz (a zero-phase Butterworth
   band-pass, 6 dB down at both edges, so no sample moves in time);
 - G.711 mu-law, 8 bits a sample, as Twilio and Telnyx media streams carry it (the standard
-  library's codec, which pipecat's serializers use too);
+  library's ``audioop`` codec, byte for byte, written here in numpy: ``audioop`` is deprecated
+  and gone from Python 3.13);
 - sent in 20 ms packets, of which some are lost in bursts (a two-state Gilbert-Elliott chain:
   a lost packet is followed by another with probability ``1 - 1 / burst_packets``), and each
   delayed by the network by a random jitter. A fixed jitter buffer plays packet k at
@@ -27,7 +28,6 @@ Phone line (``PhoneLine``): what a narrowband call does, in order:
 
 from __future__ import annotations
 
-import audioop
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -125,14 +125,29 @@ def band_limit(samples: np.ndarray, rate: int, band: tuple[float, float] = BAND_
     return sosfiltfilt(sos, samples)
 
 
+_MULAW_BIAS = 0x84
+_MULAW_CLIP = 8159
+"""The largest magnitude mu-law codes, on the 14-bit scale G.711 works on."""
+_MULAW_SEGMENTS = np.array([0x3F, 0x7F, 0xFF, 0x1FF, 0x3FF, 0x7FF, 0xFFF, 0x1FFF])
+"""The top of each segment's magnitudes (biased, 14-bit)."""
+
+
 def mulaw_encode(pcm: np.ndarray) -> bytes:
-    """16-bit PCM to G.711 mu-law, one byte a sample."""
-    return audioop.lin2ulaw(pcm.astype("<i2").tobytes(), 2)
+    """16-bit PCM to G.711 mu-law, one byte a sample: the sample's top 14 bits, its magnitude
+    biased and put in one of 8 segments of 16 steps, every bit inverted."""
+    x = pcm.astype("<i2").astype(np.int32) >> 2
+    negative = x < 0
+    magnitude = np.minimum(np.where(negative, -x, x), _MULAW_CLIP) + (_MULAW_BIAS >> 2)
+    segment = np.searchsorted(_MULAW_SEGMENTS, magnitude)  # the first top >= magnitude
+    code = np.where(segment < 8, (segment << 4) | ((magnitude >> (segment + 1)) & 0xF), 0x7F)
+    return (code ^ np.where(negative, 0x7F, 0xFF)).astype(np.uint8).tobytes()
 
 
 def mulaw_decode(data: bytes) -> np.ndarray:
     """G.711 mu-law bytes to 16-bit PCM."""
-    return np.frombuffer(audioop.ulaw2lin(data, 2), dtype="<i2").copy()
+    code = ~np.frombuffer(data, dtype=np.uint8).astype(np.int32) & 0xFF
+    magnitude = (((code & 0x0F) << 3) + _MULAW_BIAS) << ((code & 0x70) >> 4)
+    return np.where(code & 0x80, _MULAW_BIAS - magnitude, magnitude - _MULAW_BIAS).astype("<i2")
 
 
 @dataclass(frozen=True)
