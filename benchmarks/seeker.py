@@ -1,5 +1,6 @@
 """The simulated seeker over the built-in persona cards: how often it breaks role, how long its
-lines are, how long each takes, and how many calls end with a goodbye.
+lines are, how long each takes, and how many calls end with a goodbye; per call, the lines
+refused for speaking as the supporter and for saying an earlier line again (a column each).
 
 Each card plays one call in text against the agent spec's LLM (the same system prompt and
 endpoint as the voice agent; no audio: the seeker's own figures do not depend on it), up to
@@ -37,7 +38,7 @@ from rich.table import Table  # noqa: E402
 from voicebench.agentspec import load_agent_spec  # noqa: E402
 from voicebench.bootstrap import wilson  # noqa: E402
 from voicebench.calling.records import greeting_of, opening_of  # noqa: E402
-from voicebench.calling.roles import says_goodbye, spoken  # noqa: E402
+from voicebench.calling.roles import AS_SUPPORTER, SAID_AGAIN, says_goodbye, spoken  # noqa: E402
 from voicebench.calling.seeker import (  # noqa: E402
     MAX_ROLE_BREAKS,
     Seeker,
@@ -81,6 +82,7 @@ async def main() -> None:
     assert agent.llm is not None, "the agent spec needs an [llm] table"
     kept_words: list[int] = []
     reasons: Counter[str] = Counter()
+    per_call: list[tuple[str, int, str, Counter[str]]] = []
     asked = breaks = invalid = goodbyes = cut = 0
     async with contextlib.AsyncExitStack() as stack:
         clients = await open_seeker(spec, stack)
@@ -97,7 +99,7 @@ async def main() -> None:
             reply = (await agent_llm.ask(history)).text.strip()
             history.append({"role": "assistant", "content": reply})
             exchanges: list[tuple[str, str]] = [(opening, reply)]
-            call_breaks, ended = 0, "turns"
+            call_breaks, ended, why_broken = 0, "turns", Counter[str]()
             for _ in range(args.turns - 1):
                 line = await seeker.next_line(
                     card, greeting, exchanges, MAX_ROLE_BREAKS - call_breaks
@@ -105,7 +107,7 @@ async def main() -> None:
                 asked += 1 + len(line.breaks)
                 cut += line.cut
                 call_breaks += len(line.breaks)
-                reasons.update("too many words" if "words" in r else r for r in line.breaks)
+                why_broken.update("too many words" if "words" in r else r for r in line.breaks)
                 if call_breaks >= MAX_ROLE_BREAKS:
                     ended = "invalid"
                     break
@@ -122,6 +124,8 @@ async def main() -> None:
                     ended = "goodbye"
                     break
             breaks += call_breaks
+            reasons.update(why_broken)
+            per_call.append((item.id, len(exchanges), ended, why_broken))
             invalid += ended == "invalid"
             goodbyes += ended == "goodbye"
             console.print(f"[{n}/{len(items)}] {item.id}: {len(exchanges)} lines, {ended}")
@@ -155,7 +159,22 @@ async def main() -> None:
     table.add_row(
         "calls ended with a goodbye", f"{goodbyes} of {calls} ({100 * goodbyes / calls:.0f}%)"
     )
+    for reason in (AS_SUPPORTER, SAID_AGAIN):
+        table.add_row(f"lines refused for {reason}", str(reasons[reason]))
     Console().print(table)
+    each = Table(title="each call")
+    for column in ("call", "lines", "ended", "role breaks", "as the supporter", "said again"):
+        each.add_column(column, justify="left" if column in ("call", "ended") else "right")
+    for call_id, lines, ended, why_broken in per_call:
+        each.add_row(
+            call_id,
+            str(lines),
+            ended,
+            str(sum(why_broken.values())),
+            str(why_broken[AS_SUPPORTER]),
+            str(why_broken[SAID_AGAIN]),
+        )
+    Console().print(each)
     why = Table(title="why lines broke role")
     why.add_column("reason")
     why.add_column("lines", justify="right")

@@ -75,19 +75,28 @@ def test_completion_needs_the_openai_api_and_is_the_offline_default():
         )
 
 
-async def test_a_line_said_again_is_asked_once_more_by_sampling(tmp_path):
+async def test_a_line_said_again_breaks_role_and_is_asked_again_by_sampling(tmp_path):
+    """A loop at temperature 0, nearly word for word (a word put before it), and then once more
+    when sampled: each is refused, named in the prompt, and counted; a third would make the call
+    invalid."""
     card = load_personas()[0]
-    heard = [("I lost my job today.", "I'm so sorry. That's hard.")]
+    heard = [("I lost my job today and I'm scared.", "I'm so sorry. That's hard.")]
     with ScriptedLLMServer(ttft_ms=5) as server:
-        server.enqueue(" I lost my job today.")  # a loop at temperature 0
+        server.enqueue(" Yeah, I lost my job today and I'm scared.")  # a loop at temperature 0
+        server.enqueue(" I lost my job today, and I'm scared.")  # sampled, and again
         server.enqueue(" And I haven't told my wife yet.")
         async with contextlib.AsyncExitStack() as stack:
             clients = await open_seeker(spec(server), stack, seed=1)
             cache = SeekerCache(tmp_path / "cache.jsonl")
             seeker = Seeker(spec(server), clients.lines, cache, again=clients.again)
-            line = await seeker.next_line(card, "Hello.", heard, 2)
-            again = await seeker.next_line(card, "Hello.", heard, 2)  # from the cache
-        first, second = server.history()  # nothing asked a third time
-    assert line.text == "And I haven't told my wife yet." and line.breaks == ()
-    assert first["prompt"] == second["prompt"] and second["temperature"] == 0.8
+            line = await seeker.next_line(card, "Hello.", heard, 3)
+            again = await seeker.next_line(card, "Hello.", heard, 3)  # from the cache
+        first, second, third = server.history()  # nothing asked a fourth time
+    assert line.text == "And I haven't told my wife yet."
+    assert line.breaks == ("saying an earlier line again",) * 2
+    note = NOT_THIS.format(
+        line="Yeah, I lost my job today and I'm scared.", why="saying an earlier line again"
+    )
+    assert note not in first["prompt"] and note in second["prompt"] and note in third["prompt"]
+    assert (first["temperature"], second["temperature"], third["temperature"]) == (0.0, 0.8, 0.8)
     assert again == line

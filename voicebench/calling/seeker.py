@@ -2,8 +2,9 @@
 
 The seeker is given its card and the call so far as it heard it (the agent's replies as
 transcribed from their audio, never their text) and asked for its next line. Each line is
-checked for staying in role (``role_break``); a line that breaks role is asked for again, and
-a call whose seeker broke role ``MAX_ROLE_BREAKS`` times is invalid. Every request is cached by
+checked for staying in role (``role_break``: speaking as the supporter, saying an earlier line
+again...); a line that breaks role is asked for again, and a call whose seeker broke role
+``MAX_ROLE_BREAKS`` times is invalid. Every request is cached by
 its content (``SeekerCache``), so the same seed, model and settings give the same lines for the
 same agent replies, and a resumed call asks nothing twice.
 """
@@ -24,7 +25,7 @@ from pydantic import Field, model_validator
 
 from voicebench._jsonl import append_record, json_lines
 from voicebench._model import FrozenModel, read_toml, validate_record
-from voicebench.calling.roles import END_MARK, cut_to_length, role_break, spoken
+from voicebench.calling.roles import END_MARK, cut_to_length, role_break
 from voicebench.dialogues.personas import Persona
 from voicebench.errors import MissingFileError, RunError
 from voicebench.llm import Endpoint, get_provider
@@ -32,7 +33,6 @@ from voicebench.llm.chat import chat_client, completion_client
 from voicebench.llm.connect import Connection, connect
 from voicebench.llm.registry import AnswerFormat
 from voicebench.llm.retry import ChatClient, RetryPolicy, ask_parsed
-from voicebench.text import normalize_words
 
 MAX_ROLE_BREAKS = 2
 """Role breaks that make a call invalid."""
@@ -217,12 +217,6 @@ def call_messages(
     ]
 
 
-def _repeats(line: str, exchanges: list[tuple[str, str]]) -> bool:
-    """Whether ``line`` is one of the caller's earlier lines, word for word."""
-
-    return normalize_words(spoken(line)) in [normalize_words(said) for said, _ in exchanges]
-
-
 class SeekerCache:
     """The seeker's answers by the content of the request (``OUT/seeker-cache.jsonl``)."""
 
@@ -306,21 +300,17 @@ class Seeker:
         self, card: Persona, greeting: str, exchanges: list[tuple[str, str]], breaks_left: int
     ) -> SeekerLine:
         """The next line, cut to the card's word cap at a sentence's end; a line out of role
-        is asked for again while ``breaks_left`` allows (each refusal is added to the request,
-        so it is cached too). A line that says an earlier one again word for word is asked for
-        once more by sampling: at temperature 0 a model facing the same answer loops, where a
-        person would put it another way (a new line out of role is not kept)."""
+        (``role_break``: one that says an earlier line again among them, as a model at
+        temperature 0 facing the same answer does) is asked for again, by sampling, while
+        ``breaks_left`` allows (each refusal is added to the request, so it is cached too)."""
         messages = call_messages(card, greeting, exchanges)
+        earlier = [said for said, _ in exchanges]
         breaks: list[str] = []
         refused: list[tuple[str, str]] = []
         while True:
             asked = (await self._ask(messages, again=bool(breaks))).strip()
             text = cut_to_length(asked, card)
-            why = role_break(text, card)
-            if why is None and not breaks and _repeats(text, exchanges):
-                again = (await self._ask(messages, again=True)).strip()
-                if role_break(again_text := cut_to_length(again, card), card) is None:
-                    asked, text = again, again_text
+            why = role_break(text, card, earlier)
             if why is None:
                 return SeekerLine(text, tuple(breaks), cut=text != asked)
             breaks.append(why)
