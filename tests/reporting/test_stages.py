@@ -14,7 +14,7 @@ from voicebench.reporting import build_report
 
 def table_rows(page: str, key: str) -> list[str]:
     """The first cell of each body row of the table ``key``."""
-    table = re.search(rf'<table[^>]* id="{key}">(.*?)</table>', page, re.S)
+    table = re.search(rf'<table[^>]* id="{key}"[^>]*>(.*?)</table>', page, re.S)
     assert table is not None, key
     body = table.group(1).split("<tbody>")[1]
     return re.findall(r"<tr><td[^>]*>([^<]*)</td>", body)
@@ -37,5 +37,5 @@ def test_a_cascade_s_report_leaves_out_the_stages_it_has_not(tmp_path: Path):
     ]
     markdown = (built.out_dir / "report.md").read_text()
     assert "model first audio" not in page and "model first audio" not in markdown
-    waterfall = re.search(r'id="waterfall">.*?</thead>', page, re.S)
+    waterfall = re.search(r'id="waterfall"[^>]*>.*?</thead>', page, re.S)
     assert waterfall is not None and "audio hold" not in waterfall.group(0)

@@ -336,16 +336,9 @@ def _recordings(report: Report) -> Section:
 
 
 def _method(report: Report) -> Section:
-    stages = tb.Table(
-        "stages",
-        "Stages",
-        ("stage", "from and to"),
-        [
-            (tb.Cell(STAGE_LABELS[name]), tb.Cell(what))
-            for name, _, what in STAGES
-            if name in tb.stages_shown(report)
-        ],
-    )
+    shown = tb.stages_shown(report)
+    rows = [(tb.Cell(STAGE_LABELS[n]), tb.Cell(what)) for n, _, what in STAGES if n in shown]
+    stages = tb.Table("stages", "Stages", ("stage", "from and to"), rows)
     runs = "; ".join(f"{a.agent_name}: {a.run_dir}" for a in report.agents)
     return Section(
         "method",
