@@ -39,7 +39,7 @@ def test_a_busy_run_is_flagged_at_the_top_and_every_host_is_listed(tmp_path: Pat
     top = page.index('id="summary"')
     assert page.index(f'<p class="banner">{BANNER}</p>') > top
     assert page.count('class="banner">') == 1
-    hosts = page[page.index('<table class="sortable" id="hosts">') :].split("</table>")[0]
+    hosts = page[page.index('<table class="sortable" id="hosts"') :].split("</table>")[0]
     assert hosts.count("<tr>") == 1 + 3  # the header, then a row per sitting
     assert "busy (busy)" in hosts and "Test CPU @ 3.0GHz" in hosts
     assert "20.00 (at most 21.00)" in hosts and "25.0% (at most 30.0%)" in hosts
