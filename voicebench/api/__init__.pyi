@@ -36,7 +36,7 @@ from .quality import (
     strategies_file,
 )
 from .recordings import analyze_recordings, import_recordings, recorded_calls
-from .reports import is_load, load_quality, load_report, report
+from .reports import is_load, load_quality, load_report, report, run_folders
 from .results import Calls, EloDifference, GateResults, Judging, Run, run_sync
 from .runs import converse, converse_async, replay, replay_async, run_folder
 from .shared import (
@@ -101,6 +101,7 @@ __all__ = [
     "run_campaign",
     "run_demo",
     "run_folder",
+    "run_folders",
     "run_sync",
     "serve",
     "serve_rating_page",

@@ -14,7 +14,7 @@ from voicebench.errors import InputError
 from voicebench.judging.load import LoadQuality
 from voicebench.judging.load import load_quality as quality_by_band
 from voicebench.live.load import LOAD_FILE
-from voicebench.reporting import BuiltReport, build_report
+from voicebench.reporting import BuiltReport, build_report, resolve_inputs
 from voicebench.reporting.load import write_load_report
 from voicebench.reporting.replies import AudioFormat
 from voicebench.runlog import folder_stamp
@@ -49,6 +49,21 @@ def load_quality(judging: Judging | PathLike) -> LoadQuality:
     """A judged load's quality by concurrency band: each band's Elo less the baseline's with
     its 95% interval over items, and the band from which on quality is clearly worse."""
     return quality_by_band(folder(judging))
+
+
+def run_folders(inputs: Sequence[Run | Judging | PathLike]) -> list[Path]:
+    """The run folders ``report`` reports on, for each input alone: a run folder itself (with
+    the runs judged beside it in its ``judging/``), a judging folder's runs, a campaign's or
+    the demo's folder's runs; each once, in that order. A load folder is refused (it has no
+    run folders: ``load_report`` reports it)."""
+    found: dict[Path, Path] = {}
+    for path in map(folder, inputs):
+        if is_load(path):
+            raise InputError("a load folder: voicebench report reports it", file=path)
+        paths = report_inputs(path).paths if is_campaign(path) else [path]
+        for run in resolve_inputs(paths).runs:
+            found.setdefault(run.resolve(), run)
+    return list(found.values())
 
 
 def report(

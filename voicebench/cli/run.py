@@ -241,10 +241,18 @@ def demo(
 
 
 @app.command()
-def summary(run_dir: Annotated[list[Path], typer.Argument(help="Run directories.")]) -> None:
+def summary(
+    paths: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Run directories, judging folders (their runs) or a campaign's or demo's "
+            "folder (its runs): what voicebench report takes, found the same way."
+        ),
+    ],
+) -> None:
     """Print the per-stage latency table of finished runs, and the machine each measured on
     (a warning when it was busy)."""
-    for d in run_dir:
+    for d in api.run_folders(paths):
         run = api.Run.load(d)
         agent = run.header.agent
         out.print(summary_table(run.summary, f"{agent.name} ({agent.id}) - {d}"))
