@@ -144,11 +144,13 @@ def show(message: str, *, style: str | None = None) -> None:
 
 
 def quiet_libraries(verbose: bool) -> None:
-    """pipecat logs every frame decision at INFO/DEBUG; show its warnings only when asked (and
-    LiveKit's, which go through the standard logging module)."""
+    """pipecat logs every frame decision at INFO/DEBUG; show its warnings only when asked.
+    LiveKit's logs (the standard logging module) are shown only when asked, errors too: a
+    failing plugin logs its traceback on every turn, and the turn's failure is already recorded
+    and shown as one line, its kind and reason."""
     logger.remove()
     logger.add(sys.stderr, level="DEBUG" if verbose else "ERROR")
-    logging.getLogger("livekit").setLevel(logging.DEBUG if verbose else logging.ERROR)
+    logging.getLogger("livekit").setLevel(logging.DEBUG if verbose else logging.CRITICAL)
     if not verbose:
         warnings.filterwarnings("ignore", category=DeprecationWarning)
         warnings.filterwarnings("ignore", category=RuntimeWarning, module="pipecat")
