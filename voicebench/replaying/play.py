@@ -8,6 +8,7 @@ decides whether to start the agent again (a run does) or to hang up (a load's ca
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -177,7 +178,11 @@ async def play_dialogue(
             barge_in=handed_over,
         )
         handed_over = hand_over is not None
-        record = turn_record(
+        # The reply's audio and the call's recording go to disk on a worker thread: a turn
+        # handed over to a barge-in returns with the agent still speaking, and a loop held up
+        # by the disk would hear its audio late.
+        record = await asyncio.to_thread(
+            turn_record,
             spec,
             dialogue,
             k,

@@ -132,7 +132,7 @@ async def replay(
                         repeat=repeat,
                         call=call,
                     ):
-                        run.store.append(record)
+                        await asyncio.to_thread(run.store.append, record)
                         done[(repeat, dialogue.id, record.turn_index)] = record
                         records.append(record)
                         turns = turns[1:]

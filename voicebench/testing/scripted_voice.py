@@ -254,6 +254,9 @@ class ScriptedVoiceAgent(HelperServer):
         super().__init__(
             self.python_module("voicebench.testing.scripted_voice", *args),
             ready_pattern=rf"READY ((?:ws|http)://{HOST}:\d+\S*)",
+            # it speaks its reply with Piper before it listens: several at once on a
+            # machine whose cores are taken by other work need more than the default
+            start_timeout_s=90.0,
         )
 
     @property

@@ -288,8 +288,10 @@ class Agent:
                 chunk = chunk[:keep]
                 if chunk.size == 0:
                     break
-            await ws.send(wire.audio(chunk.tobytes()))
+            # The chunk reaches the caller's socket during the send (loopback), so it is
+            # stamped just before: a stamp after it would count any wait for the core.
             sent = time.perf_counter_ns()
+            await ws.send(wire.audio(chunk.tobytes()))
             if first_sent is None:
                 first_sent = sent
             plays = max(sent, play_end)
