@@ -185,14 +185,23 @@ def _long_pause_utterance(pause_s: float) -> tuple[np.ndarray, int]:
     return pcm, speech_bounds(pcm)[1]
 
 
+PAUSE_S = 1.4
+"""The pause after the comma: with Piper's own silence, about 1.7 s, of which 1.5 s follow the
+VAD's stop. The half sentence is transcribed and answered in that time even when other work
+takes the cores (Whisper alone can take most of a second then)."""
+WINDOW_S = 2.1
+"""The silence that ends the turn: longer than the pause, by as much again as the pause's
+own margin, so the turn never ends inside it."""
+
+
 async def _speculate_over_a_pause(hold: str) -> HeardTurn:
-    """A speculating agent (VAD stop 0.2 s, turn end 1.3 s later) hears one sentence said with
-    a 0.6 s pause after its comma."""
-    pcm, speech_end = _long_pause_utterance(0.6)
+    """A speculating agent (VAD stop 0.2 s, turn end ``WINDOW_S`` later) hears one sentence
+    said with a ``PAUSE_S`` pause after its comma."""
+    pcm, speech_end = _long_pause_utterance(PAUSE_S)
     spec = scripted(
         ttft_ms=100,
         vad=VADSpec(stop_secs=0.2),
-        turn=TurnSpec(user_speech_timeout=1.3, speculate=True, hold=hold),
+        turn=TurnSpec(user_speech_timeout=WINDOW_S, speculate=True, hold=hold),
     )
     async with VoiceAgent(spec) as agent:
         return await agent.speak(
@@ -201,9 +210,9 @@ async def _speculate_over_a_pause(hold: str) -> HeardTurn:
 
 
 async def test_a_speculative_reply_to_half_a_sentence_is_withdrawn_unheard():
-    # Piper ends "lately," with about 0.3 s of its own silence, so the pause is about 0.9 s.
+    # Piper ends "lately," with about 0.3 s of its own silence, so the pause is about 1.7 s.
     # The VAD stops 0.2 s into it and the first half is transcribed before the user goes on,
-    # so the LLM is asked about half a sentence; the turn only ends after 0.2 + 1.3 s of
+    # so the LLM is asked about half a sentence; the turn only ends after 0.2 s + WINDOW_S of
     # silence, so that reply must be withdrawn and never played.
     heard = await _speculate_over_a_pause(hold="text")
     assert not heard.timed_out
@@ -220,7 +229,7 @@ async def test_a_speculative_reply_to_half_a_sentence_is_withdrawn_unheard():
     # Its first token was timed when it arrived, and the wait for the turn is the hold.
     assert timing.llm_first_token_ns < released <= timing.llm_release_ns
     assert timing.stages_ms["turn_hold"] > 0
-    assert timing.audio_out_ns - timing.vad_stop_ns >= 1.3e9
+    assert timing.audio_out_ns - timing.vad_stop_ns >= WINDOW_S * 1e9
     assert timing.vad_stop_ns <= timing.transcript_ns <= timing.llm_request_ns
     assert (
         sum(v for v in timing.stages_ns().values() if v is not None)
@@ -240,11 +249,13 @@ async def test_with_the_audio_held_piper_speaks_during_the_silence_and_waits():
     assert kinds.count(EventKind.AUDIO_RELEASE) == 1
     timing = derive_timing(heard.events, heard.speech_end_ns)
     # The text was not held; the audio was made before the turn ended and held until it did.
-    assert timing.stages_ms["turn_hold"] < 20
+    # (Bounds far from what a held text or a synthesis after the release would take, so that
+    # a machine whose cores are taken by other work still passes.)
+    assert timing.stages_ms["turn_hold"] < 200
     assert timing.tts_first_audio_ns < timing.audio_release_ns
-    assert timing.audio_release_ns - timing.vad_stop_ns >= 1.3e9
+    assert timing.audio_release_ns - timing.vad_stop_ns >= WINDOW_S * 1e9
     assert timing.stages_ms["audio_hold"] > 0
-    assert timing.audio_out_ns - timing.audio_release_ns < 50e6
+    assert timing.audio_out_ns - timing.audio_release_ns < 250e6
     assert sum(v for v in timing.stages_ns().values() if v is not None) == (
         timing.audio_out_ns - timing.speech_end_ns
     )
