@@ -4,16 +4,27 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
 import pytest
-from known_calls import RATE, known_call, with_noise, write
+from known_calls import (
+    AGENT_LINES,
+    CALLER_LINES,
+    RATE,
+    KnownCall,
+    known_call,
+    speech,
+    with_noise,
+    write,
+)
 
 from voicebench.errors import InputError, MissingFileError
-from voicebench.recordings import FRAME_S, call_turns, read_recording
-from voicebench.recordings.folder import analyze_recordings
+from voicebench.recordings import FRAME_S, call_turns, read_recording, speech_spans
+from voicebench.recordings.folder import analyze_recordings, hear_call
 from voicebench.recordings.importing import import_recordings
+from voicebench.text import wer
 
 CALL = known_call(latencies_s=(0.6, 1.2), barge_after_s=1.0, stop_s=0.4)
 
@@ -60,6 +71,52 @@ def test_in_noise_within_two_frames_and_either_channel_may_be_the_caller(tmp_pat
     _check(_turns(write(tmp_path / "noisy.wav", noisy)), within_s=2 * FRAME_S)
     swapped = write(tmp_path / "swapped.wav", stereo[:, ::-1].copy())
     _check(_turns(swapped, caller="right"), within_s=FRAME_S)
+
+
+def _paused(path: Path) -> tuple[Path, float, float]:
+    """A call whose caller says three lines with pauses the VAD splits (over ``JOIN_S``) but
+    the sample rule bridges (under ``TALK_GAP_S``), so each span is stretched over the next,
+    and is answered in two lines 0.6 s after; with where the caller's speech starts and ends."""
+    call = KnownCall()
+    first = call.place("caller", speech(CALLER_LINES[0]), 0.5)
+    second = call.place("caller", speech(CALLER_LINES[1]), first[1] + 0.35)
+    third = call.place("caller", speech(CALLER_LINES[2]), second[1] + 0.4)
+    reply = call.place("agent", speech(AGENT_LINES[0]), third[1] + 0.6)
+    call.place("agent", speech(AGENT_LINES[1]), reply[1] + 0.3)
+    return write(path, call.stereo()), first[0], third[1]
+
+
+def test_an_utterance_with_short_pauses_is_one_span_and_heard_once(tmp_path: Path):
+    path, start_s, end_s = _paused(tmp_path / "call.wav")
+    rec = read_recording(path)
+    said, answered = speech_spans(rec.caller), speech_spans(rec.agent, agent=True)
+    for spans in (said, answered):
+        assert all(a.end_s < b.start_s for a, b in pairwise(spans))
+    assert [(s.start_s, s.end_s) for s in said] == [pytest.approx((start_s, end_s), abs=1 / RATE)]
+    # each stretch of each channel transcribed once: the caller's words are its utterance's
+    heard: list[int] = []
+
+    def transcribe(pcm) -> str:
+        heard.append(pcm.size)
+        return f"clip{len(heard)}"
+
+    got = hear_call(path, "call", "left", transcribe).call
+    (turn,) = got.turns
+    assert got.said == ("clip1",) and got.replies == ("clip2",)
+    assert heard[0] == pytest.approx((end_s - start_s) * RATE, abs=2)
+    assert turn.end_s == pytest.approx(end_s, abs=1 / RATE)
+    assert turn.latency_s == pytest.approx(0.6, abs=1 / RATE) and turn.talk_over_s == 0
+
+
+@pytest.mark.slow
+def test_what_was_said_in_pauses_is_transcribed_once(tmp_path: Path):
+    from voicebench.pipeline.stt import Transcriber
+
+    path, _, _ = _paused(tmp_path / "call.wav")
+    got = hear_call(path, "call", "left", Transcriber()).call
+    # each line once, as Whisper tiny.en hears it (it had been each line three times)
+    assert wer(" ".join(CALLER_LINES), got.said[0]) <= 0.1
+    assert wer(" ".join(AGENT_LINES[:2]), got.replies[0]) <= 0.1
 
 
 def test_bad_files_are_refused_naming_the_file(tmp_path: Path):

@@ -13,6 +13,9 @@ confidence outlasts the speech by a frame or more (longer in noise), so each spa
 then moved on the signal's energy, in 10 ms windows, and, on a clean line (a noise floor well
 below the speech threshold), to the first and last sample above it, the rule voicebench's own
 fixtures mark their end of speech by (``speech_spans``). In noise, times are on the 10 ms grid.
+Moved edges can make spans meet (a span carried over a short pause onto the next, which reaches
+back over it): spans that overlap or touch are then one span, so no stretch of a channel is
+read, or transcribed, twice.
 
 Turns. The caller's spans closer than ``PAUSE_S`` are one utterance (a pause within a sentence).
 Each utterance is a turn:
@@ -259,7 +262,7 @@ def speech_spans(
     refined = [_refined(s, rms, floor) for s in spans]
     if NOISE_MARGIN * floor < SPEECH_THRESHOLD * 32768:
         refined = [_to_samples(s, pcm, agent) for s in refined]
-    return refined
+    return _joined(sorted(refined, key=lambda s: s.start_s), 0.0)
 
 
 def call_turns(rec: Recording) -> list[RecordedTurn]:
@@ -270,12 +273,13 @@ def call_turns(rec: Recording) -> list[RecordedTurn]:
 
 
 def _joined(spans: list[Span], gap_s: float) -> list[Span]:
-    """Spans with less than ``gap_s`` between them joined into one: a caller's utterance
-    (``PAUSE_S``), an agent's talk (``TALK_GAP_S``)."""
+    """Spans (in order of their starts) with less than ``gap_s`` between them joined into one:
+    a caller's utterance (``PAUSE_S``), an agent's talk (``TALK_GAP_S``); with ``gap_s`` 0,
+    spans that overlap or touch."""
     out: list[Span] = []
     for s in spans:
-        if out and s.start_s - out[-1].end_s < gap_s:
-            out[-1] = Span(out[-1].start_s, s.end_s)
+        if out and (s.start_s - out[-1].end_s < gap_s or s.start_s <= out[-1].end_s):
+            out[-1] = Span(out[-1].start_s, max(out[-1].end_s, s.end_s))
         else:
             out.append(s)
     return out
