@@ -1,16 +1,28 @@
 """A call's recording laid from its turns: each stretch of the agent's audio and each caller
 utterance at the sample its clock reading gives, a later run's turns after a gap on their own
-clock, and nothing written for a turn that never reached the clock."""
+clock, and nothing written for a turn that never reached the clock; the file says which channel
+is the caller's, so an analysis need not guess."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
+import pytest
 import soundfile
+from known_calls import AGENT_LINES, CALLER_LINES, speech
 
 from voicebench.agent.interface import HeardTurn
-from voicebench.recordings.calls import GAP_S, LEAD_S, CallTape, call_name
+from voicebench.recordings.calls import (
+    CALLER_COMMENT,
+    GAP_S,
+    LEAD_S,
+    CallTape,
+    call_name,
+    written_caller,
+)
+from voicebench.recordings.folder import analyze_recordings, hear_call
 
 S = 1_000_000_000
 RATE = 16_000
@@ -84,3 +96,39 @@ def test_a_resumed_call_goes_on_after_a_gap_on_its_own_clock(tmp_path: Path):
     assert not name.exists()
     again.flush()
     assert stereo(name).shape[0] == again.audio.shape[0]
+
+
+def test_a_call_says_its_caller_is_on_the_left_so_auto_does_not_guess(tmp_path: Path):
+    # the caller speaks first and the agent talks on, never talked over: a guess takes the
+    # first speaker for an agent answering the call, and calls the left the agent
+    tape = CallTape(tmp_path, call_name("d1"))
+    t, talks = 100 * S, []
+    for said, reply in zip(CALLER_LINES[:2], AGENT_LINES[:2], strict=True):
+        pcm = speech(said)
+        end = t + pcm.size * S // RATE
+        answer = np.concatenate([speech(reply), np.zeros(RATE, np.int16), speech(AGENT_LINES[2])])
+        tape.add([(t, pcm)], heard(answer, ((0, end + 6 * S // 10),), ended_ns=end + 9 * S))
+        talks.append(answer.size / RATE)
+        t = end + 10 * S
+    assert written_caller(tape.path) == "left"
+    copied = shutil.copy(tape.path, tmp_path / "copied.wav")  # the file alone says it
+    call = hear_call(Path(copied), "d1", "auto", lambda pcm: "").call
+    assert call.caller == "left" and call.caller_source == "recording"
+    assert call.caller_guess is None
+    assert [t.latency_s for t in call.turns] == [pytest.approx(0.6, abs=1e-3)] * 2
+    # the silence after the first answer, to the caller's next utterance 10 s after its end
+    assert call.turns[0].dead_air_s == pytest.approx(10 - 0.6 - talks[0], abs=1e-3)
+    # an analysis's own copy of a call (the caller on the left) says so too; a recording
+    # voicebench did not write is still guessed
+    analyze_recordings([Path(copied)], tmp_path / "out", transcribe=lambda pcm: "")
+    assert written_caller(tmp_path / "out" / "calls" / "copied.wav") == "left"
+    flac = tmp_path / "converted.flac"  # the comment carried over to another format
+    with soundfile.SoundFile(str(flac), "w", RATE, 2, format="FLAC") as f:
+        f.comment = CALLER_COMMENT
+        f.write(stereo(tape.path))
+    assert written_caller(flac) == "left"
+    plain = tmp_path / "plain.wav"
+    soundfile.write(str(plain), stereo(tape.path), RATE)
+    assert written_caller(plain) is None
+    guessed = hear_call(plain, "d1", "auto", lambda pcm: "").call
+    assert guessed.caller_source == "guessed" and guessed.caller_guess

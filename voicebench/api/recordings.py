@@ -41,8 +41,10 @@ def analyze_recordings(
         out: the run folder to write (default ``reports/runs/recorded-TIMESTAMP``). A folder
             this call was writing when it was killed is finished: the recordings already
             written are kept. One holding any other run is refused.
-        caller: which channel is the caller's, ``"left"`` or ``"right"``, or ``"auto"`` to
-            guess it (``recordings.analyze.guess_caller``; ``calls.jsonl`` says why).
+        caller: which channel is the caller's, ``"left"`` or ``"right"``, or ``"auto"``: as
+            the recording says where voicebench wrote it (``recordings.calls.written_caller``),
+            else guessed (``recordings.analyze.guess_caller``; ``calls.jsonl`` says which, and
+            why a guess).
         name: the agent's name in the folder and its reports.
         progress: called after each recording with (done, total, file).
 

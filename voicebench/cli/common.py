@@ -38,6 +38,12 @@ DEFAULT_JUDGE = shared.SMOKE_JUDGE
 DEFAULT_GOLD = shared.PAIRS_GOLD
 
 
+def shipped_default(path: Path) -> str:
+    """A shipped default as --help shows it (``shared.shipped_name``), never this install's
+    own folder (a long site-packages path)."""
+    return shared.shipped_name(path)
+
+
 def commands() -> typer.Typer:
     """A command module's own app, its commands' help laid out as the main app's is (the main
     app loads the module when one of them is asked for)."""
@@ -52,7 +58,8 @@ DialoguesOpt = Annotated[
         "--dialogues",
         "-d",
         envvar="VOICEBENCH_DIALOGUES",
-        help="Dialogue set (JSONL). Default: the built-in set.",
+        help="Dialogue set (JSONL); the built-in set by default.",
+        show_default=shipped_default(DEFAULT_DIALOGUES),
     ),
 ]
 FixturesOpt = Annotated[
@@ -61,6 +68,7 @@ FixturesOpt = Annotated[
         "--fixtures",
         envvar="VOICEBENCH_FIXTURES",
         help="Audio fixture folder (manifest.json + audio/).",
+        show_default=shipped_default(DEFAULT_FIXTURES),
     ),
 ]
 
@@ -87,7 +95,14 @@ AgentOpt = Annotated[
 ]
 JudgeOpt = Annotated[
     Path,
-    typer.Option("--judge", "-j", envvar="VOICEBENCH_JUDGE", parser=judge_spec, help=JUDGE_HELP),
+    typer.Option(
+        "--judge",
+        "-j",
+        envvar="VOICEBENCH_JUDGE",
+        parser=judge_spec,
+        help=JUDGE_HELP,
+        show_default=shipped_default(DEFAULT_JUDGE),
+    ),
 ]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Show library logs.")]
 FailOnErrorOpt = Annotated[
@@ -317,6 +332,7 @@ CallerOpt = Annotated[
     str,
     typer.Option(
         help="The caller's channel in a recording: left or right (the agent is the other), or "
-        "auto to guess it (an agent stops when talked over; else it speaks first), saying why."
+        "auto: as the file says in a recording voicebench made, else guessed (an agent stops "
+        "when talked over; else it speaks first), saying why."
     ),
 ]

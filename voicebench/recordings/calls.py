@@ -5,7 +5,10 @@ The caller is on the left: what the agent was sent (each utterance as said, with
 scenario did to it, and a backchannel word where one was said). The agent is on the right, as the
 caller heard it: each stretch of its reply audio from the moment it began to play. Both are
 16 kHz 16-bit, in ``calls/DIALOGUE.wav`` of the run folder (``DIALOGUE__rK.wav`` for pass K of a
-repeated run).
+repeated run). The file says so itself, in its comment (a LIST/INFO ``ICMT`` chunk):
+``voicebench call: caller=left, agent=right`` (``CALLER_COMMENT``), so a copy of the file alone,
+or one FFmpeg converted (it keeps the comment), is read with the right caller by ``recordings
+analyze --caller auto`` (``written_caller``).
 
 Each turn's record names its recording and ``call.start_ns``, the clock reading of the
 recording's first sample, so every milestone of ``turns.jsonl`` is a sample of it:
@@ -19,6 +22,7 @@ clock; its turns' ``start_ns`` say where.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -27,6 +31,7 @@ import numpy as np
 from voicebench.agent.interface import HeardTurn
 from voicebench.agent.realtime import FIXTURE_RATE, NS_PER_S
 from voicebench.fixtures.audio import write_wav
+from voicebench.recordings.analyze import Side
 from voicebench.runlog import CallRef
 
 RATE = FIXTURE_RATE
@@ -35,6 +40,29 @@ LEAD_S = 0.5
 GAP_S = 1.0
 """Silence between the turns written before a resume and those after it."""
 CALLS_DIR = "calls"
+CALLER_COMMENT = "voicebench call: caller=left, agent=right"
+"""The comment of every call recording voicebench writes: the caller's channel and the agent's."""
+_CALLER_SAID = re.compile(r"\bvoicebench call: caller=(left|right)\b")
+
+
+def written_caller(path: Path) -> Side | None:
+    """The caller's channel as the recording's tags say it (``CALLER_COMMENT``: a WAV's
+    LIST/INFO comment, or the comment FFmpeg carries it over to when it converts the file to
+    FLAC or Opus), read through FFmpeg (PyAV); None when they say nothing of it (a recording
+    voicebench did not write) or cannot be read."""
+    import av
+
+    try:
+        with av.open(str(path)) as container:
+            tags = [*container.metadata.values()]
+            for stream in container.streams.audio:
+                tags += stream.metadata.values()
+    except (av.FFmpegError, OSError):
+        return None
+    for text in tags:
+        if found := _CALLER_SAID.search(text):
+            return "left" if found.group(1) == "left" else "right"
+    return None
 
 
 def call_name(dialogue_id: str, repeat: int = 0) -> str:
@@ -94,7 +122,7 @@ class CallTape:
     def flush(self) -> None:
         """Write the recording (nothing when no turn was laid on it)."""
         if self.audio.shape[0]:
-            write_wav(self.path, self.audio, RATE)
+            write_wav(self.path, self.audio, RATE, comment=CALLER_COMMENT)
 
     def _put(self, channel: int, at: int, pcm: np.ndarray) -> None:
         if at < 0:

@@ -13,8 +13,9 @@ Beside the run's files:
 
 - ``calls/CALL.wav``: the recording as analyzed (16 kHz, the caller on the left, the agent on the
   right), each turn's ``call`` pointing into it, so its milestones are moments of it;
-- ``calls.jsonl``: one ``RecordedCall`` per recording: which channel was the caller's (and why,
-  when guessed), and every turn as read off it (talk-over, dead air, barge-ins).
+- ``calls.jsonl``: one ``RecordedCall`` per recording: which channel was the caller's (given,
+  read off the recording's own comment, or guessed and why), and every turn as read off it
+  (talk-over, dead air, barge-ins).
 
 A recording is finished when its call line is written (after its turns and its item); a killed
 analysis run again with the same recordings and ``--out`` keeps the finished ones and does the
@@ -29,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -52,7 +54,7 @@ from voicebench.recordings.analyze import (
     speech_frames,
     speech_spans,
 )
-from voicebench.recordings.calls import CALLS_DIR
+from voicebench.recordings.calls import CALLER_COMMENT, CALLS_DIR, written_caller
 from voicebench.remotespec import RemoteSpec
 from voicebench.runlog import (
     TURNS_FILE,
@@ -81,8 +83,12 @@ class RecordedCall(FrozenModel):
     """The recording as given."""
     caller: str
     """The caller's channel: ``left`` or ``right``."""
+    caller_source: Literal["given", "recording", "guessed"] = "given"
+    """Where that channel came from: given (``--caller left`` or ``right``), read off the
+    recording's comment (``--caller auto`` on a call voicebench recorded:
+    ``calls.written_caller``), or guessed from the speech (``--caller auto`` on any other)."""
     caller_guess: str | None = None
-    """Why that channel, when it was guessed rather than given."""
+    """Why that channel, when it was guessed."""
     duration_s: float
     turns: tuple[RecordedTurn, ...]
     said: tuple[str, ...]
@@ -136,15 +142,19 @@ def _said(pcm: np.ndarray, spans: Sequence[Span], transcribe: Callable) -> str:
 
 
 def hear_call(path: Path, call_id: str, caller: str, transcribe: Callable) -> HeardCall:
-    """One recording read, its caller's channel given or guessed (``auto``), timed turn by
-    turn and both channels transcribed."""
+    """One recording read, its caller's channel given or, with ``auto``, read off the
+    recording's comment where voicebench wrote one and guessed where not, timed turn by turn
+    and both channels transcribed."""
     rec = read_recording(path)
     frames = (speech_frames(rec.caller), speech_frames(rec.agent))  # the VAD, once a channel
-    guess = None
-    if caller == "auto":
+    guess, source = None, "given"
+    if caller == "auto" and (written := written_caller(path)) is not None:
+        caller, source = written, "recording"
+    elif caller == "auto":
         caller, guess = guess_caller(
             speech_spans(rec.caller, frames=frames[0]), speech_spans(rec.agent, frames=frames[1])
         )
+        source = "guessed"
     if caller == "right":
         rec = Recording(path=rec.path, rate=rec.rate, caller=rec.agent, agent=rec.caller)
         frames = frames[::-1]
@@ -168,6 +178,7 @@ def hear_call(path: Path, call_id: str, caller: str, transcribe: Callable) -> He
             call_id=call_id,
             file=str(path),
             caller=caller,
+            caller_source=source,
             caller_guess=guess,
             duration_s=round(rec.duration_s, 3),
             turns=tuple(turns),
@@ -251,7 +262,7 @@ def _write_call(out_dir: Path, name: str, heard: HeardCall) -> list[TurnRecord]:
     call = heard.call
     audio = f"{CALLS_DIR}/{call.call_id}.wav"
     stereo = np.stack([heard.recording.caller, heard.recording.agent], axis=1)
-    write_wav(out_dir / audio, stereo, RATE)
+    write_wav(out_dir / audio, stereo, RATE, comment=CALLER_COMMENT)
     last = len(call.turns) - 1
     records = [
         _record(out_dir.name, name, call.call_id, t, words, reply, audio, final=t.index == last)

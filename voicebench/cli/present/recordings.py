@@ -17,8 +17,9 @@ def _ms(values: Sequence[float]) -> str:
 
 
 def recorded_calls_table(calls: Sequence[RecordedCall]) -> Table:
-    """A row per call: its caller's channel, turns, the median response latency, barge-ins
-    with the agent's median stop, talk-over and dead air."""
+    """A row per call: its caller's channel (given, as the recording says, or guessed), turns,
+    the median response latency, barge-ins with the agent's median stop, talk-over and dead
+    air."""
     table = Table(title="Each call, read off its recording", title_justify="left")
     for col in (
         "call",
@@ -40,7 +41,9 @@ def recorded_calls_table(calls: Sequence[RecordedCall]) -> Table:
         stops = [t.stop_s for t in c.turns if t.barge_in and t.stop_s is not None]
         table.add_row(
             c.call_id,
-            c.caller + (" (guessed)" if c.caller_guess else ""),
+            c.caller
+            + (" (guessed)" if c.caller_guess else "")
+            + (" (as recorded)" if c.caller_source == "recording" else ""),
             str(len(c.turns)),
             str(len(latencies)),
             _ms(latencies),
