@@ -85,6 +85,18 @@ def spec_path(kind: SpecKind, value: str | Path, *, base: Path | None = None) ->
     )
 
 
+def shipped_name(path: Path) -> str:
+    """How a person names a file voicebench ships: a spec by its name (``local-smoke``, as
+    ``--judge`` takes it), a gold set by its name (``written``), other data by its path in
+    the shipped data (``shipped audio_fixtures/dialogues.jsonl``)."""
+    gold = next((name for name, p in GOLD_SETS.items() if p == path), None)
+    if gold is not None:
+        return gold
+    if path.suffix == ".toml" and path.parent in (AGENTS, JUDGES):
+        return path.stem
+    return f"shipped {path.relative_to(FIXTURES.parent)}"
+
+
 def shipped_hint(path: str | Path) -> str:
     """For a path that is not there but names a file voicebench ships, as a checkout lays
     them out (``agents/scripted.toml``, ``audio_fixtures/dialogues.jsonl``): how to name the

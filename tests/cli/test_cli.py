@@ -80,7 +80,7 @@ def test_run_with_a_missing_spec_fails_cleanly(tmp_path: Path):
 
 BAD_INPUT = [
     (["synth", "--dialogues", "{tmp}/none.jsonl"], "none.jsonl: file not found"),
-    (["summary", "{tmp}"], "not a run directory (no run.json)"),
+    (["summary", "{tmp}"], "neither a run directory (run.json), a judging folder"),
     (["judge", "{tmp}", "--judge", "{tmp}/none.toml"], "none.toml: file not found"),
     (["rate", "{tmp}"], "not a judging folder"),
     (["strategies", "{tmp}"], "not a judging folder"),

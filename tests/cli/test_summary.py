@@ -36,8 +36,11 @@ def test_summary_of_a_run_folder_is_unchanged(tmp_path: Path):
 
 
 def test_a_folder_summary_cannot_read_is_one_line(tmp_path: Path):
-    load = make_load(tmp_path)
+    load = make_load(tmp_path / "load")
     result = runner.invoke(app, ["summary", str(load)])
     assert result.exit_code == 2
     assert "a load folder: voicebench report" in result.output
     assert "Traceback" not in result.output
+    empty = runner.invoke(app, ["summary", str(tmp_path)], env={"COLUMNS": "300"})
+    assert empty.exit_code == 2 and empty.output.count("\n") == 1
+    assert "nor a campaign's or the demo's folder (campaign.json)" in empty.output

@@ -173,8 +173,10 @@ def judge_check(
     progress: Callable[[Verdict, int, int], None] | None = None,
 ) -> JudgeCheck:
     """Measure a judge on a gold set, as ``voicebench judge-check`` does: every pair in both
-    orders through the judging code, then its card, written beside the spec and reused
-    (nothing asked) while neither the spec nor the gold file changes.
+    orders through the judging code, then its card, reused (nothing asked) while neither the
+    spec nor the gold file changes: a shipped judge's in ``reports/judge-cards/`` under the
+    current folder (in a checkout, ``judges/cards/``), a spec file of one's own's in ``cards/``
+    beside it.
 
     Args:
         judge: a judge spec: a TOML path or a shipped one's name (``"local"``).

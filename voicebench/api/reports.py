@@ -9,14 +9,16 @@ from pathlib import Path
 
 from voicebench.api.results import Judging, PathLike, Run, folder
 from voicebench.budgets import TTFA_BUDGET_MS, TTFT_BUDGET_MS
-from voicebench.campaign.folder import is_campaign, report_inputs
+from voicebench.campaign.folder import PLAN_FILE, is_campaign, report_inputs
 from voicebench.errors import InputError
+from voicebench.judging import HEADER_FILE as JUDGING_HEADER
 from voicebench.judging.load import LoadQuality
 from voicebench.judging.load import load_quality as quality_by_band
 from voicebench.live.load import LOAD_FILE
 from voicebench.reporting import BuiltReport, build_report, resolve_inputs
 from voicebench.reporting.load import write_load_report
 from voicebench.reporting.replies import AudioFormat
+from voicebench.runlog import HEADER_FILE as RUN_HEADER
 from voicebench.runlog import folder_stamp
 
 
@@ -60,6 +62,12 @@ def run_folders(inputs: Sequence[Run | Judging | PathLike]) -> list[Path]:
     for path in map(folder, inputs):
         if is_load(path):
             raise InputError("a load folder: voicebench report reports it", file=path)
+        if not any((path / name).is_file() for name in (RUN_HEADER, JUDGING_HEADER, PLAN_FILE)):
+            raise InputError(
+                f"neither a run directory ({RUN_HEADER}), a judging folder ({JUDGING_HEADER}) "
+                f"nor a campaign's or the demo's folder ({PLAN_FILE})",
+                file=path,
+            )
         paths = report_inputs(path).paths if is_campaign(path) else [path]
         for run in resolve_inputs(paths).runs:
             found.setdefault(run.resolve(), run)

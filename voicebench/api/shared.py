@@ -13,6 +13,7 @@ from voicebench.builtin import (
     SMOKE_JUDGE,
     shipped,
     shipped_hint,
+    shipped_name,
     spec_path,
 )
 from voicebench.errors import (
@@ -41,5 +42,6 @@ __all__ = [
     "__version__",
     "shipped",
     "shipped_hint",
+    "shipped_name",
     "spec_path",
 ]

@@ -34,6 +34,7 @@ from voicebench.cli.common import (
     plain,
     quiet_libraries,
     say,
+    shipped_default,
     show,
 )
 from voicebench.cli.present.judging import card_notes, card_tables, show_judging, verdict_line
@@ -169,6 +170,7 @@ def strategies(
             envvar="VOICEBENCH_JUDGE",
             parser=judge_spec,
             help="Judge spec (a file or a shipped name) whose first judge labels the replies.",
+            show_default=shipped_default(DEFAULT_JUDGE),
         ),
     ] = DEFAULT_JUDGE,
     concurrency: ConcurrencyOpt = 4,
@@ -217,8 +219,8 @@ def judge_check(
             "--gold",
             "-g",
             help="Gold pairs: a JSONL file, or a shipped set by name: 'real' (replies agents "
-            "and people really gave) or 'written' (pairs written to carry a defect; the "
-            "default).",
+            "and people really gave) or 'written' (pairs written to carry a defect).",
+            show_default=shipped_default(DEFAULT_GOLD),
         ),
     ] = DEFAULT_GOLD,
     split: Annotated[
@@ -255,8 +257,10 @@ def judge_check(
     """Measure a judge on a gold set (its held-out pairs unless --split says otherwise; a
     figure that counts dev pairs is marked so): every pair in both orders through the judging
     code, then its card (accuracy with a Wilson 95% interval, decided and flip rates, accuracy
-    per category and dimension, seconds per verdict), written beside the spec as
-    cards/SPEC-SPECHASH-GOLDHASH-SPLIT.json and reused while neither file changes. With
+    per category and dimension, seconds per verdict), written as
+    SPEC-SPECHASH-GOLDHASH-SPLIT.json and reused while neither file changes: a shipped judge's
+    card to reports/judge-cards/ under the current folder (in a checkout of voicebench,
+    judges/cards/), a spec file of your own's to cards/ beside it. With
     --against, a second judge on the same pairs and the paired comparison of the two."""
     quiet_libraries(verbose)
     on_interrupt("decided verdicts are kept: run the same command again to resume")

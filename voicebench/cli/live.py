@@ -27,6 +27,7 @@ from voicebench.cli.common import (
     plain,
     quiet_libraries,
     say,
+    shipped_default,
     show,
 )
 from voicebench.cli.present.load import load_table
@@ -44,7 +45,8 @@ def serve(
             "-a",
             envvar="VOICEBENCH_AGENT",
             parser=agent_spec,
-            help="Agent spec to serve, a file or a shipped name (default: local).",
+            help="Agent spec to serve, a file or a shipped name.",
+            show_default=shipped_default(DEFAULT_AGENT),
         ),
     ] = DEFAULT_AGENT,
     port: Annotated[

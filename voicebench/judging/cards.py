@@ -1,10 +1,11 @@
 """Judge cards: how far a judge can be trusted, measured on a gold set.
 
 ``voicebench judge-check`` writes one card per (judge spec, gold file, split) as JSON in a
-``cards/`` folder beside the spec, named ``SPEC-SPECHASH-GOLDHASH-SPLIT.json``. The spec hash
-covers everything that changes what the judge answers (models, method and its settings,
-rubric text), not retries or timeouts; the gold hash is the file's bytes. A card is reused
-while both hashes hold, and shown beside every leaderboard its verdicts make.
+``cards/`` folder beside the spec (for a shipped spec of an installed voicebench, in
+``INSTALLED_CARDS``: ``reports/judge-cards/``), named ``SPEC-SPECHASH-GOLDHASH-SPLIT.json``.
+The spec hash covers everything that changes what the judge answers (models, method and its
+settings, rubric text), not retries or timeouts; the gold hash is the file's bytes. A card is
+reused while both hashes hold, and shown beside every leaderboard its verdicts make.
 
 Trust is the measured accuracy (pairs decided and right, over all pairs): below
 ``TRUSTED_ACCURACY``, or with no card at all, outputs carry a warning banner; a judge whose
