@@ -16,10 +16,16 @@ from pathlib import Path
 from voicebench.agentspec import load_agent_spec
 from voicebench.campaign import CampaignHooks, CampaignPlan, CampaignSpec, run_campaign
 from voicebench.campaign.plan import lay_out
-from voicebench.campaign.spec import CampaignAgent, CampaignDialogues, JudgingLimits
+from voicebench.campaign.spec import (
+    CampaignAgent,
+    CampaignDialogues,
+    JudgingLimits,
+    ReportSettings,
+)
 from voicebench.dialogues import BUILTIN_DIALOGUES
 from voicebench.errors import InputError
 from voicebench.reporting import BuiltReport
+from voicebench.reporting.replies import AudioFormat
 from voicebench.runlog import default_run_dir
 from voicebench.scenarios import barges_in
 
@@ -50,10 +56,12 @@ def plan_demo(
     scenarios: Sequence[str] = (),
     seed: int = 0,
     final_only: bool = True,
+    audio: AudioFormat = "wav",
 ) -> CampaignPlan:
     """Check the inputs before anything starts; the default folder is ``reports/runs/``.
     The judge's requests go one at a time (the local judge shares the machine).
-    ``final_only``: replay only each item's final seeker turn, the one judged."""
+    ``final_only``: replay only each item's final seeker turn, the one judged. ``audio``: how
+    the report keeps the calls' recordings and the replies (``opus``: Opus in Ogg)."""
     names: list[str] = []
     for path in agents:
         name = load_agent_spec(path).name
@@ -80,6 +88,7 @@ def plan_demo(
         seed=seed,
         final_only=final_only,
         judging=JudgingLimits(concurrency=1),
+        report=ReportSettings(audio=audio),
     )
     return lay_out(spec, out_dir or default_run_dir(label, "demo-"), file=None, flat=True)
 

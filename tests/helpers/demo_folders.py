@@ -38,18 +38,19 @@ def demo_folder(out: Path, names: tuple[str, ...] = ("fast", "slow"), **spec: ob
     )
     for k, cell in enumerate(plan.cells):
         run = make_run(plan.out_dir, cell.variant, cell.items, 900 + 400 * k)
-        _with_calls(run)
+        _with_calls(run, seed=k)
     out.mkdir(parents=True, exist_ok=True)
     write_atomic(out / PLAN_FILE, plan_record(plan))
     return out
 
 
-def _with_calls(run: Path) -> None:
-    """Each turn's call: its caller's end of speech 1 s into a 3 s two-channel recording."""
+def _with_calls(run: Path, seed: int) -> None:
+    """Each turn's call: its caller's end of speech 1 s into a 3 s two-channel recording of
+    noise of its own."""
     turns = []
     for n, t in enumerate(read_turns(run)):
         name = f"calls/{t.dialogue_id}.wav"
-        noise = np.random.default_rng(n).normal(0, 3000, (3 * 16_000, 2))
+        noise = np.random.default_rng([seed, n]).normal(0, 3000, (3 * 16_000, 2))
         write_wav(run / name, noise.astype(np.int16), 16_000)
         turns.append(t.model_copy(update={"call": CallRef(path=name, start_ns=-1000 * MS)}))
     (run / "turns.jsonl").write_text("".join(t.model_dump_json() + "\n" for t in turns))

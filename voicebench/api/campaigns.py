@@ -18,6 +18,7 @@ from voicebench.demo import missing_models, plan_demo
 from voicebench.demo import run_demo as run_demo_plan
 from voicebench.errors import InputError
 from voicebench.reporting import BuiltReport
+from voicebench.reporting.replies import AudioFormat
 
 BACKENDS = ("local", "ray")
 
@@ -63,14 +64,16 @@ def demo_plan(
     scenarios: Sequence[str] = (),
     seed: int = 0,
     all_turns: bool = False,
+    audio: AudioFormat = "wav",
     on_note: Callable[[str], None] | None = None,
 ) -> CampaignPlan:
     """The demo laid out as a campaign: the given agents (default the two local ones, the
     second only when its model is installed) on the first ``limit`` built-in items, judged
     by ``judge`` (default the offline judge, or the smoke judge when its model is missing)
     unless ``no_judge``. Each item's final seeker turn is replayed (the judged one, on its
-    written history), or with ``all_turns`` every seeker turn. ``on_note`` is told what was
-    left out, and why."""
+    written history), or with ``all_turns`` every seeker turn. The report keeps the calls'
+    recordings and the replies as ``audio`` says (``"opus"``: Opus in Ogg, about a tenth of
+    the size). ``on_note`` is told what was left out, and why."""
     note = on_note or (lambda _: None)
     if agents is None:
         paths = [builtin.DEFAULT_AGENT]
@@ -101,6 +104,7 @@ def demo_plan(
         scenarios=tuple(scenarios),
         seed=seed,
         final_only=not all_turns,
+        audio=audio,
     )
 
 

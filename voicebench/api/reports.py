@@ -82,17 +82,18 @@ def report(
     budget_ttft_ms: float | None = None,
     budget_ttfa_ms: float | None = None,
     human_judgments: PathLike | None = None,
-    audio_format: AudioFormat = "wav",
+    audio_format: AudioFormat | None = None,
     on_status: Callable[[str], None] | None = None,
 ) -> BuiltReport:
     """Write the latency-budget report and the quality-latency frontier for runs and (at most)
     one judging: ``index.html`` (one self-contained page), ``report.md``, ``report.json`` and
     ``figures/``. A campaign or demo folder, given alone, is reported as the campaign reported
-    it: its judging and runs, its cells' labels, its title and budgets (unless given here).
-    The budgets default to 500 ms TTFT and 1000 ms TTFA.
+    it: its judging and runs, its cells' labels, its title, budgets and audio format (unless
+    given here). The budgets default to 500 ms TTFT and 1000 ms TTFA.
 
-    The judged replies' audio is copied to ``audio/`` as recorded (``audio_format="wav"``) or
-    encoded as Opus in Ogg (``"opus"``, about a tenth of the size, for a report to share).
+    The judged replies' audio and the calls' recordings are copied to ``audio/`` as recorded
+    (``audio_format="wav"``, the default) or encoded as Opus in Ogg (``"opus"``, about a tenth
+    of the size, for a report to share); the run folders keep theirs as recorded.
     ``on_status`` is called with a line for each step taken.
 
     Returns:
@@ -104,6 +105,7 @@ def report(
         raise InputError("a load folder is reported with load_report", file=loads[0])
     labels: dict[Path, str] = {}
     ttft, ttfa = TTFT_BUDGET_MS, TTFA_BUDGET_MS
+    audio: AudioFormat = "wav"
     campaigns = [p for p in paths if is_campaign(p)]
     if campaigns:
         if len(paths) > 1:
@@ -111,6 +113,7 @@ def report(
         found = report_inputs(campaigns[0])
         paths, labels, title = found.paths, found.labels, title or found.title
         ttft, ttfa = found.budgets.ttft_ms, found.budgets.ttfa_ms
+        audio = found.audio
     return build_report(
         paths,
         Path(out) if out is not None else Path("reports") / f"report-{folder_stamp()}",
@@ -118,7 +121,7 @@ def report(
         budget_ttft_ms=ttft if budget_ttft_ms is None else budget_ttft_ms,
         budget_ttfa_ms=ttfa if budget_ttfa_ms is None else budget_ttfa_ms,
         human_judgments=Path(human_judgments) if human_judgments is not None else None,
-        audio_format=audio_format,
+        audio_format=audio if audio_format is None else audio_format,
         on_status=on_status,
         labels=labels,
     )

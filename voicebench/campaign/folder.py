@@ -17,6 +17,7 @@ from voicebench.campaign.plan import CampaignPlan, cell_folder, judging_folder
 from voicebench.campaign.spec import Budgets, CampaignSpec
 from voicebench.errors import InputError
 from voicebench.judging.store import HEADER_FILE as JUDGING_HEADER
+from voicebench.reporting.replies import AudioFormat
 
 PLAN_FILE = "campaign.json"
 
@@ -78,6 +79,8 @@ class CampaignReportInputs:
     """Each cell's run folder and its name in the report."""
     title: str | None
     budgets: Budgets
+    audio: AudioFormat
+    """How the campaign's report keeps its audio (``[report] audio``)."""
 
 
 def is_campaign(folder: Path) -> bool:
@@ -113,4 +116,5 @@ def report_inputs(folder: Path) -> CampaignReportInputs:
         labels={runs[c.key]: c.label for c in record.cells},
         title=record.title,
         budgets=record.campaign.budgets,
+        audio=record.campaign.report.audio,
     )

@@ -216,4 +216,5 @@ def finish_campaign(plan: CampaignPlan, hooks: CampaignHooks) -> BuiltReport:
         budget_ttfa_ms=budgets.ttfa_ms,
         on_status=hooks.status,
         labels={plan.run_dir(c): c.label for c in plan.cells},
+        audio_format=plan.spec.report.audio,
     )

@@ -32,6 +32,10 @@
     providers = { anthropic = 2 }          # a provider's own bound
     pairs_per_item = 20                    # pairs judged per item (default: all)
 
+    [report]
+    audio = "opus"                         # the report's calls and replies as Opus in Ogg,
+                                           #   about a tenth of the size (default: "wav")
+
     # mode = "simulated"                   # each cell is a converse folder: a caller who
     # [converse]                           #   reacts, whole calls judged (default:
     # turns = 6                            #   "teacher-forced" replays)
@@ -117,6 +121,15 @@ class ConverseSettings(FrozenModel):
     built-in cards)."""
 
 
+class ReportSettings(FrozenModel):
+    """How the campaign's report is written."""
+
+    audio: Literal["wav", "opus"] = "wav"
+    """The calls' recordings and the judged replies beside the page: ``wav`` copied as
+    recorded, ``opus`` encoded as Opus in Ogg (about a tenth of the size, for a report to
+    share); the run folders keep theirs as recorded either way."""
+
+
 class CampaignSpec(FrozenModel):
     name: str = Field(min_length=1, max_length=80)
     agents: tuple[CampaignAgent, ...] = Field(min_length=1)
@@ -139,6 +152,7 @@ class CampaignSpec(FrozenModel):
     replies are judged. ``simulated``: every cell is a converse folder (an LLM caller plays
     each item's persona live), and whole calls are judged."""
     converse: ConverseSettings = ConverseSettings()
+    report: ReportSettings = ReportSettings()
 
     @model_validator(mode="after")
     def _distinct(self) -> CampaignSpec:

@@ -3,6 +3,7 @@ place that turns a ``VoicebenchError`` into one line and an exit code, and progr
 
 from __future__ import annotations
 
+import enum
 import logging
 import sys
 import time
@@ -10,7 +11,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 from loguru import logger
@@ -336,3 +337,14 @@ CallerOpt = Annotated[
         "when talked over; else it speaks first), saying why."
     ),
 ]
+
+
+class AudioChoice(enum.StrEnum):
+    """How a report keeps the replies' audio and the calls' recordings (``--audio``)."""
+
+    wav = "wav"
+    opus = "opus"
+
+
+def audio_format(choice: AudioChoice) -> Literal["wav", "opus"]:
+    return "opus" if choice is AudioChoice.opus else "wav"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import enum
 from pathlib import Path
 from typing import Annotated
 
@@ -10,15 +9,10 @@ import typer
 
 from voicebench import api
 from voicebench.api import TTFA_BUDGET_MS, TTFT_BUDGET_MS, InputError
-from voicebench.cli.common import commands, say
+from voicebench.cli.common import AudioChoice, audio_format, commands, say
 from voicebench.cli.present.report import show_report
 
 app = commands()
-
-
-class AudioChoice(enum.StrEnum):
-    wav = "wav"
-    opus = "opus"
 
 
 @app.command()
@@ -55,12 +49,14 @@ def report(
         Path | None, typer.Option(help="Human judgments (CSV or JSONL) for the agreement figures.")
     ] = None,
     audio: Annotated[
-        AudioChoice,
+        AudioChoice | None,
         typer.Option(
-            help="The judged replies' audio in audio/: wav as recorded, or opus (Opus in Ogg, "
-            "about a tenth of the size) for a report to share.",
+            help="The judged replies' audio and the calls' recordings in audio/: wav as "
+            "recorded, or opus (Opus in Ogg, about a tenth of the size) for a report to share. "
+            "The run folders keep theirs as recorded.",
+            show_default="wav, or a campaign or demo folder's own",
         ),
-    ] = AudioChoice.wav,
+    ] = None,
 ) -> None:
     """Write the latency-budget report and the quality-latency frontier: index.html (one
     self-contained page), report.md, report.json and figures/ (PNG and SVG). For a load
@@ -87,7 +83,7 @@ def report(
             budget_ttft_ms=budget_ttft_ms,
             budget_ttfa_ms=budget_ttfa_ms,
             human_judgments=human_judgments,
-            audio_format="opus" if audio is AudioChoice.opus else "wav",
+            audio_format=None if audio is None else audio_format(audio),
             on_status=say,
         )
     )

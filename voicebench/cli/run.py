@@ -14,6 +14,7 @@ from voicebench.cli.common import (
     DEFAULT_FIXTURES,
     TURNS_EXIT_HELP,
     AgentOpt,
+    AudioChoice,
     DialoguesOpt,
     FailOnErrorOpt,
     FixturesOpt,
@@ -21,6 +22,7 @@ from voicebench.cli.common import (
     Steps,
     VerboseOpt,
     agent_spec,
+    audio_format,
     commands,
     exit_on_failed_turns,
     judge_spec,
@@ -204,6 +206,14 @@ def demo(
             "judged, replayed on its written history): about three times as long.",
         ),
     ] = False,
+    audio: Annotated[
+        AudioChoice,
+        typer.Option(
+            help="The report's calls' recordings and replies in OUT/report/audio/: wav as "
+            "recorded, or opus (Opus in Ogg, about a tenth of the size) for a report to share. "
+            "The runs keep theirs as recorded.",
+        ),
+    ] = AudioChoice.wav,
     fail_on_error: FailOnErrorOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
@@ -222,6 +232,7 @@ def demo(
         scenarios=scenario or (),
         seed=seed,
         all_turns=all_turns,
+        audio=audio_format(audio),
         on_note=lambda note: say(note, style="yellow"),
     )
     on_interrupt(_resume_note(plan.out_dir))
