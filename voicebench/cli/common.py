@@ -4,6 +4,7 @@ place that turns a ``VoicebenchError`` into one line and an exit code, and progr
 from __future__ import annotations
 
 import enum
+import errno
 import logging
 import sys
 import time
@@ -116,9 +117,10 @@ FailOnErrorOpt = Annotated[
 FAILED_TURNS_EXIT = 1
 """A run's exit when no turn succeeded, or (``--fail-on-error``) when any failed."""
 TURNS_EXIT_HELP = (
-    "Exit 0 when {some}; 1 when {none}, or with --fail-on-error when any turn failed; 2 for "
-    "bad input; 3 for a missing extra; 130 when interrupted (finished turns are kept). Failed "
-    "turns are recorded and counted either way."
+    "Exit 0 when {some}; 1 when {none}, with --fail-on-error when any turn failed, or when the "
+    "disk is full (finished turns are kept: the same command resumes once space is freed); 2 "
+    "for bad input; 3 for a missing extra; 130 when interrupted (finished turns are kept). "
+    "Failed turns are recorded and counted either way."
 )
 """The exit codes of a command that plays turns, its ``some`` and ``none`` filled in."""
 ConcurrencyOpt = Annotated[int, typer.Option(min=1, max=256, help="Requests in flight at once.")]
@@ -215,9 +217,23 @@ def exit_on_failed_turns(runs: Sequence[tuple[str, int, int]], *, fail_on_error:
         raise typer.Exit(FAILED_TURNS_EXIT)
 
 
+DISK_FULL_EXIT = 1
+"""A command stopped by a full disk (what it finished is kept; the same command resumes)."""
+
+
+def disk_full(exc: BaseException) -> OSError | None:
+    """The "no space left on device" behind ``exc`` (a task group's among them), if any."""
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        return next((f for e in exc.exceptions if (f := disk_full(e)) is not None), None)
+    return None
+
+
 class VoicebenchGroup(TyperGroup):
     """The one place errors become one line: a ``VoicebenchError`` prints ``error: ...`` and
-    exits with its code; Ctrl-C says what was kept and exits 130."""
+    exits with its code; Ctrl-C says what was kept and exits 130; a full disk says what was
+    kept and how to go on once space is freed, and exits ``DISK_FULL_EXIT``."""
 
     def invoke(self, ctx: Any) -> Any:
         _interrupt_notes.clear()
@@ -244,6 +260,15 @@ class VoicebenchGroup(TyperGroup):
             note = _interrupt_notes[-1] if _interrupt_notes else None
             say(f"interrupted; {note}" if note else "interrupted")
             raise typer.Exit(130) from None
+        except (OSError, ExceptionGroup) as exc:
+            full = disk_full(exc)
+            if full is None:
+                raise
+            where = f" writing {full.filename}" if full.filename else ""
+            then = _interrupt_notes[-1] if _interrupt_notes else "run the same command again"
+            text = f"no space left on device{where}; free some space, then: {then}"
+            err.print(f"[bold red]error:[/] {plain(text)}", highlight=False, soft_wrap=True)
+            raise typer.Exit(DISK_FULL_EXIT) from None
 
 
 def clock(seconds: float) -> str:
