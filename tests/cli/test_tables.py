@@ -4,17 +4,37 @@ folds only after a ``/``."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from rich.console import Console
 from rich.table import Table
 
+from voicebench import builtin
 from voicebench.api.views import LoadSummary, RatingTable, ScenarioFigures, summarize
+from voicebench.campaign.plan import lay_out
+from voicebench.campaign.spec import CampaignSpec
+from voicebench.cli import campaign
 from voicebench.cli.present.load import load_table
 from voicebench.cli.present.rating import latency_board, leaderboard
 from voicebench.cli.present.runs import overlap_table, scenario_table, summary_table
 from voicebench.rating.table import ContestantRating
 
 WIDTHS = (80, 100)
+
+
+def demo_folder_spec() -> CampaignSpec:
+    """Two variants of the scripted agent on two built-in items."""
+    scripted = str(builtin.spec_path("agents", "scripted"))
+    return CampaignSpec.model_validate(
+        {
+            "name": "two speeds",
+            "agents": [{"spec": scripted, "name": n} for n in ("fast", "slow")],
+            "dialogues": [{"path": str(builtin.DIALOGUES), "limit": 2}],
+        }
+    )
+
+
 NAMES = ("local-qwen-0.5b", "human/reference", "local-smollm2")
 
 
@@ -179,3 +199,14 @@ def test_a_run_table_folds_its_folder_after_a_slash(width: int):
     assert all(line.endswith(("/", "-", ")")) for line in title[:-1]), title
     for folder in path.strip("/").split("/"):
         assert whole(lines, folder), folder
+
+
+def test_a_campaign_plan_folds_its_folder_after_a_slash(tmp_path: Path, monkeypatch):
+    out = tmp_path / "a-campaign-folder-with-a-long-name" / "reports" / "campaign-20261124-0930"
+    plan = lay_out(demo_folder_spec(), out, file=None)
+    console = Console(width=80, record=True, color_system=None)
+    monkeypatch.setattr(campaign, "out", console)
+    campaign.show_plan(plan)
+    lines = console.export_text().splitlines()
+    for folder in out.parts[1:]:
+        assert whole(lines, folder), (folder, lines)

@@ -20,6 +20,7 @@ from voicebench.cli.common import (
     quiet_libraries,
     show,
 )
+from voicebench.cli.present.fit import titled
 from voicebench.cli.present.job import ShownJob
 from voicebench.cli.present.report import show_report
 
@@ -32,7 +33,7 @@ class Backend(enum.StrEnum):
 
 
 def show_plan(plan: CampaignPlan) -> None:
-    table = Table(title=f"campaign {plan.spec.name} -> {plan.out_dir}")
+    table = Table(title=titled(f"campaign {plan.spec.name} -> {plan.out_dir}"))
     for column in ("cell", "items", "turns", "scenarios", "judged", "CPUs"):
         table.add_column(column, justify="left" if column in ("cell", "scenarios") else "right")
     for c in plan.cells:
