@@ -65,8 +65,7 @@ class Folded(Text):
         for line in self.split(allow_blank=True):
             parts = line.divide(_breaks(line.plain, width))
             for part in parts:
-                part.rstrip()
-            parts.justify(console, width, justify="left")
+                part.rstrip()  # and not padded out to the terminal's width
             lines.extend(parts)
         return lines
 
