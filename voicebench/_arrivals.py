@@ -14,19 +14,31 @@ step would have to fall between a segment's arrival and its read to mislead it.
 Where the kernel gives no stamp (another system, or a read that took no segment), the stamp
 is the read's own time: never later than a stamp taken after parsing.
 
-When the reader comes late and several segments wait, one read takes them all and the stamp
-is the last one's: a read cannot tell where the segments were cut.
+When the reader comes late and several segments wait, the kernel has merged them and gives
+the last one's stamp for all: a read cannot tell where they were cut. A *watched* socket
+(``StampedSocket.watch``: a caller's line to an agent that streams audio) does not depend on
+the reader being on time. A thread of its own (``_Watcher``, one for every watched socket)
+wakes on each segment's arrival, peeks at what is queued and notes how many bytes had come in
+and the stamp of the one just come; each read then stops where such an arrival ended and takes
+its stamp. Chunks that waited together for an event loop held up by other work, or for a core
+taken by other processes, still each keep their own arrival. (The thread needs only the
+interpreter's lock for a moment, which it gets within its switch interval, well before the
+next 20 ms chunk.)
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import platform
+import select
 import socket
 import struct
 import sys
+import threading
 import time
 import weakref
+from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
@@ -76,6 +88,46 @@ _LIVE: weakref.WeakValueDictionary[int, StampedSocket] = weakref.WeakValueDictio
 socket itself."""
 
 
+_PEEK_BYTES = 1 << 20
+"""At most this much queued data is looked at when an arrival is noted."""
+
+
+class _Watcher:
+    """One thread that notes each arrival on every watched socket as it happens."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._epoll: Any = None
+        self._sockets: weakref.WeakValueDictionary[int, StampedSocket] = (
+            weakref.WeakValueDictionary()
+        )
+
+    def add(self, sock: StampedSocket) -> None:
+        with self._lock:
+            if self._epoll is None:
+                self._epoll = select.epoll()
+                threading.Thread(target=self._run, name="arrivals", daemon=True).start()
+            self._sockets[sock.fileno()] = sock
+            self._epoll.register(sock.fileno(), select.EPOLLIN | select.EPOLLET)
+
+    def remove(self, fd: int) -> None:
+        with self._lock:
+            self._sockets.pop(fd, None)
+            if self._epoll is not None:
+                with contextlib.suppress(OSError):
+                    self._epoll.unregister(fd)
+
+    def _run(self) -> None:
+        while True:
+            for fd, _events in self._epoll.poll():
+                sock = self._sockets.get(fd)
+                if sock is not None:
+                    sock.note_arrival()
+
+
+_WATCHER = _Watcher()
+
+
 class StampedSocket(socket.socket):
     """A socket whose reads note when their bytes arrived (``arrived_ns``).
 
@@ -86,16 +138,63 @@ class StampedSocket(socket.socket):
     """
 
     arrived_ns: int = 0
+    _arrivals: deque[tuple[int, int]] | None = None
+    """Watched: each arrival the watcher noted and no read has reached the end of yet, as
+    ``(bytes read and arrived by then, its stamp)``."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         _LIVE[self.fileno()] = self
+        self._lock = threading.Lock()
+        self._read = 0
+        """Bytes read so far."""
+
+    def watch(self) -> None:
+        """Note each arrival as it happens (see the module docstring), so that reads stop
+        where arrivals ended and keep their stamps however late they come."""
+        if SUPPORTED and self._arrivals is None:
+            self._arrivals = deque()
+            _WATCHER.add(self)
+
+    def note_arrival(self) -> None:
+        """On the watcher's thread, woken by an arrival: how much had come in by then, and
+        its stamp."""
+        with self._lock:
+            try:
+                data, ancillary, _flags, _address = socket.socket.recvmsg(
+                    self, _PEEK_BYTES, _ANCILLARY, socket.MSG_PEEK | socket.MSG_DONTWAIT
+                )
+            except OSError:
+                return
+            arrivals = self._arrivals
+            if data and arrivals is not None:
+                came = self._read + len(data)
+                if not arrivals or came > arrivals[-1][0]:
+                    arrivals.append((came, _arrival(ancillary)))
 
     def recv(self, bufsize: int, flags: int = 0) -> bytes:
         if flags:
             return super().recv(bufsize, flags)
-        data, self.arrived_ns = recv(self, bufsize)
-        return data
+        if self._arrivals is None:
+            data, self.arrived_ns = recv(self, bufsize)
+            return data
+        with self._lock:
+            arrivals = self._arrivals
+            while arrivals and arrivals[0][0] <= self._read:
+                arrivals.popleft()
+            ended, stamp = arrivals[0] if arrivals else (0, 0)
+            if arrivals:
+                bufsize = min(bufsize, ended - self._read)
+            data, self.arrived_ns = recv(self, bufsize)
+            self._read += len(data)
+            if arrivals and self._read == ended:
+                self.arrived_ns = stamp
+            return data
+
+    def close(self) -> None:
+        if self._arrivals is not None and self.fileno() >= 0:
+            _WATCHER.remove(self.fileno())
+        super().close()
 
     def recv_into(self, buffer, nbytes: int = 0, flags: int = 0) -> int:
         if flags or not SUPPORTED:
@@ -114,6 +213,11 @@ class StampedSocket(socket.socket):
         conn = StampedSocket(self.family, self.type, self.proto, fileno=fd)
         if socket.getdefaulttimeout() is None and self.gettimeout():
             conn.setblocking(True)
+        if self.family in (socket.AF_INET, socket.AF_INET6) and self.type == socket.SOCK_STREAM:
+            # Nagle off, as asyncio sets it for the TCP sockets it makes (it cannot tell that
+            # this one is TCP: it was made with protocol 0). With it on, a chunk sent while
+            # the one before waits for its delayed ACK is held back for up to 40 ms.
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return conn, address
 
 

@@ -138,6 +138,7 @@ class RemoteAgent:
         sock = None
         if _arrivals.SUPPORTED and get_proxy(uri) is None:
             sock = await _arrivals.connect(uri.host, uri.port)
+            sock.watch()  # the agent's chunks keep their own arrivals however late the loop
         try:
             return await websockets.connect(
                 url,
