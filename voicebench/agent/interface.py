@@ -103,5 +103,13 @@ class Agent(Protocol):
         ...
 
 
+async def opening_of(agent: Agent) -> HeardTurn | None:
+    """What a just-started agent said before anyone spoke to it (its greeting), heard to its
+    end, with its start as the anchor: an agent that may speak first hears it out in
+    ``hear_opening``; None for every other (the protocol does not ask for it)."""
+    hear = getattr(agent, "hear_opening", None)
+    return None if hear is None else await hear()
+
+
 AgentFactory = Callable[[AgentSpec], Agent]
 """Builds the agent a spec describes (not started)."""

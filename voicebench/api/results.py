@@ -26,7 +26,7 @@ from voicebench.judging import (
 from voicebench.metrics import summarize
 from voicebench.metrics.summary import RunSummary
 from voicebench.rating import elo_difference
-from voicebench.runlog import RunHeader, TurnRecord, read_header, read_turns
+from voicebench.runlog import RunHeader, TurnRecord, read_header, read_openings, read_turns
 
 T = TypeVar("T")
 PathLike = str | Path
@@ -81,12 +81,15 @@ class Run:
     path: Path
     header: RunHeader
     records: tuple[TurnRecord, ...]
+    openings: tuple[TurnRecord, ...] = ()
+    """What the agent said when each call started, before anyone spoke to it (its greetings,
+    ``openings.jsonl``), timed from the call's start; none when it never spoke first."""
 
     @classmethod
     def load(cls, path: PathLike) -> Run:
-        """Read a run folder (``run.json`` and ``turns.jsonl``)."""
+        """Read a run folder (``run.json``, ``turns.jsonl`` and ``openings.jsonl``)."""
         path = Path(path)
-        return cls(path, read_header(path), tuple(read_turns(path)))
+        return cls(path, read_header(path), tuple(read_turns(path)), tuple(read_openings(path)))
 
     @property
     def agent(self) -> str:
@@ -101,8 +104,8 @@ class Run:
     @cached_property
     def summary(self) -> RunSummary:
         """The per-stage latency table's data: each stage's percentiles, TTFT and TTFA against
-        the default budgets, failures by kind."""
-        return summarize(list(self.records))
+        the default budgets, failures by kind, and the openings' TTFA."""
+        return summarize(list(self.records), self.openings)
 
     @cached_property
     def figures(self) -> dict[str, Figure]:

@@ -32,7 +32,13 @@ from voicebench.judging.paired import PairedComparison
 from voicebench.live import LoadSummary, LoadTurn
 from voicebench.metrics import pass_figures, reported_summary, spread, summarize
 from voicebench.metrics.scenarios import OVERLAP_GROUPS, Interval, ScenarioFigures, scenario_figures
-from voicebench.metrics.summary import PERCENTILES, ReportedSummary, RunSummary, kinds_text
+from voicebench.metrics.summary import (
+    OPENING_ROW,
+    PERCENTILES,
+    ReportedSummary,
+    RunSummary,
+    kinds_text,
+)
 from voicebench.rating import RATINGS_FILE, RatingTable
 from voicebench.rating.people import (
     HEART_HUMAN_KAPPA,
@@ -64,6 +70,7 @@ __all__ = [
     "HEART_HUMAN_KAPPA",
     "HEART_INTER_HUMAN",
     "HEART_JUDGE_HUMAN",
+    "OPENING_ROW",
     "OVERLAP_GROUPS",
     "PERCENTILES",
     "RATINGS_FILE",

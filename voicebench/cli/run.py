@@ -147,7 +147,7 @@ def run(
             final_only=final_only,
             repeat=repeat,
         )
-    show_replay(run.header.agent, target, list(run.records), run.header.hosts)
+    show_replay(run.header.agent, target, list(run.records), run.header.hosts, run.openings)
     summary = run.summary
     exit_on_failed_turns(
         [(run.header.agent.name, summary.turns, summary.failed)], fail_on_error=fail_on_error

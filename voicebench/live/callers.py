@@ -131,6 +131,8 @@ class CallerPool:
                     final_audio_only=True,
                     call=tape,
                 ):
+                    if turn.opening:  # a greeting: the load's figures are the caller's turns
+                        continue
                     concurrency, offset = starts[turn.turn_index]
                     if turn.error is not None:
                         self._failures.append(f"{turn.error.kind}: {turn.error.reason}")

@@ -42,6 +42,7 @@ from voicebench.agent.realtime import FIXTURE_RATE
 from voicebench.agentspec import AgentSpec
 from voicebench.budgets import TURN_TIMEOUT_S
 from voicebench.livekit.entry import start_agent
+from voicebench.livekit.job import StandInJob
 from voicebench.runlog import TurnError
 from voicebench.timing import EventKind, ReportedLatency, TurnEvent
 
@@ -85,8 +86,11 @@ class LiveKitAgent:
         self._speech_end_ns = 0
         self._started_ns = 0
         """When the session was started: the call's opening is timed from it."""
+        self._job: StandInJob | None = None
+        self._opening_heard = False
         self.opening: HeardTurn | None = None
-        """What the agent said when its session started, before the caller said anything."""
+        """What the agent said when its session started, before the caller said anything
+        (``hear_opening``)."""
 
     @property
     def connected(self) -> bool:
@@ -109,10 +113,9 @@ class LiveKitAgent:
             self.speaker.start()
             self._stack.push_async_callback(self.speaker.aclose)
             self._stack.push_async_callback(self._close_session)
-            job = await start_agent(livekit, self._bind, timeout_s=TURN_TIMEOUT_S)
-            if job is not None:
-                self._stack.push_async_callback(job.run_shutdown)
-            self.opening = await self._opening(TURN_TIMEOUT_S)
+            self._job = await start_agent(livekit, self._bind, timeout_s=TURN_TIMEOUT_S)
+            if self._job is not None:
+                self._stack.push_async_callback(self._job.close)
         except BaseException:
             await self._stack.aclose()
             raise
@@ -126,12 +129,29 @@ class LiveKitAgent:
         session.output.audio = self.speaker
         self._started_ns = self._now()
 
-    async def _opening(self, timeout_s: float) -> HeardTurn | None:
+    async def hear_opening(self) -> HeardTurn | None:
         """What the agent said when its session started, before anyone spoke to it (a greeting
-        from the entrypoint or the agent's ``on_enter``), once it has been heard to its end:
-        the call's opening, timed from the session's start. None if it said nothing."""
-        start = self._started_ns
-        deadline, quiet = start + int(timeout_s * 1e9), None
+        from the entrypoint or the agent's ``on_enter``), heard to its end: the call's
+        opening, timed from the session's start; None if it said nothing. Waited for once,
+        when first asked (by the turn loop, or by the first turn), within the turn timeout."""
+        if self._opening_heard:
+            return self.opening
+        self._opening_heard = True
+        deadline = self._started_ns + int(TURN_TIMEOUT_S * 1e9)
+        failure = None
+        running = self._job.running if self._job is not None else None
+        if running is not None:  # the entrypoint goes on (awaiting its greeting)
+            await asyncio.wait({running}, timeout=max(0, deadline - self._now()) / 1e9)
+            if running.done() and not running.cancelled() and running.exception() is not None:
+                exc = running.exception()
+                failure = TurnError(kind="entrypoint_error", reason=f"{type(exc).__name__}: {exc}")
+        self.opening = await self._opening(deadline, failure)
+        return self.opening
+
+    async def _opening(self, deadline: int, failure: TurnError | None) -> HeardTurn | None:
+        """Wait until nothing is said or left to play for ``SETTLE_S`` (or ``deadline``) and
+        read what was said since the session started."""
+        start, quiet = self._started_ns, None
         while (now := self._now()) < deadline:
             if self.session.current_speech is not None or not self.speaker.idle:
                 quiet = None
@@ -141,7 +161,8 @@ class LiveKitAgent:
                 break
             await asyncio.sleep(POLL_S)
         events = self.observer.since(start)
-        if not any(e.kind in _SPOKE for e in events) and self.speaker.tape.samples == 0:
+        spoke = any(e.kind in _SPOKE for e in events) or self.speaker.tape.samples > 0
+        if not spoke and failure is None:
             return None
         audio, placed = self.speaker.tape.take(0, FIXTURE_RATE)
         assistant = [m for ns, role, m in self._messages if role == "assistant" and ns >= start]
@@ -153,7 +174,7 @@ class LiveKitAgent:
             audio=audio,
             placed=placed,
             timed_out=now >= deadline,
-            failure=self._failure(),
+            failure=failure or self._failure(),
             start_ns=start,
             played=self.speaker.audible.since(start),
             ended_ns=now,
@@ -289,7 +310,9 @@ class LiveKitAgent:
         timeout_s: float = TURN_TIMEOUT_S,
         cue: TurnCue = PLAIN,
     ) -> HeardTurn:
-        """Speak one seeker utterance after ``history`` and wait for the agent's answer."""
+        """Speak one seeker utterance after ``history`` and wait for the agent's answer (its
+        greeting heard out first)."""
+        await self.hear_opening()
         heard = await speak_in_process(
             self,
             self.microphone.mic.say,

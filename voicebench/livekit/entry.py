@@ -92,10 +92,10 @@ def _raised(spec: LiveKitSpec, exc: BaseException) -> RunError:
 
 async def start_agent(spec: LiveKitSpec, bind: Bind, *, timeout_s: float) -> StandInJob | None:
     """Run the entrypoint and start the session it makes, given voicebench's audio by
-    ``bind`` just before it starts. A worker entrypoint is run until it returns (its greeting
-    played, when it awaits one), for ``timeout_s`` at most (then cancelled, its session kept
-    if it started one); its stand-in job is returned, for its shutdown callbacks. What the
-    user's code raises is a RunError quoting it."""
+    ``bind`` just before it starts. A worker entrypoint is run until its session has started
+    (``timeout_s`` at most) and goes on from there (to its greeting, say) as the stand-in
+    job's ``running`` task; the job is returned, to be closed with the agent. What the
+    user's code raises before its session starts is a RunError quoting it."""
     found = load_entrypoint(spec)
     entrypoint = _server_entrypoint(found) or found
     if _server_entrypoint(found) is not None or takes_job(entrypoint):
@@ -124,20 +124,25 @@ async def _run_job(
             if inspect.isawaitable(made):
                 await made
         task = asyncio.ensure_future(entrypoint(job))
-        await asyncio.wait({task}, timeout=timeout_s)
+        ready = asyncio.ensure_future(job.room.ready.wait())
+        try:
+            await asyncio.wait({task, ready}, timeout=timeout_s, return_when="FIRST_COMPLETED")
+        finally:
+            ready.cancel()
         if task.done():
             task.result()
     except Exception as exc:
         raise _raised(spec, exc) from exc
     finally:
-        if task is not None and not task.done():
+        if task is not None and not task.done() and not job.room.ready.is_set():
             task.cancel()
-    if job.room.started is None:
+    if not job.room.ready.is_set():
         what = "returned" if task is not None and task.done() else f"ran {timeout_s:g} s"
         raise RunError(
             f"the LiveKit entrypoint {spec.entrypoint} {what} without starting an "
             "AgentSession on ctx.room (await session.start(room=ctx.room, agent=...))"
         )
+    job.running = None if task is None or task.done() else task
     return job
 
 

@@ -22,6 +22,7 @@ input) belong to a room's tracks and are set aside with the room.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 from collections.abc import Awaitable, Callable
@@ -47,6 +48,8 @@ class StandInRoom:
         self._bind = bind
         self.started: tuple[Agent, AgentSession] | None = None
         """The agent and session the entrypoint started on this room."""
+        self.ready = asyncio.Event()
+        """Set once that session has started."""
 
     def isconnected(self) -> bool:
         return True
@@ -58,7 +61,9 @@ class StandInRoom:
             )
         self._bind(agent, session)
         self.started = (agent, session)
-        return await start()
+        result = await start()
+        self.ready.set()
+        return result
 
 
 class StandInJob:
@@ -71,6 +76,8 @@ class StandInJob:
         )
         self.log_context_fields: dict[str, Any] = {}
         self._shutdown: list[Callable[..., Awaitable[None]]] = []
+        self.running: asyncio.Task | None = None
+        """The entrypoint, when it goes on after its session started (awaiting its greeting)."""
 
     async def connect(self, *args: Any, **kwargs: Any) -> None:
         """Nothing to join: the session's audio is voicebench's."""
@@ -90,8 +97,12 @@ class StandInJob:
     def shutdown(self, reason: str = "user requested") -> None:
         """Ends the job when voicebench does."""
 
-    async def run_shutdown(self, reason: str = "voicebench is done") -> None:
-        """Call the shutdown callbacks, each with the reason if it takes one."""
+    async def close(self, reason: str = "voicebench is done") -> None:
+        """Stop the entrypoint if it is still running, then call the shutdown callbacks, each
+        with the reason if it takes one."""
+        if self.running is not None and not self.running.done():
+            self.running.cancel()
+            await asyncio.gather(self.running, return_exceptions=True)
         for callback in self._shutdown:
             takes_reason = len(inspect.signature(callback).parameters) >= 1
             await (callback(reason) if takes_reason else callback())

@@ -16,6 +16,8 @@ section, the gates and compare all read them here).
   agent, which is timed as a black box). A missing stage
   counts as 0 ms (the next stage then starts at the last known boundary), so the mean stages
   add up to the mean TTFA exactly; medians would not add up.
+- The agent's openings (what it said when a call started, ``runlog.openings``) are not turns:
+  their TTFA, from the call's start, is a distribution of its own, each opening its own cluster.
 - A repeated run (``--repeat``) pools its passes: an item's turns of every pass are one
   cluster, so the intervals do not count a repeat as new evidence about another item; each
   pass's own figures are in ``passes`` (``metrics.repeats``).
@@ -40,7 +42,7 @@ from voicebench.metrics.models import (
 )
 from voicebench.metrics.repeats import PassFigures, by_pass
 from voicebench.metrics.scenarios import scenario_figures
-from voicebench.metrics.summary import count_kinds
+from voicebench.metrics.summary import count_kinds, opening_ttfa
 from voicebench.runlog import RunHeader, TurnRecord
 from voicebench.timing import STAGE_NAMES, TurnTiming
 
@@ -179,7 +181,10 @@ def agent_latency(
     budget_ttfa_ms: float,
     seed: int = 0,
     turn_timeout_ms: float = 60_000.0,
+    openings: Sequence[TurnRecord] = (),
 ) -> AgentLatency:
+    """The run's latency figures, from its turns, and from the agent's ``openings`` (its
+    greetings) their TTFA apart, each opening its own call."""
     cold = cold_flags(records)
 
     def figures(name: str, keep) -> tuple[list[float], list[str]]:
@@ -262,6 +267,9 @@ def agent_latency(
         ttfa_cold=dist("ttfa_ms", budget_ttfa_ms, lambda c: c),
         ttfa_censored=censored,
         censored_at_ms=turn_timeout_ms if failed else None,
+        opening_ttfa=distribution(opening_ttfa(openings), budget_ttfa_ms) if openings else None,
+        openings=len(openings),
+        openings_failed=sum(r.error is not None for r in openings),
         cold_turns=sum(cold),
         within_budget=within_budgets(
             records, budget_ttfa_ms=budget_ttfa_ms, budget_ttft_ms=budget_ttft_ms

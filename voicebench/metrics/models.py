@@ -98,6 +98,11 @@ class AgentLatency(FrozenModel):
     """TTFA with each failed turn counted as the turn timeout (``censored_at_ms``), so failures
     raise the percentiles instead of vanishing; None when no turn failed."""
     censored_at_ms: float | None = None
+    opening_ttfa: Distribution | None = None
+    """The agent's openings (its greetings, ``runlog.openings``): TTFA from the call's start to
+    its first sound, over each opening that played one; None when it never spoke first."""
+    openings: int = 0
+    openings_failed: int = 0
     cold_turns: int
     within_budget: float | None
     """Share of all turns (failed ones count as misses) within both budgets."""

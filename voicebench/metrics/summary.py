@@ -13,6 +13,8 @@ from voicebench.runlog.models import TurnRecord
 from voicebench.timing import REPORTED_STAGES, STAGE_NAMES
 
 PERCENTILES = (50, 90, 95)
+OPENING_ROW = "opening TTFA"
+"""The summary's row of the openings' TTFA, from the call's start."""
 
 
 @dataclass(frozen=True)
@@ -55,9 +57,24 @@ class RunSummary:
     ttft_within_budget: float | None
     """Share of timed turns with TTFT <= 500 ms."""
     mean_wer: float | None
+    openings: int = 0
+    """The agent's openings (``runlog.openings``), its greetings: none when it never spoke
+    first. When there are any, ``rows`` ends with ``opening TTFA`` (from the call's start)."""
+    openings_failed: int = 0
 
 
-def summarize(records: Sequence[TurnRecord]) -> RunSummary:
+def opening_ttfa(openings: Sequence[TurnRecord]) -> list[float]:
+    """The TTFA of every opening that has one: from the call's start to its first sound."""
+    return [
+        r.timing.ttfa_ms
+        for r in openings
+        if r.error is None and r.timing is not None and r.timing.ttfa_ms is not None
+    ]
+
+
+def summarize(records: Sequence[TurnRecord], openings: Sequence[TurnRecord] = ()) -> RunSummary:
+    """The stages, TTFT and TTFA of the seeker's turns (``records``), and of the agent's
+    ``openings`` their TTFA, on a row of its own."""
     timed = [r.timing for r in records if r.timing is not None]
     stages = [
         _summary(
@@ -70,6 +87,8 @@ def summarize(records: Sequence[TurnRecord]) -> RunSummary:
     ttft = [t.ttft_ms for t in timed if t.ttft_ms is not None]
     ttfa = [t.ttfa_ms for t in timed if t.ttfa_ms is not None]
     rows += [_summary("TTFT", ttft), _summary("TTFA", ttfa)]
+    if openings:
+        rows.append(_summary(OPENING_ROW, opening_ttfa(openings)))
     wers = [r.asr_wer for r in records if r.asr_wer is not None]
     return RunSummary(
         turns=len(records),
@@ -78,6 +97,8 @@ def summarize(records: Sequence[TurnRecord]) -> RunSummary:
         rows=tuple(rows),
         ttft_within_budget=(sum(v <= TTFT_BUDGET_MS for v in ttft) / len(ttft)) if ttft else None,
         mean_wer=float(np.mean(wers)) if wers else None,
+        openings=len(openings),
+        openings_failed=sum(r.error is not None for r in openings),
     )
 
 

@@ -15,12 +15,18 @@ from pathlib import Path
 
 import numpy as np
 
-from voicebench.agent.interface import Agent
-from voicebench.agentspec import AgentSpec
+from voicebench.agent.interface import Agent, opening_of
+from voicebench.agentspec import AgentSpec, api_key
 from voicebench.dialogues import Dialogue, Role
 from voicebench.fixtures import Manifest, write_wav
 from voicebench.recordings.calls import CallTape
-from voicebench.replaying.speak import SpokenTurn, drawn_scenario, hand_over_ms, speak_turn
+from voicebench.replaying.speak import (
+    SpokenTurn,
+    drawn_scenario,
+    hand_over_ms,
+    speak_turn,
+    spoken_opening,
+)
 from voicebench.runlog import ReplayMode, TurnRecord
 from voicebench.scenarios import Scenario
 
@@ -80,13 +86,16 @@ def turn_record(
     repeat: int = 0,
     audio_prefix: str = "",
     call: CallTape | None = None,
+    opening: bool = False,
 ) -> TurnRecord:
-    """The record of seeker turn ``k`` of ``dialogue`` as spoken in pass ``repeat``; its
-    reply's audio is written to ``audio_dir`` (None keeps none), its name after
-    ``audio_prefix``, and the turn laid on its ``call``'s recording."""
+    """The record of seeker turn ``k`` of ``dialogue`` as spoken in pass ``repeat`` (or, with
+    ``opening``, of what the agent said before it, when the call started); its reply's audio
+    is written to ``audio_dir`` (None keeps none), its name after ``audio_prefix``, and the
+    turn laid on its ``call``'s recording."""
     audio_path = None
     if audio_dir is not None and spoken.heard.audio.size:
-        name = f"{dialogue.id}__t{k:02d}" + (f"__r{repeat}" if repeat else "") + ".wav"
+        which = "opening" if opening else f"t{k:02d}"
+        name = f"{dialogue.id}__{which}" + (f"__r{repeat}" if repeat else "") + ".wav"
         name = audio_prefix + name
         audio_path = f"{audio_dir.name}/{name}"
         write_wav(audio_dir / name, spoken.heard.audio, AUDIO_RATE)
@@ -97,9 +106,10 @@ def turn_record(
         agent_name=spec.name,
         dialogue_id=dialogue.id,
         turn_index=k,
+        opening=opening,
         final=final,
         adversarial=dialogue.adversarial,
-        user_text=dialogue.turns[k].text,
+        user_text="" if opening else dialogue.turns[k].text,
         user_transcript=spoken.user_transcript,
         asr_wer=spoken.asr_wer,
         reply_text=spoken.reply_text,
@@ -151,10 +161,31 @@ async def play_dialogue(
     draws use ``repeat_seed``). ``audio_prefix`` starts each reply's audio file name;
     ``final_audio_only`` keeps only the final turn's (a load's calls). ``call``: the
     recording the turns are laid on (``recordings.calls``), from a new stretch of it: the agent
-    may be a new one, on its own clock."""
+    may be a new one, on its own clock.
+
+    An agent that was just started and spoke first (``interface.opening_of``: a greeting,
+    heard to its end here) has that opening yielded first, its record's ``opening`` set,
+    before the turn it came before."""
     seed = repeat_seed(seed, repeat)
     if call is not None:
         call.begin()
+    heard = await opening_of(agent) if cold else None
+    if heard is not None and turns:
+        yield turn_record(
+            spec,
+            dialogue,
+            turns[0],
+            spoken_opening(heard, secret=api_key(spec), timeout_s=timeout_s),
+            run_id=run_id,
+            final=False,
+            cold=True,
+            started_at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+            audio_dir=None if final_audio_only else audio_dir,
+            repeat=repeat,
+            audio_prefix=audio_prefix,
+            call=call,
+            opening=True,
+        )
     done = dict(earlier or {})
     handed_over = False  # the turn before returned with the agent still speaking
     for i, k in enumerate(turns):

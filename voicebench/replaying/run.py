@@ -3,7 +3,9 @@
 Every seeker turn of every selected dialogue is spoken; each gives one ``TurnRecord``. A
 failure inside a turn (no reply, no audio, an error frame, a timeout) is recorded on that
 turn and the pipeline is rebuilt before the next one, so one bad turn never ends the run.
-Restarting the same command resumes: finished turns are read back and skipped.
+Restarting the same command resumes: finished turns are read back and skipped. What the agent
+says when it starts, before it is spoken to (a greeting), is its call's opening, kept in
+``openings.jsonl`` (``voicebench.runlog.openings``).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from voicebench.errors import InputError
 from voicebench.recordings.calls import CallTape, call_name
 from voicebench.replaying.folder import AgentSlot, open_run, run_header
 from voicebench.replaying.play import play_dialogue
-from voicebench.runlog import ReplayMode, TurnRecord
+from voicebench.runlog import ReplayMode, TurnRecord, append_opening
 from voicebench.scenarios import parse_scenario
 
 
@@ -132,6 +134,11 @@ async def replay(
                         repeat=repeat,
                         call=call,
                     ):
+                        if record.opening:  # not one of the turns: kept in openings.jsonl
+                            append_opening(out_dir, record)
+                            if progress:
+                                progress(RunProgress(len(done), len(plan), record))
+                            continue
                         await asyncio.to_thread(run.store.append, record)
                         done[(repeat, dialogue.id, record.turn_index)] = record
                         records.append(record)

@@ -89,21 +89,9 @@ def _turn_error(
     """Why the turn failed, by kind, with a reason naming the stage; None if it did not."""
     events = heard.events
     has = {e.kind for e in events}
-    errors = [e for e in events if e.kind is EventKind.ERROR]
-    if heard.failure is not None:
-        return heard.failure
-    if errors:
-        first = errors[0]
-        reason = first.text
-        if first.source == "llm":
-            tokens = sum(e.kind is EventKind.LLM_TOKEN and e.ns < first.ns for e in events)
-            if tokens:
-                reason = f"the reply stream broke off after {tokens} token(s): {reason}"
-            if llm_calls and llm_calls > 1:
-                reason += f" ({llm_calls} requests: the client retried)"
-        return TurnError(
-            kind=f"{first.source}_error" if first.source else "pipeline_error", reason=reason
-        )
+    reported = _reported_error(heard, llm_calls)
+    if reported is not None:
+        return reported
     if heard.speech_to_speech:
         return _speech_to_speech_error(heard, timing, timeout_s)
     if heard.black_box:
@@ -139,6 +127,53 @@ def _turn_error(
             )
         return TurnError(kind="no_audio", reason="no audible bot audio was played")
     return None
+
+
+def _reported_error(heard: HeardTurn, llm_calls: int | None) -> TurnError | None:
+    """A failure the agent reported: one it knows of itself, or its first error event."""
+    if heard.failure is not None:
+        return heard.failure
+    errors = [e for e in heard.events if e.kind is EventKind.ERROR]
+    if not errors:
+        return None
+    first = errors[0]
+    reason = first.text
+    if first.source == "llm":
+        tokens = sum(e.kind is EventKind.LLM_TOKEN and e.ns < first.ns for e in heard.events)
+        if tokens:
+            reason = f"the reply stream broke off after {tokens} token(s): {reason}"
+        if llm_calls and llm_calls > 1:
+            reason += f" ({llm_calls} requests: the client retried)"
+    return TurnError(
+        kind=f"{first.source}_error" if first.source else "pipeline_error", reason=reason
+    )
+
+
+def spoken_opening(
+    heard: HeardTurn, *, secret: str | None = None, timeout_s: float = TURN_TIMEOUT_S
+) -> SpokenTurn:
+    """What an agent said when its call started (``interface.opening_of``), timed from the
+    call's start: nothing was said to it, so it failed only by an error, by not ending within
+    ``timeout_s`` or by playing nothing audible."""
+    timing = derive_timing(heard.events, heard.speech_end_ns)
+    llm_calls = sum(e.kind is EventKind.LLM_SENT for e in heard.events) or None
+    error = _reported_error(heard, llm_calls)
+    if error is None and heard.timed_out:
+        error = TurnError(kind="timeout", reason=f"the opening did not end within {timeout_s:g} s")
+    if error is None and timing.audio_out_ns is None:
+        error = TurnError(kind="no_audio", reason="no audible bot audio was played")
+    if error is not None:
+        error = error.model_copy(update={"reason": redact(error.reason, secret)})
+    return SpokenTurn(
+        heard=heard,
+        timing=timing,
+        user_transcript="",
+        asr_wer=None,
+        reply_text=reply_text(heard.events, timing),
+        llm_requests=sum(e.kind is EventKind.LLM_REQUEST for e in heard.events),
+        llm_calls=llm_calls,
+        error=error,
+    )
 
 
 def _speech_to_speech_error(

@@ -37,8 +37,7 @@ from voicebench.judging import (
     read_replies,
 )
 from voicebench.judging.cards import card_of_judging, figure_warning, trust_warning
-from voicebench.metrics import AgentLatency, count_kinds
-from voicebench.metrics.latency import agent_latency
+from voicebench.metrics import AgentLatency, agent_latency, count_kinds
 from voicebench.rating import NothingToRateError, current_ratings
 from voicebench.reporting import figures
 from voicebench.reporting.humans import agreement_figure
@@ -52,6 +51,7 @@ from voicebench.runlog import (
     RunHeader,
     TurnRecord,
     read_header,
+    read_openings,
     read_turns,
 )
 from voicebench.strategies import LABELS_FILE, read_labels, summarize_labels
@@ -310,6 +310,7 @@ def build_report(
             budget_ttfa_ms=budget_ttfa_ms,
             seed=seed,
             turn_timeout_ms=r.header.turn_timeout_s * 1000,
+            openings=read_openings(r.dir),
         ).model_copy(
             update={"agent_name": name, "judged_as": r.header.agent.name}
             if name != r.header.agent.name

@@ -84,6 +84,9 @@ def distribution_table(report: Report) -> Table:
         ]
         if a.ttfa_censored is not None and a.censored_at_ms is not None:
             rows_of.append((f"TTFA, failed as {a.censored_at_ms / 1000:g} s", a.ttfa_censored))
+        if a.opening_ttfa is not None:
+            failed = f", {a.openings_failed} failed" if a.openings_failed else ""
+            rows_of.append((f"opening TTFA ({a.openings}{failed})", a.opening_ttfa))
         for label, d in rows_of:
             rows.append(
                 (
@@ -109,7 +112,9 @@ def distribution_table(report: Report) -> Table:
         "p90, 60 for p95, 300 for p99); with fewer it is too few to tell. "
         "Cold: the agent's first turn after each start (model loading, new connections); "
         "warm: the rest. Failed turns have no TTFA: the 'failed as' row counts each as "
-        "the turn timeout.",
+        "the turn timeout. Opening: what the agent said when a call started, before anyone "
+        "spoke to it (its greeting; how many in brackets), timed from the call's start and "
+        "kept apart from the turns.",
         numeric=_numeric(headers, 0, 1),
     )
 

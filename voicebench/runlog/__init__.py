@@ -10,6 +10,7 @@ from voicebench.runlog.models import (
     TurnError,
     TurnRecord,
 )
+from voicebench.runlog.openings import OPENINGS_FILE, append_opening, read_openings
 from voicebench.runlog.store import (
     HEADER_FILE,
     TURNS_FILE,
@@ -24,6 +25,7 @@ from voicebench.runlog.store import (
 
 __all__ = [
     "HEADER_FILE",
+    "OPENINGS_FILE",
     "REPLAY_MODES",
     "RUNLOG_SCHEMA_VERSION",
     "TURNS_FILE",
@@ -34,10 +36,12 @@ __all__ = [
     "ScenarioOutcome",
     "TurnError",
     "TurnRecord",
+    "append_opening",
     "default_run_dir",
     "folder_stamp",
     "header_json",
     "parse_header",
     "read_header",
+    "read_openings",
     "read_turns",
 ]

@@ -15,6 +15,9 @@ key, never the key.
 
 Versions:
 
+- 4, later: a run folder may have ``openings.jsonl``, what the agent said when a call started,
+  before the caller said anything (``voicebench.runlog.openings``), each a turn record with
+  ``opening`` set; runs without the file had none recorded.
 - 4, later: the header may have ``hosts``, the machine and software each sitting of the run
   measured with and how busy the machine was (``voicebench.host``); logs without it have no
   host recorded.
@@ -142,7 +145,8 @@ class CallRef(FrozenModel):
 
 
 class TurnRecord(Versioned):
-    """One spoken seeker turn and the agent's answer to it."""
+    """One spoken seeker turn and the agent's answer to it, or (``opening``) what the agent
+    said when its call started, before the seeker said anything."""
 
     READABLE: ClassVar[tuple[int, ...]] = READABLE_SCHEMA_VERSIONS
     VERSION_REQUIRED: ClassVar[bool] = True
@@ -156,7 +160,12 @@ class TurnRecord(Versioned):
     dialogue_id: str
     """Which dialogue."""
     turn_index: int = Field(ge=0)
-    """Index of the spoken seeker turn in the dialogue's turns."""
+    """Index of the spoken seeker turn in the dialogue's turns; of an opening, the seeker turn
+    played after it."""
+    opening: bool = Field(default=False, exclude_if=lambda v: not v)
+    """The agent's opening (a greeting): what it said when its call started, before the seeker
+    said anything. Its TTFA runs from the call's start (``timing.speech_end_ns`` is that
+    moment); ``user_text`` is empty. Kept in ``openings.jsonl``, never among the turns."""
     final: bool
     """Whether this is the item's last seeker turn, the one whose reply is judged."""
     adversarial: bool = False

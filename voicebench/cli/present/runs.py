@@ -10,6 +10,7 @@ from rich.table import Table
 
 from voicebench.api import TTFA_BUDGET_MS, TTFT_BUDGET_MS
 from voicebench.api.views import (
+    OPENING_ROW,
     OVERLAP_GROUPS,
     PERCENTILES,
     TOO_FEW,
@@ -46,7 +47,7 @@ def summary_table(summary: RunSummary, title: str) -> Table:
     for p in PERCENTILES:
         table.add_column(f"p{p} ms", justify="right")
     for row in summary.rows:
-        if row.name == "TTFT":
+        if row.name in ("TTFT", OPENING_ROW):
             table.add_section()
         table.add_row(row.name, str(row.n), _fmt(row.p50), _fmt(row.p90), _fmt(row.p95))
     share = (
@@ -58,6 +59,12 @@ def summary_table(summary: RunSummary, title: str) -> Table:
         + (f" ({kinds_text(summary.failed_by_kind)})" if summary.failed else "")
         + f"; TTFT <= {TTFT_BUDGET_MS:.0f} ms: {share};"
         f" ASR word error rate: {wer}"
+        + (
+            f"; {summary.openings} opening(s), {summary.openings_failed} failed, timed from "
+            "the call's start"
+            if summary.openings
+            else ""
+        )
     )
     table.caption_justify = "left"
     return table
@@ -91,9 +98,7 @@ def show_reported(records: Sequence[TurnRecord]) -> None:
         out.print(reported_table(summary))
 
 
-def _interval(
-    v: Interval | None, scale: float = 1.0, fmt: str = ",.0f", between: str = " "
-) -> str:
+def _interval(v: Interval | None, scale: float = 1.0, fmt: str = ",.0f", between: str = " ") -> str:
     """``1,234 [1,100-1,400]``: the value, ``between``, then its interval."""
     if v is None:
         return "-"
@@ -186,19 +191,26 @@ def turn_line(p: RunProgress) -> str:
     )
     status = f"[red]{r.error.kind}: {plain(r.error.reason)}[/]" if r.error else figures
     again = f" (pass {r.repeat + 1})" if r.repeat else ""
-    return f"[{p.done}/{p.total}] {r.dialogue_id} turn {r.turn_index}{again}  {status}"
+    which = "opening" if r.opening else f"turn {r.turn_index}"
+    return f"[{p.done}/{p.total}] {r.dialogue_id} {which}{again}  {status}"
 
 
 def show_replay(
-    spec: AgentSpec, out_dir: Path, records: list[TurnRecord], hosts: Sequence[Host]
+    spec: AgentSpec,
+    out_dir: Path,
+    records: list[TurnRecord],
+    hosts: Sequence[Host],
+    openings: Sequence[TurnRecord] = (),
 ) -> None:
-    """A finished run's tables, where its log is, and the machine it measured on (warning
-    when it was busy)."""
-    out.print(summary_table(summarize(records), f"{spec.name} ({spec.id}) - {out_dir}"))
+    """A finished run's tables (its turns', and its openings' TTFA), where its log is, and the
+    machine it measured on (warning when it was busy)."""
+    summary = summarize(records, openings)
+    out.print(summary_table(summary, f"{spec.name} ({spec.id}) - {out_dir}"))
     show_reported(records)
     show_scenarios(records)
     show_passes(records)
-    show(f"run log: {out_dir}/turns.jsonl; each dialogue as it happened: {out_dir}/calls/")
+    log = f"{out_dir}/turns.jsonl" + (f" and {out_dir}/openings.jsonl" if openings else "")
+    show(f"run log: {log}; each dialogue as it happened: {out_dir}/calls/")
     show_hosts(spec.name, hosts)
 
 
