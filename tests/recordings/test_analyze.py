@@ -21,6 +21,7 @@ from known_calls import (
 )
 
 from voicebench.errors import InputError, MissingFileError
+from voicebench.fixtures.audio import speech_bounds
 from voicebench.recordings import FRAME_S, call_turns, read_recording, speech_spans
 from voicebench.recordings.folder import analyze_recordings, hear_call
 from voicebench.recordings.importing import import_recordings
@@ -106,6 +107,22 @@ def test_an_utterance_with_short_pauses_is_one_span_and_heard_once(tmp_path: Pat
     assert heard[0] == pytest.approx((end_s - start_s) * RATE, abs=2)
     assert turn.end_s == pytest.approx(end_s, abs=1 / RATE)
     assert turn.latency_s == pytest.approx(0.6, abs=1 / RATE) and turn.talk_over_s == 0
+
+
+def test_an_utterance_of_several_spans_ends_by_the_rule_of_the_whole(tmp_path: Path):
+    # a quiet sentence, then a loud one with a faint tail: under a fiftieth of the whole
+    # utterance's peak (not speech, by the fixtures' rule), over the quiet sentence's
+    call = KnownCall()
+    said = call.place("caller", (speech(CALLER_LINES[0]) * 0.2).astype(np.int16), 0.5)
+    loud = speech(CALLER_LINES[1])
+    faint = 0.012 * np.abs(loud.astype(np.int32)).max()
+    tail = (faint * np.sin(np.arange(640) * 2 * np.pi * 200 / RATE)).astype(np.int16)
+    call.place("caller", np.concatenate([loud, tail]), said[1] + 0.35)
+    for name, rate, subtype in (("call.wav", RATE, "PCM_16"), ("twilio.wav", 8_000, "ULAW")):
+        caller = read_recording(write(tmp_path / name, call.stereo(), rate, subtype)).caller
+        start, end = speech_bounds(caller)
+        (span,) = speech_spans(caller)
+        assert (span.start_s, span.end_s) == pytest.approx((start / RATE, end / RATE), abs=1e-4)
 
 
 @pytest.mark.slow

@@ -15,7 +15,7 @@ below the speech threshold), to the first and last sample above it, the rule voi
 fixtures mark their end of speech by (``speech_spans``). In noise, times are on the 10 ms grid.
 Moved edges can make spans meet (a span carried over a short pause onto the next, which reaches
 back over it): spans that overlap or touch are then one span, so no stretch of a channel is
-read, or transcribed, twice.
+read, or transcribed, twice, and its edges are moved to the sample again as a whole.
 
 Turns. The caller's spans closer than ``PAUSE_S`` are one utterance (a pause within a sentence).
 Each utterance is a turn:
@@ -260,9 +260,24 @@ def speech_spans(
     rms = np.sqrt(np.mean(pcm[: n * WINDOW].astype(np.float64).reshape(n, WINDOW) ** 2, axis=1))
     floor = float(np.percentile(rms, 10)) if n else 0.0
     refined = [_refined(s, rms, floor) for s in spans]
-    if NOISE_MARGIN * floor < SPEECH_THRESHOLD * 32768:
-        refined = [_to_samples(s, pcm, agent) for s in refined]
-    return _joined(sorted(refined, key=lambda s: s.start_s), 0.0)
+    if NOISE_MARGIN * floor >= SPEECH_THRESHOLD * 32768:
+        return _met(refined)
+    placed = [_to_samples(s, pcm, agent) for s in refined]
+    # a span made of several is placed again as a whole: the caller's rule sets its level by
+    # the peak of the whole (its loudest part's), as the fixtures' rule does an utterance's
+    return _met(
+        [
+            _to_samples(m, pcm, agent)
+            if sum(m.start_s <= s.start_s < m.end_s for s in placed) > 1
+            else m
+            for m in _met(placed)
+        ]
+    )
+
+
+def _met(spans: list[Span]) -> list[Span]:
+    """Spans that overlap or touch as one (``_joined`` with no gap), in order."""
+    return _joined(sorted(spans, key=lambda s: s.start_s), 0.0)
 
 
 def call_turns(rec: Recording) -> list[RecordedTurn]:
