@@ -5,7 +5,8 @@ it to a latency budget and to the human reference on quality. Point it at your a
 VOICEBENCH_AGENT (a spec file, or a shipped name such as `local`); the gate and the number of
 items can be changed the same way. A failing gate names the figure, its value and its 95%
 interval (or that there are too few dialogues for one: 6 for a p50, 30 for a p90), and pytest
-prints the run folder, kept for a look.
+prints the run folder, kept for a look. The quality test is skipped, saying why, when fewer
+than 6 items were judged or the judge is below the trust bar (`pytest -rs` shows it).
 """
 
 import os

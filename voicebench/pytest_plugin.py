@@ -11,19 +11,27 @@ Mark a test with the agent to replay, take the ``voicebench_run`` fixture (and
         expect(voicebench_run, max_ttfa_p90_ms=1200, max_failed_pct=0)
         expect_not_below(voicebench_judging, voicebench_run.agent, reference="human")
 
+``expect_not_below`` fails only on an Elo difference clearly below zero, and skips the test,
+saying why, when it cannot tell: too few judged items, or an untrusted judge.
+
 With ``repeat=K`` every item is replayed K times, and ``expect(..., every_repeat=True)`` asks
 that each gate holds in every one of the K passes (pass^k), not only pooled.
 
 The marker takes ``replay``'s arguments (``agent``, ``dialogues``, ``fixtures``, ``limit``,
 ``ids``, ``scenarios``, ``seed``, ``mode``, ``repeat``) and ``judge`` (a judge spec for
 ``voicebench_judging``; default ``local-smoke``). Tests with the same marker share one
-replay and one judging. The folders go under ``--voicebench-dir`` (default: pytest's
-temporary folder); a folder that a failed test used is kept and its path is printed with the
-failure, the others are removed at the end of the session.
+replay and one judging, in folders named after what they hold: ``run-AGENT-HASH`` (the hash
+of the marker's replay arguments) and ``judging-JUDGE-HASH`` (of the run's folder and the
+judge), the same whichever test asks first. The folders go under ``--voicebench-dir``
+(default: pytest's temporary folder); a folder that a failed test used is kept and its path is
+printed with the failure, the others are removed at the end of the session, and a kept one is
+resumed by the next session with the same marker.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import shutil
 from collections.abc import Callable, Iterator
@@ -117,12 +125,55 @@ def voicebench_replay(
 
 
 def _fresh(request: pytest.FixtureRequest, factory: pytest.TempPathFactory, kind: str) -> Path:
+    """A folder of this test's own."""
+    made = request.config.stash[_FOLDERS]
+    return _folder(request, factory, f"{kind}-{len(made)}-{request.node.name}")
+
+
+def _shared(
+    request: pytest.FixtureRequest,
+    factory: pytest.TempPathFactory,
+    kind: str,
+    what: Any,
+    settings: dict[str, Any],
+) -> Path:
+    """The folder of a replay or a judging that tests share: ``KIND-WHAT-HASH``, ``what``
+    (an agent or judge spec) by its name and the hash of ``settings``, so the same marker
+    names the same folder in any test order and in the next session."""
+    digest = hashlib.sha256(json.dumps(_stable(settings), sort_keys=True).encode()).hexdigest()
+    return _folder(request, factory, f"{kind}-{_name_of(what)}-{digest[:12]}")
+
+
+def _folder(request: pytest.FixtureRequest, factory: pytest.TempPathFactory, name: str) -> Path:
     base = _base(request.config, factory)
     base.mkdir(parents=True, exist_ok=True)
-    made = request.config.stash[_FOLDERS]
-    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", request.node.name)
-    made.append(base / f"{kind}-{len(made)}-{name}"[:120])
-    return made[-1]
+    path = base / re.sub(r"[^A-Za-z0-9_.-]+", "-", name)[:120]
+    request.config.stash[_FOLDERS].append(path)
+    return path
+
+
+def _name_of(spec: Any) -> str:
+    """A spec's name: a path's stem, a shipped name as it is, a loaded spec's ``name``."""
+    if isinstance(spec, str | Path):
+        return Path(spec).stem or "spec"
+    return str(getattr(spec, "name", type(spec).__name__))
+
+
+def _stable(value: Any) -> Any:
+    """``value`` as JSON that reads the same in every process (a set sorted, a path as text,
+    a loaded spec by its fields)."""
+    if isinstance(value, dict):
+        return {str(k): _stable(v) for k, v in value.items()}
+    if isinstance(value, set | frozenset):
+        return sorted((_stable(v) for v in value), key=repr)
+    if isinstance(value, list | tuple):
+        return [_stable(v) for v in value]
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    if isinstance(value, Path):
+        return str(value)
+    dump = getattr(value, "model_dump", None)
+    return _stable(dump(mode="json")) if callable(dump) else repr(value)
 
 
 def _marker(request: pytest.FixtureRequest) -> dict[str, Any]:
@@ -166,8 +217,8 @@ def voicebench_run(
     cache = request.config.stash[_RESULTS]
     key = ("run", _key(args))
     if key not in cache:
+        out = _shared(request, tmp_path_factory, "run", args["agent"], args)
         agent = args.pop("agent")
-        out = _fresh(request, tmp_path_factory, "run")
         cache[key] = _readable(request, lambda: api.replay(agent, out=out, **args))
     run: Run = cache[key]
     yield run
@@ -185,7 +236,8 @@ def voicebench_judging(
     cache = request.config.stash[_RESULTS]
     key = ("judging", str(voicebench_run.path), repr(spec))
     if key not in cache:
-        out = _fresh(request, tmp_path_factory, "judging")
+        settings = {"run": voicebench_run.path.name, "judge": spec}
+        out = _shared(request, tmp_path_factory, "judging", spec, settings)
         cache[key] = _readable(request, lambda: api.judge([voicebench_run], judge=spec, out=out))
     judging: Judging = cache[key]
     yield judging
@@ -224,10 +276,17 @@ def expect(
 
 def expect_not_below(judging: Judging, contestant: str, *, reference: str = "human") -> None:
     """Fail the test when ``contestant``'s HEART Elo is clearly below ``reference``'s: the
-    95% interval of their difference lies wholly below zero. Pairs the judge left undecided
-    (the verdict flipped with the order) are no evidence either way; a judge that answered
-    nothing at all fails the test."""
-    from voicebench.rating import NothingToRateError
+    95% interval of their difference lies wholly below zero, decided as ``voicebench check``
+    decides a gate (``gates.check.evaluate``). Pairs the judge left undecided (the verdict
+    flipped with the order) are no evidence either way; a judge that answered nothing at all
+    fails the test. When the difference rests on too few judged items for an interval (6, as
+    a median's), or the judge is below the trust bar or unmeasured (its card, as the report's
+    banner reads it), the test is skipped saying so ("too few to tell", "untrusted judge"),
+    as ``voicebench check`` exits 4: it neither passes nor fails."""
+    from voicebench.bootstrap import TOO_FEW, clusters_needed
+    from voicebench.gates.check import Gate, evaluate
+    from voicebench.gates.figures import elo_difference_figure
+    from voicebench.judging.cards import card_of_judging, trust_warning
 
     verdicts = judging.verdicts
     if not any(v.answer is not None for v in verdicts):
@@ -237,13 +296,23 @@ def expect_not_below(judging: Judging, contestant: str, *, reference: str = "hum
     names = judging.contestants
     if reference not in names:  # "human" for "human/reference"
         reference = next((c for c in names if c.startswith(reference + "/")), reference)
-    try:
-        diff = judging.elo_difference(reference, contestant)
-    except NothingToRateError:
-        return  # every pair undecided: nothing says the contestant is below
-    if diff.clearly_below:
-        pytest.fail(
-            f"{contestant}'s Elo is clearly below {reference}'s in {judging.path}: "
-            f"{diff.value:+.0f} (95% CI {diff.low:+.0f} to {diff.high:+.0f})",
-            False,
+    diff = elo_difference_figure(judging.path, reference, contestant)
+    result = evaluate(Gate(name="min_elo_difference", bound=0.0), {diff.key: diff})
+    what = f"{contestant}'s Elo against {reference}'s in {judging.path}"
+    shown = f"{diff.value:+.0f}" + (
+        "" if diff.too_few else f" (95% CI {diff.low:+.0f} to {diff.high:+.0f})"
+    )
+    unsure = []
+    if result.too_few:
+        unsure.append(
+            f"{TOO_FEW}: {shown} on {diff.clusters} judged item"
+            + ("" if diff.clusters == 1 else "s")
+            + f", an interval needs {clusters_needed()}"
         )
+    untrusted = trust_warning(card_of_judging(judging.path))
+    if untrusted is not None:
+        unsure.append(f"untrusted judge: {untrusted}")
+    if unsure:
+        pytest.skip(f"{what}: " + "; ".join(unsure))
+    if not result.passed and result.decided:
+        pytest.fail(f"{what} is clearly below: {shown}", False)

@@ -1,6 +1,7 @@
 """The shipped pytest example (examples/test_my_agent.py) against the scripted agent, through
-the installed plugin: it passes, and a gate tightened below the measured figure fails with the
-figure, its interval and the kept run folder named."""
+the installed plugin: it passes (its quality test skipped, saying why: one item, the smoke
+judge), and a gate tightened below the measured figure fails with the figure, its interval and
+the kept run folder named."""
 
 from __future__ import annotations
 
@@ -41,7 +42,8 @@ def test_the_example_fails_readably_then_passes(tmp_path, short_set):
     tight = _pytest(folder, short_set, VOICEBENCH_MAX_TTFA_P90_MS="1")
     assert tight.returncode == 1, tight.stdout[-3000:] + tight.stderr[-2000:]
     out = tight.stdout
-    assert "1 failed, 1 passed" in out
+    # the quality test: one item and the smoke judge say nothing, and it says so
+    assert "1 failed, 1 skipped" in out
     assert "voicebench gates failed in" in out
     # one dialogue of 3 turns: no interval, so the gate is decided by the value and says so
     gate = re.search(r"ttfa_p90_ms = ([\d,.]+) ms \(no interval\), bound <= 1\.0 ms", out)
@@ -55,9 +57,13 @@ def test_the_example_fails_readably_then_passes(tmp_path, short_set):
     assert sorted(p.name for p in folder.iterdir()) == [run.name]
 
     # the same suite with the gate as shipped: passes, resuming the kept run
-    fine = _pytest(folder, short_set)
+    fine = _pytest(folder, short_set, PYTEST_ADDOPTS="-rs")
     assert fine.returncode == 0, fine.stdout[-3000:] + fine.stderr[-2000:]
-    assert "2 passed" in fine.stdout
+    assert "1 passed, 1 skipped" in fine.stdout
+    said = " ".join(fine.stdout.split())
+    # one item, whether or not the smoke judge's two orders agreed on it
+    assert re.search(r"too few to tell: [+-]?\d+ on [01] judged items?, an interval needs 6", said)
+    assert "untrusted judge: judge no better than chance" in said
     assert not folder.exists() or not any(folder.iterdir())
 
 

@@ -6,7 +6,9 @@ turns kept together, as in the report; none when there are too few dialogues to 
 ``bootstrap.clusters_needed``) and, with the interruption scenarios, the stop latency and the
 yield, false-yield and premature-reply shares. A judging folder (``judging.json``) gives each
 contestant's Elo (bootstrap interval over items, the asymptotic one when there is none) and
-the judge's measured gold accuracy (its card's Wilson interval).
+the judge's measured gold accuracy (its card's Wilson interval). ``elo_difference_figure``
+gives one contestant's Elo minus another's, which the pytest plugin's ``expect_not_below``
+decides as a gate.
 
 Shares are in per cent. A figure that the folder cannot give is absent from the mapping; the
 gate that asks for it says why.
@@ -232,6 +234,36 @@ def judging_figures(judging_dir: Path, contestant: str | None) -> dict[str, Figu
         key="elo", value=rating.elo, low=low, high=high, n=rating.decided, unit="Elo"
     )
     return out
+
+
+def elo_difference_figure(judging_dir: Path, base: str, new: str) -> Figure:
+    """``new``'s HEART Elo minus ``base``'s, fitted together, with its 95% interval over items
+    resampled (``rating.elo_difference``); ``n``: the decided pairs either is in, ``clusters``:
+    their items. On fewer items than an interval needs (``bootstrap.clusters_needed``: 6, as
+    for a median or a share) it has no interval, as every figure: too few to tell."""
+    from voicebench.rating import NothingToRateError, elo_difference
+    from voicebench.rating.wins import item_wins
+
+    try:
+        pairs = [p for p in item_wins(judging_dir).decided if {p.first, p.second} & {base, new}]
+    except NothingToRateError:
+        pairs = []
+    items = bootstrap.count_clusters([p.item_id for p in pairs])
+    if not pairs:  # every pair undecided: nothing to fit
+        return Figure(
+            key="elo_difference", value=0, low=None, high=None, n=0, unit="Elo", clusters=0
+        )
+    value, low, high = elo_difference(judging_dir, base, new)
+    enough = items >= bootstrap.clusters_needed()
+    return Figure(
+        key="elo_difference",
+        value=round(value, 1),
+        low=round(low, 1) if enough else None,
+        high=round(high, 1) if enough else None,
+        n=len(pairs),
+        unit="Elo",
+        clusters=items,
+    )
 
 
 def folder_figures(
