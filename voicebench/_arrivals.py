@@ -74,6 +74,43 @@ def _arrival(ancillary: list[tuple[int, int, bytes]]) -> int:
     return now
 
 
+_SO_TIMESTAMPING = 37
+"""Linux's own number for it (and for its control message), as ``_SO_TIMESTAMPNS``."""
+_TX_FLAGS = (1 << 1) | (1 << 4) | (1 << 11)
+"""Stamp what is sent as the kernel hands it to the device, report software stamps, and
+queue the stamp alone (``SOF_TIMESTAMPING_TX_SOFTWARE | SOFTWARE | OPT_TSONLY``)."""
+_TX_ANCILLARY = socket.CMSG_SPACE(3 * _TIMESPEC.size) + socket.CMSG_SPACE(64) if SUPPORTED else 0
+
+
+def stamp_sends(sock: socket.socket) -> bool:
+    """Ask the kernel to stamp each send of ``sock`` as it leaves (``sent_ns``)."""
+    if not SUPPORTED:
+        return False
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, _SO_TIMESTAMPING, _TX_FLAGS)
+    except OSError:
+        return False
+    return True
+
+
+def sent_ns(sock: socket.socket) -> int | None:
+    """When the last send of a ``stamp_sends`` socket left it (``perf_counter_ns``), from the
+    stamps the kernel queued for it (all taken); None when none is queued."""
+    latest = None
+    while True:
+        try:
+            _data, ancillary, _flags, _address = socket.socket.recvmsg(
+                sock, 1, _TX_ANCILLARY, socket.MSG_ERRQUEUE | socket.MSG_DONTWAIT
+            )
+        except OSError:
+            return latest
+        now_real, now = time.time_ns(), time.perf_counter_ns()
+        for level, kind, data in ancillary:
+            if level == socket.SOL_SOCKET and kind == _SO_TIMESTAMPING:
+                seconds, nanos = _TIMESPEC.unpack(data[: _TIMESPEC.size])
+                latest = now - max(0, now_real - (seconds * 1_000_000_000 + nanos))
+
+
 def recv(sock: socket.socket, max_bytes: int) -> tuple[bytes, int]:
     """Read up to ``max_bytes`` from ``sock`` (raising as ``sock.recv`` does); returns the
     bytes and when they had all arrived (``perf_counter_ns``)."""

@@ -13,6 +13,7 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
+from voicebench import _arrivals as kernel
 from voicebench.errors import RunError
 from voicebench.fixtures.audio import (
     PEAK_FRACTION,
@@ -252,6 +253,12 @@ class Agent:
             return
         start = max(spoken_end_ns + self.delay_ns, time.perf_counter_ns())
         n = self.rate * CHUNK_MS // 1000
+        transport = getattr(ws, "transport", None)
+        line = kernel.stamped(transport.get_extra_info("socket") if transport else None)
+        if line is not None and not kernel.stamp_sends(line):
+            line = None
+        if line is not None:
+            kernel.sent_ns(line)  # (what an earlier reply left queued)
         first_sent = None
         play_end = 0  # when what was sent so far has played on the caller's side
         last_audible: int | None = None
@@ -288,10 +295,13 @@ class Agent:
                 chunk = chunk[:keep]
                 if chunk.size == 0:
                     break
-            # The chunk reaches the caller's socket during the send (loopback), so it is
-            # stamped just before: a stamp after it would count any wait for the core.
+            # When the chunk left, as the kernel stamped it (on loopback it reaches the
+            # caller's socket then): a stamp taken here before or after the send would be off
+            # by any wait for a core in between. The stamp before stands in where there is none.
             sent = time.perf_counter_ns()
             await ws.send(wire.audio(chunk.tobytes()))
+            if line is not None:
+                sent = kernel.sent_ns(line) or sent
             if first_sent is None:
                 first_sent = sent
             plays = max(sent, play_end)
