@@ -237,9 +237,14 @@ class LiveKitSpec(FrozenModel):
     """Start voicebench's OpenAI-compatible speech endpoints for the agent (faster-whisper with
     this model, ``tiny.en`` packaged, and the packaged Piper voice); their base URL is put in
     ``VOICEBENCH_SPEECH_URL`` before the entrypoint is called."""
+    speech_port: int | None = Field(default=None, ge=1, le=65535)
+    """The port of 127.0.0.1 ``serve_speech`` serves on (a free one if not given), for code
+    that names its URL (``base_url="http://127.0.0.1:8000/v1"``)."""
     serve_llm: str | None = None
     """Start the local llama.cpp server with this model (``smollm2-135m`` packaged, or a
-    .gguf path); its base URL is put in ``VOICEBENCH_LLM_URL``."""
+    .gguf path); its base URL is put in ``VOICEBENCH_LLM_URL``. It answers any model name."""
+    llm_port: int | None = Field(default=None, ge=1, le=65535)
+    """The port of 127.0.0.1 ``serve_llm`` serves on (a free one if not given)."""
 
 
 class AgentSpec(FrozenModel):

@@ -1,9 +1,10 @@
 """The local servers a LiveKit agent's spec asks voicebench to start for it (``[livekit]
 serve_speech``, ``serve_llm``): the speech endpoints (``voicebench.live``'s faster-whisper and
-Piper behind OpenAI's audio API) and the packaged LLM on llama.cpp. Their URLs are put in the
-environment, where the user's code reads them: ``VOICEBENCH_SPEECH_URL`` and
-``VOICEBENCH_LLM_URL``. Every session in the process shares one of each (a load runs many);
-the last one to stop stops them."""
+Piper behind OpenAI's audio API) and the packaged LLM on llama.cpp, each on a free port of
+127.0.0.1 or on the one the spec names (``speech_port``, ``llm_port``: for code that writes its
+URLs out). Their URLs are put in the environment, where the user's code reads them:
+``VOICEBENCH_SPEECH_URL`` and ``VOICEBENCH_LLM_URL``. Every session in the process shares one
+of each (a load runs many); the last one to stop stops them."""
 
 from __future__ import annotations
 
@@ -35,21 +36,19 @@ class _Servers:
 _SERVERS = _Servers()
 
 
-async def _start(kind: str, name: str) -> _Shared:
+async def _start(kind: str, name: str, port: int | None) -> _Shared:
     stack = contextlib.AsyncExitStack()
     try:
         if kind == "speech":
             from voicebench.pipeline.speech_api import SpeechServer
 
-            server = await stack.enter_async_context(SpeechServer(stt_model=name))
-            url = server.base_url
+            speech = await stack.enter_async_context(SpeechServer(stt_model=name, port=port))
+            url = speech.base_url
         else:
-            from voicebench.agentspec import LLMSpec
-            from voicebench.llm import connect
+            from voicebench.llm.local import LlamaServer, resolve_gguf
 
-            conn = await connect(LLMSpec(provider="local", model=name), stack)
-            assert conn.base_url is not None
-            url = conn.base_url
+            llm = LlamaServer(resolve_gguf(name), model_alias=name, port=port)
+            url = (await stack.enter_async_context(llm)).base_url
     except BaseException:
         await stack.aclose()
         raise
@@ -62,19 +61,19 @@ async def local_servers(spec: LiveKitSpec) -> AsyncIterator[dict[str, str]]:
     environment too while they run."""
     wanted = []
     if spec.serve_speech is not None:
-        wanted.append(("speech", spec.serve_speech, SPEECH_URL))
+        wanted.append(("speech", spec.serve_speech, spec.speech_port, SPEECH_URL))
     if spec.serve_llm is not None:
-        wanted.append(("llm", spec.serve_llm, LLM_URL))
+        wanted.append(("llm", spec.serve_llm, spec.llm_port, LLM_URL))
     if _SERVERS.lock is None:
         _SERVERS.lock = asyncio.Lock()
     taken: list[tuple[str, str]] = []
     urls: dict[str, str] = {}
     try:
-        for kind, name, variable in wanted:
+        for kind, name, port, variable in wanted:
             async with _SERVERS.lock:
                 shared = _SERVERS.running.get((kind, name))
                 if shared is None:
-                    shared = _SERVERS.running[(kind, name)] = await _start(kind, name)
+                    shared = _SERVERS.running[(kind, name)] = await _start(kind, name, port)
                 shared.users += 1
             taken.append((kind, name))
             urls[variable] = os.environ[variable] = shared.url

@@ -166,9 +166,11 @@ class LlamaServer(HelperServer):
         n_ctx: int = 2048,
         n_threads: int | None = None,
         model_alias: str = "local",
+        port: int | None = None,
     ) -> None:
+        """``port`` of 127.0.0.1: a free one unless given."""
         self.model_path, self.model_alias = model_path, model_alias
-        self.port = free_port()
+        self.port = port or free_port()
         args = self.python_module(
             "llama_cpp.server",
             "--model",

@@ -209,8 +209,16 @@ class SpeechServer(HelperServer):
 
     what = "speech server"
 
-    def __init__(self, *, stt_model: str = "tiny.en", voice: str | None = None, args=()) -> None:
-        self.port = free_port()
+    def __init__(
+        self,
+        *,
+        stt_model: str = "tiny.en",
+        voice: str | None = None,
+        args=(),
+        port: int | None = None,
+    ) -> None:
+        """On ``port`` of 127.0.0.1: a free one unless given."""
+        self.port = port or free_port()
         extra = ["--voice", voice] if voice else []
         super().__init__(
             self.python_module(

@@ -25,10 +25,12 @@ class Format:
     container: str | None
     """FFmpeg's muxer; None for raw PCM."""
     codec: str | None
+    bit_rate: int | None = None
+    """Set where the encoder's own default is far below what a speech API sends."""
 
 
 _FORMATS = {
-    "mp3": Format("audio/mpeg", "mp3", "libmp3lame"),
+    "mp3": Format("audio/mpeg", "mp3", "libmp3lame", 64_000),  # LAME's own: 32 kb/s at 24 kHz
     "opus": Format("audio/opus", "ogg", "libopus"),
     "aac": Format("audio/aac", "adts", "aac"),
     "flac": Format("audio/flac", "flac", "flac"),
@@ -77,6 +79,8 @@ class StreamEncoder:
         self._stream: av.AudioStream = self._container.add_stream(  # type: ignore[assignment]
             self.fmt.codec, rate=rate, layout="mono"
         )
+        if self.fmt.bit_rate is not None:
+            self._stream.codec_context.bit_rate = self.fmt.bit_rate
 
     def encode(self, pcm: np.ndarray) -> bytes:
         samples = np.ascontiguousarray(pcm, dtype="<i2")
