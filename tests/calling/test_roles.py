@@ -39,6 +39,14 @@ def test_a_line_said_again_breaks_role(line):
     assert role_break(line, CARD, earlier) == "saying an earlier line again"
 
 
+def test_the_benchmarks_loop_with_new_first_words_breaks_role():
+    """The offline seeker's line in benchmarks/seeker.py (card 13), said again with its first
+    words changed."""
+    earlier = ["I know, but I just can't stop drinking. It's like a habit."]
+    line = "I'm so sorry, but I just can't stop drinking. It's like a habit."
+    assert role_break(line, CARD, earlier) == "saying an earlier line again"
+
+
 @pytest.mark.parametrize(
     "line",
     [

@@ -103,8 +103,10 @@ REPEAT_MIN_WORDS = 5
 """A shorter line ("I don't know", "Thank you so much") is said again by people too."""
 REPEAT_RUN = 4
 """Words in a row that count as said before."""
-REPEAT_SHARE = 0.8
-"""The share of a line's words, in such runs, that makes it a repeat."""
+REPEAT_SHARE = 0.7
+"""The share of a line's words, in such runs, that makes it a repeat: a loop that changes its
+first words ("I'm so sorry, but I just can't stop drinking. It's like a habit." after "I know,
+but ...") is still one."""
 _GOODBYE = re.compile(r"\b(good ?bye|bye)\b", re.I)
 
 
