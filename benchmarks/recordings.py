@@ -1,5 +1,5 @@
-"""How well a call's turns are timed from its recording alone (``voicebench recordings
-analyze``), against a known truth.
+"""How well a call's turns are timed and transcribed from its recording alone (``voicebench
+recordings analyze``), against a known truth.
 
 Two tables.
 
@@ -16,16 +16,23 @@ Two tables.
    column says how far that moves it from the wideband truth. The utterances and timings are
    not those the analyzer's settings were set on (``tests/helpers/known_calls.py``), and the
    default seed is not the one its edges were checked against while it was written (100): the
-   default calls are held out.
+   default calls are held out. Both channels are transcribed as ``recordings analyze``
+   transcribes them (``folder.hear_call``, Whisper tiny.en), and each found turn's words are
+   set against the text its utterance was synthesized from: the caller's, and the agent's
+   answer where it was said whole (not cut by a barge-in). Word error rate is
+   ``voicebench.text.wer``, averaged over turns as a run's summary averages it; an utterance
+   read twice (its spans overlapping) shows as insertions.
 
 2. **voicebench's own recordings.** Runs of the scripted agent (the real pipeline: Silero VAD,
    Whisper, the scripted LLM server on 127.0.0.1, Piper) write each dialogue as a two-channel
    recording (``calls/``); each is analyzed, and each turn's response latency read off it is
-   set against the TTFA the run measured. Conditions: a plain replay, the barge-in scenario and
-   the noise scenario (10 dB). ``--run DIR`` analyzes run folders already made instead (any
-   agent's).
+   set against the TTFA the run measured, and its words against the turn's text (the caller's)
+   and the LLM's reply (the agent's, unless the next turn barged into it). Conditions: a plain
+   replay, the barge-in scenario and the noise scenario (10 dB). ``--run DIR`` analyzes run
+   folders already made instead (any agent's).
 
-    python benchmarks/recordings.py                       # both tables (about 6 minutes)
+    python benchmarks/recordings.py                       # both tables (about 17 minutes)
+    python benchmarks/recordings.py --calls 6 --limit 1   # a smaller run of both
     python benchmarks/recordings.py --calls 40 --skip-runs
     python benchmarks/recordings.py --skip-known --run reports/runs/local-... --run calls/
 """
@@ -47,8 +54,10 @@ from rich.table import Table  # noqa: E402
 
 from voicebench.fixtures import BUILTIN_FIXTURES, load_manifest, read_wav  # noqa: E402
 from voicebench.fixtures.audio import SPEECH_THRESHOLD, speech_bounds  # noqa: E402
-from voicebench.recordings import FRAME_S, call_turns, read_recording  # noqa: E402
+from voicebench.recordings import FRAME_S, RecordedTurn, read_recording  # noqa: E402
+from voicebench.recordings.folder import HeardCall, hear_call  # noqa: E402
 from voicebench.testing.known_calls import KnownCall, with_noise, write  # noqa: E402
+from voicebench.text import wer  # noqa: E402
 
 RATE = 16_000
 CONDITIONS = (
@@ -66,45 +75,66 @@ RUNS = (
 )
 
 
-def utterances() -> list[np.ndarray]:
-    """The built-in fixtures' utterances, each trimmed to its speech."""
+Line = tuple[np.ndarray, str]
+"""An utterance's speech (16 kHz) and the text it was synthesized from."""
+
+
+def utterances() -> list[Line]:
+    """The built-in fixtures' utterances, each trimmed to its speech, with their text."""
     out = []
     for entry in load_manifest(BUILTIN_FIXTURES).entries:
         pcm = read_wav(BUILTIN_FIXTURES / entry.path, expect_rate=RATE)
         bounds = speech_bounds(pcm)
         if bounds is not None and bounds[1] - bounds[0] > RATE:  # a word or two is no turn
-            out.append(pcm[bounds[0] : bounds[1]])
+            out.append((pcm[bounds[0] : bounds[1]], entry.text))
     return out
 
 
-def make_call(rng: np.random.Generator, speech: list[np.ndarray]) -> KnownCall:
+def make_call(rng: np.random.Generator, speech: list[Line]) -> KnownCall:
     """A call of 3-5 turns; each turn's truth holds where its pieces were placed (samples):
-    the caller's utterance, the agent's answer after it, and for a barge-in the talk it cut."""
+    the caller's utterance, the agent's answer after it, and for a barge-in the talk it cut;
+    and their words: the caller's, and the answer's where it was said whole."""
     call, t = KnownCall(), 0.5
 
-    def line() -> np.ndarray:
+    def line() -> Line:
         return speech[rng.integers(len(speech))]
 
     def samples(span: tuple[float, float]) -> tuple[int, int]:
         return round(span[0] * RATE), round(span[1] * RATE)
 
     for _ in range(int(rng.integers(3, 6))):
-        said = call.place("caller", line(), t)
-        answer, start = line(), said[1] + float(rng.uniform(0.2, 2.0))
+        (pcm, text), (answer, answer_text) = line(), line()
+        said = call.place("caller", pcm, t)
+        start = said[1] + float(rng.uniform(0.2, 2.0))
         if rng.random() < 1 / 3 and answer.size > 2.5 * RATE:  # the caller cuts in
             into = float(rng.uniform(0.5, min(2.0, answer.size / RATE - 0.5)))
             stop = float(rng.uniform(0.1, 0.8))
             cut = call.place("agent", answer[: round((into + stop) * RATE)], start)
-            cutting = call.place("caller", line(), start + into)
-            call.truth.append({"said": samples(said), "answer": samples(cut)})
+            pcm, cut_in_text = line()
+            cutting = call.place("caller", pcm, start + into)
+            call.truth.append({"said": samples(said), "answer": samples(cut), "said_text": text})
             t = cutting[1] + float(rng.uniform(0.2, 2.0))
-            placed = call.place("agent", line(), t)
+            answer, answer_text = line()
+            placed = call.place("agent", answer, t)
             call.truth.append(
-                {"said": samples(cutting), "answer": samples(placed), "cut": samples(cut)}
+                {
+                    "said": samples(cutting),
+                    "answer": samples(placed),
+                    "cut": samples(cut),
+                    "said_text": cut_in_text,
+                    "answer_text": answer_text,
+                }
             )
         else:
             placed = call.place("agent", answer, start)
-            call.truth.append({"said": samples(said), "answer": samples(placed)})
+            call.truth.append(
+                {
+                    "said": samples(said),
+                    "answer": samples(placed),
+                    "said_text": text,
+                    "answer_text": answer_text,
+                }
+            )
         t = placed[1] + float(rng.uniform(0.6, 1.5))
     return call
 
@@ -139,11 +169,21 @@ def truth_of(caller: np.ndarray, agent: np.ndarray, placed: dict) -> dict:
     return out
 
 
-def analyzed(path: Path):
-    return call_turns(read_recording(path))
+def heard(path: Path, transcribe) -> HeardCall:
+    """The recording read as ``recordings analyze`` reads it: timed and both channels
+    transcribed (the caller on the left)."""
+    return hear_call(path, path.stem, "left", transcribe)
 
 
-def match(got, truth: list[dict], within_s: float = 0.5) -> list[tuple[dict, object]]:
+def mean_wer(pairs: list[tuple[str, str]]) -> str:
+    """The mean word error rate of each transcript against its text (``voicebench.text.wer``),
+    over the turns, as a run's summary averages its turns' ASR WER."""
+    return f"{np.mean([wer(text, got) for text, got in pairs]):.1%}" if pairs else "-"
+
+
+def match(
+    got: list[RecordedTurn], truth: list[dict], within_s: float = 0.5
+) -> list[tuple[dict, RecordedTurn]]:
     """Each true turn with the analyzed one whose end of speech is nearest (within 0.5 s)."""
     pairs = []
     for t in truth:
@@ -157,7 +197,7 @@ def pct(x: list[float], q: float) -> str:
     return f"{np.percentile(np.abs(x), q) * 1000:.0f}" if x else "-"
 
 
-def known_truth(calls: int, seed: int, console: Console) -> Table:
+def known_truth(calls: int, seed: int, console: Console, transcribe) -> Table:
     speech = utterances()
     rng = np.random.default_rng(seed)
     made = [make_call(rng, speech) for _ in range(calls)]
@@ -168,7 +208,10 @@ def known_truth(calls: int, seed: int, console: Console) -> Table:
         caption="Errors are |read off the recording - truth| in ms: median / p95, the truth "
         "as the format carries the speech. 'within a frame': the response latency within one "
         f"VAD frame ({FRAME_S * 1000:.0f} ms). The last column: how far the format itself "
-        "moves the end of speech from where the wideband speech ends.",
+        "moves the end of speech from where the wideband speech ends. WER: each found turn's "
+        "transcript (Whisper tiny.en, as recordings analyze hears it) against the text its "
+        "speech was made from, the mean over turns: the caller's words, and the agent's answer "
+        "where it was said whole (not cut by a barge-in).",
     )
     for col in (
         "condition",
@@ -180,6 +223,8 @@ def known_truth(calls: int, seed: int, console: Console) -> Table:
         "barge-ins found",
         "stop time",
         "the format's own shift of the end",
+        "caller WER",
+        "agent WER",
     ):
         table.add_column(col, justify="left" if col == "condition" else "right")
     with tempfile.TemporaryDirectory() as tmp:
@@ -191,6 +236,8 @@ def known_truth(calls: int, seed: int, console: Console) -> Table:
             latencies: list[float] = []
             stops: list[float] = []
             shifts: list[float] = []
+            said: list[tuple[str, str]] = []
+            answers: list[tuple[str, str]] = []
             noise = np.random.default_rng(seed + 1)
             suffix = ".ogg" if subtype == "OPUS" else ".flac" if rate == 44_100 else ".wav"
             for i, call in enumerate(made):
@@ -205,8 +252,16 @@ def known_truth(calls: int, seed: int, console: Console) -> Table:
                 if snr is not None:
                     stereo = np.stack([with_noise(clean[:, k], snr, noise) for k in (0, 1)], 1)
                 path = write(Path(tmp) / f"call{i}{suffix}", stereo, rate, subtype)
-                for t, g in match(analyzed(path), truth):
+                call_heard = heard(path, transcribe).call
+                words = [
+                    {**t, "said_text": p["said_text"], "answer_text": p.get("answer_text")}
+                    for t, p in zip(truth, call.truth, strict=True)
+                ]
+                for t, g in match(list(call_heard.turns), words):
                     found += 1
+                    said.append((t["said_text"], call_heard.said[g.index]))
+                    if t["answer_text"] is not None:
+                        answers.append((t["answer_text"], call_heard.replies[g.index]))
                     ends.append(g.end_s - t["end_s"])
                     if g.response_s is None:  # every turn here was answered
                         continue
@@ -226,36 +281,56 @@ def known_truth(calls: int, seed: int, console: Console) -> Table:
                 f"{barge_found}/{barges}",
                 f"{pct(stops, 50)} / {pct(stops, 95)}",
                 f"{pct(shifts, 50)} / {pct(shifts, 95)}",
+                mean_wer(said),
+                mean_wer(answers),
             )
     return table
 
 
-def own_runs(runs: list[Path], console: Console) -> Table:
+def own_runs(runs: list[Path], console: Console, transcribe) -> Table:
     from voicebench.runlog import read_header, read_turns
 
     table = Table(
         title="voicebench's own recordings: each turn's TTFA as the run measured it and as "
         "read off its call recording",
-        caption="|error| in ms: median / p95 / max.",
+        caption="|error| in ms: median / p95 / max. WER: each turn's transcript read off the "
+        "recording against the turn's text (the caller's) and the LLM's reply (the agent's, "
+        "unless the next turn barged into it), the mean over turns.",
     )
-    for col in ("run", "agent", "scenario", "turns", "analyzed", "|error| ms", "within 20 ms"):
+    for col in (
+        "run",
+        "agent",
+        "scenario",
+        "turns",
+        "analyzed",
+        "|error| ms",
+        "within 20 ms",
+        "caller WER",
+        "agent WER",
+    ):
         table.add_column(col, justify="left" if col in ("run", "agent", "scenario") else "right")
     for run in runs:
         header = read_header(run)
         turns = [r for r in read_turns(run) if r.call and r.timing and r.timing.ttfa_ms]
         errors: list[float] = []
+        said: list[tuple[str, str]] = []
+        answers: list[tuple[str, str]] = []
         by_call: dict[str, list] = {}
         for r in turns:
             by_call.setdefault(r.call.path, []).append(r)
         for path, records in by_call.items():
             console.print(f"[dim]{run.name}: {path}[/dim]")
-            got = analyzed(run / path)
-            for r in records:
+            got = heard(run / path, transcribe).call
+            for k, r in enumerate(records):
                 end_s = r.call.seconds(r.timing.speech_end_ns)
-                near = min(got, key=lambda g: abs(g.end_s - end_s), default=None)
+                near = min(got.turns, key=lambda g: abs(g.end_s - end_s), default=None)
                 if near is None or near.latency_s is None or abs(near.end_s - end_s) > 0.5:
                     continue
                 errors.append(near.latency_s * 1000 - r.timing.ttfa_ms)
+                said.append((r.user_text, got.said[near.index]))
+                nxt = records[k + 1] if k + 1 < len(records) else None
+                if r.reply_text and not (nxt and nxt.scenario and nxt.scenario.agent_speaking):
+                    answers.append((r.reply_text, got.replies[near.index]))
         err = np.abs(errors)
         table.add_row(
             run.name,
@@ -267,6 +342,8 @@ def own_runs(runs: list[Path], console: Console) -> Table:
             if errors
             else "-",
             f"{np.mean(err <= 20):.1%}" if errors else "-",
+            mean_wer(said),
+            mean_wer(answers),
         )
     return table
 
@@ -293,17 +370,20 @@ def main() -> None:
     parser.add_argument("--skip-runs", action="store_true", help="The known-truth table only.")
     parser.add_argument("--skip-known", action="store_true", help="The runs' table only.")
     args = parser.parse_args()
-    console = Console(width=200)
+    console = Console(width=220)
+    from voicebench.pipeline.stt import Transcriber
+
+    transcribe = Transcriber()  # the model recordings analyze hears both channels with
     if not args.skip_known:
-        console.print(known_truth(args.calls, args.seed, console))
+        console.print(known_truth(args.calls, args.seed, console, transcribe))
     if args.skip_runs:
         return
     if args.run:
-        console.print(own_runs(args.run, console))
+        console.print(own_runs(args.run, console, transcribe))
         return
     with tempfile.TemporaryDirectory() as tmp:
         out = args.out or Path(tmp)
-        console.print(own_runs(make_runs(out, args.limit, console), console))
+        console.print(own_runs(make_runs(out, args.limit, console), console, transcribe))
 
 
 if __name__ == "__main__":
