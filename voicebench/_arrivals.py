@@ -63,15 +63,21 @@ def enable(sock: socket.socket) -> bool:
     return True
 
 
+def _stamp(ancillary: list[tuple[int, int, bytes]], kind: int) -> int | None:
+    """The kernel's stamp of control message ``kind`` (its first timespec: the software one),
+    on the ``perf_counter_ns`` clock by its age; None when there is none."""
+    now_real, now = time.time_ns(), time.perf_counter_ns()
+    for level, found, data in ancillary:
+        if level == socket.SOL_SOCKET and found == kind:
+            seconds, nanos = _TIMESPEC.unpack(data[: _TIMESPEC.size])
+            return now - max(0, now_real - (seconds * 1_000_000_000 + nanos))
+    return None
+
+
 def _arrival(ancillary: list[tuple[int, int, bytes]]) -> int:
     """The arrival of the last segment read, on the ``perf_counter_ns`` clock."""
-    now_real, now = time.time_ns(), time.perf_counter_ns()
-    for level, kind, data in ancillary:
-        if level == socket.SOL_SOCKET and kind == _SO_TIMESTAMPNS:
-            seconds, nanos = _TIMESPEC.unpack(data[: _TIMESPEC.size])
-            age = now_real - (seconds * 1_000_000_000 + nanos)
-            return now - max(0, age)
-    return now
+    stamp = _stamp(ancillary, _SO_TIMESTAMPNS)
+    return time.perf_counter_ns() if stamp is None else stamp
 
 
 _SO_TIMESTAMPING = 37
@@ -104,11 +110,7 @@ def sent_ns(sock: socket.socket) -> int | None:
             )
         except OSError:
             return latest
-        now_real, now = time.time_ns(), time.perf_counter_ns()
-        for level, kind, data in ancillary:
-            if level == socket.SOL_SOCKET and kind == _SO_TIMESTAMPING:
-                seconds, nanos = _TIMESPEC.unpack(data[: _TIMESPEC.size])
-                latest = now - max(0, now_real - (seconds * 1_000_000_000 + nanos))
+        latest = _stamp(ancillary, _SO_TIMESTAMPING) or latest
 
 
 def recv(sock: socket.socket, max_bytes: int) -> tuple[bytes, int]:
