@@ -4,11 +4,13 @@ a known response delay, in both protocols, and its failures recorded on the turn
 from __future__ import annotations
 
 import socket
+import time
 from pathlib import Path
 
 import pytest
 from short_set import ShortSet
 
+from voicebench.agent.realtime import Microphone
 from voicebench.agentspec import AgentSpec, RemoteSpec
 from voicebench.fixtures import (
     load_manifest,
@@ -81,6 +83,37 @@ async def test_a_remote_agent_is_timed_from_the_end_of_speech(
         assert [m["mark"] for m in marks] == ["reply-0", "reply-0"]
         for m, a in zip(marks, answered, strict=True):
             assert -5_000_000 < m["acked_ns"] - a["reply_ends_ns"] < 100_000_000
+
+
+async def test_a_caller_held_up_at_the_end_of_speech_is_timed_as_the_agent_answered(
+    tmp_path: Path, short_set, monkeypatch
+):
+    # The caller's loop is held up for 150 ms as it makes the frame that holds each utterance's
+    # last sample, as a busy machine would: that frame reaches the agent about 130 ms late,
+    # and the frames after it catch up. The scripted agent places the end of speech by its
+    # least delayed frame and answers DELAY_MS after it; the turn's TTFA is what it did.
+    made = Microphone.frame
+
+    def held_up(self, window_start_ns):
+        utt, before = self._current, self._pos
+        chunk = made(self, window_start_ns)
+        if utt is not None:
+            bounds = speech_bounds(utt.pcm)
+            assert bounds is not None
+            if before <= bounds[1] - 1 < before + self.samples:
+                time.sleep(0.15)
+        return chunk
+
+    monkeypatch.setattr(Microphone, "frame", held_up)
+    async with ScriptedVoiceAgent(delay_ms=DELAY_MS) as agent:
+        records = await _replay(remote(agent.url), tmp_path / "run", short_set)
+        answered = agent.turns()
+    assert len(records) == 2 and len(answered) == 2
+    for r, a in zip(records, answered, strict=True):
+        assert r.error is None, r.error
+        did = (a["first_audio_sent_ns"] - a["speech_end_ns"]) / 1e6
+        assert did >= DELAY_MS
+        assert abs(r.timing.ttfa_ms - did) < 25, (r.timing.ttfa_ms, did)
 
 
 @pytest.mark.parametrize("protocol", ["pcm", "twilio"])

@@ -11,7 +11,9 @@ once it has heard speech followed by ``hangover_ms`` of silence it answers, plac
 audible sample of its reply ``delay_ms`` after the end of the caller's speech. It knows when
 that was from the stream itself: a frame is sent when its 20 ms have been recorded, so the
 sample ``s`` of a frame that arrived at ``t`` and ends at sample ``e`` was spoken at
-``t - (e - s) / rate``. The reply is streamed in real time,
+``t - (e - s) / rate``; of the places the utterance's frames give, the earliest is taken (a
+frame held up on its way, by a busy caller or network, arrives late, those after it catch up).
+The reply is streamed in real time,
 followed (``pcm``) by ``bot_stopped``. A delay shorter than the hangover cannot be kept; the
 reply then leaves at once, and the log shows it.
 

@@ -8,6 +8,8 @@ import asyncio
 import itertools
 import json
 import time
+from collections import deque
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -83,6 +85,18 @@ def heard_end_shift_ms(pcm: np.ndarray, protocol: str) -> float:
     return true[1] / 16.0 - heard[1] * 1000.0 / rate
 
 
+RECENT_FRAMES = 50
+"""The frames (one second's) that place a sound heard over a reply on the caller's clock."""
+
+
+def spoken_at(frames: Iterable[tuple[int, int]], sample: int, rate: int) -> int:
+    """When the caller spoke ``sample`` of its stream, from ``frames`` (each its end sample
+    and arrival): a frame leaves once its last sample is recorded, so each places the sample,
+    and the least delayed one is right (a frame held up on its way, by a busy caller or the
+    network, arrives late; those after it catch up)."""
+    return min(t - (e - sample) * NS_PER_S // rate for e, t in frames)
+
+
 class Overheard:
     """The caller's speech heard while a reply plays, on the spoken clock."""
 
@@ -142,6 +156,7 @@ class Agent:
         received = 0  # samples heard so far
         utterance: list[np.ndarray] = []  # the caller's current utterance
         frames: list[tuple[int, int]] = []  # its frames: (end sample, arrival ns)
+        recent: deque[tuple[int, int]] = deque(maxlen=RECENT_FRAMES)  # the same, of any sound
         start: int | None = None
         last_loud = 0
         peak = 0
@@ -166,10 +181,12 @@ class Agent:
                     start, peak = received, int(mag.max())
                     await self.speech_began(ws, wire, received)
                 end = received + pcm.size
+                recent.append((end, now))
                 if loud.size and replying is not None and not replying.done():
-                    # When each loud sample was spoken: its frame left once recorded.
+                    # When each loud sample was spoken: each frame left once recorded, so each
+                    # of the last ones places it; the least delayed is right.
                     spoken = [
-                        now - (end - received - int(i)) * NS_PER_S // self.in_rate
+                        spoken_at(recent, received + int(i), self.in_rate)
                         for i in (loud[0], loud[-1])
                     ]
                     if over.first_ns is None:
@@ -184,11 +201,10 @@ class Agent:
                 if start is None or received - last_loud < self.hangover:
                     continue
                 # The end of speech as the fixture manifest defines it (speech_bounds), and
-                # when it was spoken: its frame was sent once its last sample was recorded.
+                # when it was spoken, as the utterance's frames place it.
                 bounds = speech_bounds(np.concatenate(utterance))
                 last = start + (bounds[1] if bounds else last_loud - start)
-                frame_end, arrived = next((e, t) for e, t in frames if e >= last)
-                spoken_end = arrived - (frame_end - last) * NS_PER_S // self.in_rate
+                spoken_end = spoken_at(frames, last, self.in_rate)
                 utterance, frames, start, peak = [], [], None, 0
                 await self.speech_ended(ws, wire, received)
                 if replying is None or replying.done():
