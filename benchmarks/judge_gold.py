@@ -5,7 +5,7 @@ prompt, parsing, retries and verdict cache), once per split asked for; a card al
 for the same spec and gold file is reused, so a second run prints at once. Accuracy is pairs
 decided and right over all pairs, with its Wilson 95% interval. Every spec after the first is
 compared with the first on the same pairs: the difference in accuracy with its 95% interval
-and McNemar's exact test (``voicebench.judging.cards.paired_comparison``). A second table
+and McNemar's exact test (``voicebench.judging.paired.paired_comparison``). A second table
 gives the accuracy of rules that read only the replies' surface (the shorter reply, the one
 asking a question...), the floor every judge must clear.
 
@@ -31,7 +31,8 @@ from rich.table import Table  # noqa: E402
 from voicebench.judging.cards import JudgeCard  # noqa: E402
 from voicebench.judging.check import check_judge  # noqa: E402
 from voicebench.judging.gold import SPLITS, cue_accuracy, load_gold  # noqa: E402
-from voicebench.judging.paired import paired_comparison, shown_p  # noqa: E402
+from voicebench.judging.mcnemar import shown_p  # noqa: E402
+from voicebench.judging.paired import paired_comparison  # noqa: E402
 
 
 def _pct(x: float | None) -> str:

@@ -58,6 +58,20 @@ def test_a_judge_below_the_trust_bar_is_named(tmp_path):
     assert "too few" not in text
 
 
+def test_a_judge_no_better_than_the_longer_reply_is_named(tmp_path):
+    rules = TRUSTED.trivial_rules or {}
+    as_good = {**rules, "longer": rules["longer"].model_copy(update={"accuracy": 0.9})}
+    margin = TRUSTED.margin.model_copy(update={"difference": 0.0}) if TRUSTED.margin else None
+    card = TRUSTED.model_copy(update={"trivial_rules": as_good, "margin": margin})
+    judging = _judged(tmp_path, ["human/reference", "alpha"] * 4, card=card)
+    with pytest.raises(pytest.skip.Exception) as said:
+        expect_not_below(judging, "alpha", reference="human")
+    assert (
+        "untrusted judge: judge right on 90% of gold pairs, no better than 'the longer reply' "
+        "(90%): read the quality figures as indicative only"
+    ) in str(said.value)
+
+
 def test_an_unmeasured_judge_is_untrusted(tmp_path):
     judging = _judged(tmp_path, ["alpha"] * 8, card=None)
     with pytest.raises(pytest.skip.Exception, match="untrusted judge: unmeasured judge"):

@@ -286,7 +286,8 @@ def expect_not_below(judging: Judging, contestant: str, *, reference: str = "hum
     from voicebench.bootstrap import TOO_FEW, clusters_needed
     from voicebench.gates.check import Gate, evaluate
     from voicebench.gates.figures import elo_difference_figure
-    from voicebench.judging.cards import card_of_judging, trust_warning
+    from voicebench.judging.cards import card_of_judging
+    from voicebench.judging.trust import trust_warning
 
     verdicts = judging.verdicts
     if not any(v.answer is not None for v in verdicts):

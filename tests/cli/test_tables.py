@@ -210,3 +210,21 @@ def test_a_campaign_plan_folds_its_folder_after_a_slash(tmp_path: Path, monkeypa
     lines = console.export_text().splitlines()
     for folder in out.parts[1:]:
         assert whole(lines, folder), (folder, lines)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_judge_card_shows_the_judge_beside_the_trivial_rules_whole(width: int):
+    from synthetic_runs import judge_card
+
+    from voicebench.cli.present.judging import card_tables
+
+    tables = card_tables(judge_card(spec_name="local"))
+    rules = next(t for t in tables if t.title == "the judge and trivial rules on the same pairs")
+    lines = rendered(rules, width)
+    assert all(len(line) <= width for line in lines), lines
+    for name in ("judge local", "the longer reply", "the reply sharing the seeker's words"):
+        assert whole(lines, name), (name, lines)
+    assert whole(lines, "36/40") and whole(lines, "90% (77%-96%)"), lines
+    assert whole(lines, "the reply that asks a question") and whole(lines, "50% (35%-65%)")
+    caption = " ".join(line.strip() for line in lines[-4:])
+    assert "judge - the longer reply: +40.0 points (95% CI +22.0 to +54.0;" in caption, lines

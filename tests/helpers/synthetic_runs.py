@@ -18,6 +18,8 @@ from voicebench.fixtures.audio import write_wav
 from voicebench.host import Host
 from voicebench.judging import JudgeAnswer, JudgingHeader, Reply, Verdict
 from voicebench.judging.cards import JudgeCard, Tally
+from voicebench.judging.mcnemar import PairedComparison
+from voicebench.judging.trivial import TRIVIAL_RULES, RuleScore
 from voicebench.runlog import RunHeader, RunStore, ScenarioOutcome, TurnError, TurnRecord
 from voicebench.timing import TurnTiming
 
@@ -197,7 +199,10 @@ def make_judging(
 
 def judge_card(**fields) -> JudgeCard:
     """A judge card as ``judge-check`` writes it; ``fields`` set what a test looks at (the
-    rest are plausible and unused)."""
+    rest are plausible and unused). The trivial rules are each right on 20 of the 40 pairs,
+    the judge 40 points above them (their per-pair outcomes left out: a test that combines
+    cards gives its own)."""
+    rule = RuleScore(correct=20, accuracy=0.5, accuracy_low=0.35, accuracy_high=0.65, outcomes={})
     card = {
         "spec_name": "measured",
         "spec_path": "judge.toml",
@@ -222,6 +227,21 @@ def judge_card(**fields) -> JudgeCard:
         "failed_verdicts": 0,
         "seconds_per_verdict": 1.5,
         "longer_worse": Tally(pairs=20, correct=18),
+        "trivial_rules": dict.fromkeys(TRIVIAL_RULES, rule),
+        "margin": PairedComparison(
+            first="measured",
+            second="longer",
+            split="holdout",
+            pairs=40,
+            both_right=18,
+            first_only=18,
+            second_only=2,
+            neither=2,
+            difference=0.4,
+            difference_low=0.22,
+            difference_high=0.54,
+            p_value=0.000402,
+        ),
     }
     return JudgeCard(**{**card, **fields})
 

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from voicebench.errors import InputError
-from voicebench.judging.cards import find_card, read_card, trust_warning
+from voicebench.judging.cards import find_card, read_card
 from voicebench.judging.check import check_judge
 from voicebench.judging.gold import cue_accuracy, load_gold, split_of
-from voicebench.judging.paired import shown_p
+from voicebench.judging.mcnemar import shown_p
+from voicebench.judging.trust import trust_warning
 from voicebench.testing import ScriptedLLMServer
 
 LONG = "That sounds so hard, and I can hear how much it weighs on you after such a long day."
@@ -94,6 +95,15 @@ async def test_known_answers_give_exact_card_figures_and_the_card_is_reused(tmp_
     }
     assert (card.longer_worse.pairs, card.longer_worse.correct) == (1, 1)  # p4
     assert card.outcomes == {"p1": "right", "p2": "undecided", "p3": "wrong", "p4": "right"}
+    # beside it, the trivial rules on the same pairs: the reply sharing the seeker's words is
+    # right on all four (p2 a tie, the coin right), the judge 50 points under it
+    rules = card.trivial_rules or {}
+    assert {k: r.correct for k, r in rules.items()} == {"longer": 3, "shared words": 4, "asks": 3}
+    assert rules["asks"].outcomes == {"p1": "right", "p2": "right", "p3": "wrong", "p4": "right"}
+    assert card.margin is not None and (card.margin.second, card.margin.difference) == (
+        "shared words",
+        -0.5,
+    )
     assert card.failed_verdicts == 0 and card.verdicts == 8
     assert "no better than chance" in trust_warning(card)  # 50%, 95% CI 15-85%
     assert "indicative only" in trust_warning(card.model_copy(update={"accuracy_low": 0.55}))
@@ -101,6 +111,12 @@ async def test_known_answers_give_exact_card_figures_and_the_card_is_reused(tmp_
     assert result.path.parent == tmp_path / "cards"
     assert card.gold_sha256 in "".join(load_gold(gold).sha256 for _ in [0])
     assert find_card(spec) == read_card(result.path) == card
+    # a card written before the trivial rules gains them when it is reused, and keeps them
+    older = json.loads(result.path.read_text())
+    del older["trivial_rules"], older["margin"]
+    result.path.write_text(json.dumps(older))
+    filled = await check_judge(spec, gold, out_dir=tmp_path / "check")
+    assert filled.reused and filled.card == card and read_card(result.path) == card
 
 
 async def test_letter_margins_of_both_orders_are_summed(tmp_path):
@@ -315,7 +331,7 @@ def test_judge_check_measures_held_out_pairs_unless_told_and_marks_dev_pairs(tmp
     from typer.testing import CliRunner
 
     from voicebench.cli import app
-    from voicebench.judging.cards import card_line
+    from voicebench.judging.trust import card_line
 
     monkeypatch.chdir(tmp_path)
     pairs = [_pair(pid, "a", "I'm here. What happened?", "Okay.") for pid in ("p1", "p2", "p9")]
@@ -361,7 +377,7 @@ def test_judge_check_measures_held_out_pairs_unless_told_and_marks_dev_pairs(tmp
 def test_a_card_written_before_dev_pairs_were_counted_reads_its_split():
     from synthetic_runs import judge_card
 
-    from voicebench.judging.cards import card_line
+    from voicebench.judging.trust import card_line
 
     assert judge_card(split="all").includes_dev and judge_card(split="dev").includes_dev
     assert not judge_card(split="holdout").includes_dev

@@ -22,7 +22,8 @@ from voicebench.judging.cards import JudgeCard, find_card
 from voicebench.judging.check import DEFAULT_GOLD, check_judge
 from voicebench.judging.gold import DEFAULT_SPLIT, SPLITS
 from voicebench.judging.load import JUDGING_DIR, is_load, judge_load
-from voicebench.judging.paired import PairedComparison, paired_comparison
+from voicebench.judging.mcnemar import PairedComparison
+from voicebench.judging.paired import paired_comparison
 from voicebench.rating import RatingTable, rate_judging
 from voicebench.strategies import LABELS_FILE, ReplyStrategies, run_labelling
 from voicebench.strategies.diversity import StrategySummary

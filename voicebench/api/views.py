@@ -18,17 +18,24 @@ from voicebench.gates.compare import format_value
 from voicebench.host import Busy, Host, busy
 from voicebench.judging import DIMENSIONS, SMOKE_WARNING, JudgingResult, Verdict
 from voicebench.judging.cards import (
+    TRUSTED_ACCURACY,
+    TRUSTED_MARGIN,
     JudgeCard,
     Tally,
-    card_line,
     card_of_judging,
-    split_text,
-    trust_warning,
 )
 from voicebench.judging.gold import DEFAULT_SPLIT
 from voicebench.judging.load import LoadQuality
+from voicebench.judging.mcnemar import PairedComparison, shown_p
 from voicebench.judging.models import DIMENSION_NAMES
-from voicebench.judging.paired import PairedComparison
+from voicebench.judging.trivial import RULE_NAMES
+from voicebench.judging.trust import (
+    UNMEASURED_RULES,
+    card_line,
+    points,
+    split_text,
+    trust_warning,
+)
 from voicebench.live import LoadSummary, LoadTurn
 from voicebench.metrics import pass_figures, reported_summary, spread, summarize
 from voicebench.metrics.scenarios import OVERLAP_GROUPS, Interval, ScenarioFigures, scenario_figures
@@ -74,9 +81,13 @@ __all__ = [
     "OVERLAP_GROUPS",
     "PERCENTILES",
     "RATINGS_FILE",
+    "RULE_NAMES",
     "SMOKE_WARNING",
     "TOO_FEW",
     "TOO_FEW_EXIT",
+    "TRUSTED_ACCURACY",
+    "TRUSTED_MARGIN",
+    "UNMEASURED_RULES",
     "AdversarialPlan",
     "AgentSpec",
     "BuiltReport",
@@ -127,11 +138,13 @@ __all__ = [
     "load_text",
     "machine_text",
     "pass_figures",
+    "points",
     "quality_break_text",
     "read_header",
     "reported_summary",
     "scenario_figures",
     "share",
+    "shown_p",
     "split_text",
     "spread",
     "summarize",

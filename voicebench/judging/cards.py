@@ -7,9 +7,12 @@ The spec hash covers everything that changes what the judge answers (models, met
 settings, rubric text), not retries or timeouts; the gold hash is the file's bytes. A card is
 reused while both hashes hold, and shown beside every leaderboard its verdicts make.
 
-Trust is the measured accuracy (pairs decided and right, over all pairs): below
-``TRUSTED_ACCURACY``, or with no card at all, outputs carry a warning banner; a judge whose
-accuracy interval reaches down to 50% is said to be no better than chance.
+Trust takes two bars: the measured accuracy (pairs decided and right, over all pairs) at least
+``TRUSTED_ACCURACY``, and a margin of at least ``TRUSTED_MARGIN`` over the best trivial rule on
+the same pairs (``voicebench.judging.trivial``: the longer reply, the one sharing more words
+with the seeker, the one asking a question). Short of either, or with no card at all, outputs
+carry a warning banner (``voicebench.judging.trust``); a judge whose accuracy interval
+reaches down to 50% is said to be no better than chance.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -28,10 +32,17 @@ from voicebench.bootstrap import wilson
 from voicebench.errors import InputError
 from voicebench.judging.corpus import ESCONV_PAIRS_SHA256
 from voicebench.judging.gold import gold_sha256
+from voicebench.judging.mcnemar import PairedComparison
 from voicebench.judging.spec import JudgeSpec, Rubric, load_judge_spec
+from voicebench.judging.trivial import TRIVIAL_RULES, RuleOutcome, RuleScore, margin, rule_scores
 
 TRUSTED_ACCURACY = 0.75
 """Below this measured gold accuracy, quality figures are shown as indicative only."""
+TRUSTED_MARGIN = 0.10
+"""Nor is a judge trusted whose accuracy is less than this (10 points) above the best trivial
+rule's on the same pairs (``JudgeCard.margin``), or whose card does not measure the rules: on
+pairs where "the longer reply" is right on 70%, a judge right on 75% adds little to a word
+count."""
 CARD_FILE = "judge-card.json"
 """A judging folder's copy of the card of the judge that made its verdicts."""
 SPLIT_PREFERENCE = ("holdout", "all", "dev")
@@ -122,10 +133,25 @@ class JudgeCard(FrozenModel):
     written: JudgeCard | None = None
     """On a real-reply card that leads: the same judge on the written gold set, shown second
     (it says whether the judge catches plain defects)."""
+    trivial_rules: dict[str, RuleScore] | None = None
+    """Each trivial rule (``voicebench.judging.trivial.TRIVIAL_RULES``) on the same pairs:
+    what reading only the replies' surface scores. None on a card written before they were
+    measured (``benchmarks/card_trivial_rules.py`` fills them from the gold file)."""
+    margin: PairedComparison | None = None
+    """The judge against the best of ``trivial_rules``, pair by pair: ``difference`` is the
+    judge's accuracy minus that rule's (``second``), with its paired 95% interval."""
 
     @property
     def trusted(self) -> bool:
-        return self.accuracy >= TRUSTED_ACCURACY
+        """Both bars cleared: ``TRUSTED_ACCURACY``, and ``TRUSTED_MARGIN`` over the best
+        trivial rule."""
+        return self.accuracy >= TRUSTED_ACCURACY and self.beats_trivial_rules
+
+    @property
+    def beats_trivial_rules(self) -> bool:
+        """Its accuracy is at least ``TRUSTED_MARGIN`` above the best trivial rule's; False
+        when the rules were not measured on its pairs."""
+        return self.margin is not None and self.margin.difference >= TRUSTED_MARGIN
 
     @property
     def includes_dev(self) -> bool:
@@ -139,6 +165,34 @@ class JudgeCard(FrozenModel):
         """Its accuracy's 95% interval reaches down to a coin's 50%: its verdicts cannot be
         told apart from guessing."""
         return self.accuracy_low <= 0.5
+
+
+def with_trivial_rules(
+    card: JudgeCard, outcomes: Mapping[str, Mapping[str, RuleOutcome]]
+) -> JudgeCard:
+    """The card with the trivial rules scored on its pairs (``outcomes``: each rule's, by
+    pair id, as ``trivial.rule_outcomes`` gives them) and its margin over the best of them."""
+    if card.outcomes is None:
+        raise InputError(
+            f"the card of {card.spec_name} has no per-pair outcomes to set beside the trivial "
+            "rules'; measure it again (voicebench judge-check --refresh)",
+            file=card.spec_path,
+        )
+    if set(outcomes) != set(TRIVIAL_RULES) or any(
+        set(o) != set(card.outcomes) for o in outcomes.values()
+    ):
+        raise InputError(
+            f"the trivial rules' outcomes are not on the pairs of the card of {card.spec_name} "
+            f"({card.split} of {card.gold_sha256[:12]})",
+            file=card.spec_path,
+        )
+    scores = rule_scores(outcomes)
+    return card.model_copy(
+        update={
+            "trivial_rules": scores,
+            "margin": margin(card.spec_name, card.split, card.outcomes, scores),
+        }
+    )
 
 
 def spec_sha256(spec: JudgeSpec, rubric: Rubric, *, weights: bool = True) -> str:
@@ -235,7 +289,8 @@ def real_gold_sha256s() -> set[str]:
 def combine_cards(cards: list[JudgeCard]) -> JudgeCard:
     """One card for the same judge measured on several gold files (of one split): their
     pairs counted together, the interval of the whole; the per-verdict rates weighed by
-    verdicts. One card is returned as it is."""
+    verdicts; the trivial rules and the margin over them measured again on all the pairs
+    (unmeasured when a card lacks them). One card is returned as it is."""
     if len(cards) == 1:
         return cards[0]
     cards = sorted(cards, key=lambda c: c.gold_path)
@@ -260,7 +315,7 @@ def combine_cards(cards: list[JudgeCard]) -> JudgeCard:
         return out
 
     outcomes = [c.outcomes for c in cards]
-    return cards[0].model_copy(
+    combined = cards[0].model_copy(
         update={
             "gold_path": " + ".join(c.gold_path for c in cards),
             "gold_sha256": hashlib.sha256(
@@ -293,8 +348,17 @@ def combine_cards(cards: list[JudgeCard]) -> JudgeCard:
             if any(c.dev_pairs is None for c in cards)
             else sum(c.dev_pairs or 0 for c in cards),
             "real_replies": any(c.real_replies for c in cards),
+            "trivial_rules": None,
+            "margin": None,
         }
     )
+    rules = [c.trivial_rules for c in cards]
+    if combined.outcomes is None or any(r is None or set(r) != set(TRIVIAL_RULES) for r in rules):
+        return combined  # the rules unmeasured on some of the pairs: on none of them
+    union = {n: {k: v for r in rules if r for k, v in r[n].outcomes.items()} for n in TRIVIAL_RULES}
+    if any(set(o) != set(combined.outcomes) for o in union.values()):
+        return combined  # not the judge's pairs: nothing to compare pair by pair
+    return with_trivial_rules(combined, union)
 
 
 def _shipped_gold_sha256() -> str | None:
@@ -312,78 +376,3 @@ def card_of_judging(judging_dir: Path) -> JudgeCard | None:
     from voicebench.judging.store import read_judging_header
 
     return find_card(read_judging_header(judging_dir).judge_spec_path)
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.0f}%"
-
-
-def split_text(card: JudgeCard) -> str:
-    """Which pairs a card's figures count, saying so when dev pairs are among them."""
-    if not card.includes_dev:
-        return card.split
-    if card.split == "dev" or card.dev_pairs is None:
-        return f"{card.split}: includes dev pairs, tuned on"
-    return f"{card.split}: includes {card.dev_pairs} dev pairs, tuned on"
-
-
-def card_line(card: JudgeCard | None, spec: str = "SPEC") -> str:
-    """The lines for beside a leaderboard: the judge's measured accuracy on real replies,
-    then on the written gold set ("catches plain defects"); or that it has none."""
-    if card is None:
-        return (
-            "judge unmeasured: no judge card, so nobody knows how far its verdicts agree with "
-            f"careful people (voicebench judge-check --judge {spec})"
-        )
-    interval = f"95% CI {_pct(card.accuracy_low)}-{_pct(card.accuracy_high)}"
-    what = "pairs of real replies" if card.real_replies else "gold pairs"
-    line = (
-        f"judge {card.spec_name}: {_pct(card.accuracy)} right on {card.pairs} {what} "
-        f"({split_text(card)}; {interval}), {_pct(card.decided_rate)} decided, "
-        f"{card.flips} position flips"
-    )
-    if not card.real_replies:
-        return line + "; not measured on real replies"
-    w = card.written
-    if w is not None:
-        line += (
-            f"\ncatches plain defects: {_pct(w.accuracy)} right on {w.pairs} written gold pairs "
-            f"({split_text(w)}; 95% CI {_pct(w.accuracy_low)}-{_pct(w.accuracy_high)})"
-        )
-    return line
-
-
-def trust_warning(card: JudgeCard | None) -> str | None:
-    """The banner for outputs made by an untrusted judge; None for a trusted one."""
-    if card is None:
-        return (
-            "unmeasured judge: its accuracy on the gold set is unknown, so read the quality "
-            "figures as unverified"
-        )
-    if card.chance_level:
-        where = "real replies" if card.real_replies else "the gold set"
-        return (
-            f"judge no better than chance on {where} ({_pct(card.accuracy)} of "
-            f"{card.pairs} pairs, 95% CI {_pct(card.accuracy_low)}-{_pct(card.accuracy_high)}): "
-            "its quality figures and rankings carry no information"
-        )
-    if not card.trusted:
-        where = "pairs of real replies" if card.real_replies else "gold pairs"
-        return (
-            f"judge right on only {_pct(card.accuracy)} of {where} (below "
-            f"{_pct(TRUSTED_ACCURACY)}): read the quality figures as indicative only"
-        )
-    return None
-
-
-def figure_warning(card: JudgeCard | None) -> str | None:
-    """The banner in a quality figure's title; None for a trusted judge."""
-    if card is None:
-        return "UNMEASURED JUDGE: quality figures are unverified"
-    if card.chance_level:
-        where = "REAL REPLIES" if card.real_replies else "GOLD PAIRS"
-        return f"JUDGE AT CHANCE ON {where} ({_pct(card.accuracy)}): quality figures mean nothing"
-    if not card.trusted:
-        where = "REAL REPLIES" if card.real_replies else "GOLD PAIRS"
-        return f"JUDGE RIGHT ON {_pct(card.accuracy)} OF {where}: quality figures are indicative"
-    return None

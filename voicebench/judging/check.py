@@ -5,7 +5,8 @@ that rates agents (same prompt, parsing, retries, verdict cache and concurrency:
 ``voicebench.judging.run``), its two replies standing as contestants ``a`` and ``b``. The
 pair's result is combined as any pair's is (``combine``) and compared with ``better``.
 Verdicts are cached in the check folder, so a killed check resumes and a re-run with the
-same spec and gold file asks nothing.
+same spec and gold file asks nothing. The card sets the trivial rules (``trivial``) on the
+same pairs beside the judge; a card written before them gains them when it is reused.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from voicebench.judging.cards import (
     read_card,
     real_gold_sha256s,
     spec_sha256,
+    with_trivial_rules,
 )
 from voicebench.judging.combine import decisions_by_pair, judge_health, pair_results
 from voicebench.judging.gold import GoldPair, GoldSet, Split, load_gold
@@ -37,6 +39,7 @@ from voicebench.judging.prompt import turns_context
 from voicebench.judging.run import Matchup, both_orders, decide_pending
 from voicebench.judging.spec import load_judge_spec
 from voicebench.judging.store import read_verdicts
+from voicebench.judging.trivial import rule_outcomes
 
 DEFAULT_GOLD = builtin.PAIRS_GOLD
 SIDES = ("a", "b")
@@ -104,7 +107,8 @@ def make_card(
     gold_set: GoldSet,
     split: str,
 ) -> tuple[JudgeCard, list[PairResult]]:
-    """The card's figures from the verdicts (one per judge, pair and order)."""
+    """The card's figures from the verdicts (one per judge, pair and order), beside the
+    trivial rules' on the same pairs."""
     pairs = gold_results(gold, verdicts)
     right = {p.item_id for p, g in zip(pairs, gold, strict=True) if p.winner == g.better}
     decided = sum(p.winner is not None for p in pairs)
@@ -163,7 +167,7 @@ def make_card(
         dev_pairs=sum(g.split == "dev" for g in gold),
         real_replies=gold_set.sha256 in real_gold_sha256s(),
     )
-    return card, pairs
+    return with_trivial_rules(card, rule_outcomes(gold)), pairs
 
 
 def default_check_dir(spec_name: str, spec_hash: str, gold_hash: str) -> Path:
@@ -199,9 +203,12 @@ async def check_judge(
     out_dir = out_dir or default_check_dir(spec.name, asked_hash, gold_set.sha256)
     wanted = comparisons(gold, spec, rubric)
     if path.exists() and not refresh:
-        return CheckResult(
-            read_card(path), path, True, gold_results(gold, _cached(out_dir, wanted)), gold
-        )
+        card = read_card(path)
+        if card.trivial_rules is None and set(card.outcomes or ()) == {g.id for g in gold}:
+            card = with_trivial_rules(card, rule_outcomes(gold))  # a card from before them
+            if not builtin.installed(path):
+                write_atomic(path, card.model_dump_json(indent=2) + "\n")
+        return CheckResult(card, path, True, gold_results(gold, _cached(out_dir, wanted)), gold)
     out_dir.mkdir(parents=True, exist_ok=True)
     cached = {v.key for v in _cached(out_dir, wanted) if v.answer is not None}
     pending = [c for c in wanted if c.key not in cached]

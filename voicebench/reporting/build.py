@@ -36,7 +36,8 @@ from voicebench.judging import (
     read_judging_header,
     read_replies,
 )
-from voicebench.judging.cards import card_of_judging, figure_warning, trust_warning
+from voicebench.judging.cards import card_of_judging
+from voicebench.judging.trust import figure_warning, trust_warning
 from voicebench.metrics import AgentLatency, agent_latency, count_kinds
 from voicebench.rating import NothingToRateError, current_ratings
 from voicebench.reporting import figures
@@ -116,8 +117,7 @@ def resolve_inputs(paths: Sequence[Path]) -> Inputs:
                 "report rates one set of verdicts of each: name one of them",
                 file=folders[1],
             )
-    reply = by_unit["reply"][0] if by_unit["reply"] else None
-    call = by_unit["call"][0] if by_unit["call"] else None
+    reply, call = (by_unit[unit][0] if by_unit[unit] else None for unit in ("reply", "call"))
     for chosen in (reply, call):
         if chosen is not None:
             runs.extend(judged_runs(chosen))

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from voicebench.judging import SMOKE_WARNING
-from voicebench.judging.cards import card_line
+from voicebench.judging.trust import card_line
 from voicebench.metrics import kinds_text
 from voicebench.reporting import calls, hosts, humans
 from voicebench.reporting import scenarios as sc

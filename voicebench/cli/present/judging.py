@@ -9,11 +9,17 @@ from rich.table import Table
 
 from voicebench.api.views import (
     DIMENSION_NAMES,
+    RULE_NAMES,
+    TRUSTED_ACCURACY,
+    TRUSTED_MARGIN,
+    UNMEASURED_RULES,
     JudgeCard,
     JudgingResult,
     Tally,
     Verdict,
     card_line,
+    points,
+    shown_p,
     split_text,
     trust_warning,
 )
@@ -108,7 +114,43 @@ def card_tables(card: JudgeCard) -> list[Table]:
     dims.add_column("right", justify="right")
     for d, t in card.by_dimension.items():
         dims.add_row(f"{d} {DIMENSION_NAMES[d]}", _tally(t))
-    return [head] + [t for t in (cats, dims) if t.row_count]
+    rules = rules_table(card)
+    return [head] + [t for t in (rules, cats, dims) if t is not None and t.row_count]
+
+
+def _share(correct: int, pairs: int, share: float, low: float, high: float) -> tuple[str, str]:
+    return f"{correct}/{pairs}", f"{_pct(share)} ({_pct(low)}-{_pct(high)})"
+
+
+def rules_table(card: JudgeCard) -> Table | None:
+    """The judge beside the trivial rules on the same pairs, and its margin over the best of
+    them (the caption); None for a card that does not measure them."""
+    if card.trivial_rules is None or card.margin is None:
+        return None
+    m = card.margin
+    t = Table(
+        title="the judge and trivial rules on the same pairs",
+        caption=f"judge - {RULE_NAMES.get(m.second, m.second)}: "
+        f"{100 * m.difference:+.1f} points (95% CI {100 * m.difference_low:+.1f} to "
+        f"{100 * m.difference_high:+.1f}; right only for the judge on {m.first_only} pairs, "
+        f"only for the rule on {m.second_only}; McNemar exact p {shown_p(m.p_value)}); "
+        f"trusted from {_pct(TRUSTED_ACCURACY)} right and {points(TRUSTED_MARGIN)} points over "
+        "the best rule",
+        caption_justify="left",
+    )
+    t.add_column("picks", no_wrap=True)
+    t.add_column("right", justify="right", no_wrap=True)
+    t.add_column("accuracy (95% CI)", justify="right", no_wrap=True)
+    t.add_row(
+        f"judge {card.spec_name}",
+        *_share(card.correct, card.pairs, card.accuracy, card.accuracy_low, card.accuracy_high),
+    )
+    for name, s in card.trivial_rules.items():
+        t.add_row(
+            RULE_NAMES.get(name, name),
+            *_share(s.correct, card.pairs, s.accuracy, s.accuracy_low, s.accuracy_high),
+        )
+    return t
 
 
 def card_notes(card: JudgeCard) -> list[str]:
@@ -120,6 +162,11 @@ def card_notes(card: JudgeCard) -> list[str]:
             "these figures include dev pairs, which the judge's method was tuned and its "
             "weights fitted on, so they read high; leaderboards quote the held-out pairs "
             "(judge-check --split holdout)"
+        )
+    if card.trivial_rules is None:
+        notes.append(
+            f"{UNMEASURED_RULES} (it keeps no per-pair outcomes), so it is not trusted: "
+            "judge-check --refresh measures it again"
         )
     if not card.real_replies:
         notes.append(
@@ -137,9 +184,13 @@ def verdict_line(v: Verdict, n: int, total: int) -> str | None:
     return None
 
 
-def show_judging(result: JudgingResult) -> None:
+def show_judging(result: JudgingResult, *, ranked: bool = True) -> None:
+    """Judge health, each contestant's record and the judge's card. ``ranked=False``: no
+    record (an order of the contestants) nor card, for a job that withholds its judge's
+    ranking and shows the card with the reason (``withheld``)."""
     out.print(health_table(result))
-    out.print(record_table(result))
+    if ranked:
+        out.print(record_table(result))
     if result.skipped_pairs:
         show(f"{result.skipped_pairs} pairs skipped: every judge shares a family with a contestant")
     for judge, who in result.own_family:
@@ -148,7 +199,8 @@ def show_judging(result: JudgingResult) -> None:
             "may favour its own family's style",
             style="yellow",
         )
-    show_trust(result.card, result.spec_path)
+    if ranked:
+        show_trust(result.card, result.spec_path)
     show(f"verdicts: {result.out_dir}/verdicts.jsonl")
 
 
