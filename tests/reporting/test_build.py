@@ -73,7 +73,7 @@ def test_report_from_a_judging_folder_has_every_part(judged: Path, tmp_path: Pat
         "Stage waterfall",
         "Slowest turns: fast",
         "Failed turns: fast",
-        "HEART leaderboard",
+        "HEART ranking, indicative only",  # its judge unmeasured
         "Judges",
         'id="fig-frontier_ttft"',
         'id="fig-radar"',
@@ -222,3 +222,42 @@ def test_a_measured_judge_has_its_card_beside_the_leaderboard(judged: Path, tmp_
     assert "judge measured: 90% right on 40 gold pairs (holdout; 95% CI 77%-96%)" in page
     assert page.count("judge measured: 90% right") == 2  # judging health and the leaderboard
     assert 'id="trust-banner"' not in page
+    # A judge that may rank: its leaderboard, and each agent's Elo at the top of the page.
+    assert "<h2>Quality and latency</h2>" in page and "<h3>HEART leaderboard</h3>" in page
+    assert section(page, "summary").count("HEART Elo") == 2
+
+
+def section(page: str, name: str) -> str:
+    start = page.index(f'<section id="{name}">')
+    return page[start : page.index("</section>", start)]
+
+
+def test_an_untrusted_judge_s_ranking_is_kept_after_the_latency_as_indicative_only(
+    judged: Path, tmp_path: Path
+):
+    from synthetic_runs import judge_card
+
+    from voicebench.judging.cards import CARD_FILE
+
+    card = judge_card(accuracy=0.7, correct=28, accuracy_low=0.55, accuracy_high=0.82)
+    assert not card.trusted
+    (judged / CARD_FILE).write_text(card.model_dump_json())
+    built = build_report([judged], tmp_path / "report")
+    warning = built.report.judging.trust_warning
+    page = (built.out_dir / "index.html").read_text()
+    # Nothing ranks the agents at the top of the page: the banner, and no Elo on their cards.
+    assert page.index('id="trust-banner"') < page.index('<section id="summary">')
+    assert "Elo" not in section(page, "summary")
+    assert "HEART leaderboard" not in page
+    # The ranking is kept, after the latency sections, under the banner, as indicative only.
+    quality = section(page, "quality")
+    assert page.index('<section id="latency">') < page.index('<section id="quality">')
+    assert quality.startswith(
+        f'<section id="quality"><h2>Quality and latency, indicative only</h2>'
+        f'<p class="banner">{warning}.</p>'
+    )
+    title = "<h3>HEART ranking, indicative only: its judge is not trusted to rank</h3>"
+    assert quality.index('id="fig-frontier_ttft"') < quality.index(title)
+    md = (built.out_dir / "report.md").read_text()
+    assert "## Quality and latency, indicative only" in md
+    assert "### HEART ranking, indicative only: its judge is not trusted to rank" in md

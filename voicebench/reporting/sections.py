@@ -118,8 +118,9 @@ def _figure(report: Report, name: str) -> list[Plot]:
 
 def _cards(report: Report) -> Cards:
     elo = {}
-    if report.judging and report.judging.ratings:
-        elo = {r.contestant: r for r in report.judging.ratings.ratings}
+    j = report.judging
+    if j and j.ratings and j.trust_warning is None:  # an untrusted judge ranks nobody here
+        elo = {r.contestant: r for r in j.ratings.ratings}
     cards = []
     for a in report.agents:
         ttfa, ttft = a.ttfa.quantile(50), a.ttft.quantile(50)
@@ -198,18 +199,22 @@ def _scenarios(report: Report) -> Section | None:
 
 
 def _quality(report: Report) -> Section:
+    """The ranking and the figures drawn from it; an untrusted judge's under its banner, first,
+    and titled as indicative only."""
     j = report.judging
     blocks: list[Block] = [Text(n) for n in quality_notes(report)]
+    indicative = j is not None and j.ratings is not None and j.trust_warning is not None
     if j is not None and j.ratings is not None:
+        if j.trust_warning:  # above all the section shows
+            blocks.insert(0, Text(f"{j.trust_warning}.", "banner"))
         blocks.append(
             Plots(tuple(_figure(report, "frontier_ttft") + _figure(report, "frontier_ttfa")))
         )
-        if j.trust_warning:  # above the leaderboard it qualifies
-            blocks.append(Text(f"{j.trust_warning}.", "banner"))
         blocks.append(TableBlock(tb.leaderboard_table(j)))
         blocks += [Text(line, "note") for line in card_line(j.card).splitlines()]
         blocks += _figure(report, "radar")
-    return Section("quality", "Quality and latency", blocks)
+    title = "Quality and latency" + (", indicative only" if indicative else "")
+    return Section("quality", title, blocks)
 
 
 def _strategies(s: StrategySummary, report: Report) -> Section:

@@ -297,7 +297,9 @@ def leaderboard_table(j: JudgingSummary) -> Table:
         )
     return Table(
         "leaderboard",
-        "HEART leaderboard",
+        "HEART leaderboard"
+        if j.trust_warning is None
+        else "HEART ranking, indicative only: its judge is not trusted to rank",
         headers,
         rows,
         caption=(
