@@ -235,13 +235,16 @@ def test_the_demo_from_the_install_replays_judges_three_contestants_and_leaves_n
     report = json.loads((out / "report" / "report.json").read_text())
     assert {a["agent_name"] for a in report["agents"]} == set(agents)
     if offline:
-        # The offline judge, whose card is shipped and printed beside the leaderboard.
+        # The offline judge, whose card is shipped and printed.
         assert {v["judge"] for v in verdicts} == {"local/qwen2.5-coder-1.5b"}
         assert "judge local:" in result.stdout and "pairs of real replies" in result.stdout
         assert "catches plain defects:" in result.stdout  # the written set's card, second
         assert report["judging"]["card"]["spec_name"] == "local"
         assert report["judging"]["card"]["real_replies"] is True
-        assert "HEART leaderboard" in result.stdout
+        # Its card is short of the trust bars: the ranking is withheld, with how to rank.
+        assert "HEART leaderboard" not in result.stdout
+        assert "quality ranking withheld" in result.stdout
+        assert "voicebench judge-check --judge SPEC --gold real" in result.stdout
         assert "shares a family with local-qwen-0.5b" in result.stdout
     else:
         assert "offline judge unavailable" in result.stderr

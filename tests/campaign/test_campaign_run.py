@@ -50,6 +50,13 @@ def test_a_campaign_runs_judges_reports_and_resumes(tmp_path: Path, short_set):
     first = campaign(file, out)
     assert first.returncode == 0, first.stderr[-3000:]
     assert "4 cells" in first.stdout and "judge calls" in first.stdout
+    # The smoke judge cannot rank: no ranking, its card instead (and how to rank, when there
+    # were decided pairs to rate).
+    assert "HEART leaderboard" not in first.stdout and "win rate" not in first.stdout
+    assert "judge local-smoke:" in first.stdout, first.stdout
+    rated = "quality ranking withheld" in first.stdout
+    assert rated != ("no leaderboard: " in first.stdout), first.stdout
+    assert rated == ("voicebench judge-check --judge SPEC --gold real" in first.stdout)
     plan = json.loads((out / "campaign.json").read_text())
     cells = {c["key"]: Path(c["run_dir"]) for c in plan["cells"]}
     assert len(cells) == 4

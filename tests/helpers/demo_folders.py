@@ -12,17 +12,17 @@ from synthetic_runs import MS, make_run
 from voicebench import builtin
 from voicebench._jsonl import write_atomic
 from voicebench.campaign.folder import PLAN_FILE, plan_record
-from voicebench.campaign.plan import lay_out
+from voicebench.campaign.plan import CampaignPlan, lay_out
 from voicebench.campaign.spec import CampaignAgent, CampaignDialogues, CampaignSpec
 from voicebench.fixtures.audio import write_wav
 from voicebench.runlog import CallRef, read_turns
 
 
-def demo_folder(out: Path, names: tuple[str, ...] = ("fast", "slow"), **spec: object) -> Path:
-    """The folder ``out``: the scripted agent under each of ``names`` on two built-in items
-    (``spec`` sets more of the campaign, as the demo's options do)."""
+def demo_plan(out: Path, names: tuple[str, ...] = ("fast", "slow"), **spec: object) -> CampaignPlan:
+    """The demo's plan for the folder ``out``: the scripted agent under each of ``names`` on
+    two built-in items (``spec`` sets more of the campaign, as the demo's options do)."""
     scripted = str(builtin.spec_path("agents", "scripted"))
-    plan = lay_out(
+    return lay_out(
         CampaignSpec.model_validate(
             {
                 "name": "demo 2-agents",
@@ -36,6 +36,11 @@ def demo_folder(out: Path, names: tuple[str, ...] = ("fast", "slow"), **spec: ob
         file=None,
         flat=True,
     )
+
+
+def demo_folder(out: Path, names: tuple[str, ...] = ("fast", "slow"), **spec: object) -> Path:
+    """The folder ``out`` of ``demo_plan(out, names, **spec)``, its runs made."""
+    plan = demo_plan(out, names, **spec)
     for k, cell in enumerate(plan.cells):
         run = make_run(plan.out_dir, cell.variant, cell.items, 900 + 400 * k)
         _with_calls(run, seed=k)

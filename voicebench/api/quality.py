@@ -17,7 +17,7 @@ from voicebench.annotate.server import Rating
 from voicebench.api.results import Judging, PathLike, Run, folder, run_sync
 from voicebench.budgets import TTFA_BUDGET_MS, TTFT_BUDGET_MS
 from voicebench.errors import InputError
-from voicebench.judging import Verdict, default_out_dir, judge_runs, load_judge_spec
+from voicebench.judging import JudgeSpec, Verdict, default_out_dir, judge_runs, load_judge_spec
 from voicebench.judging.cards import JudgeCard, find_card
 from voicebench.judging.check import DEFAULT_GOLD, check_judge
 from voicebench.judging.gold import DEFAULT_SPLIT, SPLITS
@@ -42,6 +42,13 @@ def judge_card(judge: PathLike) -> JudgeCard | None:
     """A judge spec's card as it is now (its held-out split first; on real replies where it
     has one), or None when it has not been measured."""
     return find_card(builtin.spec_path("judges", judge))
+
+
+def judge_spec(judge: PathLike) -> JudgeSpec:
+    """A judge spec as written (a path, or a shipped spec's name), its key variables not
+    required to be set: what it asks and where."""
+    spec, _ = load_judge_spec(builtin.spec_path("judges", judge), require_secrets=False)
+    return spec
 
 
 async def judge_async(

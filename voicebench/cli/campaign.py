@@ -92,9 +92,11 @@ def campaign(
 ) -> None:
     """Run a campaign: print its plan (cells, turns, hours of real-time audio, judge calls),
     run every cell (one run folder each), judge all variants together with each judge, rate
-    and write one report. Running it again resumes: finished cells and verdicts are kept, a
-    half-run cell continues where it stopped. With --backend ray the cells run as Ray tasks,
-    a lost worker's cell continuing on another."""
+    and write one report; a judge's leaderboard is printed only when its card clears the trust
+    bars (else the latency table, its card and how to bring a judge that can rank). Running it
+    again resumes: finished cells and verdicts are kept, a half-run cell continues where it
+    stopped. With --backend ray the cells run as Ray tasks, a lost worker's cell continuing on
+    another."""
     quiet_libraries(verbose)
     plan = api.plan_campaign(file, out=out_dir)
     show_plan(plan)
@@ -114,4 +116,4 @@ def campaign(
         built = api.run_campaign(
             plan, Shown(s, plan), backend=backend.value, address=address, workers=workers
         )
-    show_report(built)
+    show_report(built, card=False)

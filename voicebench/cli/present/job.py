@@ -5,6 +5,7 @@ from __future__ import annotations
 from voicebench.api.views import (
     CampaignPlan,
     Cell,
+    JudgeCard,
     JudgingResult,
     RatingTable,
     RunProgress,
@@ -13,9 +14,10 @@ from voicebench.api.views import (
     read_header,
 )
 from voicebench.cli.common import Steps, show
-from voicebench.cli.present.judging import show_judging, verdict_line
+from voicebench.cli.present.judging import show_judging, show_trust, verdict_line
 from voicebench.cli.present.rating import show_rating
 from voicebench.cli.present.runs import show_replay, turn_line
+from voicebench.cli.present.withheld import ranks, show_withheld
 
 
 class ShownJob:
@@ -24,6 +26,9 @@ class ShownJob:
     def __init__(self, steps: Steps, plan: CampaignPlan) -> None:
         self.steps = steps
         self.plan = plan
+        self.card: JudgeCard | None = None
+        self.spec = "SPEC"
+        """The card and spec of the judge last judged (a judge's rating follows its judging)."""
 
     def status(self, message: str) -> None:
         self.steps.status(message)
@@ -40,12 +45,19 @@ class ShownJob:
         self.steps.advance(done, total, verdict_line(verdict, done, total))
 
     def judged(self, result: JudgingResult) -> None:
+        self.card, self.spec = result.card, result.spec_path
         with self.steps.paused():
-            show_judging(result)
+            show_judging(result, ranked=ranks(self.card))
 
     def rated(self, table: RatingTable | None, why_not: str | None) -> None:
+        """The leaderboard under a judge that may rank; else the ranking withheld, for the
+        latency table, the judge's card and how to bring one that can rank."""
         with self.steps.paused():
             if table is None:
                 show(f"no leaderboard: {why_not}")
-            else:
+                if not ranks(self.card):
+                    show_trust(self.card, self.spec)
+            elif ranks(self.card):
                 show_rating(table)
+            else:
+                show_withheld(table, self.card, self.spec, self.plan)

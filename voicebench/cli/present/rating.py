@@ -86,16 +86,16 @@ def win_rates_table(table: RatingTable) -> Table:
     return t
 
 
+def _budget(table: RatingTable) -> str:
+    return (
+        f"budget: TTFA <= {table.budget_ttfa_ms:,.0f} ms and TTFT <= {table.budget_ttft_ms:,.0f} ms"
+    )
+
+
 def latency_board(table: RatingTable) -> Table:
     """Responsiveness beside quality: medians, budget goodput, Elo within budget and at
     equal latency."""
-    t = Table(
-        title="quality and latency",
-        caption=(
-            f"budget: TTFA <= {table.budget_ttfa_ms:,.0f} ms and "
-            f"TTFT <= {table.budget_ttft_ms:,.0f} ms"
-        ),
-    )
+    t = Table(title="quality and latency", caption=_budget(table))
     t.add_column("contestant", no_wrap=True)
     t.add_column("Elo", justify="right", no_wrap=True)
     for c in (
@@ -116,6 +116,20 @@ def latency_board(table: RatingTable) -> Table:
             _num(r.elo_within_budget),
             _num(r.elo_latency_adjusted),
         )
+    return t
+
+
+def latency_table(table: RatingTable) -> Table:
+    """Responsiveness alone, for where the quality ranking is withheld: each agent's medians
+    and budget goodput, the quickest first (no Elo, nor the Elo's order)."""
+    t = Table(title="latency", caption=_budget(table))
+    t.add_column("agent", no_wrap=True)
+    for c in ("TTFT p50 ms", "TTFA p50 ms", "turns in budget %"):
+        t.add_column(c, justify="right")
+    agents = [r for r in table.ratings if r.kind == "agent"]
+    agents.sort(key=lambda r: (r.ttfa_p50_ms is None, r.ttfa_p50_ms or 0.0, r.contestant))
+    for r in agents:
+        t.add_row(r.contestant, _num(r.ttft_p50_ms), _num(r.ttfa_p50_ms), _pct(r.goodput))
     return t
 
 

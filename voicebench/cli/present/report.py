@@ -8,9 +8,11 @@ from voicebench.cli.present.hosts import show_report_hosts
 from voicebench.cli.present.judging import show_trust
 
 
-def show_report(built: BuiltReport) -> None:
+def show_report(built: BuiltReport, *, card: bool = True) -> None:
+    """Where the report is, its judge's card first (``card=False``: for a job that showed
+    the card with its ratings), and the warnings of a busy machine."""
     j = built.report.judging
-    if j is not None:
+    if j is not None and card:
         show_trust(j.card)
     clips = sum(1 for item in built.report.replies for r in item.replies if r.audio)
     show(
