@@ -40,12 +40,17 @@ def _token(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(TOKEN_ENV, TOKEN)
 
 
+QUIET_S = 2.0
+"""The silence that ends a reply: the far end is a real pipeline, which on a busy machine can
+take over a second to speak its reply's next sentence (its reply would be cut there)."""
+
+
 def _remote(url: str, protocol: str, **over) -> AgentSpec:
     over.setdefault("auth", RemoteAuth(token_env=TOKEN_ENV))
     return AgentSpec(
         name="served",
         family="scripted",
-        remote=RemoteSpec(url=url, protocol=protocol, quiet_secs=1.0, **over),
+        remote=RemoteSpec(url=url, protocol=protocol, quiet_secs=QUIET_S, **over),
     )
 
 

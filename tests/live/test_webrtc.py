@@ -28,11 +28,16 @@ TOKEN_ENV = "VB_TEST_WEBRTC_TOKEN"
 TOKEN = "webrtc-token-0123456789abcdef"
 
 
+QUIET_S = 2.0
+"""The silence that ends a reply: the far end is a real pipeline, which on a busy machine can
+take over a second to speak its reply's next sentence (its reply would be cut there)."""
+
+
 def _remote(url: str, **over) -> AgentSpec:
     return AgentSpec(
         name="browser-bot",
         family="scripted",
-        remote=RemoteSpec(url=url, protocol="webrtc", quiet_secs=1.0, **over),
+        remote=RemoteSpec(url=url, protocol="webrtc", quiet_secs=QUIET_S, **over),
     )
 
 
