@@ -155,11 +155,14 @@ def make_judging(
     heard: str = "hi",
     heard_by: dict[str, str] | None = None,
     audio: bool = False,
+    families: dict[str, str] | None = None,
+    judge_families: dict[str, str] | None = None,
 ) -> Path:
     """A judging folder over ``runs`` holding these replies and verdicts; ``heard_by`` gives
     some contestants their own text, and with ``audio`` every reply gets a WAV in the folder's
     ``audio/`` (where judging puts the replies it speaks), a tone of ``reply_samples(k)``
-    samples for the k-th contestant."""
+    samples for the k-th contestant. ``families`` gives some contestants their own family (the
+    rest are ``f``), ``judge_families`` the judges' (none recorded unless given)."""
     out.mkdir(parents=True)
     (out / "judging.json").write_text(
         JudgingHeader(
@@ -170,6 +173,7 @@ def make_judging(
             smoke=smoke,
             rubric_path="r.md",
             rubric_sha256="h",
+            judge_families=judge_families or {},
         ).model_dump_json()
     )
     replies = []
@@ -186,7 +190,7 @@ def make_judging(
                     item_id=d.id,
                     contestant=c,
                     kind="human" if c.startswith("human") else "agent",
-                    family="f",
+                    family=(families or {}).get(c, "f"),
                     heard=said,
                     text=said,
                     audio_path=None if clip is None else str(clip),

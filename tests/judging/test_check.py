@@ -37,6 +37,8 @@ GOLD = [
     _pair("p3", "a", "That's awful, I'm sorry.", "Whatever.", category="y", dimensions="T"),
     _pair("p4", "b", LONG, "I'm sorry. What happened?", category="y"),
 ]
+FAMILIES = {"p1": ["human", "qwen"], "p2": ["qwen", "smollm"]}
+"""The families that wrote p1's and p2's replies; p3's and p4's are not named."""
 # The judge's letter per pair and order (AB: reply_a shown first; BA: reply_b shown first).
 ANSWERS = {"p1": "AB", "p2": "AA", "p3": "BA", "p4": "BA"}
 
@@ -65,7 +67,8 @@ def _spec(tmp_path: Path, server: ScriptedLLMServer, extra: str = "") -> Path:
 
 
 async def test_known_answers_give_exact_card_figures_and_the_card_is_reused(tmp_path):
-    gold = _write(tmp_path / "gold.jsonl", GOLD)
+    named = [dict(p, families=FAMILIES[p["id"]]) if p["id"] in FAMILIES else p for p in GOLD]
+    gold = _write(tmp_path / "gold.jsonl", named)
     with ScriptedLLMServer(ttft_ms=0, token_delay_ms=0) as server:
         spec = _spec(tmp_path, server)
         for pair in GOLD:  # asked in file order, AB then BA, one at a time
@@ -104,6 +107,13 @@ async def test_known_answers_give_exact_card_figures_and_the_card_is_reused(tmp_
         "shared words",
         -0.5,
     )
+    # and both on the pairs with a reply of each family: qwen's p1 (right) and p2 (undecided)
+    assert {f: (t.pairs, t.correct, t.rules) for f, t in (card.by_family or {}).items()} == {
+        "*": (2, 1, {"longer": 2, "shared words": 2, "asks": 2}),  # the pairs that name them
+        "human": (1, 1, {"longer": 1, "shared words": 1, "asks": 1}),
+        "qwen": (2, 1, {"longer": 2, "shared words": 2, "asks": 2}),
+        "smollm": (1, 0, {"longer": 1, "shared words": 1, "asks": 1}),
+    }
     assert card.failed_verdicts == 0 and card.verdicts == 8
     assert "no better than chance" in trust_warning(card)  # 50%, 95% CI 15-85%
     assert "indicative only" in trust_warning(card.model_copy(update={"accuracy_low": 0.55}))
@@ -111,9 +121,10 @@ async def test_known_answers_give_exact_card_figures_and_the_card_is_reused(tmp_
     assert result.path.parent == tmp_path / "cards"
     assert card.gold_sha256 in "".join(load_gold(gold).sha256 for _ in [0])
     assert find_card(spec) == read_card(result.path) == card
-    # a card written before the trivial rules gains them when it is reused, and keeps them
+    # a card written before the trivial rules and the families gains them when it is reused,
+    # and keeps them
     older = json.loads(result.path.read_text())
-    del older["trivial_rules"], older["margin"]
+    del older["trivial_rules"], older["margin"], older["by_family"]
     result.path.write_text(json.dumps(older))
     filled = await check_judge(spec, gold, out_dir=tmp_path / "check")
     assert filled.reused and filled.card == card and read_card(result.path) == card

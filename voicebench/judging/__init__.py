@@ -11,6 +11,7 @@ from voicebench.judging.combine import (
     judge_health,
     pair_results,
 )
+from voicebench.judging.families import OwnFamily, own_family_of
 from voicebench.judging.models import (
     DIMENSION_NAMES,
     DIMENSIONS,
@@ -71,6 +72,7 @@ __all__ = [
     "JudgingHeader",
     "JudgingResult",
     "JudgingStore",
+    "OwnFamily",
     "PairResult",
     "Reply",
     "Verdict",
@@ -85,6 +87,7 @@ __all__ = [
     "judged_items",
     "judged_runs",
     "load_judge_spec",
+    "own_family_of",
     "pair_results",
     "parse_answer",
     "read_judging_header",

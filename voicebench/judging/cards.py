@@ -31,6 +31,7 @@ from voicebench._model import FrozenModel, read_model
 from voicebench.bootstrap import wilson
 from voicebench.errors import InputError
 from voicebench.judging.corpus import ESCONV_PAIRS_SHA256
+from voicebench.judging.families import FamilyTally, add_family_tallies
 from voicebench.judging.gold import gold_sha256
 from voicebench.judging.mcnemar import PairedComparison
 from voicebench.judging.spec import JudgeSpec, Rubric, load_judge_spec
@@ -140,6 +141,12 @@ class JudgeCard(FrozenModel):
     margin: PairedComparison | None = None
     """The judge against the best of ``trivial_rules``, pair by pair: ``difference`` is the
     judge's accuracy minus that rule's (``second``), with its paired 95% interval."""
+    by_family: dict[str, FamilyTally] | None = None
+    """Per model family named by its gold pairs (``GoldPair.families``), the judge and the
+    trivial rules on the pairs with a reply of that family: what a judge that rates its own
+    family is measured on (``voicebench.judging.families``); under ``*``, on all the pairs
+    that name their families (fewer than ``pairs`` where some gold file does not). None where
+    the pairs do not say which family wrote each reply."""
 
     @property
     def trusted(self) -> bool:
@@ -290,7 +297,8 @@ def combine_cards(cards: list[JudgeCard]) -> JudgeCard:
     """One card for the same judge measured on several gold files (of one split): their
     pairs counted together, the interval of the whole; the per-verdict rates weighed by
     verdicts; the trivial rules and the margin over them measured again on all the pairs
-    (unmeasured when a card lacks them). One card is returned as it is."""
+    (unmeasured when a card lacks them); the tallies by family added up. One card is returned
+    as it is."""
     if len(cards) == 1:
         return cards[0]
     cards = sorted(cards, key=lambda c: c.gold_path)
@@ -337,6 +345,7 @@ def combine_cards(cards: list[JudgeCard]) -> JudgeCard:
             "seconds_per_verdict": weighed("seconds_per_verdict", "verdicts"),
             "by_category": tallies("by_category"),
             "by_dimension": tallies("by_dimension"),
+            "by_family": add_family_tallies([c.by_family for c in cards]),
             "longer_worse": Tally(
                 pairs=sum(c.longer_worse.pairs for c in cards),
                 correct=sum(c.longer_worse.correct for c in cards),

@@ -24,6 +24,7 @@ from voicebench.errors import InputError
 from voicebench.judging.cards import (
     INSTALLED_CARDS,
     JudgeCard,
+    Outcome,
     Tally,
     card_path,
     read_card,
@@ -32,6 +33,7 @@ from voicebench.judging.cards import (
     with_trivial_rules,
 )
 from voicebench.judging.combine import decisions_by_pair, judge_health, pair_results
+from voicebench.judging.families import family_tallies
 from voicebench.judging.gold import GoldPair, GoldSet, Split, load_gold
 from voicebench.judging.logprob import reweigh
 from voicebench.judging.models import HUMAN_FAMILY, ContestantKind, PairResult, Reply, Verdict
@@ -108,7 +110,8 @@ def make_card(
     split: str,
 ) -> tuple[JudgeCard, list[PairResult]]:
     """The card's figures from the verdicts (one per judge, pair and order), beside the
-    trivial rules' on the same pairs."""
+    trivial rules' on the same pairs, and both on the pairs with a reply of each family the
+    pairs name."""
     pairs = gold_results(gold, verdicts)
     right = {p.item_id for p, g in zip(pairs, gold, strict=True) if p.winner == g.better}
     decided = sum(p.winner is not None for p in pairs)
@@ -134,6 +137,11 @@ def make_card(
     times = [v.latency_ms for v in answered if v.latency_ms is not None]
     n = len(gold)
     _, low, high = wilson(len(right), n) or (0.0, 0.0, 0.0)
+    outcomes: dict[str, Outcome] = {
+        g.id: "right" if g.id in right else "undecided" if p.winner is None else "wrong"
+        for p, g in zip(pairs, gold, strict=True)
+    }
+    rules = rule_outcomes(gold)
     card = JudgeCard(
         spec_name=spec.name,
         spec_path=_shown(spec_path),
@@ -160,14 +168,24 @@ def make_card(
         by_category={c: tally(m) for c, m in sorted(by_cat.items())},
         by_dimension={d: tally(by_dim[d]) for d in "HEART" if by_dim.get(d)},
         longer_worse=tally([g for g in gold if g.longer_is_worse]),
-        outcomes={
-            g.id: "right" if g.id in right else "undecided" if p.winner is None else "wrong"
-            for p, g in zip(pairs, gold, strict=True)
-        },
+        outcomes=outcomes,
         dev_pairs=sum(g.split == "dev" for g in gold),
         real_replies=gold_set.sha256 in real_gold_sha256s(),
+        by_family=family_tallies(gold, outcomes, rules),
     )
-    return with_trivial_rules(card, rule_outcomes(gold)), pairs
+    return with_trivial_rules(card, rules), pairs
+
+
+def with_families(card: JudgeCard, gold: list[GoldPair]) -> JudgeCard:
+    """A card measured before its pairs named their families, with its tallies by family
+    from its per-pair outcomes (``gold``: its pairs, which name them); asks no judge."""
+    if card.outcomes is None or set(card.outcomes) != {g.id for g in gold}:
+        raise InputError(
+            f"the card of {card.spec_name} has no outcomes on these {len(gold)} pairs",
+            file=card.spec_path,
+        )
+    rules = rule_outcomes(gold) if card.trivial_rules is not None else None
+    return card.model_copy(update={"by_family": family_tallies(gold, card.outcomes, rules)})
 
 
 def default_check_dir(spec_name: str, spec_hash: str, gold_hash: str) -> Path:
@@ -204,10 +222,13 @@ async def check_judge(
     wanted = comparisons(gold, spec, rubric)
     if path.exists() and not refresh:
         card = read_card(path)
-        if card.trivial_rules is None and set(card.outcomes or ()) == {g.id for g in gold}:
+        before, same = card, set(card.outcomes or ()) == {g.id for g in gold}
+        if card.trivial_rules is None and same:
             card = with_trivial_rules(card, rule_outcomes(gold))  # a card from before them
-            if not builtin.installed(path):
-                write_atomic(path, card.model_dump_json(indent=2) + "\n")
+        if card.by_family is None and same and any(g.families for g in gold):
+            card = with_families(card, gold)  # a card from before its pairs named families
+        if card != before and not builtin.installed(path):
+            write_atomic(path, card.model_dump_json(indent=2) + "\n")
         return CheckResult(card, path, True, gold_results(gold, _cached(out_dir, wanted)), gold)
     out_dir.mkdir(parents=True, exist_ok=True)
     cached = {v.key for v in _cached(out_dir, wanted) if v.answer is not None}

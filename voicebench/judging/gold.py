@@ -5,11 +5,15 @@ One JSON object per line (``judges/pairs-gold.jsonl`` is the shipped one)::
     {"id": "gold-001",
      "turns": [{"role": "seeker", "text": "..."}, {"role": "supporter", "text": "..."}, ...],
      "reply_a": "...", "reply_b": "...", "better": "a",
-     "category": "longer-worse", "dimensions": "HEA", "why": "..."}
+     "category": "longer-worse", "dimensions": "HEA", "why": "...",
+     "families": ["human", "qwen"]}
 
 ``id``, ``turns`` (ending on a seeker turn), ``reply_a``, ``reply_b`` and ``better`` are
-required; ``category``, ``dimensions`` (letters from H E A R T), ``why`` and ``conversation``
-are optional. A bad line stops the whole file with one error naming the file, the line and
+required; ``category``, ``dimensions`` (letters from H E A R T), ``why``, ``conversation``
+and ``families`` (the model family that wrote ``reply_a`` and ``reply_b``'s, as agent specs
+name families, ``human`` for a person's) are optional. A judge card counts its pairs by the
+families in them, so that a judge that rates its own family shows how it does on that
+family's replies. A bad line stops the whole file with one error naming the file, the line and
 the field.
 
 Each pair belongs to a split by a hash of its ``conversation`` where it names one, else of its
@@ -23,9 +27,9 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, StringConstraints, field_validator
 
 from voicebench._jsonl import read_models, write_atomic
 from voicebench._model import FrozenModel, read_utf8
@@ -36,6 +40,8 @@ SPLITS = ("all", "dev", "holdout")
 Split = Literal["all", "dev", "holdout"]
 DEFAULT_SPLIT: Split = "holdout"
 """What ``judge-check`` measures unless told: the pairs no tuning saw, as leaderboards quote."""
+Family = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=80)]
+"""A model family as agent and judge specs name one (``human`` for people)."""
 
 
 class GoldTurn(FrozenModel):
@@ -58,6 +64,9 @@ class GoldPair(FrozenModel):
     conversation: str | None = Field(default=None, min_length=1, max_length=200)
     """The conversation the pair was drawn from, where several pairs share one: the split is
     then the conversation's, so that no conversation is in both dev and holdout."""
+    families: tuple[Family, Family] | None = None
+    """The families that wrote ``reply_a`` and ``reply_b`` (``JudgeCard.by_family`` counts
+    the pairs with a reply of each); None where the file does not say."""
 
     @field_validator("turns")
     @classmethod

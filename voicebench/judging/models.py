@@ -55,7 +55,8 @@ class Reply(FrozenModel):
     """Who answered: an agent run's name, ``human/reference`` or ``human/NAME``."""
     kind: ContestantKind
     family: str
-    """Model family (from the agent spec) or ``human``; a judge never rates its own family."""
+    """Model family (from the agent spec) or ``human``; a judge rates its own family only
+    where its spec exempts it (``rates_own_family``)."""
     heard: str
     """The transcript of the reply's audio: what judges see."""
     text: str
@@ -222,3 +223,7 @@ class JudgingHeader(Versioned):
     before, or a job killed before it scheduled its pairs): every verdict counts."""
     weights: dict[str, dict[str, float]] | None = None
     """Checklist judges' weights by judge id, applied to their recorded question margins."""
+    judge_families: dict[str, str] = Field(default_factory=dict)
+    """Each judge's model family by judge id, so that the folder says which contestants a
+    judge of their own family rated (``voicebench.judging.families``); empty in folders
+    written before it was kept (the judge spec is read then)."""

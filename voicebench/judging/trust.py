@@ -4,7 +4,10 @@ saying which bar it fell short of."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from voicebench.judging.cards import TRUSTED_ACCURACY, TRUSTED_MARGIN, JudgeCard
+from voicebench.judging.families import NAMED, OwnFamily
 from voicebench.judging.trivial import RULE_NAMES
 
 UNMEASURED_RULES = "trivial rules not measured on this card"
@@ -68,6 +71,62 @@ def card_line(card: JudgeCard | None, spec: str = "SPEC") -> str:
             f"({split_text(w)}; 95% CI {_pct(w.accuracy_low)}-{_pct(w.accuracy_high)})"
         )
     return line
+
+
+OWN_FAMILY_MARK = "\u2020"
+"""Marks, in a table, the contestant a judge of its own family rated; the line beside the
+table that starts with it (``family_line``) gives the judge's card on that family."""
+
+
+def family_line(card: JudgeCard | None, own: OwnFamily) -> str:
+    """The judge that rated a contestant of its own family, and its card on the pairs with a
+    reply of that family beside its card on all pairs; or that nobody measured it there."""
+    head = f"{own.judge} ({own.family}) rated {own.contestant}, its own family: "
+    if card is None:
+        return head + "judge unmeasured, so how far it favours its own family is unknown"
+    tally = (card.by_family or {}).get(own.family)
+    if tally is None or tally.accuracy is None or tally.interval is None:
+        why = (
+            "its gold pairs do not say which family wrote each reply"
+            if card.by_family is None
+            else f"none of its gold pairs has a {own.family} reply"
+        )
+        return head + f"its card is unmeasured on {own.family} replies ({why})"
+    low, high = tally.interval
+    line = (
+        f"on the {tally.pairs} pairs with a {own.family} reply ({split_text(card)}) it is right "
+        f"on {_pct(tally.accuracy)} (95% CI {_pct(low)}-{_pct(high)})"
+    )
+    best = tally.best_rule
+    if best is not None:
+        line += f", '{RULE_NAMES.get(best[0], best[0])}' on {_pct(best[1])} of them"
+    named = (card.by_family or {}).get(NAMED)
+    if named is None or named.accuracy is None or named.pairs == card.pairs:
+        return f"{head}{line}; against {_pct(card.accuracy)} on all {card.pairs} pairs"
+    return (
+        f"{head}{line}; against {_pct(named.accuracy)} on the {named.pairs} pairs that name "
+        f"their families ({_pct(card.accuracy)} on all {card.pairs})"
+    )
+
+
+def family_lines(
+    card: JudgeCard | None, own: Sequence[OwnFamily], contestant: str | None = None
+) -> list[str]:
+    """``family_line`` for each contestant a judge of its own family rated (``contestant``'s
+    only, when named), each after the mark its row carries (``marked``)."""
+    return [
+        f"{OWN_FAMILY_MARK} {family_line(card, o)}"
+        for o in own
+        if contestant is None or o.contestant == contestant
+    ]
+
+
+def marked(contestant: str, own: Sequence[OwnFamily]) -> str:
+    """A contestant's name as a table's row shows it: marked when a judge of its own family
+    rated it (``family_lines`` say how that judge does on its family)."""
+    if any(o.contestant == contestant for o in own):
+        return f"{contestant} {OWN_FAMILY_MARK}"
+    return contestant
 
 
 def short_of_rules(card: JudgeCard) -> str | None:
