@@ -21,12 +21,16 @@ A sheet line::
 
     {"item": "reg-job-crisis-01", "turns": [{"role": "seeker", "text": "..."}, ...],
      "replies": {"human/reference": "...", "local-smollm2": "..."},
+     "families": {"human/reference": "human", "local-smollm2": "smollm"},
      "notes": {"human/reference": "names the fear of telling her father", ...},
      "order": [["human/reference"], ["local-qwen-0.5b", "scripted-300ms"], ["local-smollm2"]]}
 
 Pair ids are ``real-ITEM-A-vs-B`` (contestants in sorted order), each pair names its item as
 its ``conversation`` (so an item's pairs share a split), and which reply is ``a`` is fixed by
-a hash of the id.
+a hash of the id. Each pair names the families that wrote its two replies (``families``), so
+that a judge's card says how it does on a family's replies: the sheet's ``families``
+(``sheet`` writes them from the agents' specs as judged), else the family of the shipped agent
+spec of that name, else ``OTHER_FAMILIES``; ``human`` for the human replies.
 """
 
 from __future__ import annotations
@@ -42,11 +46,41 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from voicebench.agentspec import load_agent_spec  # noqa: E402
+from voicebench.builtin import AGENTS  # noqa: E402
 from voicebench.dialogues import load_dialogues  # noqa: E402
 from voicebench.judging.gold import GoldPair, GoldTurn, load_gold, save_gold  # noqa: E402
+from voicebench.judging.models import HUMAN_FAMILY  # noqa: E402
 from voicebench.judging.replies import REFERENCE  # noqa: E402
 from voicebench.judging.store import read_judging_header, read_replies  # noqa: E402
 from voicebench.runlog import read_header  # noqa: E402
+
+OTHER_FAMILIES = {
+    "local-qwen-1.5b": "qwen",  # local-qwen.toml running qwen2.5-coder-1.5b
+    "local-qwen-0.5b-warm": "qwen",  # reply_sheet.py's contestants
+    "local-qwen-1.5b-plain": "qwen",
+    "scripted": "scripted",
+}
+"""The families of contestants the reading sheets name that no shipped agent spec is named."""
+
+
+def shipped_families() -> dict[str, str]:
+    """Each shipped agent spec's name and its family."""
+    specs = (load_agent_spec(p, require_secrets=False) for p in sorted(AGENTS.glob("*.toml")))
+    return {spec.name: spec.family for spec in specs}
+
+
+def family_of(contestant: str, row: dict, known: dict[str, str], where: str) -> str:
+    """The family that wrote a contestant's reply (see the module's docstring)."""
+    if contestant.startswith("human/"):
+        return HUMAN_FAMILY
+    found = row.get("families", {}).get(contestant) or known.get(contestant)
+    if found is None:
+        raise SystemExit(
+            f"{where}: no family known for {contestant!r}: give the line "
+            '"families": {"CONTESTANT": "FAMILY"}'
+        )
+    return found
 
 
 def sheet(judging: Path, out: Path) -> None:
@@ -54,9 +88,11 @@ def sheet(judging: Path, out: Path) -> None:
     first_run = read_header(Path(header.run_dirs[0]))
     items = {d.id: d for d in load_dialogues(first_run.dialogues_path)}
     by_item: dict[str, dict[str, str]] = {}
+    families: dict[str, str] = {}
     for reply in read_replies(judging):
         if reply.failed is None:
             by_item.setdefault(reply.item_id, {})[reply.contestant] = reply.heard.strip()
+            families[reply.contestant] = reply.family
     lines = []
     for item_id, replies in sorted(by_item.items()):
         d = items[item_id]
@@ -65,6 +101,7 @@ def sheet(judging: Path, out: Path) -> None:
                 "item": item_id,
                 "turns": [{"role": t.role.value, "text": t.text} for t in d.turns],
                 "replies": dict(sorted(replies.items())),
+                "families": {c: families[c] for c in sorted(replies)},
                 "notes": {c: "" for c in sorted(replies)},
                 "order": [],
             }
@@ -80,8 +117,10 @@ def _slug(contestant: str) -> str:
 
 def build(sheet_path: Path, out: Path) -> None:
     pairs = []
+    known = shipped_families() | OTHER_FAMILIES
     for n, line in enumerate(sheet_path.read_text().splitlines(), start=1):
         row = json.loads(line)
+        family = {c: family_of(c, row, known, f"{sheet_path}: line {n}") for c in row["replies"]}
         order: list[list[str]] = row["order"]
         ranked = [c for group in order for c in group]
         if sorted(ranked) != sorted(row["replies"]):
@@ -106,6 +145,7 @@ def build(sheet_path: Path, out: Path) -> None:
                     category=f"real-vs-{kind}",
                     why=f"better ({better}): {row['notes'][better]}; "
                     f"worse ({worse}): {row['notes'][worse]}",
+                    families=(family[a], family[b]),
                 )
             )
     save_gold(pairs, out)

@@ -5,15 +5,17 @@ judge's figure on that family's replies against its figure on all pairs."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from synthetic_runs import judge_card, make_judging, make_run, verdict
 
+from voicebench import builtin
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.errors import InputError
 from voicebench.judging import OwnFamily, own_family_of
-from voicebench.judging.cards import combine_cards
+from voicebench.judging.cards import combine_cards, find_card
 from voicebench.judging.families import NAMED, FamilyTally, family_tallies
 from voicebench.judging.gold import load_gold
 from voicebench.judging.trivial import rule_outcomes
@@ -160,3 +162,41 @@ def test_a_judging_folder_says_which_contestants_a_judge_of_their_family_rated(t
     del header["judge_families"]
     (folder / "judging.json").write_text(json.dumps(header))
     assert own_family_of(folder) == ()
+
+
+def test_the_shipped_real_pairs_name_their_families_as_their_ids_do():
+    families = {
+        "human-reference": "human",
+        "local-qwen-0.5b": "qwen",
+        "local-qwen-1.5b": "qwen",
+        "local-smollm2": "smollm",
+        "scripted-300ms": "scripted",
+    }
+    for p in load_gold(builtin.PAIRS_REAL).pairs:
+        first, second = p.id.removeprefix(f"real-{p.conversation}-").split("-vs-")
+        better = re.match(r"better \(([^)]+)\)", p.why or "")
+        assert better is not None and p.families is not None, p.id
+        assert sorted(p.families) == sorted((families[first], families[second])), p.id
+        winner = p.families[0] if p.better == "a" else p.families[1]
+        assert winner == families[better.group(1).replace("/", "-")], p.id
+
+
+def test_the_shipped_judge_s_card_has_a_figure_on_qwen_replies():
+    real = load_gold(builtin.PAIRS_REAL)
+    card = find_card("judges/local.toml")
+    assert card is not None and card.by_family is not None
+    qwen = card.by_family["qwen"]
+    held_out = [p for p in real.select("holdout") if "qwen" in (p.families or ())]
+    assert qwen.pairs == len(held_out) >= 60
+    assert card.outcomes is not None
+    assert qwen.correct == sum(card.outcomes[p.id] == "right" for p in held_out)
+    assert set(qwen.rules) == {"longer", "shared words", "asks"}
+    # the real pairs name their families, the ESConv pairs its card counts with them do not
+    named = card.by_family[NAMED]
+    assert named.pairs == len(real.select("holdout")) < card.pairs
+    line = family_line(card, OWN)
+    assert f"on the {qwen.pairs} pairs with a qwen reply (holdout) it is right on" in line
+    assert line.endswith(
+        f"against {100 * named.correct / named.pairs:.0f}% on the {named.pairs} pairs that "
+        f"name their families ({100 * card.accuracy:.0f}% on all {card.pairs})"
+    )
