@@ -3,7 +3,7 @@
 ::
 
     name = "scripted"                 # shown in tables and reports
-    family = "scripted"               # model family; a judge never rates its own family
+    family = "scripted"               # model family; judges do not rate their own family
     system_prompt = "..."             # optional; defaults to the HEART supportive-listener prompt
 
     [stt]                             # speech to text

@@ -11,11 +11,12 @@ import pytest
 from demo_folders import demo_folder, demo_plan
 from synthetic_runs import judge_card, make_judging, verdict
 
-from voicebench.api.views import CampaignPlan, JudgeCard, RatingTable, card_line
+from voicebench.api.views import CampaignPlan, JudgeCard, RatingTable, card_line, own_family_of
 from voicebench.cli.common import Steps, out
 from voicebench.cli.present.job import ShownJob
 from voicebench.judging.cards import CARD_FILE
 from voicebench.judging.combine import judge_health, pair_results
+from voicebench.judging.families import FamilyTally
 from voicebench.judging.run import JudgingResult
 from voicebench.judging.store import read_replies, read_verdicts
 from voicebench.rating import rate_judging
@@ -24,10 +25,12 @@ SCREEN = (40, 100)
 """A terminal screen: lines, columns."""
 
 
-def judged(tmp_path: Path, card: JudgeCard | None) -> tuple[CampaignPlan, Path]:
+def judged(
+    tmp_path: Path, card: JudgeCard | None, *, own: bool = False
+) -> tuple[CampaignPlan, Path]:
     """A demo's folder of two scripted agents, ``fast`` and ``slow``, on two items, judged
     (``fast`` beats the human reference, which beats ``slow``) under ``card``, none when
-    None."""
+    None; with ``own``, by a judge of ``fast``'s family (qwen)."""
     plan = demo_plan(tmp_path / "demo")
     demo_folder(tmp_path / "demo")
     items = plan.cells[0].items
@@ -41,6 +44,8 @@ def judged(tmp_path: Path, card: JudgeCard | None) -> tuple[CampaignPlan, Path]:
         items,
         ("fast", "slow", "human/reference"),
         verdicts,
+        families={"fast": "qwen", "slow": "smollm", "human/reference": "human"} if own else None,
+        judge_families={"j/1": "qwen"} if own else None,
     )
     if card is not None:
         (folder / CARD_FILE).write_text(card.model_dump_json())
@@ -61,6 +66,7 @@ def result_of(folder: Path, card: JudgeCard | None) -> JudgingResult:
         asked=0,
         spec_path="local",
         card=card,
+        own_family=own_family_of(folder),
     )
 
 
@@ -176,3 +182,52 @@ def test_the_commands_to_judge_again_carry_the_campaign_s_own_settings(
     assert lines[-3].endswith("/rejudged --pairs-per-item 1 --seed 7")
     assert lines[-2].endswith("/report-rejudged --budget-ttfa-ms 800")
     assert f"voicebench rate {folder} --budget-ttfa-ms 800," in lines[-1]
+
+
+ON_QWEN = {"qwen": FamilyTally(pairs=20, correct=11, rules={"longer": 13, "asks": 9})}
+"""The judge's card on the pairs with a qwen reply: right on 11 of 20."""
+OWN_LINE = (
+    "\u2020 j/1 (qwen) rated fast, its own family: on the 20 pairs with a qwen reply (holdout) "
+    "it is right on 55% (95% CI 34%-74%), 'the longer reply' on 65% of them; against 70% on "
+    "all 40 pairs"
+)
+
+
+def test_a_withheld_ranking_shows_the_judge_s_card_on_its_own_family_s_agent(
+    tmp_path: Path, capsys, screen
+):
+    card = UNTRUSTED.model_copy(update={"by_family": ON_QWEN})
+    plan, folder = judged(tmp_path, card, own=True)
+    shown = summary(plan, folder, card, capsys)
+    lines = shown.splitlines()
+    assert "may favour its own family" not in shown
+    # the agent's row is marked, and beside the card, the judge's figure on its family
+    rows = [line.split()[1:3] for line in lines if line.startswith(("│ fast", "│ slow"))]
+    assert rows == [["fast", "\u2020"], ["slow", "│"]]
+    card_lines = card_line(card, "local").splitlines()
+    after = lines.index(card_lines[-1]) + 1
+    assert " ".join(lines[after : after + 2]).startswith(OWN_LINE)
+    assert sum(max(1, math.ceil(len(line) / SCREEN[1])) for line in lines) <= SCREEN[0], shown
+
+
+def test_a_leaderboard_marks_the_contestant_its_judge_s_family_rated(
+    tmp_path: Path, capsys, screen
+):
+    card = judge_card(spec_name="local", accuracy=0.7, by_family=ON_QWEN)
+    card = card.model_copy(update={"accuracy": 0.9})  # trusted: it ranks
+    plan, folder = judged(tmp_path, card, own=True)
+    shown = summary(plan, folder, card, capsys)
+    own = OWN_LINE.replace("70% on all", "90% on all")
+    flat = " ".join(line.strip(" │") for line in shown.splitlines())
+    assert own in flat  # after the judging, and in the leaderboard's caption
+    start = shown.index("HEART leaderboard")
+    board = [line.split()[1:3] for line in shown[start:].splitlines() if line.startswith("│ ")]
+    assert board[0] == ["fast", "\u2020"] and board[1][0] == "human/reference"
+    # with no figure on the family, it says so
+    plan, folder = judged(tmp_path / "unnamed", judge_card(spec_name="local"), own=True)
+    shown = summary(plan, folder, judge_card(spec_name="local"), capsys)
+    flat = " ".join(line.strip(" │") for line in shown.splitlines())
+    assert (
+        "j/1 (qwen) rated fast, its own family: its card is unmeasured on qwen replies (its "
+        "gold pairs do not say which family wrote each reply)"
+    ) in flat

@@ -11,7 +11,7 @@ import pytest
 from judging_fixtures import ITEMS, make_run
 
 from voicebench.errors import InputError
-from voicebench.judging import judge_runs, read_replies, read_verdicts
+from voicebench.judging import OwnFamily, judge_runs, own_family_of, read_replies, read_verdicts
 from voicebench.llm import ChatText
 
 pytestmark = pytest.mark.slow
@@ -140,6 +140,16 @@ async def test_a_judge_never_rates_its_own_family(tmp_path, runs):
     )
     assert {(p.first, p.second) for p in result.pairs} == {("beta", "human/reference")}
     assert result.skipped_pairs == 3  # alpha-beta, alpha-human on item 1; alpha-human on item 2
+    assert result.own_family == () and own_family_of(tmp_path / "j") == ()
+    # exempt from the rule, it rates alpha too, and the result and the folder say so
+    spec = judge_spec(tmp_path, family="fam-a")
+    spec.write_text(spec.read_text() + "rates_own_family = true\n")
+    exempt = await judge_runs(
+        runs, spec, tmp_path / "k", client_factory=lambda s, st: _ready(judge)
+    )
+    assert exempt.skipped_pairs == 0 and len(exempt.pairs) == 4
+    own = (OwnFamily(judge="openai-compatible/pref", family="fam-a", contestant="alpha"),)
+    assert exempt.own_family == own and own_family_of(tmp_path / "k") == own
 
 
 async def test_extra_human_replies_join_and_bad_ones_name_line_and_field(tmp_path, runs):

@@ -16,7 +16,14 @@ from voicebench.gates import Comparison, GateResult
 from voicebench.gates.check import TOO_FEW_EXIT, describe
 from voicebench.gates.compare import format_value
 from voicebench.host import Busy, Host, busy
-from voicebench.judging import DIMENSIONS, SMOKE_WARNING, JudgingResult, Verdict
+from voicebench.judging import (
+    DIMENSIONS,
+    SMOKE_WARNING,
+    JudgingResult,
+    OwnFamily,
+    Verdict,
+    own_family_of,
+)
 from voicebench.judging.cards import (
     TRUSTED_ACCURACY,
     TRUSTED_MARGIN,
@@ -24,6 +31,7 @@ from voicebench.judging.cards import (
     Tally,
     card_of_judging,
 )
+from voicebench.judging.families import NAMED
 from voicebench.judging.gold import DEFAULT_SPLIT
 from voicebench.judging.load import LoadQuality
 from voicebench.judging.mcnemar import PairedComparison, shown_p
@@ -32,6 +40,8 @@ from voicebench.judging.trivial import RULE_NAMES
 from voicebench.judging.trust import (
     UNMEASURED_RULES,
     card_line,
+    family_lines,
+    marked,
     points,
     split_text,
     trust_warning,
@@ -77,6 +87,7 @@ __all__ = [
     "HEART_HUMAN_KAPPA",
     "HEART_INTER_HUMAN",
     "HEART_JUDGE_HUMAN",
+    "NAMED",
     "OPENING_ROW",
     "OVERLAP_GROUPS",
     "PERCENTILES",
@@ -109,6 +120,7 @@ __all__ = [
     "LoadSummary",
     "LoadTurn",
     "Outcome",
+    "OwnFamily",
     "PairedComparison",
     "PeopleSummary",
     "Rating",
@@ -133,10 +145,13 @@ __all__ = [
     "card_of_judging",
     "contrast_lines",
     "describe",
+    "family_lines",
     "format_value",
     "kinds_text",
     "load_text",
     "machine_text",
+    "marked",
+    "own_family_of",
     "pass_figures",
     "points",
     "quality_break_text",

@@ -31,6 +31,7 @@ from voicebench.judging.calls import call_replies, check_call_runs, is_call_run
 from voicebench.judging.cards import CARD_FILE, JudgeCard, find_card
 from voicebench.judging.clients import open_judge
 from voicebench.judging.combine import JudgeHealth, judge_health, pair_results
+from voicebench.judging.families import OwnFamily, own_family
 from voicebench.judging.logprob import reweigh
 from voicebench.judging.models import JudgedUnit, JudgingHeader, PairResult, Reply, Verdict
 from voicebench.judging.prompt import (
@@ -86,9 +87,8 @@ class JudgingResult:
     spec_path: str = ""
     card: JudgeCard | None = None
     """The judge's card (``voicebench judge-check``), copied into the folder; None if unmeasured."""
-    own_family: tuple[tuple[str, str], ...] = ()
-    """``(judge, contestant)`` for each contestant a judge of its own family rated anyway
-    (``rates_own_family``)."""
+    own_family: tuple[OwnFamily, ...] = ()
+    """Each contestant a judge of its own family rated anyway (``rates_own_family``)."""
 
 
 def schedule(
@@ -302,6 +302,7 @@ async def judge_runs(
             rubric_sha256=rubric.sha256,
             human_replies=tuple(str(f) for f in human_files),
             unit=unit,
+            judge_families={j.id: j.family for j in spec.judges},
         )
         store.open(header)
 
@@ -370,16 +371,12 @@ async def judge_runs(
         card = find_card(judge_spec)
         if card is not None:
             write_atomic(out_dir / CARD_FILE, card.model_dump_json(indent=2) + "\n")
-    own = {
-        (c.judge.id, r.contestant)
-        for c in comparisons
-        for r in (c.a, c.b)
-        if r.family == c.judge.family
-    }
     return JudgingResult(
         spec_path=str(judge_spec),
         card=card,
-        own_family=tuple(sorted(own)),
+        own_family=own_family(
+            (c.judge.id, c.judge.family, r) for c in comparisons for r in (c.a, c.b)
+        ),
         out_dir=out_dir,
         replies=replies,
         verdicts=verdicts,

@@ -9,11 +9,11 @@
     [[judges]]
     provider = "openai"            # openai | anthropic | openai-compatible | local | a plug-in
     model = "gpt-4o-mini"
-    family = "openai"              # a judge never rates a contestant of its own family
+    family = "openai"              # a judge rates no contestant of its own family...
     api_key_env = "OPENAI_API_KEY" # the variable's name, never the key
     # base_url = "http://127.0.0.1:8000/v1"   # openai-compatible (required) or openai
     # smoke = true                 # an offline smoke judge: quality figures mean nothing
-    # rates_own_family = true      # smoke judges only: exempt from the family rule
+    # rates_own_family = true      # ...unless exempt: its card on that family is shown
     # method = "calibrated-letter" # local smoke judges: debiased one-letter answers
     # method = "letter-margin"     # one letter's log-probabilities, both orders summed
     # history_turns = 4, phrasings = 3, ask_dimensions = true   # letter-margin settings
@@ -92,8 +92,10 @@ class JudgeModelSpec(Endpoint):
     .runtime``); false asks the llama.cpp server instead. The answers are the same."""
     rates_own_family: bool = False
     """Exempt from the family rule: the judge also rates contestants of its own family (the
-    offline judges share a family with the offline agents). Outputs say when it happened,
-    since a judge may favour its own family's style."""
+    offline judges share a family with the offline agents). Where it did, each such
+    contestant is marked and the judge's card on the gold pairs with a reply of that family is
+    shown beside it, since a judge may favour its own family's style
+    (``voicebench.judging.families``)."""
     temperature: float = Field(default=0.0, ge=0.0, le=0.0)
     """Always 0: judging must be as repeatable as the provider allows."""
     max_tokens: int = Field(default=400, ge=32, le=4000)

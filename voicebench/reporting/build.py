@@ -32,6 +32,7 @@ from voicebench.judging import (
     judge_health,
     judged_runs,
     load_judge_spec,
+    own_family_of,
     pair_results,
     read_judging_header,
     read_replies,
@@ -165,6 +166,7 @@ def _judging_summary(
         smoke=header.smoke,
         card=card,
         trust_warning=trust_warning(card),
+        own_family=own_family_of(folder),
         rubric_sha256=header.rubric_sha256,
         contestants=tuple(sorted({r.contestant for r in replies})),
         verdicts=len(verdicts),
@@ -182,9 +184,7 @@ def _judging_summary(
 
 def _secrets(runs: Sequence[RunData], judgings: Sequence[Path | None]) -> list[str]:
     names = {r.header.agent.key_variable for r in runs} - {None}
-    for judging in judgings:
-        if judging is None:
-            continue
+    for judging in filter(None, judgings):
         try:
             spec, _ = load_judge_spec(Path(read_judging_header(judging).judge_spec_path))
             names |= {j.api_key_env for j in spec.judges} - {None}

@@ -1,8 +1,10 @@
-"""Sentences the report and the terminal both show."""
+"""Sentences the report and the terminal both show, and the report's notes on its judging."""
 
 from __future__ import annotations
 
+from voicebench.metrics import kinds_text
 from voicebench.rating import RatingTable
+from voicebench.reporting.models import Report
 
 
 def share(v: float | None, lo: float | None, hi: float | None) -> str:
@@ -34,3 +36,22 @@ def agreement_lines(table: RatingTable) -> list[str]:
             f"{a.human_agreement[3]} pairs"
         )
     return lines
+
+
+def quality_notes(report: Report) -> list[str]:
+    j = report.judging
+    if j is None:
+        return [
+            "No judging folder: judge the runs (voicebench judge RUN_DIR...) and pass the "
+            "judging folder to voicebench report for the quality-latency frontier."
+        ]
+    notes = [
+        f"Judging folder {j.judging_dir}: {len(j.contestants)} contestants, {j.pairs} "
+        f"pairs, {j.decided_pairs} decided; {j.verdicts} verdicts, {j.failed_verdicts} "
+        "failed"
+        + (f" ({kinds_text(j.failed_by_kind)})" if j.failed_by_kind else "")
+        + f". Rubric sha256 {j.rubric_sha256[:12]}."
+    ]
+    if j.ratings is None:
+        notes.append(f"No ratings: {j.no_ratings}")
+    return notes

@@ -20,7 +20,7 @@ from pydantic import Field
 
 from voicebench._model import FrozenModel, Versioned
 from voicebench.calling.outcomes import CallOutcomes
-from voicebench.judging import JudgeHealth
+from voicebench.judging import JudgeHealth, OwnFamily
 from voicebench.judging.cards import JudgeCard
 from voicebench.metrics.models import AgentLatency
 from voicebench.rating import RatingTable
@@ -49,6 +49,9 @@ class JudgingSummary(FrozenModel):
     pairs: int
     decided_pairs: int
     health: tuple[JudgeHealth, ...]
+    own_family: tuple[OwnFamily, ...] = ()
+    """Each contestant a judge of its own family rated (``rates_own_family``): the judge's
+    card on that family's replies (``card.by_family``) is shown beside it."""
     ratings: RatingTable | None = None
     no_ratings: str | None = None
     """Why there are no ratings (every pair undecided), when there are none."""

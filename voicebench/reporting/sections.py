@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from voicebench.judging import SMOKE_WARNING
-from voicebench.judging.trust import card_line
+from voicebench.judging.trust import card_line, family_lines
 from voicebench.metrics import kinds_text
 from voicebench.reporting import calls, hosts, humans
 from voicebench.reporting import scenarios as sc
 from voicebench.reporting import tables as tb
-from voicebench.reporting.lines import agreement_lines
+from voicebench.reporting.lines import agreement_lines, quality_notes
 from voicebench.reporting.models import CallRecordingView, ItemReplies, Report, StrategySummary
 from voicebench.reporting.recordings import CALLS_SHOWN
 from voicebench.reporting.repeats import passes_table
@@ -133,6 +133,8 @@ def _cards(report: Report) -> Cards:
         r = elo.get(a.judged_as or a.agent_name)
         if r is not None:
             lines.append(f"HEART Elo {r.elo:,.0f}")
+        if j is not None:  # its judge's card on its family, when a judge of it rated it
+            lines += family_lines(j.card, j.own_family, a.judged_as or a.agent_name)
         cards.append(
             Card(a.agent_name, f"{tb.ms(ttfa.value_ms if ttfa else None).text} ms", tuple(lines))
         )
@@ -146,25 +148,6 @@ def strategy_note(s: StrategySummary) -> str:
         "more strategies; a narrow repertoire shows as low coverage, low entropy and a high "
         "usage SD."
     )
-
-
-def quality_notes(report: Report) -> list[str]:
-    j = report.judging
-    if j is None:
-        return [
-            "No judging folder: judge the runs (voicebench judge RUN_DIR...) and pass the "
-            "judging folder to voicebench report for the quality-latency frontier."
-        ]
-    notes = [
-        f"Judging folder {j.judging_dir}: {len(j.contestants)} contestants, {j.pairs} "
-        f"pairs, {j.decided_pairs} decided; {j.verdicts} verdicts, {j.failed_verdicts} "
-        "failed"
-        + (f" ({kinds_text(j.failed_by_kind)})" if j.failed_by_kind else "")
-        + f". Rubric sha256 {j.rubric_sha256[:12]}."
-    ]
-    if j.ratings is None:
-        notes.append(f"No ratings: {j.no_ratings}")
-    return notes
 
 
 def _latency(report: Report) -> Section:
@@ -212,6 +195,7 @@ def _quality(report: Report) -> Section:
         )
         blocks.append(TableBlock(tb.leaderboard_table(j)))
         blocks += [Text(line, "note") for line in card_line(j.card).splitlines()]
+        blocks += [Text(line, "note") for line in family_lines(j.card, j.own_family)]
         blocks += _figure(report, "radar")
     title = "Quality and latency" + (", indicative only" if indicative else "")
     return Section("quality", title, blocks)
@@ -232,6 +216,7 @@ def _judging(report: Report) -> Section:
         return Section("judging", "Judging health", [Text("No judging in this report.", "note")])
     blocks: list[Block] = [Text(f"Judges: {', '.join(j.judges)}")]
     blocks += [Text(line) for line in card_line(j.card).splitlines()]
+    blocks += [Text(line) for line in family_lines(j.card, j.own_family)]
     if j.trust_warning:
         blocks.append(Text(f"{j.trust_warning}.", "banner"))
     blocks.append(TableBlock(tb.health_table(j)))

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from voicebench.judging import DIMENSIONS
+from voicebench.judging.trust import marked
 from voicebench.metrics import AgentLatency, Distribution, kinds_text
 from voicebench.reporting.models import JudgingSummary, Report, StrategySummary
 from voicebench.timing import STAGE_LABELS, STAGE_NAMES
@@ -276,7 +277,7 @@ def leaderboard_table(j: JudgingSummary) -> Table:
         rows.append(
             (
                 Cell(str(k), k),
-                Cell(r.contestant),
+                Cell(marked(r.contestant, j.own_family)),
                 Cell(f"{r.elo:,.1f}", r.elo),
                 boot,
                 Cell(

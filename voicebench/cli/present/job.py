@@ -7,6 +7,7 @@ from voicebench.api.views import (
     Cell,
     JudgeCard,
     JudgingResult,
+    OwnFamily,
     RatingTable,
     RunProgress,
     TurnRecord,
@@ -28,7 +29,9 @@ class ShownJob:
         self.plan = plan
         self.card: JudgeCard | None = None
         self.spec = "SPEC"
-        """The card and spec of the judge last judged (a judge's rating follows its judging)."""
+        self.own: tuple[OwnFamily, ...] = ()
+        """The card and spec of the judge last judged (a judge's rating follows its judging),
+        and the contestants a judge of their own family rated."""
 
     def status(self, message: str) -> None:
         self.steps.status(message)
@@ -45,7 +48,7 @@ class ShownJob:
         self.steps.advance(done, total, verdict_line(verdict, done, total))
 
     def judged(self, result: JudgingResult) -> None:
-        self.card, self.spec = result.card, result.spec_path
+        self.card, self.spec, self.own = result.card, result.spec_path, result.own_family
         with self.steps.paused():
             show_judging(result, ranked=ranks(self.card))
 
@@ -56,7 +59,7 @@ class ShownJob:
             if table is None:
                 show(f"no leaderboard: {why_not}")
                 if not ranks(self.card):
-                    show_trust(self.card, self.spec)
+                    show_trust(self.card, self.spec, self.own)
             elif ranks(self.card):
                 show_rating(table)
             else:

@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.table import Table
 
 from voicebench.api.views import (
     DIMENSION_NAMES,
+    NAMED,
     RULE_NAMES,
     TRUSTED_ACCURACY,
     TRUSTED_MARGIN,
     UNMEASURED_RULES,
     JudgeCard,
     JudgingResult,
+    OwnFamily,
     Tally,
     Verdict,
     card_line,
+    family_lines,
+    marked,
     points,
     shown_p,
     split_text,
@@ -70,7 +75,13 @@ def record_table(result: JudgingResult) -> Table:
     )
     for c in names:
         rate = wins[c] / played[c] if played[c] else None
-        t.add_row(c, str(wins[c]), str(played[c] - wins[c]), _pct(rate), str(undecided[c]))
+        t.add_row(
+            marked(c, result.own_family),
+            str(wins[c]),
+            str(played[c] - wins[c]),
+            _pct(rate),
+            str(undecided[c]),
+        )
     return t
 
 
@@ -114,8 +125,16 @@ def card_tables(card: JudgeCard) -> list[Table]:
     dims.add_column("right", justify="right")
     for d, t in card.by_dimension.items():
         dims.add_row(f"{d} {DIMENSION_NAMES[d]}", _tally(t))
+    fams = Table(title="accuracy on the pairs with a reply of each family")
+    for col in ("family", "right", "best trivial rule there"):
+        fams.add_column(col, justify="left" if col == "family" else "right")
+    for family, f in (card.by_family or {}).items():
+        best = f.best_rule
+        rule = "-" if best is None else f"{RULE_NAMES.get(best[0], best[0])} {_pct(best[1])}"
+        name = "any, on the pairs that name them" if family == NAMED else family
+        fams.add_row(name, _tally(Tally(pairs=f.pairs, correct=f.correct)), rule)
     rules = rules_table(card)
-    return [head] + [t for t in (rules, cats, dims) if t is not None and t.row_count]
+    return [head] + [t for t in (rules, cats, dims, fams) if t is not None and t.row_count]
 
 
 def _share(correct: int, pairs: int, share: float, low: float, high: float) -> tuple[str, str]:
@@ -185,28 +204,27 @@ def verdict_line(v: Verdict, n: int, total: int) -> str | None:
 
 
 def show_judging(result: JudgingResult, *, ranked: bool = True) -> None:
-    """Judge health, each contestant's record and the judge's card. ``ranked=False``: no
-    record (an order of the contestants) nor card, for a job that withholds its judge's
-    ranking and shows the card with the reason (``withheld``)."""
+    """Judge health, each contestant's record and the judge's card, with its figure on the
+    family of each contestant a judge of that family rated. ``ranked=False``: no record (an
+    order of the contestants) nor card, for a job that withholds its judge's ranking and
+    shows the card with the reason (``withheld``)."""
     out.print(health_table(result))
     if ranked:
         out.print(record_table(result))
     if result.skipped_pairs:
         show(f"{result.skipped_pairs} pairs skipped: every judge shares a family with a contestant")
-    for judge, who in result.own_family:
-        show(
-            f"{judge} shares a family with {who} and rated it anyway (rates_own_family): it "
-            "may favour its own family's style",
-            style="yellow",
-        )
     if ranked:
-        show_trust(result.card, result.spec_path)
+        show_trust(result.card, result.spec_path, result.own_family)
     show(f"verdicts: {result.out_dir}/verdicts.jsonl")
 
 
-def show_trust(card: JudgeCard | None, spec: str = "SPEC") -> None:
-    """The judge's measured accuracy, and the warning when it is unmeasured or below the bar."""
+def show_trust(card: JudgeCard | None, spec: str = "SPEC", own: Sequence[OwnFamily] = ()) -> None:
+    """The judge's measured accuracy, its figure on the family of each contestant in ``own``
+    (rated by a judge of its own family), and the warning when it is unmeasured or below the
+    bar."""
     show(card_line(card, spec))
+    for line in family_lines(card, own):
+        show(line, style="yellow")
     warning = trust_warning(card)
     if warning:
         show(warning, style="yellow")

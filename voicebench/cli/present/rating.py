@@ -3,6 +3,7 @@ agreement sentences are the report's own, from ``voicebench.api.views``)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.table import Table
@@ -15,11 +16,15 @@ from voicebench.api.views import (
     HEART_JUDGE_HUMAN,
     RATINGS_FILE,
     JudgeCard,
+    OwnFamily,
     PeopleSummary,
     RatingTable,
     agreement_lines,
     card_line,
     card_of_judging,
+    family_lines,
+    marked,
+    own_family_of,
     share,
     trust_warning,
 )
@@ -36,10 +41,13 @@ def _num(x: float | None) -> str:
     return "-" if x is None else f"{x:,.0f}"
 
 
-def leaderboard(table: RatingTable, card: JudgeCard | None = None) -> Table:
+def leaderboard(
+    table: RatingTable, card: JudgeCard | None = None, own: Sequence[OwnFamily] = ()
+) -> Table:
     """Quality: Elo with both intervals and the win rate (``win_rates_table`` has the win
-    rates per dimension); the caption carries the judge's measured gold accuracy (its
-    card)."""
+    rates per dimension); the caption carries the judge's measured gold accuracy (its card),
+    and its figure on the family of each contestant marked as rated by a judge of its own
+    family (``own``)."""
     title = "HEART leaderboard"
     if card is None:
         title += " (judge unmeasured)"
@@ -52,7 +60,7 @@ def leaderboard(table: RatingTable, card: JudgeCard | None = None) -> Table:
         caption=(
             f"{table.decided} decided pairs on {table.items} items ({table.undecided} undecided); "
             f"95% CI by bootstrap over items ({table.bootstrap_rounds} rounds) and asymptotic\n"
-            + card_line(card)
+            + "\n".join([card_line(card), *family_lines(card, own)])
         ),
     )
     t.add_column("contestant", no_wrap=True)
@@ -61,7 +69,13 @@ def leaderboard(table: RatingTable, card: JudgeCard | None = None) -> Table:
     t.add_column("win %", justify="right")
     for r in table.ratings:
         boot = span(*r.elo_ci_bootstrap) if r.elo_ci_bootstrap else "-"
-        t.add_row(r.contestant, f"{r.elo:,.0f}", boot, span(*r.elo_ci_asymptotic), _pct(r.win_rate))
+        t.add_row(
+            marked(r.contestant, own),
+            f"{r.elo:,.0f}",
+            boot,
+            span(*r.elo_ci_asymptotic),
+            _pct(r.win_rate),
+        )
     return t
 
 
@@ -119,9 +133,10 @@ def latency_board(table: RatingTable) -> Table:
     return t
 
 
-def latency_table(table: RatingTable) -> Table:
+def latency_table(table: RatingTable, own: Sequence[OwnFamily] = ()) -> Table:
     """Responsiveness alone, for where the quality ranking is withheld: each agent's medians
-    and budget goodput, the quickest first (no Elo, nor the Elo's order)."""
+    and budget goodput, the quickest first (no Elo, nor the Elo's order); an agent a judge of
+    its own family rated is marked (``own``)."""
     t = Table(title="latency", caption=_budget(table))
     t.add_column("agent", no_wrap=True)
     for c in ("TTFT p50 ms", "TTFA p50 ms", "turns in budget %"):
@@ -129,7 +144,9 @@ def latency_table(table: RatingTable) -> Table:
     agents = [r for r in table.ratings if r.kind == "agent"]
     agents.sort(key=lambda r: (r.ttfa_p50_ms is None, r.ttfa_p50_ms or 0.0, r.contestant))
     for r in agents:
-        t.add_row(r.contestant, _num(r.ttft_p50_ms), _num(r.ttfa_p50_ms), _pct(r.goodput))
+        t.add_row(
+            marked(r.contestant, own), _num(r.ttft_p50_ms), _num(r.ttfa_p50_ms), _pct(r.goodput)
+        )
     return t
 
 
@@ -217,7 +234,7 @@ def disagreement_table(people: PeopleSummary) -> Table:
 
 def show_rating(table: RatingTable) -> None:
     card = card_of_judging(Path(table.judging_dir))
-    out.print(leaderboard(table, card))
+    out.print(leaderboard(table, card, own_family_of(Path(table.judging_dir))))
     out.print(win_rates_table(table))
     out.print(latency_board(table))
     for line in [latency_line(table)] + (agreement_lines(table) if table.agreement else []):

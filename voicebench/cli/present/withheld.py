@@ -17,6 +17,8 @@ from voicebench.api.views import (
     JudgeCard,
     RatingTable,
     card_line,
+    family_lines,
+    own_family_of,
 )
 from voicebench.cli.common import out, show
 from voicebench.cli.present.rating import human_ladder_table, latency_table, people_lines
@@ -86,8 +88,10 @@ def show_withheld(
     table: RatingTable, card: JudgeCard | None, spec: str, plan: CampaignPlan
 ) -> None:
     """The latency table, the people's own ladder when they rated, the trust bars and the
-    judge's card that falls short of them, and how to rank."""
-    out.print(latency_table(table))
+    judge's card that falls short of them (with its figure on the family of each agent a
+    judge of its own family rated), and how to rank."""
+    own = own_family_of(Path(table.judging_dir))
+    out.print(latency_table(table, own))
     if table.people is not None:  # people's votes, not the judge's verdicts
         out.print(human_ladder_table(table.people))
         for line in people_lines(table.people):
@@ -98,5 +102,7 @@ def show_withheld(
         style="bold",
     )
     show(card_line(card, spec))
+    for line in family_lines(card, own):
+        show(line, style="yellow")
     for line in how_to_rank(table, plan):
         show(line)
