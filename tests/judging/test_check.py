@@ -477,13 +477,14 @@ def test_the_shipped_judge_s_card_leads_with_real_replies_then_the_written_set()
     assert find_card("judges/local.toml", gold_sha256=gold.sha256) == written
     # the trivial rules beside it, filled in from its outcomes: on the written set 20 points
     # over the reply sharing the seeker's words; on the shipped real replies 7 points under
-    # the longer reply; the ESConv pairs' cards keep none, so their combined card has none
+    # the longer reply; with the ESConv pairs, 7 points over it: short of the 10-point bar
     assert written.margin is not None and written.margin.second == "shared words"
     assert round(100 * written.margin.difference) == 20 and written.trusted
     shipped = find_card("judges/local.toml", gold_sha256=real.sha256)
     assert shipped is not None and shipped.margin is not None
     assert shipped.margin.second == "longer" and round(100 * shipped.margin.difference) == -7
-    assert card.margin is None and not card.trusted
+    assert card.margin is not None and card.margin.second == "longer"
+    assert round(100 * card.margin.difference) == 7 and not card.trusted
     # A judge measured on the earlier, smaller gold set too: those cards are kept beside
     # its spec, and not chosen.
     letter = find_card("judges/candidates/qwen-1.5b-letter.toml")
