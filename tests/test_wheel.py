@@ -245,7 +245,10 @@ def test_the_demo_from_the_install_replays_judges_three_contestants_and_leaves_n
         assert "HEART leaderboard" not in result.stdout
         assert "quality ranking withheld" in result.stdout
         assert "voicebench judge-check --judge SPEC --gold real" in result.stdout
-        assert "shares a family with local-qwen-0.5b" in result.stdout
+        # It rated the Qwen agent, its own family: its card on that family's replies beside it.
+        shown = " ".join(result.stdout.split())  # as wrapped to the terminal's width
+        assert "(qwen) rated local-qwen-0.5b, its own family: on the" in shown
+        assert "pairs with a qwen reply" in shown
     else:
         assert "offline judge unavailable" in result.stderr
         assert "second agent skipped" in result.stderr
