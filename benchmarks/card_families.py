@@ -30,10 +30,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from card_trivial_rules import gold_path_of, measured_pairs  # noqa: E402
+
 from voicebench._jsonl import write_atomic  # noqa: E402
 from voicebench.judging.cards import JudgeCard, read_card  # noqa: E402
 from voicebench.judging.check import with_families  # noqa: E402
-from voicebench.judging.gold import GoldSet, gold_sha256, load_gold  # noqa: E402
+from voicebench.judging.gold import GoldSet, load_gold  # noqa: E402
 
 
 def only_families_added(old: GoldSet, new: GoldSet) -> bool:
@@ -45,15 +47,10 @@ def only_families_added(old: GoldSet, new: GoldSet) -> bool:
     )
 
 
-def _gold_path(card: JudgeCard, root: Path) -> Path:
-    path = Path(card.gold_path)
-    return path if path.is_absolute() else root / path
-
-
 def rekeyed(path: Path, card: JudgeCard, was: GoldSet | None, root: Path) -> tuple[Path, JudgeCard]:
     """The card keyed on its gold file as it is now, where ``was`` is that file before only
     its families were added; else as it is."""
-    gold_path = _gold_path(card, root)
+    gold_path = gold_path_of(card, root)
     if was is None or card.gold_sha256 != was.sha256 or not gold_path.exists():
         return path, card
     now = load_gold(gold_path)
@@ -67,16 +64,9 @@ def filled(card: JudgeCard, root: Path) -> JudgeCard | str:
     """The card with its tallies by family, or why it is left as it is."""
     if card.by_family is not None:
         return "has its tallies by family already"
-    if card.outcomes is None:
-        return "keeps no per-pair outcomes"
-    gold_path = _gold_path(card, root)
-    if not gold_path.exists():
-        return f"its gold file {card.gold_path} is not here"
-    if gold_sha256(gold_path) != card.gold_sha256:
-        return f"{card.gold_path} has changed since the card was measured"
-    pairs = load_gold(gold_path).select(card.split)  # type: ignore[arg-type]
-    if {p.id for p in pairs} != set(card.outcomes):
-        return f"its outcomes are not the {card.split} pairs of {card.gold_path}"
+    pairs = measured_pairs(card, root)
+    if isinstance(pairs, str):
+        return pairs
     if not any(p.families for p in pairs):
         return f"the pairs of {card.gold_path} name no families"
     return with_families(card, pairs)

@@ -24,19 +24,21 @@ sys.path.insert(0, str(ROOT))
 
 from voicebench._jsonl import write_atomic  # noqa: E402
 from voicebench.judging.cards import JudgeCard, read_card, with_trivial_rules  # noqa: E402
-from voicebench.judging.gold import gold_sha256, load_gold  # noqa: E402
+from voicebench.judging.gold import GoldPair, gold_sha256, load_gold  # noqa: E402
 from voicebench.judging.trivial import rule_outcomes  # noqa: E402
 from voicebench.judging.trust import points  # noqa: E402
 
 
-def filled(card: JudgeCard, root: Path) -> JudgeCard | str:
-    """The card with the trivial rules, or why it is left as it is."""
-    if card.trivial_rules is not None:
-        return "has the trivial rules already"
+def gold_path_of(card: JudgeCard, root: Path) -> Path:
+    path = Path(card.gold_path)
+    return path if path.is_absolute() else root / path
+
+
+def measured_pairs(card: JudgeCard, root: Path) -> list[GoldPair] | str:
+    """The gold pairs a card's outcomes are of, or why they cannot be had."""
     if card.outcomes is None:
         return "keeps no per-pair outcomes"
-    gold_path = Path(card.gold_path)
-    gold_path = gold_path if gold_path.is_absolute() else root / gold_path
+    gold_path = gold_path_of(card, root)
     if not gold_path.exists():
         return f"its gold file {card.gold_path} is not here"
     if gold_sha256(gold_path) != card.gold_sha256:
@@ -44,6 +46,16 @@ def filled(card: JudgeCard, root: Path) -> JudgeCard | str:
     pairs = load_gold(gold_path).select(card.split)  # type: ignore[arg-type]
     if {p.id for p in pairs} != set(card.outcomes):
         return f"its outcomes are not the {card.split} pairs of {card.gold_path}"
+    return pairs
+
+
+def filled(card: JudgeCard, root: Path) -> JudgeCard | str:
+    """The card with the trivial rules, or why it is left as it is."""
+    if card.trivial_rules is not None:
+        return "has the trivial rules already"
+    pairs = measured_pairs(card, root)
+    if isinstance(pairs, str):
+        return pairs
     return with_trivial_rules(card, rule_outcomes(pairs))
 
 
