@@ -17,24 +17,30 @@ is the read's own time: never later than a stamp taken after parsing.
 When the reader comes late and several segments wait, the kernel has merged them and gives
 the last one's stamp for all: a read cannot tell where they were cut. A *watched* socket
 (``StampedSocket.watch``: a caller's line to an agent that streams audio) does not depend on
-the reader being on time. A thread of its own (``_Watcher``, one for every watched socket)
-wakes on each segment's arrival, peeks at what is queued and notes how many bytes had come in
-and the stamp of the one just come; each read then stops where such an arrival ended and takes
-its stamp. Chunks that waited together for an event loop held up by other work, or for a core
-taken by other processes, still each keep their own arrival. (The thread needs only the
-interpreter's lock for a moment, which it gets within its switch interval, well before the
-next 20 ms chunk.)
+the reader being on time. A process of its own (``watch_lines``, one for every process that
+watches, holding a copy of each watched socket) wakes on each segment's arrival, peeks at
+what is queued and notes how many bytes of the connection had come in (the kernel's count,
+``TCP_INFO``) and the stamp of the one just come; each read then stops where such an arrival
+ended and takes its stamp. Chunks that waited together for an event loop held up by other
+work, or for a core taken by other processes, still each keep their own arrival. (A thread
+would not do: it needs the interpreter's lock for each note, and the thread holding the lock
+may have lost its core to another process for longer than a 20 ms chunk.)
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
+import itertools
+import os
 import platform
 import select
 import socket
 import struct
+import subprocess
 import sys
+import termios
 import threading
 import time
 import weakref
@@ -129,39 +135,159 @@ socket itself."""
 
 _PEEK_BYTES = 1 << 20
 """At most this much queued data is looked at when an arrival is noted."""
+_TCP_INFO_BYTES = 136
+_BYTES_RECEIVED = struct.Struct("@Q")
+"""``tcpi_bytes_received`` of ``struct tcp_info`` (Linux 4.1 on): every byte of data that has
+arrived on the connection, read or not, at offset 128."""
+_NOTE = struct.Struct("@IQq")
+"""A note from the watcher: the socket's token, the bytes that had arrived on it by then, and
+the stamp of the last of them."""
+_ACK = struct.Struct("@I")
+
+
+def _received(sock: socket.socket) -> int | None:
+    """All the data bytes that have arrived on TCP ``sock`` so far; None where the kernel does
+    not say."""
+    info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _TCP_INFO_BYTES)
+    if len(info) < _TCP_INFO_BYTES:
+        return None
+    return int(_BYTES_RECEIVED.unpack_from(info, 128)[0])
+
+
+def _note(sock: socket.socket) -> tuple[int, int] | None:
+    """How many bytes had arrived on ``sock`` and the stamp of the last of them, peeked at
+    what waits unread (None when nothing does). The count is read on both sides of the peek
+    and the peek taken again if more came in between, so the stamp is that byte's."""
+    for _ in range(4):
+        before = _received(sock)
+        try:
+            data, ancillary, _flags, _address = sock.recvmsg(
+                _PEEK_BYTES, _ANCILLARY, socket.MSG_PEEK | socket.MSG_DONTWAIT
+            )
+        except OSError:
+            return None
+        if not data or before is None:
+            return None
+        if _received(sock) == before:
+            return before, _arrival(ancillary)
+    return None
+
+
+def watch_lines(control_fd: int) -> None:
+    """The watcher process: it takes sockets from its parent over ``control_fd`` (a token and
+    the descriptor, answered with the token once the socket is watched; the token alone stops
+    it), and on each arrival sends back a ``_NOTE``. It ends when its parent does."""
+    control = socket.socket(fileno=control_fd)
+    poll = select.epoll()
+    poll.register(control.fileno(), select.EPOLLIN)
+    lines: dict[int, tuple[int, socket.socket]] = {}
+    tokens: dict[int, int] = {}
+    while True:
+        for fd, _events in poll.poll():
+            if fd != control.fileno():
+                token, line = lines[fd]
+                noted = _note(line)
+                if noted is not None:
+                    control.send(_NOTE.pack(token, *noted))
+                continue
+            message, fds, _flags, _address = socket.recv_fds(control, _ACK.size, 1)
+            if not message:
+                return  # the parent is gone
+            (token,) = _ACK.unpack(message)
+            if fds:
+                line = socket.socket(fileno=fds[0])
+                lines[line.fileno()], tokens[token] = (token, line), line.fileno()
+                poll.register(line.fileno(), select.EPOLLIN | select.EPOLLET)
+                control.send(_ACK.pack(token))
+            elif token in tokens:
+                fd = tokens.pop(token)
+                poll.unregister(fd)
+                lines.pop(fd)[1].close()
 
 
 class _Watcher:
-    """One thread that notes each arrival on every watched socket as it happens."""
+    """A process of its own (``watch_lines``) that notes each arrival on every watched socket
+    as it happens, whatever this process's threads are doing."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._epoll: Any = None
+        self._control: socket.socket | None = None
+        self._process: subprocess.Popen | None = None
+        self._pid = 0
+        self._tokens = itertools.count(1)
         self._sockets: weakref.WeakValueDictionary[int, StampedSocket] = (
             weakref.WeakValueDictionary()
         )
 
-    def add(self, sock: StampedSocket) -> None:
-        with self._lock:
-            if self._epoll is None:
-                self._epoll = select.epoll()
-                threading.Thread(target=self._run, name="arrivals", daemon=True).start()
-            self._sockets[sock.fileno()] = sock
-            self._epoll.register(sock.fileno(), select.EPOLLIN | select.EPOLLET)
+    def _start(self) -> socket.socket:
+        if self._control is not None and self._pid == os.getpid():
+            return self._control
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        with theirs:
+            self._process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-c",
+                    "import sys; from voicebench._arrivals import watch_lines; "
+                    "watch_lines(int(sys.argv[1]))",
+                    str(theirs.fileno()),
+                ],
+                pass_fds=[theirs.fileno()],
+                stdin=subprocess.DEVNULL,
+            )
+        self._control, self._pid = ours, os.getpid()
+        self._sockets.clear()
+        return ours
 
-    def remove(self, fd: int) -> None:
+    def add(self, sock: StampedSocket) -> int | None:
+        """Watch ``sock`` from now on; its token, or None where no watcher can start."""
         with self._lock:
-            self._sockets.pop(fd, None)
-            if self._epoll is not None:
+            token = next(self._tokens)
+            try:
+                control = self._start()
+                self._sockets[token] = sock
+                socket.send_fds(control, [_ACK.pack(token)], [sock.fileno()])
+                while True:  # until it is watched: the notes before are of other sockets
+                    message = control.recv(_NOTE.size)
+                    if len(message) == _ACK.size and _ACK.unpack(message)[0] == token:
+                        return token
+                    self._dispatch(message)
+            except OSError:
+                self._sockets.pop(token, None)
+                return None
+
+    def remove(self, token: int) -> None:
+        with self._lock:
+            self._sockets.pop(token, None)
+            if self._control is not None and self._pid == os.getpid():
                 with contextlib.suppress(OSError):
-                    self._epoll.unregister(fd)
+                    self._control.send(_ACK.pack(token))
 
-    def _run(self) -> None:
-        while True:
-            for fd, _events in self._epoll.poll():
-                sock = self._sockets.get(fd)
-                if sock is not None:
-                    sock.note_arrival()
+    def drain(self) -> None:
+        """Hand every note the watcher has sent to its socket."""
+        with self._lock:
+            if self._control is None or self._pid != os.getpid():
+                return
+            while True:
+                try:
+                    message = self._control.recv(_NOTE.size, socket.MSG_DONTWAIT)
+                except (BlockingIOError, InterruptedError):
+                    return
+                except OSError:
+                    return
+                if not message:
+                    return
+                self._dispatch(message)
+
+    def _dispatch(self, message: bytes) -> None:
+        if len(message) != _NOTE.size:
+            return
+        token, came, stamp = _NOTE.unpack(message)
+        sock = self._sockets.get(token)
+        if sock is not None and sock._arrivals is not None:
+            arrivals = sock._arrivals
+            if not arrivals or came > arrivals[-1][0]:
+                arrivals.append((came, stamp))
 
 
 _WATCHER = _Watcher()
@@ -179,37 +305,47 @@ class StampedSocket(socket.socket):
     arrived_ns: int = 0
     _arrivals: deque[tuple[int, int]] | None = None
     """Watched: each arrival the watcher noted and no read has reached the end of yet, as
-    ``(bytes read and arrived by then, its stamp)``."""
+    ``(bytes of the connection arrived by then, its stamp)``."""
+    _unwatch: weakref.finalize | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         _LIVE[self.fileno()] = self
         self._lock = threading.Lock()
         self._read = 0
-        """Bytes read so far."""
+        """Watched: the bytes of the connection read so far."""
 
     def watch(self) -> None:
         """Note each arrival as it happens (see the module docstring), so that reads stop
-        where arrivals ended and keep their stamps however late they come."""
-        if SUPPORTED and self._arrivals is None:
-            self._arrivals = deque()
-            _WATCHER.add(self)
+        where arrivals ended and keep their stamps however late they come. (A connected TCP
+        socket; where the kernel does not count its arrivals, its reads are stamped as
+        unwatched ones are.)"""
+        if not SUPPORTED or self._arrivals is not None:
+            return
+        read = self._consumed()
+        if read is None:
+            return
+        self._read, self._arrivals = read, deque()
+        token = _WATCHER.add(self)
+        if token is None:
+            self._arrivals = None
+            return
+        self._unwatch = weakref.finalize(self, _WATCHER.remove, token)
 
-    def note_arrival(self) -> None:
-        """On the watcher's thread, woken by an arrival: how much had come in by then, and
-        its stamp."""
-        with self._lock:
+    def _consumed(self) -> int | None:
+        """The bytes of the connection read so far: those arrived less those waiting."""
+        waiting = bytearray(4)
+        for _ in range(4):
             try:
-                data, ancillary, _flags, _address = socket.socket.recvmsg(
-                    self, _PEEK_BYTES, _ANCILLARY, socket.MSG_PEEK | socket.MSG_DONTWAIT
-                )
+                before = _received(self)
+                fcntl.ioctl(self.fileno(), termios.FIONREAD, waiting)
             except OSError:
-                return
-            arrivals = self._arrivals
-            if data and arrivals is not None:
-                came = self._read + len(data)
-                if not arrivals or came > arrivals[-1][0]:
-                    arrivals.append((came, _arrival(ancillary)))
+                return None
+            if before is None:
+                return None
+            if _received(self) == before:
+                return before - int.from_bytes(waiting, sys.byteorder)
+        return None
 
     def recv(self, bufsize: int, flags: int = 0) -> bytes:
         if flags:
@@ -217,6 +353,7 @@ class StampedSocket(socket.socket):
         if self._arrivals is None:
             data, self.arrived_ns = recv(self, bufsize)
             return data
+        _WATCHER.drain()
         with self._lock:
             arrivals = self._arrivals
             while arrivals and arrivals[0][0] <= self._read:
@@ -231,8 +368,8 @@ class StampedSocket(socket.socket):
             return data
 
     def close(self) -> None:
-        if self._arrivals is not None and self.fileno() >= 0:
-            _WATCHER.remove(self.fileno())
+        if self._unwatch is not None:
+            self._unwatch()  # the watcher lets go of its copy, so the connection can close
         super().close()
 
     def recv_into(self, buffer, nbytes: int = 0, flags: int = 0) -> int:

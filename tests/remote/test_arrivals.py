@@ -122,3 +122,62 @@ def test_an_accepted_line_sends_each_message_at_once():
             assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
             assert client.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 0
     sock.close()
+
+
+_CHUNKS_AGENT = """
+import socket, sys, time
+server = socket.socket()
+server.bind(("127.0.0.1", 0))
+server.listen()
+print(server.getsockname()[1], flush=True)
+line, _ = server.accept()
+line.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+line.recv(1)
+for k in range(5):
+    print(time.perf_counter_ns(), flush=True)
+    line.sendall(bytes([k]) * 640)
+    time.sleep(0.02)
+line.recv(1)
+"""
+
+
+@pytest.mark.skipif(not _arrivals.SUPPORTED, reason="no kernel arrival stamps")
+def test_a_watched_line_keeps_each_arrival_while_a_thread_holds_the_interpreter():
+    # A thread that holds the interpreter's lock (pure Python work, or a thread that lost its
+    # core while holding it) must not merge the chunks that arrive meanwhile: each keeps its
+    # own stamp. The agent is another process, so its sends do not wait for the lock.
+    import socket
+    import subprocess
+    import sys
+
+    agent = subprocess.Popen(
+        [sys.executable, "-c", _CHUNKS_AGENT], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        port = int(agent.stdout.readline())
+        line = _arrivals.StampedSocket(socket.AF_INET, socket.SOCK_STREAM)
+        _arrivals.enable(line)
+        line.connect(("127.0.0.1", port))
+        line.watch()
+        switch = sys.getswitchinterval()
+        sys.setswitchinterval(5.0)  # this thread keeps the lock while it computes
+        try:
+            line.sendall(b"!")
+            end = time.perf_counter() + 0.4
+            while time.perf_counter() < end:  # all five chunks come in meanwhile
+                pass
+        finally:
+            sys.setswitchinterval(switch)
+        sent = [int(agent.stdout.readline()) for _ in range(5)]
+        got: list[tuple[bytes, int]] = []
+        while sum(len(data) for data, _ in got) < 5 * 640:
+            data = line.recv(5 * 640)
+            got.append((data, line.arrived_ns))
+        line.sendall(b"!")
+        line.close()
+    finally:
+        agent.wait(timeout=30)
+    assert [data[0] for data, _ in got] == [0, 1, 2, 3, 4], "a read for each chunk"
+    stamps = [stamp for _, stamp in got]
+    assert all(s <= stamp for s, stamp in zip(sent, stamps, strict=True))
+    assert all(stamp < s for stamp, s in zip(stamps, sent[1:], strict=False))
