@@ -17,6 +17,9 @@ reader could not choose). The reason of each pair is the two notes.
     python benchmarks/real_pairs.py build benchmarks/data/real-replies.jsonl \
         --out judges/pairs-real.jsonl
 
+``agree FIRST SECOND`` compares a second, independent reading of some of the items with the
+first: how often both order a pair the same way is the ceiling any judge is held to there.
+
 A sheet line::
 
     {"item": "reg-job-crisis-01", "turns": [{"role": "seeker", "text": "..."}, ...],
@@ -154,6 +157,38 @@ def build(sheet_path: Path, out: Path) -> None:
     print(f"{out}: {len(gold.pairs)} pairs ({held} held out), sha256 {gold.sha256}")
 
 
+def _ranks(row: dict) -> dict[str, int]:
+    return {c: k for k, group in enumerate(row["order"]) for c in group}
+
+
+def agree(first: Path, second: Path) -> None:
+    """How often two independent readings of the same items order a pair the same way, over
+    the pairs both order (a tie in either gives no pair, as in ``build``): the ceiling a judge
+    is held to on those items."""
+    rows = {json.loads(line)["item"]: json.loads(line) for line in first.read_text().splitlines()}
+    counts = {"reference": [0, 0], "agents": [0, 0]}
+    tied = 0
+    for line in second.read_text().splitlines():
+        row = json.loads(line)
+        if row["item"] not in rows:
+            raise SystemExit(f"{second}: item {row['item']} is not in {first}")
+        a, b = _ranks(rows[row["item"]]), _ranks(row)
+        for x, y in combinations(sorted(b), 2):
+            da, db = (a[x] > a[y]) - (a[x] < a[y]), (b[x] > b[y]) - (b[x] < b[y])
+            if not (da and db):
+                tied += bool(da or db)
+                continue
+            kind = "reference" if REFERENCE in (x, y) else "agents"
+            counts[kind][0] += da == db
+            counts[kind][1] += 1
+    same, total = (sum(c[k] for c in counts.values()) for k in (0, 1))
+    print(f"{second.name} against {first.name}: {total} pairs ordered by both readings")
+    print(f"  the same way: {same} ({same / total:.1%})")
+    for kind, (s, n) in counts.items():
+        print(f"  {kind:9s} pairs: {s} of {n} ({s / n:.1%})" if n else f"  {kind}: none")
+    print(f"  ordered by one reading, tied in the other: {tied}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="step", required=True)
@@ -163,9 +198,14 @@ def main() -> None:
     b = sub.add_parser("build", help="gold pairs from a filled sheet")
     b.add_argument("sheet", type=Path)
     b.add_argument("--out", type=Path, default=ROOT / "judges" / "pairs-real.jsonl")
+    g = sub.add_parser("agree", help="how often a second reading orders pairs as the first")
+    g.add_argument("first", type=Path)
+    g.add_argument("second", type=Path)
     args = parser.parse_args()
     if args.step == "sheet":
         sheet(args.judging, args.out)
+    elif args.step == "agree":
+        agree(args.first, args.second)
     else:
         build(args.sheet, args.out)
 
