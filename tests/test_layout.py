@@ -17,6 +17,8 @@ ORDER = (
     "_model",
     "_jsonl",
     "_folder",
+    "_stamps",
+    "_watch",
     "_arrivals",
     "_ray",
     "text",

@@ -17,7 +17,7 @@ is the read's own time: never later than a stamp taken after parsing.
 When the reader comes late and several segments wait, the kernel has merged them and gives
 the last one's stamp for all: a read cannot tell where they were cut. A *watched* socket
 (``StampedSocket.watch``: a caller's line to an agent that streams audio) does not depend on
-the reader being on time. A process of its own (``watch_lines``, one for every process that
+the reader being on time. A process of its own (``voicebench._watch``, one for every process that
 watches, holding a copy of each watched socket) wakes on each segment's arrival, peeks at
 what is queued and notes how many bytes of the connection had come in (the kernel's count,
 ``TCP_INFO``) and the stamp of the one just come; each read then stops where such an arrival
@@ -30,267 +30,29 @@ may have lost its core to another process for longer than a 20 ms chunk.)
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import fcntl
-import itertools
-import os
-import platform
-import select
 import socket
-import struct
-import subprocess
 import sys
 import termios
 import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-_SO_TIMESTAMPNS: int = getattr(socket, "SO_TIMESTAMPNS", 35)
-"""Python names no constant for it; 35 is Linux's own on x86, Arm, RISC-V, POWER and Z."""
-SUPPORTED = sys.platform == "linux" and platform.machine().lower().startswith(
-    ("x86", "i686", "amd64", "aarch64", "arm", "riscv", "ppc", "s390")
-)
-"""Whether this system stamps arrivals (Linux)."""
-_TIMESPEC = struct.Struct("@ll")
-_ANCILLARY = socket.CMSG_SPACE(_TIMESPEC.size) if SUPPORTED else 0
-
-
-def enable(sock: socket.socket) -> bool:
-    """Ask the kernel to stamp what arrives on ``sock`` (inherited by sockets it accepts)."""
-    if not SUPPORTED:
-        return False
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, _SO_TIMESTAMPNS, 1)
-    except OSError:
-        return False
-    return True
-
-
-def _stamp(ancillary: list[tuple[int, int, bytes]], kind: int) -> int | None:
-    """The kernel's stamp of control message ``kind`` (its first timespec: the software one),
-    on the ``perf_counter_ns`` clock by its age; None when there is none."""
-    now_real, now = time.time_ns(), time.perf_counter_ns()
-    for level, found, data in ancillary:
-        if level == socket.SOL_SOCKET and found == kind:
-            seconds, nanos = _TIMESPEC.unpack(data[: _TIMESPEC.size])
-            return now - max(0, now_real - (seconds * 1_000_000_000 + nanos))
-    return None
-
-
-def _arrival(ancillary: list[tuple[int, int, bytes]]) -> int:
-    """The arrival of the last segment read, on the ``perf_counter_ns`` clock."""
-    stamp = _stamp(ancillary, _SO_TIMESTAMPNS)
-    return time.perf_counter_ns() if stamp is None else stamp
-
-
-_SO_TIMESTAMPING = 37
-"""Linux's own number for it (and for its control message), as ``_SO_TIMESTAMPNS``."""
-_TX_FLAGS = (1 << 1) | (1 << 4) | (1 << 11)
-"""Stamp what is sent as the kernel hands it to the device, report software stamps, and
-queue the stamp alone (``SOF_TIMESTAMPING_TX_SOFTWARE | SOFTWARE | OPT_TSONLY``)."""
-_TX_ANCILLARY = socket.CMSG_SPACE(3 * _TIMESPEC.size) + socket.CMSG_SPACE(64) if SUPPORTED else 0
-
-
-def stamp_sends(sock: socket.socket) -> bool:
-    """Ask the kernel to stamp each send of ``sock`` as it leaves (``sent_ns``)."""
-    if not SUPPORTED:
-        return False
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, _SO_TIMESTAMPING, _TX_FLAGS)
-    except OSError:
-        return False
-    return True
-
-
-def sent_ns(sock: socket.socket) -> int | None:
-    """When the last send of a ``stamp_sends`` socket left it (``perf_counter_ns``), from the
-    stamps the kernel queued for it (all taken); None when none is queued."""
-    latest = None
-    while True:
-        try:
-            _data, ancillary, _flags, _address = socket.socket.recvmsg(
-                sock, 1, _TX_ANCILLARY, socket.MSG_ERRQUEUE | socket.MSG_DONTWAIT
-            )
-        except OSError:
-            return latest
-        latest = _stamp(ancillary, _SO_TIMESTAMPING) or latest
-
-
-def recv(sock: socket.socket, max_bytes: int) -> tuple[bytes, int]:
-    """Read up to ``max_bytes`` from ``sock`` (raising as ``sock.recv`` does); returns the
-    bytes and when they had all arrived (``perf_counter_ns``)."""
-    if not SUPPORTED:
-        return socket.socket.recv(sock, max_bytes), time.perf_counter_ns()
-    data, ancillary, _flags, _address = socket.socket.recvmsg(sock, max_bytes, _ANCILLARY)
-    return data, _arrival(ancillary)
-
+from voicebench._stamps import _ANCILLARY as _ANCILLARY
+from voicebench._stamps import SUPPORTED as SUPPORTED
+from voicebench._stamps import _arrival as _arrival
+from voicebench._stamps import enable as enable
+from voicebench._stamps import recv as recv
+from voicebench._stamps import sent_ns as sent_ns
+from voicebench._stamps import stamp_sends as stamp_sends
+from voicebench._watch import WATCHER, received
 
 _LIVE: weakref.WeakValueDictionary[int, StampedSocket] = weakref.WeakValueDictionary()
 """Every ``StampedSocket`` by file descriptor: an asyncio transport shows a wrapper, not the
 socket itself."""
-
-
-_PEEK_BYTES = 1 << 20
-"""At most this much queued data is looked at when an arrival is noted."""
-_TCP_INFO_BYTES = 136
-_BYTES_RECEIVED = struct.Struct("@Q")
-"""``tcpi_bytes_received`` of ``struct tcp_info`` (Linux 4.1 on): every byte of data that has
-arrived on the connection, read or not, at offset 128."""
-_NOTE = struct.Struct("@IQq")
-"""A note from the watcher: the socket's token, the bytes that had arrived on it by then, and
-the stamp of the last of them."""
-_ACK = struct.Struct("@I")
-
-
-def _received(sock: socket.socket) -> int | None:
-    """All the data bytes that have arrived on TCP ``sock`` so far; None where the kernel does
-    not say."""
-    info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, _TCP_INFO_BYTES)
-    if len(info) < _TCP_INFO_BYTES:
-        return None
-    return int(_BYTES_RECEIVED.unpack_from(info, 128)[0])
-
-
-def _note(sock: socket.socket) -> tuple[int, int] | None:
-    """How many bytes had arrived on ``sock`` and the stamp of the last of them, peeked at
-    what waits unread (None when nothing does). The count is read on both sides of the peek
-    and the peek taken again if more came in between, so the stamp is that byte's."""
-    for _ in range(4):
-        before = _received(sock)
-        try:
-            data, ancillary, _flags, _address = sock.recvmsg(
-                _PEEK_BYTES, _ANCILLARY, socket.MSG_PEEK | socket.MSG_DONTWAIT
-            )
-        except OSError:
-            return None
-        if not data or before is None:
-            return None
-        if _received(sock) == before:
-            return before, _arrival(ancillary)
-    return None
-
-
-def watch_lines(control_fd: int) -> None:
-    """The watcher process: it takes sockets from its parent over ``control_fd`` (a token and
-    the descriptor, answered with the token once the socket is watched; the token alone stops
-    it), and on each arrival sends back a ``_NOTE``. It ends when its parent does."""
-    control = socket.socket(fileno=control_fd)
-    poll = select.epoll()
-    poll.register(control.fileno(), select.EPOLLIN)
-    lines: dict[int, tuple[int, socket.socket]] = {}
-    tokens: dict[int, int] = {}
-    while True:
-        for fd, _events in poll.poll():
-            if fd != control.fileno():
-                token, line = lines[fd]
-                noted = _note(line)
-                if noted is not None:
-                    control.send(_NOTE.pack(token, *noted))
-                continue
-            message, fds, _flags, _address = socket.recv_fds(control, _ACK.size, 1)
-            if not message:
-                return  # the parent is gone
-            (token,) = _ACK.unpack(message)
-            if fds:
-                line = socket.socket(fileno=fds[0])
-                lines[line.fileno()], tokens[token] = (token, line), line.fileno()
-                poll.register(line.fileno(), select.EPOLLIN | select.EPOLLET)
-                control.send(_ACK.pack(token))
-            elif token in tokens:
-                fd = tokens.pop(token)
-                poll.unregister(fd)
-                lines.pop(fd)[1].close()
-
-
-class _Watcher:
-    """A process of its own (``watch_lines``) that notes each arrival on every watched socket
-    as it happens, whatever this process's threads are doing."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._control: socket.socket | None = None
-        self._process: subprocess.Popen | None = None
-        self._pid = 0
-        self._tokens = itertools.count(1)
-        self._sockets: weakref.WeakValueDictionary[int, StampedSocket] = (
-            weakref.WeakValueDictionary()
-        )
-
-    def _start(self) -> socket.socket:
-        if self._control is not None and self._pid == os.getpid():
-            return self._control
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        with theirs:
-            self._process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-c",
-                    "import sys; from voicebench._arrivals import watch_lines; "
-                    "watch_lines(int(sys.argv[1]))",
-                    str(theirs.fileno()),
-                ],
-                pass_fds=[theirs.fileno()],
-                stdin=subprocess.DEVNULL,
-            )
-        self._control, self._pid = ours, os.getpid()
-        self._sockets.clear()
-        return ours
-
-    def add(self, sock: StampedSocket) -> int | None:
-        """Watch ``sock`` from now on; its token, or None where no watcher can start."""
-        with self._lock:
-            token = next(self._tokens)
-            try:
-                control = self._start()
-                self._sockets[token] = sock
-                socket.send_fds(control, [_ACK.pack(token)], [sock.fileno()])
-                while True:  # until it is watched: the notes before are of other sockets
-                    message = control.recv(_NOTE.size)
-                    if len(message) == _ACK.size and _ACK.unpack(message)[0] == token:
-                        return token
-                    self._dispatch(message)
-            except OSError:
-                self._sockets.pop(token, None)
-                return None
-
-    def remove(self, token: int) -> None:
-        with self._lock:
-            self._sockets.pop(token, None)
-            if self._control is not None and self._pid == os.getpid():
-                with contextlib.suppress(OSError):
-                    self._control.send(_ACK.pack(token))
-
-    def drain(self) -> None:
-        """Hand every note the watcher has sent to its socket."""
-        with self._lock:
-            if self._control is None or self._pid != os.getpid():
-                return
-            while True:
-                try:
-                    message = self._control.recv(_NOTE.size, socket.MSG_DONTWAIT)
-                except (BlockingIOError, InterruptedError):
-                    return
-                except OSError:
-                    return
-                if not message:
-                    return
-                self._dispatch(message)
-
-    def _dispatch(self, message: bytes) -> None:
-        if len(message) != _NOTE.size:
-            return
-        token, came, stamp = _NOTE.unpack(message)
-        sock = self._sockets.get(token)
-        if sock is not None and sock._arrivals is not None:
-            arrivals = sock._arrivals
-            if not arrivals or came > arrivals[-1][0]:
-                arrivals.append((came, stamp))
-
-
-_WATCHER = _Watcher()
 
 
 class StampedSocket(socket.socket):
@@ -307,6 +69,7 @@ class StampedSocket(socket.socket):
     """Watched: each arrival the watcher noted and no read has reached the end of yet, as
     ``(bytes of the connection arrived by then, its stamp)``."""
     _unwatch: weakref.finalize | None = None
+    _drain: Callable[[], None]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -322,28 +85,29 @@ class StampedSocket(socket.socket):
         unwatched ones are.)"""
         if not SUPPORTED or self._arrivals is not None:
             return
-        read = self._consumed()
+        read = self._consumed(received)
         if read is None:
             return
         self._read, self._arrivals = read, deque()
-        token = _WATCHER.add(self)
+        token = WATCHER.add(self)
         if token is None:
             self._arrivals = None
             return
-        self._unwatch = weakref.finalize(self, _WATCHER.remove, token)
+        self._drain = WATCHER.drain
+        self._unwatch = weakref.finalize(self, WATCHER.remove, token)
 
-    def _consumed(self) -> int | None:
+    def _consumed(self, received: Callable[[socket.socket], int | None]) -> int | None:
         """The bytes of the connection read so far: those arrived less those waiting."""
         waiting = bytearray(4)
         for _ in range(4):
             try:
-                before = _received(self)
+                before = received(self)
                 fcntl.ioctl(self.fileno(), termios.FIONREAD, waiting)
             except OSError:
                 return None
             if before is None:
                 return None
-            if _received(self) == before:
+            if received(self) == before:
                 return before - int.from_bytes(waiting, sys.byteorder)
         return None
 
@@ -353,7 +117,7 @@ class StampedSocket(socket.socket):
         if self._arrivals is None:
             data, self.arrived_ns = recv(self, bufsize)
             return data
-        _WATCHER.drain()
+        self._drain()
         with self._lock:
             arrivals = self._arrivals
             while arrivals and arrivals[0][0] <= self._read:
