@@ -49,7 +49,9 @@ def test_a_load_over_two_ray_workers_survives_losing_one(tmp_path: Path, short_s
                 "--ramp",
                 "1",
                 "--duration",
-                "10",
+                # long enough that a machine slow to start the workers still has calls in
+                # progress when worker 1 is killed (worker 0's go on until it is over)
+                "30",
                 "--dialogues",
                 str(short_set.dialogues_path),
                 "--fixtures",
@@ -66,6 +68,7 @@ def test_a_load_over_two_ray_workers_survives_losing_one(tmp_path: Path, short_s
         while complete_lines(out / TURNS_FILE) < 3 and run.poll() is None:
             assert time.monotonic() < deadline, "the load never got going"
             time.sleep(0.1)
+        assert run.poll() is None, "the load was over before a worker could be lost"
         clocks = read_load(out)[0].clocks
         before = (out / TURNS_FILE).read_bytes()
         spans_before = (out / CALLS_FILE).read_bytes()
