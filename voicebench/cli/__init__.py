@@ -3,7 +3,7 @@ command group, each loaded when one of its commands is asked for.
 
 - ``run``: ``synth``, ``run``, ``demo``, ``summary`` (replay);
 - ``converse``: ``converse`` (simulated seekers calling the agent);
-- ``judge``: ``judge``, ``rate``, ``strategies``, ``judge-check`` (quality);
+- ``judge``: ``judge``, ``rate``, ``strategies``, ``judge-check``, ``judge-train`` (quality);
 - ``annotate``: ``annotate`` (people rating replies by ear);
 - ``report``: ``report``;
 - ``live``: ``serve``, ``serve-speech``, ``load`` (agents over WebSocket, OpenAI's speech API);
@@ -39,6 +39,7 @@ COMMANDS: dict[str, str] = {
     "rate": "judge",
     "strategies": "judge",
     "judge-check": "judge",
+    "judge-train": "judge",
     "annotate": "annotate",
     "report": "report",
     "serve": "live",

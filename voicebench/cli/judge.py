@@ -282,3 +282,39 @@ def judge_check(
     if result.against is not None and result.paired is not None:
         show(f"against {result.against.card.spec_name}: {result.against.path}")
         show(result.paired.line())
+
+
+@app.command("judge-train")
+def judge_train(
+    gold: Annotated[
+        list[Path],
+        typer.Option(
+            "--gold",
+            "-g",
+            help="Read pairs to fit on (repeatable): a JSONL file, or 'real' or 'written'. "
+            "Only each file's dev pairs are used; its held-out ones measure the result.",
+        ),
+    ],
+    out_spec: Annotated[
+        Path,
+        typer.Option("--out", "-o", help="The judge spec to write (.toml); its head beside it."),
+    ],
+    verbose: VerboseOpt = False,
+) -> None:
+    """Fit a learned scorer on read pairs: each reply scored alone from a packaged sentence
+    encoder's embeddings of the conversation and the reply, through a linear head fitted
+    pairwise on the gold files' dev pairs, its L2 strength chosen by cross-validation over
+    conversations. Writes the judge spec and its head (.npz) beside it; measure it with
+    `voicebench judge-check --judge SPEC --gold FILE`, on the held-out pairs it never saw."""
+    quiet_libraries(verbose)
+    with Steps("pairs") as s:
+        trained = api.judge_train(gold, out=out_spec, progress=s.advance)
+    head = trained.head
+    show(
+        f"fitted on {head.pairs} dev pairs: {head.weights.size} weights, L2 strength "
+        f"{head.strength:g}, cross-validated accuracy {head.cv_accuracy:.1%} (folds by "
+        "conversation)"
+    )
+    show(f"judge spec: {trained.spec}")
+    show(f"head: {trained.head_path}")
+    show(f"measure it: voicebench judge-check --judge {trained.spec} --gold FILE")

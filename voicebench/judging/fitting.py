@@ -11,6 +11,9 @@ fits a spec's weights on the gold set's dev pairs.
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Sequence
+
 import numpy as np
 from scipy.optimize import minimize
 
@@ -32,21 +35,40 @@ def fit(x: np.ndarray, y: np.ndarray, strength: float) -> np.ndarray:
     return minimize(loss, np.zeros(x.shape[1]), jac=True, method="L-BFGS-B").x
 
 
-def cross_validated(x: np.ndarray, y: np.ndarray, strength: float, folds: int = FOLDS) -> float:
-    """Share of pairs right when each fold (every ``folds``-th pair) is decided by weights
-    fitted on the others."""
-    fold = np.arange(len(y)) % folds
+def folds_of(groups: Sequence[str], folds: int = FOLDS) -> np.ndarray:
+    """Each pair's fold, by its group (its conversation) alone, so that pairs of one
+    conversation are never both fitted and decided."""
+    return np.array(
+        [int(hashlib.sha256(g.encode("utf-8")).hexdigest()[:8], 16) % folds for g in groups]
+    )
+
+
+def cross_validated(
+    x: np.ndarray,
+    y: np.ndarray,
+    strength: float,
+    folds: int = FOLDS,
+    groups: Sequence[str] | None = None,
+) -> float:
+    """Share of pairs right when each fold (every ``folds``-th pair, or the pairs of every
+    ``folds``-th group) is decided by weights fitted on the others."""
+    fold = np.arange(len(y)) % folds if groups is None else folds_of(groups, folds)
     right = 0
     for k in range(folds):
+        if not (fold == k).any():
+            continue
         w = fit(x[fold != k], y[fold != k], strength)
         right += int((np.sign(x[fold == k] @ w) == y[fold == k]).sum())
     return right / len(y)
 
 
 def choose(
-    x: np.ndarray, y: np.ndarray, strengths: tuple[float, ...] = STRENGTHS
+    x: np.ndarray,
+    y: np.ndarray,
+    strengths: tuple[float, ...] = STRENGTHS,
+    groups: Sequence[str] | None = None,
 ) -> tuple[float, dict[float, float]]:
     """The strength with the best cross-validated accuracy (ties: the stronger), and every
-    strength's."""
-    scores = {s: cross_validated(x, y, s) for s in strengths}
+    strength's (folds by ``groups`` when given)."""
+    scores = {s: cross_validated(x, y, s, groups=groups) for s in strengths}
     return max(strengths, key=lambda s: (scores[s], s)), scores

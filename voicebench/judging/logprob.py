@@ -131,7 +131,7 @@ def recent_turns(context: str, keep: int | None) -> str:
     return "\n".join(lines[starts[-keep] :])
 
 
-def _answer(
+def answer_text(
     margin: float, dims: dict[str, float], what: str, questions: dict[str, float] | None = None
 ) -> str:
     return json.dumps(
@@ -219,7 +219,7 @@ class LetterMarginJudge(_LogprobJudge):
                 dims[d] = await margin(f"{q} Answer with one letter: A or B.")
         every = overall + list(dims.values())
         m = sum(every) / len(every)
-        text = _answer(m, dims, "letter log-probability")
+        text = answer_text(m, dims, "letter log-probability")
         return ChatText(text, (time.perf_counter_ns() - start) / 1e6)
 
 
@@ -299,7 +299,7 @@ class PointwiseJudge(_LogprobJudge):
         b = await self._score(system, context, reply_b)
         questions = {n: a[n] - b[n] for n in self._spec.asked}
         dims = dimension_margins(questions, self._spec.weights)
-        text = _answer(self.combined(questions), dims, self.what, questions)
+        text = answer_text(self.combined(questions), dims, self.what, questions)
         return ChatText(text, (time.perf_counter_ns() - start) / 1e6)
 
 
@@ -353,7 +353,7 @@ def _reweighed(verdicts: list[Verdict], weights_of) -> list[Verdict]:
             out.append(v)
             continue
         questions = v.answer.question_margins
-        text = _answer(
+        text = answer_text(
             weighed(questions, w), dimension_margins(questions, w), "checklist", questions
         )
         out.append(v.model_copy(update={"answer": parse_answer(text)}))

@@ -20,6 +20,8 @@
     # method = "pointwise"         # each reply alone, Yes/No margins; questions = ["overall"]
     # method = "checklist"         # each reply alone, Yes/No margins weighed (fitted on dev):
     # weights = {attuned = 0.8, fixes = -0.4, likelihood = 0.1}   # question name -> weight
+    # method = "scorer"            # each reply scored by a head fitted on read pairs
+    # head = "local-scorer.npz"    # (voicebench judge-train writes it; model = "all-minilm-l6-v2")
     # max_tokens = 400, timeout_s = 120, max_attempts = 5, parse_retries = 2, n_ctx = 2048
 
 Several ``[[judges]]`` make an ensemble: each pair is judged by every judge of a family other
@@ -81,6 +83,9 @@ class JudgeModelSpec(Endpoint):
     ``likelihood`` or ``likelihood_mean`` when named (``voicebench.judging.questions``). The
     verdicts record every question's margin, so new weights are applied to verdicts already
     asked."""
+    head: str | None = Field(default=None, min_length=1)
+    """scorer (required there): the fitted head (``.npz``, written by ``voicebench
+    judge-train``), relative to the spec; the loaded spec holds its full path."""
     phrasings: int = Field(default=1, ge=1, le=3)
     """letter-margin: ask the question in this many phrasings and average the margins."""
     ask_dimensions: bool = False
@@ -126,6 +131,12 @@ class JudgeModelSpec(Endpoint):
                 f"{self.provider!r} does not return"
             )
         self._check_questions()
+        if (self.head is None) == (self.method == "scorer"):
+            raise ValueError(
+                "method 'scorer' needs a head (the .npz file judge-train writes)"
+                if self.head is None
+                else f"head is a setting of method 'scorer', not of {self.method!r}"
+            )
         tuned = self.history_turns is not None or self.phrasings != 1 or self.ask_dimensions
         if tuned and not method.tuned:
             raise ValueError(
@@ -225,6 +236,7 @@ def load_judge_spec(
     path = builtin.spec_path("judges", path)
     data = read_toml(path)
     spec = validate_record(JudgeSpec, data, file=path)
+    spec = _with_heads(spec, path)
     for i, judge in enumerate(spec.judges):
         var = judge.api_key_env
         if require_secrets and var and not os.environ.get(var):
@@ -234,6 +246,23 @@ def load_judge_spec(
         fallback = builtin.JUDGES / CALL_RUBRIC if spec.call_rubric == CALL_RUBRIC else None
         return spec, _rubric(path, spec.call_rubric, "call_rubric", fallback)
     return spec, _rubric(path, spec.rubric, "rubric", None)
+
+
+def _with_heads(spec: JudgeSpec, path: Path) -> JudgeSpec:
+    """The spec with each scorer's head as a full path, checked to be there."""
+    judges = []
+    for i, judge in enumerate(spec.judges):
+        if judge.head is not None:
+            head = (path.parent / judge.head).resolve()
+            if not head.is_file():
+                raise InputError(
+                    f"head file {judge.head!r} not found next to the spec",
+                    file=path,
+                    field=f"judges.{i}.head",
+                )
+            judge = judge.model_copy(update={"head": str(head)})
+        judges.append(judge)
+    return spec.model_copy(update={"judges": tuple(judges)})
 
 
 def _rubric(spec_path: Path, name: str, field: str, fallback: Path | None) -> Rubric:
