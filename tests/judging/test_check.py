@@ -495,3 +495,21 @@ def test_the_shipped_judge_s_card_leads_with_real_replies_then_the_written_set()
         if read_card(p).gold_sha256 != gold.sha256
     ]
     assert earlier and all(c.pairs < letter.pairs for c in earlier)
+
+
+def test_the_length_matched_pairs_make_the_longer_reply_right_half_of_the_time():
+    from voicebench.judging.gold import GoldPair, length_matched
+
+    def pair(pid: str, better: str, a_words: int, b_words: int) -> GoldPair:
+        return GoldPair.model_validate(
+            _pair(pid, better, " ".join(["yes"] * a_words), " ".join(["no"] * b_words))
+        )
+
+    pairs = [pair(f"w{k}", "a", 3, 9) for k in range(3)]  # the longer is the worse
+    pairs += [pair(f"b{k}", "b", 3, 9) for k in range(7)]  # the longer is the better
+    pairs.append(pair("same", "a", 4, 4))  # one length: no side
+    matched = length_matched(pairs)
+    assert len(matched) == 6 and "same" not in {p.id for p in matched}
+    assert sum(p.longer_is_worse for p in matched) == 3
+    assert cue_accuracy(matched)["the longer reply"] == 0.5
+    assert length_matched(reversed(pairs)) == matched  # chosen by id, not by order

@@ -91,6 +91,28 @@ class GoldPair(FrozenModel):
         return split_of(self.conversation or self.id)
 
 
+def length_matched(pairs: Iterable[GoldPair]) -> list[GoldPair]:
+    """Pairs on which "the longer reply" is right exactly half of the time: every pair whose
+    longer reply (in words) is the worse one and as many whose longer reply is the better,
+    those first by a hash of their ids (or the other way round when the first are more);
+    pairs of replies of one length are left out."""
+
+    def words(text: str) -> int:
+        return len(text.split())
+
+    def order(pair: GoldPair) -> str:
+        return hashlib.sha256(pair.id.encode("utf-8")).hexdigest()
+
+    worse: list[GoldPair] = []
+    better: list[GoldPair] = []
+    for p in pairs:
+        a, b = words(p.reply_a), words(p.reply_b)
+        if a != b:
+            (worse if p.longer_is_worse else better).append(p)
+    keep = min(len(worse), len(better))
+    return sorted(worse, key=order)[:keep] + sorted(better, key=order)[:keep]
+
+
 def split_of(pair_id: str) -> Literal["dev", "holdout"]:
     """``holdout`` for about half of all ids, fixed by the id alone."""
     digest = hashlib.sha256(pair_id.encode("utf-8")).hexdigest()
