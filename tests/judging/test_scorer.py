@@ -143,3 +143,19 @@ def test_the_encoder_gives_unit_vectors_that_tell_related_sentences_apart():
     )
     assert np.linalg.norm(lost) == pytest.approx(1.0, abs=1e-5)
     assert lost @ fired > lost @ weather + 0.3
+
+
+def test_a_scorer_s_cards_follow_its_head_s_contents_not_its_place(tmp_path, trained):
+    from voicebench.judging.cards import spec_sha256
+
+    def digest(folder: Path) -> str:
+        spec, rubric = load_judge_spec(folder / trained.spec.name)
+        return spec_sha256(spec, rubric)
+
+    for name in ("here", "there"):
+        shutil.copytree(trained.spec.parent, tmp_path / name)
+    assert digest(tmp_path / "here") == digest(tmp_path / "there")
+    head = tmp_path / "there" / trained.head_path.name
+    fitted = load_head(head)
+    Head(**{**fitted.__dict__, "weights": fitted.weights * 2}).save(head)
+    assert digest(tmp_path / "here") != digest(tmp_path / "there")

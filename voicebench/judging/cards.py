@@ -203,7 +203,8 @@ def with_trivial_rules(
 
 
 def spec_sha256(spec: JudgeSpec, rubric: Rubric, *, weights: bool = True) -> str:
-    """What makes verdicts differ: each judge's answering settings and the rubric's text.
+    """What makes verdicts differ: each judge's answering settings (a scorer's head by its
+    contents) and the rubric's text.
     ``weights=False``: what makes the questions asked differ (a checklist's weights are
     applied to its answers afterwards), which names the folder its verdicts are kept in."""
     judges = []
@@ -211,6 +212,8 @@ def spec_sha256(spec: JudgeSpec, rubric: Rubric, *, weights: bool = True) -> str
         settings = j.model_dump(mode="json", include=set(_HASHED) - {"weights"})
         if weights and j.weights is not None:  # absent otherwise: earlier cards still hold
             settings["weights"] = j.weights
+        if j.head is not None:  # a scorer's head, by its bytes (not where it is installed)
+            settings["head"] = hashlib.sha256(Path(j.head).read_bytes()).hexdigest()
         judges.append(settings)
     payload = json.dumps([judges, rubric.sha256], sort_keys=True)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
