@@ -56,8 +56,9 @@ def test_the_example_fails_readably_then_passes(tmp_path, short_set):
     # the passing test's own folder (the judging) is gone; the failed test's run stays
     assert sorted(p.name for p in folder.iterdir()) == [run.name]
 
-    # the same suite with the gate as shipped: passes, resuming the kept run
-    fine = _pytest(folder, short_set, PYTEST_ADDOPTS="-rs")
+    # the same suite with a bound the run meets: passes, resuming the kept run (a bound no
+    # machine misses, not the shipped 2,500 ms: a busy machine's TTFA can be over that)
+    fine = _pytest(folder, short_set, PYTEST_ADDOPTS="-rs", VOICEBENCH_MAX_TTFA_P90_MS="600000")
     assert fine.returncode == 0, fine.stdout[-3000:] + fine.stderr[-2000:]
     assert "1 passed, 1 skipped" in fine.stdout
     said = " ".join(fine.stdout.split())

@@ -68,7 +68,9 @@ def test_a_load_over_two_ray_workers_survives_losing_one(tmp_path: Path, short_s
         while complete_lines(out / TURNS_FILE) < 3 and run.poll() is None:
             assert time.monotonic() < deadline, "the load never got going"
             time.sleep(0.1)
-        assert run.poll() is None, "the load was over before a worker could be lost"
+        if run.poll() is not None:
+            said = run.communicate()[0]
+            raise AssertionError(f"the load was over before a worker could be lost: {said[-3000:]}")
         clocks = read_load(out)[0].clocks
         before = (out / TURNS_FILE).read_bytes()
         spans_before = (out / CALLS_FILE).read_bytes()
