@@ -100,7 +100,8 @@ def test_a_load_over_two_ray_workers_survives_losing_one(tmp_path: Path, short_s
     summary = json.loads((out / "summary.json").read_text())
     assert summary["lost_calls"] == len(lost) and summary["turns"] == len(turns)
 
-    deadline = time.monotonic() + 20
+    # (a machine busy with other work was seen to take more than 20 s to end Ray's workers)
+    deadline = time.monotonic() + 120
     while ray_processes() and time.monotonic() < deadline:
         time.sleep(0.5)
     assert not ray_processes()
