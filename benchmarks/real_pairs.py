@@ -118,6 +118,10 @@ def _slug(contestant: str) -> str:
     return re.sub(r"[^A-Za-z0-9.-]+", "-", contestant)
 
 
+def _ranks(row: dict) -> dict[str, int]:
+    return {c: k for k, group in enumerate(row["order"]) for c in group}
+
+
 def build(sheet_path: Path, out: Path) -> None:
     pairs = []
     known = shipped_families() | OTHER_FAMILIES
@@ -128,7 +132,7 @@ def build(sheet_path: Path, out: Path) -> None:
         ranked = [c for group in order for c in group]
         if sorted(ranked) != sorted(row["replies"]):
             raise SystemExit(f"{sheet_path}: line {n}: order must name every reply once")
-        rank = {c: k for k, group in enumerate(order) for c in group}
+        rank = _ranks(row)
         for first, second in combinations(sorted(row["replies"]), 2):
             if rank[first] == rank[second]:
                 continue
@@ -157,15 +161,11 @@ def build(sheet_path: Path, out: Path) -> None:
     print(f"{out}: {len(gold.pairs)} pairs ({held} held out), sha256 {gold.sha256}")
 
 
-def _ranks(row: dict) -> dict[str, int]:
-    return {c: k for k, group in enumerate(row["order"]) for c in group}
-
-
 def agree(first: Path, second: Path) -> None:
     """How often two independent readings of the same items order a pair the same way, over
     the pairs both order (a tie in either gives no pair, as in ``build``): the ceiling a judge
     is held to on those items."""
-    rows = {json.loads(line)["item"]: json.loads(line) for line in first.read_text().splitlines()}
+    rows = {row["item"]: row for row in map(json.loads, first.read_text().splitlines())}
     counts = {"reference": [0, 0], "agents": [0, 0]}
     tied = 0
     for line in second.read_text().splitlines():

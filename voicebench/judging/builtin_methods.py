@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
-import hashlib
 import time
 from pathlib import Path
 from typing import ClassVar
@@ -22,7 +20,13 @@ from voicebench.judging.logprob import (
 from voicebench.judging.methods import JudgeMethod, Settings, register_method
 from voicebench.judging.prompt import parts_of
 from voicebench.judging.questions import FEATURES
-from voicebench.judging.scorer import Conversation, Encoder, load_head, reply_features
+from voicebench.judging.scorer import (
+    Conversation,
+    Encoder,
+    head_sha256,
+    load_head,
+    reply_features,
+)
 from voicebench.judging.spec import JudgeModelSpec
 from voicebench.llm import ChatClient, connect
 from voicebench.llm.retry import ChatText
@@ -86,11 +90,6 @@ class Checklist(Pointwise):
         return FEATURES
 
 
-@functools.cache
-def _sha256(path: str, mtime_ns: int) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 class ScorerJudge:
     """Scores each reply alone with the encoder and the spec's head; the pair's margin is A's
     score minus B's (``voicebench.judging.scorer``)."""
@@ -127,7 +126,7 @@ class Scorer(JudgeMethod):
         head = getattr(spec, "head", None)
         if head is None or not Path(head).is_file():
             return self.name
-        return f"{self.name};head={_sha256(head, Path(head).stat().st_mtime_ns)[:12]}"
+        return f"{self.name};head={head_sha256(head)[:12]}"
 
     async def client(self, spec: JudgeModelSpec, stack: contextlib.AsyncExitStack) -> ChatClient:
         return await asyncio.to_thread(ScorerJudge, spec)

@@ -34,6 +34,7 @@ from voicebench.judging.corpus import ESCONV_PAIRS_SHA256
 from voicebench.judging.families import FamilyTally, add_family_tallies
 from voicebench.judging.gold import gold_sha256
 from voicebench.judging.mcnemar import PairedComparison
+from voicebench.judging.scorer import head_sha256
 from voicebench.judging.spec import JudgeSpec, Rubric, load_judge_spec
 from voicebench.judging.trivial import TRIVIAL_RULES, RuleOutcome, RuleScore, margin, rule_scores
 
@@ -213,7 +214,7 @@ def spec_sha256(spec: JudgeSpec, rubric: Rubric, *, weights: bool = True) -> str
         if weights and j.weights is not None:  # absent otherwise: earlier cards still hold
             settings["weights"] = j.weights
         if j.head is not None:  # a scorer's head, by its bytes (not where it is installed)
-            settings["head"] = hashlib.sha256(Path(j.head).read_bytes()).hexdigest()
+            settings["head"] = head_sha256(j.head)
         judges.append(settings)
     payload = json.dumps([judges, rubric.sha256], sort_keys=True)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()

@@ -18,6 +18,8 @@ fitted on.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import re
 import threading
 from collections.abc import Sequence
@@ -49,6 +51,18 @@ what was said); the log of its word count; whether it ends on a question, holds 
 without a sentence's closing mark (cut off)."""
 _WORD = re.compile(r"[A-Za-z0-9']+")
 _SPEAKER = re.compile(r"^(Seeker|Supporter): ", re.MULTILINE)
+
+
+def head_sha256(path: str | Path) -> str:
+    """The sha256 of a head file's bytes (what a scorer's verdicts and cards are keyed on),
+    read again only when the file changes."""
+    path = Path(path)
+    return _file_sha256(str(path.resolve()), path.stat().st_mtime_ns)
+
+
+@functools.cache
+def _file_sha256(path: str, mtime_ns: int) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def feature_names(groups: Sequence[str] = FEATURE_GROUPS) -> tuple[str, ...]:
