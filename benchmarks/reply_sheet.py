@@ -20,7 +20,7 @@ transcription's slips. The contestants:
 The sheet is written one item a line as each is done, and a run resumes after the items it
 has. ::
 
-    python benchmarks/reply_sheet.py benchmarks/data/dialogues-more.jsonl \
+    python benchmarks/reply_sheet.py audio_fixtures/dialogues-more.jsonl \
         --out benchmarks/data/more-replies.jsonl
 """
 

@@ -66,6 +66,7 @@ def installed(tmp_path_factory) -> tuple[Path, Path]:
         "voicebench/_data/judges/pairs-gold.jsonl",
         "voicebench/_data/judges/rubric-call.md",
         "voicebench/_data/audio_fixtures/dialogues.jsonl",
+        "voicebench/_data/audio_fixtures/dialogues-more.jsonl",
         "voicebench/_data/audio_fixtures/manifest.json",
         "voicebench/_data/audio_fixtures/personas.jsonl",
         "voicebench/reporting/templates/report.html.j2",
@@ -155,6 +156,21 @@ def test_the_installed_wheel_runs_from_an_empty_folder(installed, tmp_path):
         assert done.returncode == code, (args, done.stdout[-2000:], done.stderr[-3000:])
         assert "Pipecat" not in done.stderr, args  # no library banner
     assert (empty / "reports" / "try1-latency" / "index.html").is_file()
+    # a built-in item that ships without its audio: made on first use, outside the install
+    made = tmp_path / "made"
+    more = _voicebench(
+        python,
+        empty,
+        *("run", "--agent", "scripted", "--dialogues", "more", "--limit", "1", "--final-only"),
+        *("--out", "reports/more"),
+        VOICEBENCH_FIXTURE_CACHE=str(made),
+    )
+    assert more.returncode == 0, more.stderr[-3000:]
+    assert "made on first use" in more.stdout + more.stderr
+    turn = json.loads((empty / "reports" / "more" / "turns.jsonl").read_text().splitlines()[0])
+    assert turn["dialogue_id"] == "reg-ongoing-depression-101" and turn["error"] is None
+    assert len(list((made / "audio").glob("*.wav"))) >= 2
+
     missing = _voicebench(python, empty, "run", "--agent", "agents/scripted.toml")
     assert missing.returncode == 2 and "name it --agent scripted" in missing.stderr
 

@@ -1,9 +1,10 @@
 """Where voicebench's built-in data lives, and how a shipped spec is found by name.
 
 The data are the project's top-level folders: ``agents/`` (agent specs), ``judges/`` (judge
-specs, rubrics, judge cards, gold sets) and ``audio_fixtures/`` (the built-in dialogues and
-their audio). In a checkout ``voicebench/_data/`` links to them; a wheel carries copies of
-them there as package data. Everything that reads built-in data asks this module, which
+specs, rubrics, judge cards, gold sets) and ``audio_fixtures/`` (the built-in dialogue sets,
+and the first one's audio; the second's is made on first use, ``first_use_fixtures``). In a
+checkout ``voicebench/_data/`` links to them; a wheel carries copies of them there as package
+data. Everything that reads built-in data asks this module, which
 finds them through ``importlib.resources``.
 
 A spec is named by a path or by the name of a shipped one: ``--agent local`` is
@@ -13,6 +14,7 @@ command runs (a user's own path always wins).
 
 from __future__ import annotations
 
+import os
 from importlib.resources import files
 from pathlib import Path
 from typing import Literal
@@ -40,7 +42,12 @@ JUDGES = (DATA / "judges").resolve()
 FIXTURES = (DATA / "audio_fixtures").resolve()
 """The built-in audio fixtures (``manifest.json`` and ``audio/``)."""
 DIALOGUES = FIXTURES / "dialogues.jsonl"
-"""The built-in dialogue set."""
+"""The built-in dialogue set (30 items), whose seeker audio ships in ``audio_fixtures/``."""
+DIALOGUES_MORE = FIXTURES / "dialogues-more.jsonl"
+"""180 more built-in items, whose seeker audio is not shipped but made on first use, into
+``first_use_fixtures()``: with it, 210 items a leaderboard can rank on."""
+DIALOGUE_SETS = {"builtin": DIALOGUES, "more": DIALOGUES_MORE}
+"""The shipped dialogue sets by the names ``--dialogues`` also takes."""
 PAIRS_GOLD = JUDGES / "pairs-gold.jsonl"
 """The gold pairs every judge is measured on (``voicebench judge-check``)."""
 PAIRS_REAL = JUDGES / "pairs-real.jsonl"
@@ -59,6 +66,26 @@ SMOKE_JUDGE = JUDGES / "local-smoke.toml"
 """The judge that needs no extra: SmolLM2-135M, a check of the plumbing, not of quality."""
 OFFLINE_JUDGE = JUDGES / "local.toml"
 """The offline judge (Qwen2.5-Coder-1.5B, from the offline-judge extra)."""
+
+
+def first_use_fixtures() -> Path:
+    """Where the seeker audio of built-in items that ships without it is made on first use:
+    ``$VOICEBENCH_FIXTURE_CACHE``, else ``~/.cache/voicebench/fixtures`` (an install keeps
+    its own data read-only, and a checkout's ``audio_fixtures/`` stays as committed)."""
+    value = os.environ.get("VOICEBENCH_FIXTURE_CACHE")
+    return Path(value) if value else Path.home() / ".cache" / "voicebench" / "fixtures"
+
+
+def dialogue_set(value: str | Path, *, base: Path | None = None) -> Path:
+    """The dialogue set a command-line value, an API argument or a file's field names: the
+    path itself (under ``base`` when given) when it exists or is plainly a path, else the
+    shipped set of that name (``DIALOGUE_SETS``); a user's own file always wins."""
+    path = Path(value)
+    if base is not None and not path.is_absolute():
+        path = base / path
+    if path.exists() or len(Path(value).parts) != 1 or str(value) not in DIALOGUE_SETS:
+        return path
+    return DIALOGUE_SETS[str(value)]
 
 
 def shipped(kind: SpecKind) -> list[str]:
@@ -92,6 +119,8 @@ def shipped_name(path: Path) -> str:
     gold = next((name for name, p in GOLD_SETS.items() if p == path), None)
     if gold is not None:
         return gold
+    if path == DIALOGUES_MORE:
+        return "more"
     if path.suffix == ".toml" and path.parent in (AGENTS, JUDGES):
         return path.stem
     return f"shipped {path.relative_to(FIXTURES.parent)}"

@@ -87,6 +87,20 @@ def test_sets_shards_and_remote_agents(tmp_path: Path):
     assert sum(c.judged for c in plan.cells) == 3 * 2
 
 
+def test_both_shipped_sets_by_name_make_one_campaign_of_their_items(tmp_path: Path):
+    body = GOOD.replace(
+        '[[dialogues]]\npath = "ROOT/audio_fixtures/dialogues.jsonl"\nlimit = 2\n',
+        '[[dialogues]]\npath = "builtin"\nlimit = 1\n[[dialogues]]\npath = "more"\nlimit = 1\n',
+    )
+    plan = plan_campaign(campaign(tmp_path, body), tmp_path / "out")
+    cells = [c for c in plan.cells if c.variant == "s-300" and not c.scenarios]
+    assert [c.key for c in cells] == ["s-300--dialogues--clean", "s-300--dialogues-more--clean"]
+    assert [c.items[0].id for c in cells] == [
+        "reg-ongoing-depression-01",
+        "reg-ongoing-depression-101",
+    ]
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [

@@ -1,9 +1,13 @@
-"""Checks on the built-in HEART-style dialogue set (audio_fixtures/dialogues.jsonl)."""
+"""Checks on the built-in HEART-style dialogue sets (audio_fixtures/dialogues.jsonl, and the
+180 more items of audio_fixtures/dialogues-more.jsonl)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from voicebench import builtin
 from voicebench.dialogues import (
     BUILTIN_DIALOGUES,
     Dialogue,
@@ -29,9 +33,9 @@ ESCONV_PROBLEM_TYPES = {
 }
 
 
-@pytest.fixture(scope="module")
-def dialogues() -> list[Dialogue]:
-    return load_dialogues(BUILTIN_DIALOGUES)
+@pytest.fixture(scope="module", params=sorted(builtin.DIALOGUE_SETS))
+def dialogues(request: pytest.FixtureRequest) -> list[Dialogue]:
+    return load_dialogues(builtin.DIALOGUE_SETS[request.param])
 
 
 def _words(text: str) -> int:
@@ -75,7 +79,7 @@ def test_seeker_turn_lengths(dialogues: list[Dialogue]) -> None:
     for d in dialogues:
         for i in d.seeker_turn_indices:
             n = _words(d.turns[i].text)
-            assert 1 <= n <= 40, f"{d.id} turn {i}: {n} words"
+            assert 1 <= n <= 45, f"{d.id} turn {i}: {n} words"  # about 15 s spoken
             assert d.turns[i].text.isascii(), f"{d.id} turn {i}: non-ASCII text"
 
 
@@ -83,3 +87,25 @@ def test_reference_reply_lengths(dialogues: list[Dialogue]) -> None:
     for d in dialogues:
         n = _words(d.reference_reply)
         assert 10 <= n <= 70, f"{d.id}: reference reply has {n} words"
+
+
+def test_the_shipped_sets_hold_210_distinct_items_a_tenth_of_them_adversarial() -> None:
+    sets = {name: load_dialogues(path) for name, path in builtin.DIALOGUE_SETS.items()}
+    items = [d for found in sets.values() for d in found]
+    assert sets["builtin"] == load_dialogues(BUILTIN_DIALOGUES)
+    assert (len(sets["builtin"]), len(sets["more"])) == (30, 180)
+    assert len({d.id for d in items}) == 210
+    assert len({d.reference_reply for d in items}) == 210
+    assert 0.08 <= sum(d.adversarial for d in items) / len(items) <= 0.15
+
+
+def test_a_set_is_named_by_its_path_or_by_its_shipped_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert builtin.dialogue_set("more") == builtin.DIALOGUES_MORE
+    assert builtin.dialogue_set("builtin") == BUILTIN_DIALOGUES
+    assert builtin.dialogue_set("sets/more") == Path("sets/more")  # plainly a path
+    (tmp_path / "more").write_text("")
+    assert builtin.dialogue_set("more") == Path("more")  # a user's own file wins
+    assert builtin.shipped_name(builtin.DIALOGUES_MORE) == "more"

@@ -25,7 +25,7 @@ PROFILES = tuple(p.value for p in EscalationProfile)
 def read_dialogues(file: PathLike = builtin.DIALOGUES) -> list[Dialogue]:
     """A dialogue set, every item checked (a bad one is an ``InputError`` naming the file,
     the line and the field)."""
-    return load_dialogues(Path(file))
+    return load_dialogues(builtin.dialogue_set(file))
 
 
 def import_esconv(
@@ -85,5 +85,8 @@ def synth(
 ) -> SynthReport:
     """Speak every seeker turn with the packaged Piper voice into ``fixtures``; only what is
     missing is synthesized."""
-    items = load_dialogues(Path(dialogues)) if isinstance(dialogues, str | Path) else dialogues
+    if isinstance(dialogues, str | Path):
+        items: Sequence[Dialogue] = load_dialogues(builtin.dialogue_set(dialogues))
+    else:
+        items = dialogues
     return synthesize_fixtures(list(items), Path(fixtures), progress=progress)

@@ -192,7 +192,7 @@ def load(
         on_start(shape.describe(), target)
     summary = load_test(
         spec,
-        Path(dialogues),
+        builtin.dialogue_set(dialogues),
         Path(fixtures),
         target,
         budget_ttfa_ms=budget_ttfa_ms,

@@ -64,7 +64,7 @@ async def replay_async(
         )
     out_dir = Path(out) if out is not None else default_run_dir(spec.name)
     if dialogues is None or isinstance(dialogues, str | Path):
-        set_path = Path(dialogues) if dialogues is not None else builtin.DIALOGUES
+        set_path = builtin.dialogue_set(dialogues) if dialogues is not None else builtin.DIALOGUES
         items = load_dialogues(set_path)
     else:  # objects: kept beside the run, where judging reads the set again
         items = list(dialogues)
@@ -177,7 +177,7 @@ async def converse_async(
         raise InputError("must be at least 1", field="turns")
     spec, spec_path = _agent(agent)
     seeker_spec = load_seeker_spec(seeker)
-    set_path = Path(dialogues) if dialogues is not None else builtin.DIALOGUES
+    set_path = builtin.dialogue_set(dialogues) if dialogues is not None else builtin.DIALOGUES
     chosen = select_dialogues(load_dialogues(set_path), limit=limit, ids=ids, file=set_path)
     cards = personas_for(
         chosen, Path(personas) if personas is not None else None, dialogues_path=set_path

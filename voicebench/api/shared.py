@@ -5,12 +5,15 @@ from voicebench._version import __version__
 from voicebench.budgets import LOAD_TURN_TIMEOUT_S, TTFA_BUDGET_MS, TTFT_BUDGET_MS, TURN_TIMEOUT_S
 from voicebench.builtin import (
     DEFAULT_AGENT,
+    DIALOGUE_SETS,
     DIALOGUES,
     FIXTURES,
     OFFLINE_JUDGE,
     PAIRS_GOLD,
     SECOND_AGENT,
     SMOKE_JUDGE,
+    dialogue_set,
+    first_use_fixtures,
     shipped,
     shipped_hint,
     shipped_name,
@@ -26,6 +29,7 @@ from voicebench.errors import (
 __all__ = [
     "DEFAULT_AGENT",
     "DIALOGUES",
+    "DIALOGUE_SETS",
     "FIXTURES",
     "LOAD_TURN_TIMEOUT_S",
     "OFFLINE_JUDGE",
@@ -40,6 +44,8 @@ __all__ = [
     "SecretDestinationWarning",
     "VoicebenchError",
     "__version__",
+    "dialogue_set",
+    "first_use_fixtures",
     "shipped",
     "shipped_hint",
     "shipped_name",

@@ -228,7 +228,7 @@ def lay_out(
     sets: list[tuple[str, Path, Path, tuple[Dialogue, ...]]] = []
     seen_ids: dict[str, str] = {}
     for i, d in enumerate(spec.dialogues):
-        path = here / d.path if here is not None else Path(d.path)
+        path = builtin.dialogue_set(d.path, base=here)
         items = tuple(load_dialogues(path))
         items = tuple(demo_items(list(items), d.limit)) if d.limit else items
         for item in items:

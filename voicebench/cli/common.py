@@ -60,7 +60,9 @@ DialoguesOpt = Annotated[
         "--dialogues",
         "-d",
         envvar="VOICEBENCH_DIALOGUES",
-        help="Dialogue set (JSONL); the built-in set by default.",
+        help="Dialogue set (JSONL), or a shipped set by name: `builtin` (30 items, the "
+        "default) or `more` (180 more, their audio made on first use).",
+        callback=lambda value: shared.dialogue_set(value),
         show_default=shipped_default(DEFAULT_DIALOGUES),
     ),
 ]

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from voicebench import api
-from voicebench.api import TURN_TIMEOUT_S
+from voicebench.api import TURN_TIMEOUT_S, shared
 from voicebench.cli.common import (
     DEFAULT_DIALOGUES,
     DEFAULT_FIXTURES,
@@ -58,7 +58,7 @@ def synth(
     )
     show(
         f"{report.synthesized} synthesized, {report.reused} already there; "
-        f"manifest: {Path(fixtures) / 'manifest.json'}"
+        f"manifest: {report.folder / 'manifest.json'}"
     )
 
 
@@ -131,6 +131,12 @@ def run(
     quiet_libraries(verbose)
     target = out_dir or api.run_folder(agent)
     on_interrupt(_resume_note(target))
+    if dialogues == shared.DIALOGUE_SETS["more"] and fixtures == DEFAULT_FIXTURES:
+        say(
+            "the seeker audio of the `more` set is made on first use, about a second an "
+            f"utterance, into {shared.first_use_fixtures()} (voicebench synth --dialogues more "
+            "makes it all ahead)"
+        )
     with Steps("turns") as s:
         run = api.replay(
             agent,
