@@ -54,6 +54,7 @@ from voicebench.metrics.summary import (
     PERCENTILES,
     ReportedSummary,
     RunSummary,
+    StallSummary,
     kinds_text,
 )
 from voicebench.rating import RATINGS_FILE, RatingTable
@@ -131,6 +132,7 @@ __all__ = [
     "RunProgress",
     "RunSummary",
     "ScenarioFigures",
+    "StallSummary",
     "StrategySummary",
     "Tally",
     "TurnRecord",

@@ -34,6 +34,20 @@ def check(
     max_failed_pct: GateOpt = None,
     min_within_budget_pct: GateOpt = None,
     max_wer_pct: GateOpt = None,
+    max_stall_ms: Annotated[
+        float | None,
+        typer.Option(
+            help="The longest stall of any reply after its first audio, in ms.",
+            show_default=False,
+        ),
+    ] = None,
+    max_stalled_pct: Annotated[
+        float | None,
+        typer.Option(
+            help="The share of the replies' playing time stalled, in per cent.",
+            show_default=False,
+        ),
+    ] = None,
     max_stop_latency_p90_ms: GateOpt = None,
     max_false_yield_pct: GateOpt = None,
     min_elo: GateOpt = None,
@@ -84,6 +98,8 @@ def check(
         "max_failed_pct": max_failed_pct,
         "min_within_budget_pct": min_within_budget_pct,
         "max_wer_pct": max_wer_pct,
+        "max_stall_ms": max_stall_ms,
+        "max_stalled_pct": max_stalled_pct,
         "max_stop_latency_p90_ms": max_stop_latency_p90_ms,
         "max_false_yield_pct": max_false_yield_pct,
         "min_elo": min_elo,

@@ -1,10 +1,11 @@
 """The figures a CI gate reads off a run folder or a judging folder, each with its 95% interval.
 
-A run folder (``run.json``) gives the latency percentiles, the failed and within-budget shares
-and the ASR word error rate, each with its interval over resampled dialogues (a dialogue's
-turns kept together, as in the report; none when there are too few dialogues to tell,
-``bootstrap.clusters_needed``) and, with the interruption scenarios, the stop latency and the
-yield, false-yield and premature-reply shares. A judging folder (``judging.json``) gives each
+A run folder (``run.json``) gives the latency percentiles, the failed and within-budget shares,
+the ASR word error rate and the replies' stalls after their first audio, each with its
+interval over resampled dialogues (a dialogue's turns kept together, as in the report; none
+when there are too few dialogues to tell, ``bootstrap.clusters_needed``) and, with the
+interruption scenarios, the stop latency and the yield, false-yield and premature-reply
+shares. A judging folder (``judging.json``) gives each
 contestant's Elo (bootstrap interval over items, the asymptotic one when there is none) and
 the judge's measured gold accuracy (its card's Wilson interval). ``elo_difference_figure``
 gives one contestant's Elo minus another's, which the pytest plugin's ``expect_not_below``
@@ -33,6 +34,8 @@ FIGURE_KEYS: tuple[str, ...] = (
     "failed_pct",
     "within_budget_pct",
     "wer_pct",
+    "stall_ms",
+    "stalled_pct",
     "stop_latency_p50_ms",
     "stop_latency_p90_ms",
     "yielded_pct",
@@ -181,6 +184,7 @@ def figures_of(
     out.append(_share("within_budget_pct", within, dialogues))
     heard = [(r.asr_wer, r.dialogue_id) for r in records if r.asr_wer is not None]
     out.append(_share("wer_pct", [w for w, _ in heard], [d for _, d in heard]))
+    out += _stall_figures(records)
     for group in latency.scenarios:
         if group.group == "barge-in":
             m = group.overlapped
@@ -195,6 +199,34 @@ def figures_of(
         elif group.group == "pause":
             out.append(_interval("premature_pct", group.premature, group.turns, "%", 100.0))
     return {f.key: f for f in out if f is not None}
+
+
+def _stall_figures(records: list[TurnRecord]) -> list[Figure | None]:
+    """The longest stall of any reply (``stall_ms``: a fact of these turns, so its interval is
+    the value itself), and the share of the replies' playing time stalled (``stalled_pct``,
+    each reply's share averaged, with its interval over dialogues); none without a reply that
+    played (``timing.stalls``)."""
+    played = [
+        (r.playback, r.dialogue_id)
+        for r in records
+        if r.playback is not None and r.playback.stalled_share is not None
+    ]
+    if not played:
+        return []
+    longest = round(max(p.longest_stall_ms for p, _ in played), 3)
+    dialogues = [d for _, d in played]
+    return [
+        Figure(
+            key="stall_ms",
+            value=longest,
+            low=longest,
+            high=longest,
+            n=len(played),
+            unit="ms",
+            clusters=bootstrap.count_clusters(dialogues),
+        ),
+        _share("stalled_pct", [p.stalled_share or 0.0 for p, _ in played], dialogues),
+    ]
 
 
 def judging_figures(judging_dir: Path, contestant: str | None) -> dict[str, Figure]:

@@ -61,6 +61,41 @@ class RunSummary:
     """The agent's openings (``runlog.openings``), its greetings: none when it never spoke
     first. When there are any, ``rows`` ends with ``opening TTFA`` (from the call's start)."""
     openings_failed: int = 0
+    stalls: StallSummary | None = None
+    """The replies' stalls after their first audio; None when no reply played."""
+
+
+@dataclass(frozen=True)
+class StallSummary:
+    """The stalls of a run's replies after their first audio (``timing.stalls``)."""
+
+    replies: int
+    """Replies that played something audible."""
+    stalled: int
+    """Of them, those with at least one stall."""
+    stalls: int
+    longest_ms: float
+    """The longest stall of any reply."""
+    stalled_share: float
+    """The share of a reply's playing time stalled, averaged over the replies."""
+
+
+def stall_summary(records: Sequence[TurnRecord]) -> StallSummary | None:
+    """The stalls of these turns' replies; None when none played."""
+    played = [
+        r.playback
+        for r in records
+        if r.playback is not None and r.playback.stalled_share is not None
+    ]
+    if not played:
+        return None
+    return StallSummary(
+        replies=len(played),
+        stalled=sum(p.stall_count > 0 for p in played),
+        stalls=sum(p.stall_count for p in played),
+        longest_ms=max(p.longest_stall_ms for p in played),
+        stalled_share=float(np.mean([p.stalled_share or 0.0 for p in played])),
+    )
 
 
 def opening_ttfa(openings: Sequence[TurnRecord]) -> list[float]:
@@ -99,6 +134,7 @@ def summarize(records: Sequence[TurnRecord], openings: Sequence[TurnRecord] = ()
         mean_wer=float(np.mean(wers)) if wers else None,
         openings=len(openings),
         openings_failed=sum(r.error is not None for r in openings),
+        stalls=stall_summary(records),
     )
 
 

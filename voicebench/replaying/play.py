@@ -29,6 +29,7 @@ from voicebench.replaying.speak import (
 )
 from voicebench.runlog import ReplayMode, TurnRecord
 from voicebench.scenarios import Scenario
+from voicebench.timing.stalls import playback_of
 
 AUDIO_RATE = 16_000
 """The rate a turn's recorded reply is written at."""
@@ -119,6 +120,7 @@ def turn_record(
         call=where,
         timing=spoken.timing,
         reported=spoken.heard.reported,
+        playback=playback_of(spoken.heard.placed, spoken.heard.audio, AUDIO_RATE),
         error=spoken.error,
         scenario=spoken.scenario,
         repeat=repeat,

@@ -15,6 +15,8 @@ key, never the key.
 
 Versions:
 
+- 4, later: a turn may carry its reply's ``playback``: the stalls after its first audio
+  (``voicebench.timing.stalls``); logs without it have none measured.
 - 4, later: a run folder may have ``openings.jsonl``, what the agent said when a call started,
   before the caller said anything (``voicebench.runlog.openings``), each a turn record with
   ``opening`` set; runs without the file had none recorded.
@@ -54,6 +56,7 @@ from voicebench.agentspec import AgentSpec
 from voicebench.budgets import TURN_TIMEOUT_S
 from voicebench.host import Host
 from voicebench.timing import ReportedLatency, TurnTiming
+from voicebench.timing.stalls import Playback
 
 RUNLOG_SCHEMA_VERSION = 4
 READABLE_SCHEMA_VERSIONS = (1, 2, 3, 4)
@@ -193,6 +196,9 @@ class TurnRecord(Versioned):
     reported: ReportedLatency | None = Field(default=None, exclude_if=lambda v: v is None)
     """What the agent's own framework reported for the turn (a LiveKit agent); None for
     every other agent."""
+    playback: Playback | None = Field(default=None, exclude_if=lambda v: v is None)
+    """How the reply played after its first audio: its stalls (``timing.stalls``). None
+    where nothing audible played, or in logs written before it was measured."""
     error: TurnError | None = None
     """Set when the turn failed."""
     scenario: ScenarioOutcome | None = None

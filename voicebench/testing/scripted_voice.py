@@ -126,6 +126,11 @@ def _presents(request, token: str) -> bool:
     return token in parse_qs(urlsplit(request.path).query).get("token", [])
 
 
+def _hold(value: str) -> tuple[float, float]:
+    after, _, hold = value.partition(":")
+    return float(after), float(hold)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m voicebench.testing.scripted_voice",
@@ -169,6 +174,29 @@ def main(argv: list[str] | None = None) -> None:
         default=0.0,
         help="talked over: how long the caller must keep speaking before it stops",
     )
+    parser.add_argument(
+        "--hold",
+        action="append",
+        default=[],
+        metavar="AFTER_MS:HOLD_MS",
+        help="a stall plan: after AFTER_MS of reply the caller hears nothing for HOLD_MS, the "
+        "audio held back until then (repeatable)",
+    )
+    parser.add_argument(
+        "--pace", type=float, default=1.0, help="send the reply at this fraction of real time"
+    )
+    parser.add_argument(
+        "--pause-ms",
+        type=float,
+        default=0.0,
+        help="silence sent between the reply's sentences (a pause it means)",
+    )
+    parser.add_argument(
+        "--lead-ms",
+        type=float,
+        default=0.0,
+        help="send the reply this far ahead of the caller's playout (its first chunks at once)",
+    )
     args = parser.parse_args(argv)
     rate = LINE_RATE if args.protocol in TELEPHONY else args.sample_rate
     kind, in_rate = Agent, None
@@ -192,7 +220,7 @@ def main(argv: list[str] | None = None) -> None:
         hangover_ms=args.hangover_ms
         if args.hangover_ms is not None
         else hangover_for(args.protocol),
-        reply=reply_audio(args.reply, rate),
+        reply=reply_audio(args.reply, rate, args.pause_ms),
         faults=tuple(args.fault),
         log_path=args.log,
         stop_ms=args.stop_ms,
@@ -200,6 +228,9 @@ def main(argv: list[str] | None = None) -> None:
         token=token,
         reply_text=args.reply,
         in_rate=in_rate,
+        holds=tuple(_hold(h) for h in args.hold),
+        pace=args.pace,
+        lead_ms=args.lead_ms,
     )
     if args.protocol == WEBRTC:
         from voicebench.testing.scripted_webrtc import serve_webrtc
@@ -211,7 +242,10 @@ def main(argv: list[str] | None = None) -> None:
 
 class ScriptedVoiceAgent(HelperServer):
     """Runs the scripted agent in a subprocess; ``with ScriptedVoiceAgent(delay_ms=300) as a:
-    a.url``. A sync or async context manager."""
+    a.url``. A sync or async context manager. A stall plan: ``holds`` (after M ms of reply the
+    caller hears nothing for N ms), ``pace`` (the reply sent at that fraction of real time),
+    ``lead_ms`` (sent that far ahead of the caller's playout), ``pause_ms`` (silence sent
+    between its sentences: pauses it means, not stalls)."""
 
     what = "scripted voice agent"
 
@@ -227,6 +261,10 @@ class ScriptedVoiceAgent(HelperServer):
         stop_ms: float | None = None,
         yield_after_ms: float = 0.0,
         token_env: str | None = None,
+        holds: tuple[tuple[float, float], ...] = (),
+        pace: float = 1.0,
+        lead_ms: float = 0.0,
+        pause_ms: float = 0.0,
     ) -> None:
         bad = [f for f in faults if f not in FAULTS]
         if bad:
@@ -253,6 +291,8 @@ class ScriptedVoiceAgent(HelperServer):
             args += ["--stop-ms", str(stop_ms), "--yield-after-ms", str(yield_after_ms)]
         if token_env is not None:
             args += ["--token-env", token_env]
+        args += [a for after, hold in holds for a in ("--hold", f"{after}:{hold}")]
+        args += ["--pace", str(pace), "--lead-ms", str(lead_ms), "--pause-ms", str(pause_ms)]
         super().__init__(
             self.python_module("voicebench.testing.scripted_voice", *args),
             ready_pattern=rf"READY ((?:ws|http)://{HOST}:\d+\S*)",

@@ -34,13 +34,18 @@ NS_PER_S = 1_000_000_000
 _SPIN_NS = 1_500_000
 
 
-def reply_audio(text: str, rate: int) -> np.ndarray:
+def reply_audio(text: str, rate: int, pause_ms: float = 0.0) -> np.ndarray:
     """The reply spoken by the packaged Piper voice, trimmed to start on its first audible
-    sample."""
+    sample; with ``pause_ms``, that much silence between its sentences (a pause it means,
+    sent as audio)."""
     from voicebench.fixtures.synth import PiperSpeaker
 
     speaker = PiperSpeaker()
-    audio = np.concatenate(speaker.sentences(text))
+    pause = np.zeros(int(pause_ms * speaker.sample_rate / 1000), dtype=np.float32)
+    parts: list[np.ndarray] = []
+    for sentence in speaker.sentences(text):
+        parts += [pause, sentence] if parts else [sentence]
+    audio = np.concatenate(parts)
     pcm = to_int16(resample(audio, speaker.sample_rate, rate))
     bounds = speech_bounds(pcm)
     if bounds is None:
@@ -97,6 +102,22 @@ def spoken_at(frames: Iterable[tuple[int, int]], sample: int, rate: int) -> int:
     return min(t - (e - sample) * NS_PER_S // rate for e, t in frames)
 
 
+def send_time_ns(reply_ns: int, holds: Iterable[tuple[int, int]], pace: float, lead_ns: int) -> int:
+    """When a stall plan sends the audio ``reply_ns`` into the reply, from the reply's start
+    (all in ns). At a ``pace`` below 1, ``lead_ns`` ahead at first, then falling behind. Else
+    ``lead_ns`` ahead of when the caller is to play it, with the ``holds`` (after ``a`` of
+    reply, nothing heard for ``h``): the audio after a hold's point waits until the hold is
+    over, then what the lead covers goes at once."""
+    if pace != 1.0:
+        return int(max(0, reply_ns - lead_ns) / pace)
+    release, held = 0, 0
+    for at, hold in sorted(holds):
+        if reply_ns >= at:
+            held += hold
+            release = at + held
+    return max(release, reply_ns + held - lead_ns)
+
+
 class Overheard:
     """The caller's speech heard while a reply plays, on the spoken clock."""
 
@@ -124,8 +145,20 @@ class Agent:
         token: str | None = None,
         reply_text: str = DEFAULT_REPLY,
         in_rate: int | None = None,
+        holds: tuple[tuple[float, float], ...] = (),
+        pace: float = 1.0,
+        lead_ms: float = 0.0,
     ) -> None:
         self.protocol = protocol
+        self.lead_ns = int(lead_ms * 1_000_000)
+        """How far ahead of the caller's playout the reply is sent (0: in real time from its
+        first chunk on), as a streaming agent sends its first audio in a burst: a send that
+        is that much late is not heard."""
+        self.holds = tuple((int(a * 1_000_000), int(h * 1_000_000)) for a, h in sorted(holds))
+        """The stall plan: after ``a`` ns of reply, the caller is to hear nothing for ``h`` ns
+        (what it has been sent ahead runs out, and the rest is held back until then)."""
+        self.pace = pace
+        """The reply is sent at this fraction of real time (0.8: a 20 ms chunk every 25 ms)."""
         self.reply_text = reply_text
         """What ``reply`` says (a protocol that sends a transcript sends this)."""
         self.token = token
@@ -277,11 +310,12 @@ class Agent:
             kernel.sent_ns(line)  # (what an earlier reply left queued)
         first_sent = None
         play_end = 0  # when what was sent so far has played on the caller's side
+        placed: list[tuple[int, int]] = []  # (sample, ns) where each unbroken stretch plays
         last_audible: int | None = None
         stop_at: int | None = None
         stopped = False
         for k, pos in enumerate(range(0, self.reply.size, n)):
-            deadline = start + k * CHUNK_MS * 1_000_000
+            deadline = start + self.sent_by_ns(k * CHUNK_MS * 1_000_000)
             if k == 0:
                 # Only the first audible sample is timed: spin for it, sleep for the rest (a
                 # spin per chunk of many calls at once would starve the loop).
@@ -321,6 +355,8 @@ class Agent:
             if first_sent is None:
                 first_sent = sent
             plays = max(sent, play_end)
+            if plays != play_end:
+                placed.append((pos, plays))
             play_end = plays + chunk.size * NS_PER_S // self.rate
             loud = np.flatnonzero(np.abs(chunk.astype(np.int32)) > self.threshold)
             if loud.size:
@@ -350,9 +386,16 @@ class Agent:
                 "speech_end_ns": spoken_end_ns,
                 "first_audio_sent_ns": first_sent,
                 "delay_ms": self.delay_ns / 1e6,
+                # what the caller was sent, as it must play: its stalls as sent
+                "placed": placed,
+                "rate": self.rate,
+                "reply_samples": int(self.reply.size),
                 **({"reply_ends_ns": ends_ns} if ends_ns is not None else {}),
             }
         )
+
+    def sent_by_ns(self, reply_ns: int) -> int:
+        return send_time_ns(reply_ns, self.holds, self.pace, self.lead_ns)
 
     def _write(self, entry: dict) -> None:
         if self.log is not None:

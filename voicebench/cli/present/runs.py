@@ -21,6 +21,7 @@ from voicebench.api.views import (
     RunProgress,
     RunSummary,
     ScenarioFigures,
+    StallSummary,
     TurnRecord,
     kinds_text,
     pass_figures,
@@ -59,6 +60,7 @@ def summary_table(summary: RunSummary, title: str) -> Table:
         + (f" ({kinds_text(summary.failed_by_kind)})" if summary.failed else "")
         + f"; TTFT <= {TTFT_BUDGET_MS:.0f} ms: {share};"
         f" ASR word error rate: {wer}"
+        + _stalls_text(summary.stalls)
         + (
             f"; {summary.openings} opening(s), {summary.openings_failed} failed, timed from "
             "the call's start"
@@ -68,6 +70,20 @@ def summary_table(summary: RunSummary, title: str) -> Table:
     )
     table.caption_justify = "left"
     return table
+
+
+def _stalls_text(stalls: StallSummary | None) -> str:
+    """``; stalls after the first audio: 2 of 10 replies (3 stalls, longest 310 ms, 1.2% of
+    playing time)``, or nothing when no reply played."""
+    if stalls is None:
+        return ""
+    if not stalls.stalls:
+        return f"; no stall after the first audio in {stalls.replies} replies"
+    return (
+        f"; stalls after the first audio: {stalls.stalled} of {stalls.replies} replies "
+        f"({stalls.stalls} stalls, longest {stalls.longest_ms:,.0f} ms, "
+        f"{100 * stalls.stalled_share:.1f}% of playing time)"
+    )
 
 
 def reported_table(summary: ReportedSummary) -> Table:

@@ -1,0 +1,191 @@
+"""Known truth for stalls: a scripted voice agent with a stall plan, measured by the harness.
+
+Each case is a scripted agent (its own process) on one transport with one plan, called by 1
+and by 50 callers at once (each replays the final turn of a built-in item):
+
+- ``hold``: after 600 ms of reply the caller is to hear nothing for 300 ms, after 1,500 ms for
+  200 ms (the audio held back, what was sent ahead played out first);
+- ``pauses``: no stall, but 600 ms of silence sent between the reply's sentences (pauses it
+  means, which are not stalls);
+- ``slow``: the reply sent at 0.8x real time, which must stall a quarter of its length less
+  the agent's lead at that pace (``voicebench.timing.stalls``: less at most the jitter buffer).
+
+The agent sends 200 ms ahead of the caller's playout, as streaming agents do. Every planned
+stall must be measured within one 20 ms frame (``max_error_ms``), none missed, none found
+where the plan has none (``false``), no turn failed (``ok``). A busy agent may send late and
+stall where its plan has none: the agent logs where each stretch of what it sent must play
+(from the kernel's send stamps), and ``sent_extra`` counts the stalls that makes beyond the
+plan, ``vs_sent_max_error_ms`` and ``vs_sent_false`` compare the harness with that. One JSON
+object a row::
+
+    .venv/bin/python benchmarks/stalls.py [--callers 1 --callers 50] [--transport pcm]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from voicebench.agentspec import AgentSpec, RemoteSpec
+from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
+from voicebench.fixtures import BUILTIN_FIXTURES
+from voicebench.replaying import replay
+from voicebench.runlog import TurnRecord
+from voicebench.testing.scripted_voice import ScriptedVoiceAgent
+from voicebench.testing.scripted_voice_agent import CHUNK_MS, send_time_ns
+from voicebench.timing.stalls import Playback, playback_of
+
+REPLY = (
+    "I hear you, and it makes sense that this has been weighing on you. "
+    "Take your time. Tell me what feels heaviest right now."
+)
+LEAD_MS = 200.0
+PACE = 0.8
+HOLDS = ((600.0, 300.0), (1500.0, 200.0))
+PLANS: dict[str, dict] = {
+    "hold": {"holds": HOLDS},
+    "pauses": {"pause_ms": 600.0},
+    "slow": {"pace": PACE},
+}
+FRAME_MS = 20.0
+MATCH_MS = 60.0
+"""A measured stall is the planned one when it falls this near the plan's point in the audio."""
+
+
+def planned(plan: str, entry: dict) -> Playback | None:
+    """The stalls the plan must give the reply the agent logged in ``entry``: the harness's
+    rule on the plan's own send times, each chunk arriving as it was planned to be sent."""
+    settings = PLANS[plan]
+    holds = [(int(a * 1e6), int(h * 1e6)) for a, h in settings.get("holds", ())]
+    pace, lead = settings.get("pace", 1.0), int(LEAD_MS * 1e6)
+    rate, size = entry["rate"], entry["reply_samples"]
+    chunk = rate * CHUNK_MS // 1000
+    placed, free = [], None
+    for pos in range(0, size, chunk):
+        arrives = send_time_ns(pos * 1_000_000_000 // rate, holds, pace, lead)
+        plays = arrives if free is None else max(arrives, free)
+        if plays != free:
+            placed.append((pos, plays))
+        free = plays + min(chunk, size - pos) * 1_000_000_000 // rate
+    return playback_of(placed, np.full(size, 10_000, dtype=np.int16), rate)
+
+
+def as_sent(entry: dict) -> Playback | None:
+    """The stalls of what the agent sent, by the harness's rule, from its log."""
+    audio = np.full(entry["reply_samples"], 10_000, dtype=np.int16)
+    return playback_of([tuple(p) for p in entry["placed"]], audio, entry["rate"])
+
+
+def against(measured: Playback, truth: Playback) -> tuple[list[float], int]:
+    """Each measured stall against the nearest stall of ``truth``: the errors, and how many
+    measured stalls have none near them."""
+    errors, false = [], 0
+    left = list(truth.stalls)
+    for s in measured.stalls:
+        match = min(left, key=lambda t: abs(t.audio_ms - s.audio_ms), default=None)
+        if match is None or abs(match.audio_ms - s.audio_ms) > MATCH_MS:
+            false += 1
+            continue
+        left.remove(match)
+        errors.append(abs(match.ms - s.ms))
+    return errors, false
+
+
+def score(plan: str, records: list[TurnRecord], sent: list[dict]) -> dict:
+    """Planned against measured over these turns, and measured against what was sent."""
+    errors: list[float] = []
+    vs_sent: list[float] = []
+    missed = false = stalls = planned_n = failed = vs_sent_false = sent_extra = 0
+    for r in records:
+        if r.error is not None or r.playback is None or r.timing is None:
+            failed += 1
+            continue
+        entry = min(sent, key=lambda e: abs(e["speech_end_ns"] - r.timing.speech_end_ns))
+        truth, want = as_sent(entry), planned(plan, entry)
+        assert want is not None
+        planned_n += want.stall_count
+        stalls += r.playback.stall_count
+        if plan == "slow":  # many short stalls: their total is what the plan fixes
+            errors.append(abs(r.playback.stalled_ms - want.stalled_ms))
+            if truth is not None:
+                vs_sent.append(abs(r.playback.stalled_ms - truth.stalled_ms))
+            continue
+        if truth is not None:
+            e, f = against(r.playback, truth)
+            vs_sent += e
+            vs_sent_false += f
+            sent_extra += max(0, truth.stall_count - want.stall_count)
+        e, f = against(r.playback, want)
+        errors += e
+        false += f
+        missed += want.stall_count - len(e)
+    return {
+        "turns": len(records),
+        "failed": failed,
+        "planned": planned_n,
+        "measured": stalls,
+        "max_error_ms": round(max(errors), 1) if errors else None,
+        "missed": missed,
+        "false": false,
+        "sent_extra": sent_extra,
+        "vs_sent_max_error_ms": round(max(vs_sent), 1) if vs_sent else None,
+        "vs_sent_false": vs_sent_false,
+        "ok": max(errors, default=0.0) <= FRAME_MS and not missed and not false and not failed,
+    }
+
+
+async def one_case(transport: str, plan: str, callers: int, items) -> dict:
+    async with ScriptedVoiceAgent(
+        delay_ms=300, reply=REPLY, protocol=transport, lead_ms=LEAD_MS, **PLANS[plan]
+    ) as agent:
+        spec = AgentSpec(
+            name="scripted-voice",
+            family="scripted",
+            remote=RemoteSpec(url=agent.url, protocol=transport),
+        )
+        with tempfile.TemporaryDirectory() as tmp:
+            runs = await asyncio.gather(
+                *(
+                    replay(
+                        spec,
+                        spec_path=Path("scripted-voice.toml"),
+                        dialogues=[items[k % len(items)]],
+                        dialogues_path=BUILTIN_DIALOGUES,
+                        fixtures_dir=BUILTIN_FIXTURES,
+                        out_dir=Path(tmp) / f"caller-{k}",
+                        final_only=True,
+                    )
+                    for k in range(callers)
+                )
+            )
+            sent = agent.turns()
+    records = [r for run in runs for r in run]
+    return {
+        "transport": transport,
+        "plan": plan,
+        "callers": callers,
+        **score(plan, records, sent),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--callers", type=int, action="append", default=None)
+    parser.add_argument("--transport", action="append", default=None)
+    parser.add_argument("--plan", action="append", default=None, choices=sorted(PLANS))
+    args = parser.parse_args()
+    items = load_dialogues(BUILTIN_DIALOGUES)
+    for transport in args.transport or ["pcm", "pipecat", "twilio", "telnyx"]:
+        for plan in args.plan or list(PLANS):
+            for callers in args.callers or [1, 50]:
+                row = asyncio.run(one_case(transport, plan, callers, items))
+                print(json.dumps(row), flush=True)
+
+
+if __name__ == "__main__":
+    main()
