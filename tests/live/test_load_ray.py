@@ -76,6 +76,7 @@ def test_a_load_over_two_ray_workers_survives_losing_one(tmp_path: Path, short_s
         spans_before = (out / CALLS_FILE).read_bytes()
         os.kill(clocks[1].pid, signal.SIGKILL)  # worker 1: callers 1 and 3
         shown, _ = run.communicate(timeout=300)
+        answered = [a for a in agent.turns() if a["first_audio_sent_ns"] is not None]
     assert run.returncode == 0, shown[-3000:]
     shown = " ".join(shown.split())
     assert "worker 1 was lost with" in shown
@@ -94,7 +95,20 @@ def test_a_load_over_two_ray_workers_survives_losing_one(tmp_path: Path, short_s
     # Worker 0's callers went on after the kill, and every turn was timed as before.
     killed_at = max(s.end_s for s in lost)
     assert any(t.caller % 2 == 0 and t.offset_s > killed_at for t in turns)
-    assert all(t.turn.error is None and 695 < t.turn.timing.ttfa_ms < 760 for t in turns)
+    assert all(t.turn.error is None for t in turns)
+    for t in turns:
+        # timed as the agent answered it: from the end of speech to its first audio sent (a
+        # busy machine can make it answer late), the answer found by both moments
+        timing = t.turn.timing
+        a = min(
+            answered,
+            key=lambda a: (
+                abs(a["speech_end_ns"] - timing.speech_end_ns)
+                + abs(a["first_audio_sent_ns"] - timing.audio_out_ns)
+            ),
+        )
+        did = (a["first_audio_sent_ns"] - a["speech_end_ns"]) / 1e6
+        assert did >= 700 and abs(timing.ttfa_ms - did) < 25, (timing.ttfa_ms, did)
     # Concurrency counts both workers' calls: 3 and 4 were reached with 2 callers each.
     assert max(t.concurrency for t in turns) >= 3
     summary = json.loads((out / "summary.json").read_text())
