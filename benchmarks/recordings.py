@@ -29,7 +29,9 @@ Two tables.
    set against the TTFA the run measured, and its words against the turn's text (the caller's)
    and the LLM's reply (the agent's, unless the next turn barged into it). Conditions: a plain
    replay, the barge-in scenario and the noise scenario (10 dB). ``--run DIR`` analyzes run
-   folders already made instead (any agent's).
+   folders already made instead (any agent's). Beside them, the same turns' stalls as the run
+   measured them (``TurnRecord.playback``; none in a run made before) and the gaps read off the
+   recording, which cannot tell a stall from a pause the agent meant.
 
     python benchmarks/recordings.py                       # both tables (about 17 minutes)
     python benchmarks/recordings.py --calls 6 --limit 1   # a smaller run of both
@@ -54,7 +56,7 @@ from rich.table import Table  # noqa: E402
 
 from voicebench.fixtures import BUILTIN_FIXTURES, load_manifest, read_wav  # noqa: E402
 from voicebench.fixtures.audio import SPEECH_THRESHOLD, speech_bounds  # noqa: E402
-from voicebench.recordings import FRAME_S, RecordedTurn, read_recording  # noqa: E402
+from voicebench.recordings import FRAME_S, MIN_GAP_S, RecordedTurn, read_recording  # noqa: E402
 from voicebench.recordings.folder import HeardCall, hear_call  # noqa: E402
 from voicebench.testing.known_calls import KnownCall, with_noise, write  # noqa: E402
 from voicebench.text import wer  # noqa: E402
@@ -295,7 +297,9 @@ def own_runs(runs: list[Path], console: Console, transcribe) -> Table:
         "read off its call recording",
         caption="|error| in ms: median / p95 / max. WER: each turn's transcript read off the "
         "recording against the turn's text (the caller's) and the LLM's reply (the agent's, "
-        "unless the next turn barged into it), the mean over turns.",
+        "unless the next turn barged into it), the mean over turns. Stalls: the turns' as the "
+        f"run measured them; gaps: their silences of {MIN_GAP_S * 1000:.0f} ms or more read off "
+        "the recording, stalls or pauses the agent meant, which a recording cannot tell apart.",
     )
     for col in (
         "run",
@@ -307,6 +311,8 @@ def own_runs(runs: list[Path], console: Console, transcribe) -> Table:
         "within 20 ms",
         "caller WER",
         "agent WER",
+        "stalls: run (n / ms)",
+        "gaps: read (n / ms)",
     ):
         table.add_column(col, justify="left" if col in ("run", "agent", "scenario") else "right")
     for run in runs:
@@ -315,6 +321,8 @@ def own_runs(runs: list[Path], console: Console, transcribe) -> Table:
         errors: list[float] = []
         said: list[tuple[str, str]] = []
         answers: list[tuple[str, str]] = []
+        stalls: list[tuple[int, float] | None] = []  # the run's, of each turn read
+        gaps: list[tuple[int, float]] = []  # the recording's, of the same turns
         by_call: dict[str, list] = {}
         for r in turns:
             by_call.setdefault(r.call.path, []).append(r)
@@ -327,6 +335,9 @@ def own_runs(runs: list[Path], console: Console, transcribe) -> Table:
                 if near is None or near.latency_s is None or abs(near.end_s - end_s) > 0.5:
                     continue
                 errors.append(near.latency_s * 1000 - r.timing.ttfa_ms)
+                played = r.playback
+                stalls.append(None if played is None else (played.stall_count, played.stalled_ms))
+                gaps.append((near.gap_count, 1000 * near.gap_total_s))
                 said.append((r.user_text, got.said[near.index]))
                 nxt = records[k + 1] if k + 1 < len(records) else None
                 if r.reply_text and not (nxt and nxt.scenario and nxt.scenario.agent_speaking):
@@ -344,8 +355,17 @@ def own_runs(runs: list[Path], console: Console, transcribe) -> Table:
             f"{np.mean(err <= 20):.1%}" if errors else "-",
             mean_wer(said),
             mean_wer(answers),
+            "-" if None in stalls else counted([x for x in stalls if x is not None]),
+            counted(gaps),
         )
     return table
+
+
+def counted(found: list[tuple[int, float]]) -> str:
+    """How many, and how many ms in all, over the turns read; "-" for none read."""
+    if not found:
+        return "-"
+    return f"{sum(n for n, _ in found)} / {sum(ms for _, ms in found):,.0f}"
 
 
 def make_runs(out: Path, limit: int, console: Console) -> list[Path]:

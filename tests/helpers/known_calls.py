@@ -18,6 +18,7 @@ __all__ = [
     "CALLER_LINES",
     "RATE",
     "KnownCall",
+    "gapped_call",
     "known_call",
     "speech",
     "with_noise",
@@ -65,6 +66,22 @@ def known_call(latencies_s=(0.6, 1.2), barge_after_s: float = 1.0, stop_s: float
     stopped = heard[1] / RATE - barge_after_s
     call.truth.append({"end_s": said[1], "response_s": None, "barge_in": True, "stop_s": stopped})
     return call
+
+
+def gapped_call() -> tuple[KnownCall, float, float]:
+    """A caller line answered by a reply with a silence of 0.4 s inside it (a gap) and, later,
+    one of 0.1 s (between words); then another line answered with no silence inside; with
+    where each silence begins, in seconds after the reply's first audio."""
+    call = KnownCall()
+    said = call.place("caller", speech(CALLER_LINES[0]), 0.5)
+    first, second, third = (speech(line) for line in AGENT_LINES)
+    pause, breath = np.zeros(int(0.4 * RATE), np.int16), np.zeros(int(0.1 * RATE), np.int16)
+    reply = np.concatenate([second, pause, first, breath, third])
+    answered = call.place("agent", reply, said[1] + 0.6)
+    said = call.place("caller", speech(CALLER_LINES[1]), answered[1] + 0.8)
+    call.place("agent", speech(AGENT_LINES[1]), said[1] + 0.6)
+    at = second.size / RATE
+    return call, at, at + 0.4 + first.size / RATE
 
 
 def with_noise(pcm: np.ndarray, snr_db: float, seed: int = 0) -> np.ndarray:

@@ -14,6 +14,7 @@ from known_calls import (
     CALLER_LINES,
     RATE,
     KnownCall,
+    gapped_call,
     known_call,
     speech,
     with_noise,
@@ -22,7 +23,13 @@ from known_calls import (
 
 from voicebench.errors import InputError, MissingFileError
 from voicebench.fixtures.audio import speech_bounds
-from voicebench.recordings import FRAME_S, call_turns, read_recording, speech_spans
+from voicebench.recordings import (
+    FRAME_S,
+    RecordedTurn,
+    call_turns,
+    read_recording,
+    speech_spans,
+)
 from voicebench.recordings.folder import analyze_recordings, hear_call
 from voicebench.recordings.importing import import_recordings
 from voicebench.text import wer
@@ -123,6 +130,55 @@ def test_an_utterance_of_several_spans_ends_by_the_rule_of_the_whole(tmp_path: P
         start, end = speech_bounds(caller)
         (span,) = speech_spans(caller)
         assert (span.start_s, span.end_s) == pytest.approx((start / RATE, end / RATE), abs=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("rate", "subtype", "snr_db", "within_s"),
+    [
+        (RATE, "PCM_16", None, 1 / RATE),  # to the sample on a clean line
+        (8_000, "ULAW", None, FRAME_S),
+        # on 10 ms windows in noise; at 15 dB the 0.21 s pause between two of the reply's
+        # sentences reads 0.3 s (its words' soft edges under the noise), a gap
+        (RATE, "PCM_16", 20.0, 2 * FRAME_S),
+    ],
+)
+def test_a_silence_inside_the_agents_reply_is_a_gap_and_a_breath_is_not(
+    tmp_path: Path, rate, subtype, snr_db, within_s
+):
+    call, gap_at_s, breath_at_s = gapped_call()
+    stereo = call.stereo()
+    if snr_db is not None:
+        stereo = np.stack([with_noise(stereo[:, k], snr_db, k) for k in (0, 1)], 1)
+    path = write(tmp_path / "call.wav", stereo, rate, subtype)
+    answered, plain = _turns(path)
+    (gap,) = answered.gaps
+    assert gap.at_s == pytest.approx(gap_at_s, abs=within_s)
+    assert gap.length_s == pytest.approx(0.4, abs=within_s)
+    assert answered.gap_count == 1
+    assert answered.gap_total_s == answered.longest_gap_s == gap.length_s
+    assert plain.gaps == () and plain.gap_count == 0 and plain.longest_gap_s == 0.0
+    if snr_db is None:
+        # a lower bar finds the breath as well, where it is
+        finer = call_turns(read_recording(path), gap_s=0.08)[0].gaps
+        (breath,) = [g for g in finer if g.at_s == pytest.approx(breath_at_s, abs=FRAME_S)]
+        assert breath.length_s == pytest.approx(0.1, abs=FRAME_S)
+        assert gap in finer
+
+
+def test_a_turn_saved_before_gaps_were_read_loads_without_any():
+    saved = {
+        "index": 0,
+        "start_s": 0.5,
+        "end_s": 2.8,
+        "response_s": 3.4,
+        "barge_in": False,
+        "stop_s": None,
+        "agent_talked_over": False,
+        "talk_over_s": 0.0,
+        "dead_air_s": 0.0,
+    }
+    turn = RecordedTurn.model_validate(saved)
+    assert turn.gaps == () and turn.gap_count == 0 and turn.gap_total_s == 0.0
 
 
 @pytest.mark.slow

@@ -7,12 +7,16 @@ import json
 from pathlib import Path
 
 import pytest
-from known_calls import known_call, write
+from known_calls import gapped_call, known_call, write
+from rich.console import Console
 from typer.testing import CliRunner
 
 from voicebench import api
 from voicebench.cli import app
+from voicebench.cli.present.recordings import recorded_calls_table
+from voicebench.errors import InputError, RunError
 from voicebench.pytest_plugin import expect
+from voicebench.recordings.folder import analyze_recordings
 from voicebench.runlog import read_header
 
 CALL = known_call(latencies_s=(0.6, 1.2), barge_after_s=1.0, stop_s=0.4)
@@ -80,3 +84,36 @@ def test_recorded_calls_become_a_run_folder_that_check_and_report_read(tmp_path:
     assert len(finished.records) == 6
     again = CliRunner().invoke(app, ["recordings", "analyze", str(calls), "--out", str(out)])
     assert again.exit_code != 0 and "differs from the run being resumed" in again.output
+
+
+def test_each_replys_gaps_are_kept_and_shown_as_gaps_not_stalls(tmp_path: Path):
+    call, gap_at_s, _ = gapped_call()
+    path = write(tmp_path / "call.wav", call.stereo())
+    analyze_recordings([path], tmp_path / "run", transcribe=lambda _pcm: "")
+    (got,) = api.recorded_calls(tmp_path / "run")
+    assert [t.gap_count for t in got.turns] == [1, 0]
+    (gap,) = got.turns[0].gaps
+    assert gap.at_s == pytest.approx(gap_at_s, abs=1e-4) and gap.length_s == pytest.approx(0.4)
+    # a lower bar finds the 0.1 s silence too; it is another analysis, not the same one resumed
+    analyze_recordings([path], tmp_path / "finer", transcribe=lambda _pcm: "", gap_s=0.08)
+    (finer,) = api.recorded_calls(tmp_path / "finer")
+    assert gap in finer.turns[0].gaps and finer.turns[0].gap_count > 1
+    with pytest.raises(RunError, match="differs from the run being resumed"):
+        analyze_recordings([path], tmp_path / "run", transcribe=lambda _pcm: "", gap_s=0.08)
+
+    console = Console(width=160, record=True, color_system=None)
+    console.print(recorded_calls_table([got]))
+    shown = console.export_text()
+    (row,) = [line for line in shown.splitlines() if line.startswith("│ call ")]
+    assert "longest gap (ms)" in shown and [c.strip() for c in row.split("│")[-3:-1]] == [
+        "1",
+        "400",
+    ]
+    said = " ".join(shown.split())
+    assert "a recording cannot tell a stall (audio that arrived late) from a pause" in said
+    # the shortest gap is under the silence that ends the agent's talk
+    with pytest.raises(InputError, match="under 500 ms") as refused:
+        api.analyze_recordings([path], out=tmp_path / "no", gap_ms=500)
+    assert refused.value.field == "gap_ms"
+    wrong = CliRunner().invoke(app, ["recordings", "analyze", str(path), "--gap-ms", "0"])
+    assert wrong.exit_code != 0 and "--gap-ms: must be over 0" in wrong.output

@@ -13,10 +13,15 @@ from voicebench.api.results import PathLike, Run
 from voicebench.dialogues import Dialogue
 from voicebench.errors import InputError
 from voicebench.pipeline.stt import Transcriber
+from voicebench.recordings.analyze import MIN_GAP_S
 from voicebench.recordings.folder import CALLER_SIDES, CALLS_FILE, RecordedCall
 from voicebench.recordings.folder import analyze_recordings as write_folder
 from voicebench.recordings.importing import import_recordings as import_to_folder
+from voicebench.recordings.speech import TALK_GAP_S
 from voicebench.runlog import default_run_dir
+
+MIN_GAP_MS = MIN_GAP_S * 1000
+"""The shortest silence inside an agent's reply that is a gap, in ms (``MIN_GAP_S``)."""
 
 
 def _paths(recordings: PathLike | Sequence[PathLike]) -> list[Path]:
@@ -31,6 +36,7 @@ def analyze_recordings(
     out: PathLike | None = None,
     caller: str = "left",
     name: str = "recorded",
+    gap_ms: float = MIN_GAP_MS,
     progress: Callable[[int, int, Path], None] | None = None,
 ) -> Run:
     """Time recorded calls that voicebench did not make, from their audio alone.
@@ -46,6 +52,8 @@ def analyze_recordings(
             else guessed (``recordings.analyze.guess_caller``; ``calls.jsonl`` says which, and
             why a guess).
         name: the agent's name in the folder and its reports.
+        gap_ms: the shortest silence inside the agent's reply that is a gap (under 500 ms: a
+            silence that long ends its talk).
         progress: called after each recording with (done, total, file).
 
     Returns:
@@ -54,11 +62,19 @@ def analyze_recordings(
         clean line, to a 10 ms grid in noise); a turn never
         answered is failed (``no_answer``); a barge-in plays the ``barge-in`` scenario with the
         agent's stop time; each call's recording is in ``calls/`` and every turn as read off
-        it (talk-over, dead air) in ``calls.jsonl``. ``check``, ``compare`` and ``report``
-        read it as a replay.
+        it (talk-over, dead air, the gaps inside each reply) in ``calls.jsonl``. ``check``,
+        ``compare`` and ``report`` read it as a replay. A gap is a silence on the agent's
+        channel, not a stall: a recording cannot tell audio that arrived late from a pause the
+        agent meant.
     """
     if caller not in CALLER_SIDES:
         raise InputError(f"must be {', '.join(CALLER_SIDES)}", field="caller")
+    if not 0 < gap_ms < TALK_GAP_S * 1000:
+        raise InputError(
+            f"must be over 0 and under {TALK_GAP_S * 1000:.0f} ms (a silence that long ends "
+            "the agent's talk)",
+            field="gap_ms",
+        )
     target = Path(out) if out is not None else default_run_dir(name, prefix="recorded-")
     write_folder(
         _paths(recordings),
@@ -66,6 +82,7 @@ def analyze_recordings(
         caller=caller,
         name=name,
         transcribe=Transcriber(),
+        gap_s=gap_ms / 1000,
         progress=progress,
     )
     return Run.load(target)
@@ -74,7 +91,7 @@ def analyze_recordings(
 def recorded_calls(folder: PathLike) -> list[RecordedCall]:
     """The calls of a folder ``analyze_recordings`` wrote, each with its caller's channel (and
     why, when guessed) and every turn as read off it: response latency, barge-ins and the
-    agent's stop, talk-over, dead air."""
+    agent's stop, talk-over, dead air, the gaps inside each reply."""
     path = Path(folder)
     if not (path / CALLS_FILE).is_file():
         raise InputError("not a folder of analyzed recordings (no calls.jsonl)", file=path)

@@ -2,18 +2,20 @@
 other) read and timed turn by turn."""
 
 from voicebench.recordings.analyze import (
-    FRAME_S,
+    MIN_GAP_S,
+    Gap,
     RecordedTurn,
     Recording,
-    Span,
     call_turns,
     read_recording,
     recorded_turns,
-    speech_spans,
 )
+from voicebench.recordings.speech import FRAME_S, Span, speech_spans
 
 __all__ = [
     "FRAME_S",
+    "MIN_GAP_S",
+    "Gap",
     "RecordedTurn",
     "Recording",
     "Span",

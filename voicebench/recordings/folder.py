@@ -15,7 +15,7 @@ Beside the run's files:
   right), each turn's ``call`` pointing into it, so its milestones are moments of it;
 - ``calls.jsonl``: one ``RecordedCall`` per recording: which channel was the caller's (given,
   read off the recording's own comment, or guessed and why), and every turn as read off it
-  (talk-over, dead air, barge-ins).
+  (talk-over, dead air, barge-ins, the gaps inside each reply).
 
 A recording is finished when its call line is written (after its turns and its item); a killed
 analysis run again with the same recordings and ``--out`` keeps the finished ones and does the
@@ -43,18 +43,16 @@ from voicebench.errors import InputError
 from voicebench.fixtures.audio import write_wav
 from voicebench.fixtures.manifest import file_sha256
 from voicebench.recordings.analyze import (
-    RATE,
+    MIN_GAP_S,
     RecordedTurn,
     Recording,
-    Span,
     check_recording,
     guess_caller,
     read_recording,
     recorded_turns,
-    speech_frames,
-    speech_spans,
 )
 from voicebench.recordings.calls import CALLER_COMMENT, CALLS_DIR, written_caller
+from voicebench.recordings.speech import RATE, Span, speech_frames, speech_spans, talk_silences
 from voicebench.remotespec import RemoteSpec
 from voicebench.runlog import (
     TURNS_FILE,
@@ -141,10 +139,12 @@ def _said(pcm: np.ndarray, spans: Sequence[Span], transcribe: Callable) -> str:
     return text or INAUDIBLE
 
 
-def hear_call(path: Path, call_id: str, caller: str, transcribe: Callable) -> HeardCall:
+def hear_call(
+    path: Path, call_id: str, caller: str, transcribe: Callable, *, gap_s: float = MIN_GAP_S
+) -> HeardCall:
     """One recording read, its caller's channel given or, with ``auto``, read off the
     recording's comment where voicebench wrote one and guessed where not, timed turn by turn
-    and both channels transcribed."""
+    (each reply's gaps of ``gap_s`` or more) and both channels transcribed."""
     rec = read_recording(path)
     frames = (speech_frames(rec.caller), speech_frames(rec.agent))  # the VAD, once a channel
     guess, source = None, "given"
@@ -160,7 +160,7 @@ def hear_call(path: Path, call_id: str, caller: str, transcribe: Callable) -> He
         frames = frames[::-1]
     said = speech_spans(rec.caller, frames=frames[0])
     heard = speech_spans(rec.agent, agent=True, frames=frames[1])
-    turns = recorded_turns(said, heard, rec.duration_s)
+    turns = recorded_turns(said, heard, rec.duration_s, talk_silences(rec.agent, heard, gap_s))
     if not turns:
         raise InputError("no speech on the caller's channel", file=path, field="caller")
     words, replies, spans = [], [], []
@@ -189,9 +189,12 @@ def hear_call(path: Path, call_id: str, caller: str, transcribe: Callable) -> He
     )
 
 
-def _fingerprint(files: Sequence[Path], caller: str) -> str:
-    """What makes two analyses the same one: the recordings' contents and the caller's side."""
+def _fingerprint(files: Sequence[Path], caller: str, gap_s: float) -> str:
+    """What makes two analyses the same one: the recordings' contents, the caller's side and
+    the shortest gap (when not ``MIN_GAP_S``, so folders written before gaps were read resume)."""
     h = hashlib.sha256(caller.encode())
+    if gap_s != MIN_GAP_S:
+        h.update(f"gap_s={gap_s}".encode())
     for f in files:
         h.update(file_sha256(f).encode())
     return h.hexdigest()
@@ -204,11 +207,13 @@ def analyze_recordings(
     caller: str = "left",
     name: str = "recorded",
     transcribe: Callable,
+    gap_s: float = MIN_GAP_S,
     progress: Callable[[int, int, Path], None] | None = None,
 ) -> list[TurnRecord]:
     """Time every recording in ``paths`` (files or folders) and write them as one run folder
     at ``out_dir``, each recording as it is finished; returns its turns. ``transcribe`` turns
-    16 kHz speech into text; ``progress(done, total, file)`` is told after each recording."""
+    16 kHz speech into text; ``gap_s``: the shortest silence inside a reply that is a gap;
+    ``progress(done, total, file)`` is told after each recording."""
     if caller not in CALLER_SIDES:
         raise InputError(f"must be {', '.join(CALLER_SIDES)}", field="caller")
     files = recording_files(paths)
@@ -224,7 +229,7 @@ def analyze_recordings(
         ),
         agent_spec_path=", ".join(str(f) for f in files)[:2000],
         dialogues_path=str(out_dir / DIALOGUES_FILE),
-        dialogues_sha256=_fingerprint(files, caller),
+        dialogues_sha256=_fingerprint(files, caller, gap_s),
         dialogue_ids=tuple(ids),
         mode=ReplayMode.RECORDED,
         fixtures_dir="",
@@ -245,7 +250,7 @@ def analyze_recordings(
     write_atomic(out_dir / DIALOGUES_FILE, "".join(d.model_dump_json() + "\n" for d in items))
     for k, (path, call_id) in enumerate(zip(files, ids, strict=True)):
         if call_id not in done:
-            heard = hear_call(path, call_id, caller, transcribe)
+            heard = hear_call(path, call_id, caller, transcribe, gap_s=gap_s)
             new = _write_call(out_dir, name, heard)
             records += new
         if progress is not None:
