@@ -36,8 +36,9 @@ from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.fixtures import BUILTIN_FIXTURES
 from voicebench.replaying import replay
 from voicebench.runlog import TurnRecord
+from voicebench.testing.scripted_plan import send_time_ns
 from voicebench.testing.scripted_voice import ScriptedVoiceAgent
-from voicebench.testing.scripted_voice_agent import CHUNK_MS, send_time_ns
+from voicebench.testing.scripted_voice_agent import CHUNK_MS
 from voicebench.timing.stalls import Playback, playback_of
 
 REPLY = (

@@ -15,6 +15,7 @@ from voicebench.cli import app
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.gates import compare_runs
 from voicebench.runlog import TurnError
+from voicebench.timing.stalls import Playback, Stall
 
 ITEMS = load_dialogues(BUILTIN_DIALOGUES)[:12]
 CHROMIUM = find_chromium()
@@ -204,3 +205,17 @@ def test_the_stage_rows_count_the_turns_the_ttft_rows_count(tmp_path: Path):
     assert c.headline.startswith("LLM TTFT got slower: +550.0 ms")
     shown = CliRunner().invoke(app, ["compare", str(base), str(new)])
     assert "new (24 turns, 12 cold) against base (24, 1 cold)" in " ".join(shown.output.split())
+
+
+def test_replies_that_stall_more_are_worse_and_the_gate_on_the_longest_stall_fails(tmp_path: Path):
+    clean = Playback(audio_ms=3000.0)
+    stalled = Playback(audio_ms=3000.0, stalls=(Stall(at_ms=900, audio_ms=900, ms=400.0),))
+    base = make_run(tmp_path, "base", ITEMS, 1000, playbacks=[clean])
+    new = make_run(tmp_path, "new", ITEMS, 1000, playbacks=[clean, stalled])
+    by = {x.key: x for x in compare_runs(base, new).changes}
+    assert by["stalled_pct"].verdict == "worse"
+    assert by["stalled_pct"].change == pytest.approx(100 * 400 / 3400 / 2, abs=0.01)
+    assert by["stalled_ms"].new == pytest.approx(200.0) and by["stalled_ms"].base == 0
+    for run, code in ((base, 0), (new, 1)):
+        result = CliRunner().invoke(app, ["check", str(run), "--max-stall-ms", "300"])
+        assert result.exit_code == code, result.output

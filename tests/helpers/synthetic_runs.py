@@ -22,6 +22,7 @@ from voicebench.judging.mcnemar import PairedComparison
 from voicebench.judging.trivial import TRIVIAL_RULES, RuleScore
 from voicebench.runlog import RunHeader, RunStore, ScenarioOutcome, TurnError, TurnRecord
 from voicebench.timing import TurnTiming
+from voicebench.timing.stalls import Playback
 
 MS = 1_000_000
 STAMP = "2026-01-01T00:00:00+00:00"
@@ -77,11 +78,13 @@ def make_run(
     scenarios: Sequence[ScenarioOutcome | None] = (None,),
     passes_ms: Sequence[int] = (0,),
     hosts: Sequence[Host] = (),
+    playbacks: Sequence[Playback | None] = (None,),
 ) -> Path:
     """A finished run of ``items``: the final seeker turn of each (every seeker turn with
     ``all_turns``), TTFA cycling through ``ttfa_ms``; the first turn is the cold one. With
     several ``passes_ms``, a repeated run: one pass per entry, its TTFAs that much later.
-    ``hosts``: the machines it says it measured on."""
+    ``hosts``: the machines it says it measured on; ``playbacks``: each turn's reply as it
+    played (its stalls), cycling."""
     store = RunStore(root / name)
     repeats = {"repeats": len(passes_ms)} if len(passes_ms) > 1 else {}
     store.open(run_header(name, items, api_key_env=api_key_env, hosts=tuple(hosts), **repeats))
@@ -115,6 +118,7 @@ def make_run(
                 cold=n == 0,
                 started_at=STAMP,
                 scenario=scenarios[n % len(scenarios)],
+                playback=playbacks[n % len(playbacks)],
             )
         )
     return store.dir

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from voicebench.agentspec import AgentSpec, RemoteSpec
 from voicebench.cli import app
+from voicebench.cli.present.load import load_table
 from voicebench.errors import InputError
 from voicebench.fixtures import load_manifest
 from voicebench.live import LoadTurn, read_load, run_load, summarize_load
@@ -21,6 +22,7 @@ from voicebench.live.patterns import arrival_times
 from voicebench.recordings import call_turns, read_recording
 from voicebench.runlog import TurnError, TurnRecord
 from voicebench.testing.scripted_voice import ScriptedVoiceAgent
+from voicebench.timing.stalls import Playback, Stall
 
 
 def test_arrivals_fixed_and_poisson():
@@ -45,6 +47,23 @@ def _turn(concurrency: int, ttfa: int | None, kind: str | None = None) -> LoadTu
         started_at="2026-01-01T00:00:00+00:00",
     )
     return LoadTurn(caller=0, call=0, concurrency=concurrency, offset_s=0.0, turn=record)
+
+
+def test_each_band_counts_its_stalled_replies():
+    stalled = Playback(audio_ms=3000.0, stalls=(Stall(at_ms=500, audio_ms=500, ms=600.0),))
+
+    def played(concurrency: int, playback: Playback) -> LoadTurn:
+        t = _turn(concurrency, 800)
+        return t.model_copy(update={"turn": t.turn.model_copy(update={"playback": playback})})
+
+    turns = [played(1, Playback(audio_ms=3000.0))] * 4 + [played(2, stalled)] * 2
+    turns += [played(2, Playback(audio_ms=3000.0))] * 2
+    one, two = summarize_load(turns, budget_ttfa_ms=1000, turn_timeout_s=20).bands
+    assert (one.stalled_replies, one.stalled_share, one.longest_stall_ms) == (0, 0.0, 0.0)
+    assert (two.stalled_replies, two.longest_stall_ms) == (2, 600.0)
+    assert two.stalled_share == pytest.approx(600 / 3600 / 2, abs=1e-4)
+    table = load_table(summarize_load(turns, budget_ttfa_ms=1000, turn_timeout_s=20), "load")
+    assert list(table.columns[6].cells) == ["0.0%\n(0 ms)", "8.3%\n(600 ms)"]
 
 
 def test_summary_censors_failures_and_finds_where_the_budget_breaks():

@@ -13,8 +13,8 @@ from voicebench.campaign import CampaignHooks, CampaignPlan, Cell
 from voicebench.dialogues import Dialogue
 from voicebench.dialogues.adversarial import AdversarialPlan, Outcome
 from voicebench.gates import Comparison, GateResult
+from voicebench.gates.changes import format_value
 from voicebench.gates.check import TOO_FEW_EXIT, describe
-from voicebench.gates.compare import format_value
 from voicebench.host import Busy, Host, busy
 from voicebench.judging import (
     DIMENSIONS,
@@ -47,14 +47,15 @@ from voicebench.judging.trust import (
     trust_warning,
 )
 from voicebench.live import LoadSummary, LoadTurn
+from voicebench.live.load_summary import Band
 from voicebench.metrics import pass_figures, reported_summary, spread, summarize
+from voicebench.metrics.models import StallSummary
 from voicebench.metrics.scenarios import OVERLAP_GROUPS, Interval, ScenarioFigures, scenario_figures
 from voicebench.metrics.summary import (
     OPENING_ROW,
     PERCENTILES,
     ReportedSummary,
     RunSummary,
-    StallSummary,
     kinds_text,
 )
 from voicebench.rating import RATINGS_FILE, RatingTable
@@ -102,6 +103,7 @@ __all__ = [
     "UNMEASURED_RULES",
     "AdversarialPlan",
     "AgentSpec",
+    "Band",
     "BuiltReport",
     "Busy",
     "CallProgress",

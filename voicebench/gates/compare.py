@@ -7,6 +7,8 @@ independently (``bootstrap.clustered_difference``, 1,000 rounds, seeded):
 - TTFT and TTFA at the 50th, 90th and 99th percentile, over the turns that have them;
 - every stage's median (the waterfall's stages; none for a remote agent, a black box);
 - the ASR word error rate and the failed-turn share;
+- the replies' stalls after their first audio (``timing.stalls``): the share of a reply's
+  playing time stalled, and its stalled time (means over the replies that played);
 - with the interruption scenarios: the stop latency's median and the yield, false-yield and
   premature-reply shares;
 - with a judging folder that judged both runs' agents together: the Elo difference, its
@@ -35,82 +37,17 @@ from typing import Literal
 import numpy as np
 
 from voicebench import bootstrap
-from voicebench._model import FrozenModel
 from voicebench.errors import InputError
+from voicebench.gates.changes import Change, ChangeVerdict, Comparison, Measured
 from voicebench.gates.figures import read_run
-from voicebench.host import HostContrast, contrast
+from voicebench.host import contrast
 from voicebench.metrics.latency import cold_flags
 from voicebench.runlog import TurnRecord
 from voicebench.timing import STAGE_NAMES
 from voicebench.timing.models import STAGE_LABELS
+from voicebench.timing.stalls import Playback
 
 MIN_CHANGE_MS = 10.0
-ChangeVerdict = Literal[
-    "slower", "faster", "worse", "better", "no clear change", "not measured", "too few to tell"
-]
-Measured = Sequence[tuple[float, str]]
-"""A figure's values, each with its dialogue (what the intervals resample)."""
-
-
-class Change(FrozenModel):
-    key: str
-    """``ttfa_p90_ms``, ``stage_llm_ttft_p50_ms``, ``failed_pct``..."""
-    label: str
-    unit: str
-    kind: Literal["latency", "stage", "share"]
-    base: float | None
-    new: float | None
-    change: float | None
-    low: float | None
-    high: float | None
-    verdict: ChangeVerdict
-    higher_is: Literal["worse", "better"] = "worse"
-    base_n: int = 0
-    new_n: int = 0
-    """The turns (or outcomes) each run measured it on."""
-
-
-class Comparison(FrozenModel):
-    base_dir: str
-    new_dir: str
-    base_name: str
-    new_name: str
-    base_turns: int
-    new_turns: int
-    base_cold_turns: int = 0
-    new_cold_turns: int = 0
-    """Of each run's turns, the cold ones (the first after each start of the agent): every
-    latency row counts them, so a change in how many there are moves the rows."""
-    min_change_ms: float
-    headline: str
-    """The stage that moved most, or that no stage moved clearly."""
-    changes: tuple[Change, ...]
-    hosts: HostContrast | None = None
-    """The two runs' hosts side by side: another machine or other software, and which run
-    was measured on a busy machine."""
-
-    @property
-    def regressions(self) -> list[Change]:
-        return [c for c in self.changes if c.verdict in ("slower", "worse")]
-
-    @property
-    def too_few(self) -> list[Change]:
-        """The figures one of the runs measured too few times to tell."""
-        return [c for c in self.changes if c.verdict == "too few to tell"]
-
-    @property
-    def too_few_to_tell(self) -> bool:
-        """The TTFA median itself rests on too few turns or dialogues: the comparison says
-        nothing (``compare --fail-on-regression`` exits 4 unless something regressed)."""
-        return any(c.key == "ttfa_p50_ms" for c in self.too_few)
-
-
-def format_value(value: float | None, unit: str, signed: bool = False) -> str:
-    """A figure of a comparison as people read it (``+100.1 ms``, ``4.2%``)."""
-    if value is None:
-        return "-"
-    text = f"{value:+,.1f}" if signed else f"{value:,.1f}"
-    return f"{text}%" if unit == "%" else f"{text} {unit}"
 
 
 def _row(
@@ -184,6 +121,15 @@ def _row(
         high=round(high, 2),
         verdict=verdict,
     )
+
+
+def _played(records: Sequence[TurnRecord]) -> list[tuple[Playback, str]]:
+    """Each reply that played, with its dialogue (``timing.stalls``)."""
+    return [
+        (r.playback, r.dialogue_id)
+        for r in records
+        if r.playback is not None and r.playback.stalled_share is not None
+    ]
 
 
 def _timing(records: Sequence[TurnRecord], field: str) -> Measured:
@@ -307,6 +253,31 @@ def compare_runs(
             scale=100.0,
         ),
     ]
+    played_b, played_n = _played(base), _played(new)
+    if played_b or played_n:  # the replies' stalls after their first audio
+        rows += [
+            _row(
+                "stalled_pct",
+                "stalled share of a reply",
+                "%",
+                "share",
+                [(p.stalled_share or 0.0, d) for p, d in played_b],
+                [(p.stalled_share or 0.0, d) for p, d in played_n],
+                mean,
+                min_change=0.0,
+                scale=100.0,
+            ),
+            _row(
+                "stalled_ms",
+                "stalled time of a reply (mean)",
+                "ms",
+                "latency",
+                [(p.stalled_ms, d) for p, d in played_b],
+                [(p.stalled_ms, d) for p, d in played_n],
+                mean,
+                min_change=min_change_ms,
+            ),
+        ]
     for scenario, field, key, label, unit, stat, higher in (
         (
             "barge-in",

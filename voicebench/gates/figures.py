@@ -27,6 +27,7 @@ from voicebench.metrics import QUANTILES, Distribution
 from voicebench.metrics.latency import agent_latency
 from voicebench.metrics.repeats import by_pass
 from voicebench.metrics.scenarios import Interval
+from voicebench.metrics.summary import stall_summary
 from voicebench.runlog import RunHeader, TurnRecord, read_header, read_turns
 
 FIGURE_KEYS: tuple[str, ...] = (
@@ -206,26 +207,29 @@ def _stall_figures(records: list[TurnRecord]) -> list[Figure | None]:
     the value itself), and the share of the replies' playing time stalled (``stalled_pct``,
     each reply's share averaged, with its interval over dialogues); none without a reply that
     played (``timing.stalls``)."""
-    played = [
-        (r.playback, r.dialogue_id)
-        for r in records
-        if r.playback is not None and r.playback.stalled_share is not None
-    ]
-    if not played:
+    stalls = stall_summary(records)
+    if stalls is None:
         return []
-    longest = round(max(p.longest_stall_ms for p, _ in played), 3)
-    dialogues = [d for _, d in played]
+    low, high = stalls.stalled_share_ci or (None, None)
     return [
         Figure(
             key="stall_ms",
-            value=longest,
-            low=longest,
-            high=longest,
-            n=len(played),
+            value=stalls.longest_ms,
+            low=stalls.longest_ms,
+            high=stalls.longest_ms,
+            n=stalls.replies,
             unit="ms",
-            clusters=bootstrap.count_clusters(dialogues),
+            clusters=stalls.dialogues,
         ),
-        _share("stalled_pct", [p.stalled_share or 0.0 for p, _ in played], dialogues),
+        Figure(
+            key="stalled_pct",
+            value=round(100 * stalls.stalled_share, 3),
+            low=None if low is None else round(100 * low, 3),
+            high=None if high is None else round(100 * high, 3),
+            n=stalls.replies,
+            unit="%",
+            clusters=stalls.dialogues,
+        ),
     ]
 
 

@@ -11,7 +11,7 @@ from markupsafe import Markup
 
 from voicebench._jsonl import write_atomic
 from voicebench.budgets import TTFA_BUDGET_MS, TTFT_BUDGET_MS
-from voicebench.gates.compare import Comparison, format_value
+from voicebench.gates.changes import Comparison, format_value
 from voicebench.gates.figures import read_run
 from voicebench.metrics.latency import agent_latency
 from voicebench.reporting import figures

@@ -78,6 +78,13 @@ class Band(FrozenModel):
     """None with fewer than 6 calls."""
     over: bool
     """TTFA p90 over the budget, or the failure share over the failure budget."""
+    stalled_replies: int | None = None
+    """Replies with at least one stall after their first audio (``timing.stalls``); None
+    when no reply of the band played, or in a summary written before stalls were measured."""
+    stalled_share: float | None = None
+    """The share of a reply's playing time stalled, averaged over the band's replies."""
+    longest_stall_ms: float | None = None
+    """The longest stall of any reply of the band."""
 
 
 class BreakingPoint(FrozenModel):
@@ -231,6 +238,7 @@ def _bands(
                 failure_share=round(share, 4),
                 failure_ci=_ci(stats[:, 2], len(calls), 50, 4),
                 over=p90 > budget_ms or share > failure_budget,
+                **_band_stalls(group),
             )
         )
         over_rounds.append((stats[:, 1] > budget_ms) | (stats[:, 2] > failure_budget))
@@ -247,6 +255,23 @@ def _bands(
             low=None if lo == math.inf else int(lo),
             high=None if hi == math.inf else int(hi),
         ),
+    }
+
+
+def _band_stalls(group: Sequence[LoadTurn]) -> dict:
+    """A band's stall figures (``Band.stalled_replies`` and after), from the replies that
+    played."""
+    played = [
+        t.turn.playback
+        for t in group
+        if t.turn.playback is not None and t.turn.playback.stalled_share is not None
+    ]
+    if not played:
+        return {}
+    return {
+        "stalled_replies": sum(p.stall_count > 0 for p in played),
+        "stalled_share": round(float(np.mean([p.stalled_share or 0.0 for p in played])), 4),
+        "longest_stall_ms": round(max(p.longest_stall_ms for p in played), 1),
     }
 
 

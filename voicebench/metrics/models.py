@@ -67,6 +67,24 @@ class FailedTurn(FrozenModel):
     reason: str
 
 
+class StallSummary(FrozenModel):
+    """The stalls of a run's replies after their first audio (``timing.stalls``)."""
+
+    replies: int
+    """Replies that played something audible."""
+    dialogues: int
+    """The dialogues they are in."""
+    stalled: int
+    """Of the replies, those with at least one stall."""
+    stalls: int
+    longest_ms: float
+    """The longest stall of any reply."""
+    stalled_share: float
+    """The share of a reply's playing time stalled, averaged over the replies."""
+    stalled_share_ci: tuple[float, float] | None = None
+    """Its 95% interval over resampled dialogues; None with too few to tell."""
+
+
 class AgentLatency(FrozenModel):
     """The latency budget report of one run."""
 
@@ -125,6 +143,9 @@ class AgentLatency(FrozenModel):
     asr_turns_with_errors: int
     """Turns whose transcript differs from what was said."""
     llm_calls_per_turn: float | None
+    stalls: StallSummary | None = None
+    """The replies' stalls after their first audio; None when none played (or the report
+    was built before they were measured)."""
     slowest: tuple[SlowTurn, ...] = ()
     failures: tuple[FailedTurn, ...] = ()
     scenarios: tuple[ScenarioFigures, ...] = ()

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from voicebench import bootstrap
 from voicebench.budgets import TTFT_BUDGET_MS
+from voicebench.metrics.models import StallSummary
 from voicebench.runlog.models import TurnRecord
 from voicebench.timing import REPORTED_STAGES, STAGE_NAMES
 
@@ -65,36 +67,28 @@ class RunSummary:
     """The replies' stalls after their first audio; None when no reply played."""
 
 
-@dataclass(frozen=True)
-class StallSummary:
-    """The stalls of a run's replies after their first audio (``timing.stalls``)."""
-
-    replies: int
-    """Replies that played something audible."""
-    stalled: int
-    """Of them, those with at least one stall."""
-    stalls: int
-    longest_ms: float
-    """The longest stall of any reply."""
-    stalled_share: float
-    """The share of a reply's playing time stalled, averaged over the replies."""
-
-
 def stall_summary(records: Sequence[TurnRecord]) -> StallSummary | None:
-    """The stalls of these turns' replies; None when none played."""
+    """The stalls of these turns' replies after their first audio, the one place their
+    figures are computed (summary, report, gates and load read it); None when none played."""
     played = [
-        r.playback
+        (r.playback, r.dialogue_id)
         for r in records
         if r.playback is not None and r.playback.stalled_share is not None
     ]
     if not played:
         return None
+    dialogues = [d for _, d in played]
+    share, low, high = bootstrap.clustered_share(
+        [p.stalled_share or 0.0 for p, _ in played], dialogues
+    )
     return StallSummary(
         replies=len(played),
-        stalled=sum(p.stall_count > 0 for p in played),
-        stalls=sum(p.stall_count for p in played),
-        longest_ms=max(p.longest_stall_ms for p in played),
-        stalled_share=float(np.mean([p.stalled_share or 0.0 for p in played])),
+        dialogues=bootstrap.count_clusters(dialogues),
+        stalled=sum(p.stall_count > 0 for p, _ in played),
+        stalls=sum(p.stall_count for p, _ in played),
+        longest_ms=round(max(p.longest_stall_ms for p, _ in played), 3),
+        stalled_share=round(share, 6),
+        stalled_share_ci=None if low is None or high is None else (low, high),
     )
 
 

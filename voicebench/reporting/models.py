@@ -25,6 +25,7 @@ from voicebench.judging.cards import JudgeCard
 from voicebench.metrics.models import AgentLatency
 from voicebench.rating import RatingTable
 from voicebench.strategies.diversity import StrategySummary
+from voicebench.timing.stalls import Stall
 
 REPORT_SCHEMA_VERSION = 1
 
@@ -132,6 +133,9 @@ class ReplyView(FrozenModel):
     failed: str | None = None
     moment: CallMoment | None = None
     """The reply in its call's recording, when the run wrote one."""
+    stalls: tuple[Stall, ...] = ()
+    """Where the caller heard nothing after the reply's first audio, though it was not over
+    (``timing.stalls``; ``audio_ms`` places each in the reply's audio as kept)."""
     call: CallFacts | None = None
     """For a whole simulated call: its turns with their timing, how it ended, the caller's
     report."""

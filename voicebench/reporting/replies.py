@@ -40,6 +40,7 @@ from voicebench.reporting.models import (
     VerdictView,
 )
 from voicebench.runlog import TurnRecord, read_header, read_turns
+from voicebench.timing.stalls import Stall
 
 AUDIO_DIR = "audio"
 AudioFormat = Literal["wav", "opus"]
@@ -126,22 +127,33 @@ class _Moments:
         self.judging_dir, self.copies = judging_dir, copies
         self._turns: dict[str, dict[str, TurnRecord]] = {}
 
-    def of(self, reply: Reply) -> CallMoment | None:
+    def turn(self, reply: Reply) -> TurnRecord | None:
+        """The run's record of the turn that gave ``reply``, found by its audio."""
         if reply.run_dir is None or reply.audio_path is None:
             return None
-        run = locate_run(reply.run_dir, self.judging_dir)
         if reply.run_dir not in self._turns:
+            run = locate_run(reply.run_dir, self.judging_dir)
             try:
                 self._turns[reply.run_dir] = {
                     t.audio_path: t for t in read_turns(run) if t.audio_path
                 }
             except (OSError, ValueError):
                 self._turns[reply.run_dir] = {}
-        turn = self._turns[reply.run_dir].get(reply.audio_path)
-        source = None if turn is None else self.copies.source(run, turn)
-        if turn is None or source is None:
+        return self._turns[reply.run_dir].get(reply.audio_path)
+
+    def of(self, reply: Reply) -> CallMoment | None:
+        turn = self.turn(reply)
+        if turn is None or reply.run_dir is None:
+            return None
+        source = self.copies.source(locate_run(reply.run_dir, self.judging_dir), turn)
+        if source is None:
             return None
         return CallMoment(audio=self.copies.audio(source), turn=turn_moment(turn))
+
+
+def _stalls(turn: TurnRecord | None) -> tuple[Stall, ...]:
+    played = None if turn is None else turn.playback
+    return () if played is None else played.stalls
 
 
 def item_replies(
@@ -188,6 +200,7 @@ def item_replies(
                     audio_refused=refused,
                     failed=r.failed,
                     moment=moments.of(r),
+                    stalls=_stalls(moments.turn(r)),
                 )
             )
         dialogue = items.get(item_id)

@@ -21,6 +21,7 @@ from voicebench.reporting.recordings import CALLS_SHOWN
 from voicebench.reporting.repeats import passes_table
 from voicebench.reporting.replies import LEAD_S
 from voicebench.reporting.reported import reported_table
+from voicebench.reporting.strategy_table import strategies_table
 from voicebench.timing import STAGE_LABELS, STAGES
 
 FIGURE_CAPTIONS = {
@@ -206,7 +207,7 @@ def _strategies(s: StrategySummary, report: Report) -> Section:
     if s.smoke:
         blocks.append(Text(f"{SMOKE_WARNING}: the strategy labels are not meaningful.", "banner"))
     blocks += _figure(report, "strategy_heatmap")
-    blocks.append(TableBlock(tb.strategies_table(s)))
+    blocks.append(TableBlock(strategies_table(s)))
     return Section("strategies", "Support strategies", blocks)
 
 

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from voicebench.judging import DIMENSIONS
 from voicebench.judging.trust import marked
 from voicebench.metrics import AgentLatency, Distribution, kinds_text
-from voicebench.reporting.models import JudgingSummary, Report, StrategySummary
+from voicebench.metrics.models import StallSummary
+from voicebench.reporting.models import JudgingSummary, Report
 from voicebench.timing import STAGE_LABELS, STAGE_NAMES
 
 TEXT_LIMIT = 160
@@ -120,6 +121,19 @@ def distribution_table(report: Report) -> Table:
     )
 
 
+def _stalled(stalls: StallSummary | None) -> Cell:
+    """``1.2% (0.4-2.0%); 3 of 30 replies, longest 310 ms``."""
+    if stalls is None:
+        return Cell("-")
+    ci = stalls.stalled_share_ci
+    within = "" if ci is None else f" ({100 * ci[0]:.1f}-{100 * ci[1]:.1f}%)"
+    return Cell(
+        f"{100 * stalls.stalled_share:.1f}%{within}; {stalls.stalled} of {stalls.replies} "
+        f"replies, longest {stalls.longest_ms:,.0f} ms",
+        stalls.stalled_share,
+    )
+
+
 def budget_table(report: Report) -> Table:
     headers = (
         "agent",
@@ -131,6 +145,7 @@ def budget_table(report: Report) -> Table:
         "ASR WER",
         "turns misheard",
         "LLM requests per turn",
+        "stalled after first audio",
     )
     rows = [
         (
@@ -146,6 +161,7 @@ def budget_table(report: Report) -> Table:
                 "-" if a.llm_calls_per_turn is None else f"{a.llm_calls_per_turn:.2f}",
                 a.llm_calls_per_turn,
             ),
+            _stalled(a.stalls),
         )
         for a in report.agents
     ]
@@ -157,7 +173,10 @@ def budget_table(report: Report) -> Table:
         caption=(
             f"Within both budgets: TTFT \u2264 {report.budget_ttft_ms:,.0f} ms and TTFA \u2264 "
             f"{report.budget_ttfa_ms:,.0f} ms, over all turns (failed turns count as misses). ASR "
-            "WER: mean word error rate of the agent's ASR on the seeker's speech."
+            "WER: mean word error rate of the agent's ASR on the seeker's speech. Stalled: the "
+            "share of a reply's playing time in which the caller heard nothing though the "
+            "reply was not over (its 95% interval over dialogues), the replies with a stall, "
+            "and the longest."
         ),
         numeric=_numeric(headers, 0, 1),
     )
@@ -347,52 +366,4 @@ def health_table(j: JudgingSummary) -> Table:
             "half the time."
         ),
         numeric=_numeric(headers, 0),
-    )
-
-
-def strategies_table(s: StrategySummary) -> Table:
-    from voicebench.strategies import STRATEGIES
-
-    headers = (
-        "contestant",
-        "items",
-        "replies",
-        "coverage (of 15)",
-        "strategies per reply",
-        "entropy bits",
-        "entropy / max",
-        "usage SD pts",
-        "usage range pts",
-        "most used",
-    )
-    rows = []
-    for r in s.rows:
-        top = sorted(r.usage_pct.items(), key=lambda kv: -kv[1])[:3]
-        rows.append(
-            (
-                Cell(r.contestant),
-                Cell(r.subset),
-                Cell(str(r.replies), r.replies),
-                Cell(str(r.coverage), r.coverage),
-                Cell(f"{r.per_reply:.2f}", r.per_reply),
-                Cell(f"{r.entropy_bits:.2f}", r.entropy_bits),
-                Cell(f"{r.entropy_norm:.2f}", r.entropy_norm),
-                Cell(f"{r.usage_sd_pts:.1f}", r.usage_sd_pts),
-                Cell(f"{r.usage_range_pts:.1f}", r.usage_range_pts),
-                text(", ".join(f"{STRATEGIES[k][0]} {v:.0f}%" for k, v in top if v > 0) or "none"),
-            )
-        )
-    return Table(
-        "strategies",
-        "Support strategy diversity",
-        headers,
-        rows,
-        caption=(
-            f"Labels by {s.classifier} on {s.labelled} replies ({s.failed} failed). Coverage: "
-            "strategies used at least once. Entropy: of all strategy uses over the 15 strategies "
-            "(max log2 15 = 3.91 bits). Usage SD and range: over the 15 usage rates, in "
-            "percentage points; lower means a more balanced repertoire (HEART: humans SD 16.3, "
-            "range 60.3; model families SD 20.8-22.9, range 70.7-80.3)."
-        ),
-        numeric=_numeric(headers, 0, 1, 9),
     )

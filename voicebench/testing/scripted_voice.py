@@ -66,14 +66,9 @@ from voicebench.errors import RunError
 from voicebench.llm.helper import HOST, HelperServer
 from voicebench.remote.arrivals import StampedServerConnection
 from voicebench.remote.telephony import LINE_RATE, TELEPHONY
+from voicebench.testing.scripted_plan import reply_audio
 from voicebench.testing.scripted_timing import listener, ready_until_stopped
-from voicebench.testing.scripted_voice_agent import (
-    DEFAULT_REPLY,
-    FAULTS,
-    Agent,
-    Fault,
-    reply_audio,
-)
+from voicebench.testing.scripted_voice_agent import DEFAULT_REPLY, FAULTS, Agent, Fault
 
 REALTIME = "openai-realtime"
 """A speech-to-speech model's server (``voicebench.testing.scripted_realtime``)."""

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from voicebench.api.views import LoadQuality, LoadSummary, breaking_point_text, quality_break_text
+from voicebench.api.views import (
+    Band,
+    LoadQuality,
+    LoadSummary,
+    breaking_point_text,
+    quality_break_text,
+)
 from voicebench.cli.common import out, show
 from voicebench.cli.present.fit import span
 
@@ -17,12 +23,20 @@ def _span(v: float, ci: tuple[float, float] | None, scale: float = 1.0, unit: st
     return f"{v * scale:,.0f}{unit}\n[{span(*ci, scale=scale)}]"
 
 
+def _stalls(band: Band) -> str:
+    """The share of the band's replies' playing time stalled, and its longest stall."""
+    if band.stalled_share is None or band.longest_stall_ms is None:
+        return "-"
+    return f"{100 * band.stalled_share:.1f}%\n({band.longest_stall_ms:,.0f} ms)"
+
+
 def load_table(summary: LoadSummary, title: str) -> Table:
     t = Table(title=title, title_justify="left")
     for c in ("concurrent calls", "calls", "turns"):
         t.add_column(c, justify="right")
     for c in ("TTFA p50 ms\n[95% CI]", "p90 ms\n[95% CI]", "failed\n[95% CI]"):
         t.add_column(c, justify="right", no_wrap=True)
+    t.add_column("stalled\n(longest)", justify="right", no_wrap=True)
     t.add_column("over", justify="right")
     for b in summary.bands:
         t.add_row(
@@ -32,6 +46,7 @@ def load_table(summary: LoadSummary, title: str) -> Table:
             _span(b.ttfa_p50_ms, b.ttfa_p50_ci),
             _span(b.ttfa_p90_ms, b.ttfa_p90_ci),
             _span(b.failure_share, b.failure_ci, 100.0, "%"),
+            _stalls(b),
             "[red]yes[/]" if b.over else "no",
         )
     failures = ", ".join(f"{k} {n}" for k, n in sorted(summary.failures.items())) or "none"
@@ -41,7 +56,9 @@ def load_table(summary: LoadSummary, title: str) -> Table:
         f"{summary.calls} calls, {summary.turns} turns; failures: {failures}. Failed "
         f"turns count as the turn timeout; intervals resample calls. A band is over when its "
         f"TTFA p90 is over {summary.budget_ttfa_ms:,.0f} ms or more than "
-        f"{100 * summary.failure_budget:g}% of its turns fail. Breaking point: "
+        f"{100 * summary.failure_budget:g}% of its turns fail. Stalled: the share of a "
+        "reply's playing time stalled after its first audio, and the band's longest stall. "
+        "Breaking point: "
         f"{breaking_point_text(summary.breaking_point)}."
     )
     t.caption_justify = "left"
