@@ -22,6 +22,7 @@ from voicebench.judging.mcnemar import PairedComparison
 from voicebench.judging.trivial import TRIVIAL_RULES, RuleScore
 from voicebench.runlog import RunHeader, RunStore, ScenarioOutcome, TurnError, TurnRecord
 from voicebench.timing import TurnTiming
+from voicebench.timing.sound import Sound
 from voicebench.timing.stalls import Playback
 
 MS = 1_000_000
@@ -79,6 +80,7 @@ def make_run(
     passes_ms: Sequence[int] = (0,),
     hosts: Sequence[Host] = (),
     playbacks: Sequence[Playback | None] = (None,),
+    sounds: Sequence[Sound | None] = (None,),
 ) -> Path:
     """A finished run of ``items``: the final seeker turn of each (every seeker turn with
     ``all_turns``), TTFA cycling through ``ttfa_ms``; the first turn is the cold one. With
@@ -119,6 +121,7 @@ def make_run(
                 started_at=STAMP,
                 scenario=scenarios[n % len(scenarios)],
                 playback=playbacks[n % len(playbacks)],
+                sound=sounds[n % len(sounds)],
             )
         )
     return store.dir

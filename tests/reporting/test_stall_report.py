@@ -1,5 +1,6 @@
-"""A reply that stalled, in the report: the budget table's stalled share and longest stall,
-and under the reply's player where the caller heard nothing."""
+"""How replies played and sound, in the report and the gates: a reply that stalled (the
+budget table's stalled share and longest stall, and under the reply's player where the caller
+heard nothing), and their speaking rate, loudness, clipping and clicks."""
 
 from __future__ import annotations
 
@@ -8,19 +9,33 @@ from pathlib import Path
 import numpy as np
 from synthetic_runs import make_judging, make_run, verdict
 from test_call_moments import _replies_from
+from typer.testing import CliRunner
 
+from voicebench.cli import app
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.fixtures.audio import write_wav
 from voicebench.reporting import build_report
 from voicebench.runlog import read_turns
+from voicebench.timing.sound import Sound
 from voicebench.timing.stalls import Playback, Stall
 
 STALLED = Playback(audio_ms=2000.0, stalls=(Stall(at_ms=600, audio_ms=600, ms=300.0),))
 
 
-def test_a_stalled_reply_shows_where_it_stalled_and_its_agent_how_much(tmp_path: Path):
-    items = load_dialogues(BUILTIN_DIALOGUES)[:2]
-    run = make_run(tmp_path, "fast", items, 900, playbacks=[STALLED, Playback(audio_ms=2000.0)])
+CLICKED = Sound(words_per_minute=150.0, loudness_lufs=-20.0, clipped_share=0.01, clicks_ms=(5.0,))
+CLEAN = Sound(words_per_minute=170.0, loudness_lufs=-24.0, clipped_share=0.0)
+
+
+def _judged_run(tmp_path: Path, items) -> Path:
+    """A judged run of ``items``: the first reply stalled and clicked, the second clean."""
+    run = make_run(
+        tmp_path,
+        "fast",
+        items,
+        900,
+        playbacks=[STALLED, Playback(audio_ms=2000.0)],
+        sounds=[CLICKED, CLEAN],
+    )
     turns = []
     for t in read_turns(run):  # each reply with its audio, as a replay writes it
         write_wav(run / f"audio/{t.dialogue_id}.wav", np.full(32_000, 900, np.int16), 16_000)
@@ -31,7 +46,12 @@ def test_a_stalled_reply_shows_where_it_stalled_and_its_agent_how_much(tmp_path:
         tmp_path / "judged", [run], items, ("fast", "human/reference"), verdicts, audio=True
     )
     _replies_from(judged, run)
-    built = build_report([judged], tmp_path / "report")
+    return judged
+
+
+def test_a_stalled_reply_shows_where_it_stalled_and_its_agent_how_much(tmp_path: Path):
+    items = load_dialogues(BUILTIN_DIALOGUES)[:2]
+    built = build_report([_judged_run(tmp_path, items)], tmp_path / "report")
 
     stalls = {
         item.item_id: r.stalls
@@ -48,3 +68,24 @@ def test_a_stalled_reply_shows_where_it_stalled_and_its_agent_how_much(tmp_path:
     assert "6.5%; 1 of 2 replies, longest 300 ms" in page  # 300 of 2,300 ms, and 0
     markdown = (built.out_dir / "report.md").read_text()
     assert "stalled 300 ms at 0.60 s" in markdown
+
+
+def test_how_the_replies_sound_is_in_the_report_and_the_gates(tmp_path: Path):
+    items = load_dialogues(BUILTIN_DIALOGUES)[:2]
+    built = build_report([_judged_run(tmp_path, items)], tmp_path / "report")
+    (agent,) = built.report.agents
+    assert agent.sound is not None
+    assert (agent.sound.words_per_minute, agent.sound.loudness_lufs) == (160.0, -22.0)
+    assert (agent.sound.clipped_share, agent.sound.clicks, agent.sound.clicked) == (0.005, 1, 1)
+    page = (built.out_dir / "index.html").read_text()
+    assert "160 wpm; -22.0 LUFS; 0.50% clipped; 1 clicks in 1 replies" in page
+    assert "150 wpm, -20.0 LUFS, 1.00% clipped, clicks at 0.01 s" in page
+    run = tmp_path / "fast"
+    for gates, code in (
+        (["--min-speaking-rate-wpm", "140", "--max-speaking-rate-wpm", "180"], 0),
+        (["--max-speaking-rate-wpm", "150"], 1),
+        (["--max-clipped-pct", "0.1"], 1),
+    ):
+        result = CliRunner().invoke(app, ["check", str(run), *gates])
+        assert result.exit_code in (code, 4 if code == 0 else code), result.output
+        assert ("FAIL" in result.output) == (code == 1), result.output

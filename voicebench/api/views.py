@@ -49,7 +49,7 @@ from voicebench.judging.trust import (
 from voicebench.live import LoadSummary, LoadTurn
 from voicebench.live.load_summary import Band
 from voicebench.metrics import pass_figures, reported_summary, spread, summarize
-from voicebench.metrics.models import StallSummary
+from voicebench.metrics.models import SoundSummary, StallSummary
 from voicebench.metrics.scenarios import OVERLAP_GROUPS, Interval, ScenarioFigures, scenario_figures
 from voicebench.metrics.summary import (
     OPENING_ROW,
@@ -134,6 +134,7 @@ __all__ = [
     "RunProgress",
     "RunSummary",
     "ScenarioFigures",
+    "SoundSummary",
     "StallSummary",
     "StrategySummary",
     "Tally",

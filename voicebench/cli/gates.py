@@ -48,6 +48,22 @@ def check(
             show_default=False,
         ),
     ] = None,
+    min_speaking_rate_wpm: Annotated[
+        float | None,
+        typer.Option(
+            help="The replies' median speaking rate, in words per minute.", show_default=False
+        ),
+    ] = None,
+    max_speaking_rate_wpm: Annotated[
+        float | None,
+        typer.Option(help="The same, as an upper bound.", show_default=False),
+    ] = None,
+    max_clipped_pct: Annotated[
+        float | None,
+        typer.Option(
+            help="The share of the replies' samples clipped, in per cent.", show_default=False
+        ),
+    ] = None,
     max_stop_latency_p90_ms: GateOpt = None,
     max_false_yield_pct: GateOpt = None,
     min_elo: GateOpt = None,
@@ -100,6 +116,9 @@ def check(
         "max_wer_pct": max_wer_pct,
         "max_stall_ms": max_stall_ms,
         "max_stalled_pct": max_stalled_pct,
+        "min_speaking_rate_wpm": min_speaking_rate_wpm,
+        "max_speaking_rate_wpm": max_speaking_rate_wpm,
+        "max_clipped_pct": max_clipped_pct,
         "max_stop_latency_p90_ms": max_stop_latency_p90_ms,
         "max_false_yield_pct": max_false_yield_pct,
         "min_elo": min_elo,

@@ -1,7 +1,8 @@
 """The figures a CI gate reads off a run folder or a judging folder, each with its 95% interval.
 
 A run folder (``run.json``) gives the latency percentiles, the failed and within-budget shares,
-the ASR word error rate and the replies' stalls after their first audio, each with its
+the ASR word error rate, the replies' stalls after their first audio, their speaking rate and
+clipping, each with its
 interval over resampled dialogues (a dialogue's turns kept together, as in the report; none
 when there are too few dialogues to tell, ``bootstrap.clusters_needed``) and, with the
 interruption scenarios, the stop latency and the yield, false-yield and premature-reply
@@ -27,7 +28,7 @@ from voicebench.metrics import QUANTILES, Distribution
 from voicebench.metrics.latency import agent_latency
 from voicebench.metrics.repeats import by_pass
 from voicebench.metrics.scenarios import Interval
-from voicebench.metrics.summary import stall_summary
+from voicebench.metrics.summary import sound_summary, stall_summary
 from voicebench.runlog import RunHeader, TurnRecord, read_header, read_turns
 
 FIGURE_KEYS: tuple[str, ...] = (
@@ -37,6 +38,8 @@ FIGURE_KEYS: tuple[str, ...] = (
     "wer_pct",
     "stall_ms",
     "stalled_pct",
+    "speaking_rate_wpm",
+    "clipped_pct",
     "stop_latency_p50_ms",
     "stop_latency_p90_ms",
     "yielded_pct",
@@ -185,7 +188,7 @@ def figures_of(
     out.append(_share("within_budget_pct", within, dialogues))
     heard = [(r.asr_wer, r.dialogue_id) for r in records if r.asr_wer is not None]
     out.append(_share("wer_pct", [w for w, _ in heard], [d for _, d in heard]))
-    out += _stall_figures(records)
+    out += _stall_figures(records) + _sound_figures(records)
     for group in latency.scenarios:
         if group.group == "barge-in":
             m = group.overlapped
@@ -231,6 +234,41 @@ def _stall_figures(records: list[TurnRecord]) -> list[Figure | None]:
             clusters=stalls.dialogues,
         ),
     ]
+
+
+def _sound_figures(records: list[TurnRecord]) -> list[Figure | None]:
+    """The replies' median speaking rate (``speaking_rate_wpm``) and the share of their
+    samples clipped (``clipped_pct``), each with its interval over dialogues
+    (``timing.sound``)."""
+    sound = sound_summary(records)
+    if sound is None:
+        return []
+    out: list[Figure | None] = []
+    if sound.words_per_minute is not None:
+        low, high = sound.words_per_minute_ci or (None, None)
+        out.append(
+            Figure(
+                key="speaking_rate_wpm",
+                value=sound.words_per_minute,
+                low=low,
+                high=high,
+                n=sound.rated,
+                unit="wpm",
+            )
+        )
+    low, high = sound.clipped_share_ci or (None, None)
+    out.append(
+        Figure(
+            key="clipped_pct",
+            value=round(100 * sound.clipped_share, 4),
+            low=None if low is None else round(100 * low, 4),
+            high=None if high is None else round(100 * high, 4),
+            n=sound.replies,
+            unit="%",
+            clusters=sound.dialogues,
+        )
+    )
+    return out
 
 
 def judging_figures(judging_dir: Path, contestant: str | None) -> dict[str, Figure]:

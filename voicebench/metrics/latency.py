@@ -42,7 +42,7 @@ from voicebench.metrics.models import (
 )
 from voicebench.metrics.repeats import PassFigures, by_pass
 from voicebench.metrics.scenarios import scenario_figures
-from voicebench.metrics.summary import count_kinds, opening_ttfa, stall_summary
+from voicebench.metrics.summary import count_kinds, opening_ttfa, sound_summary, stall_summary
 from voicebench.runlog import RunHeader, TurnRecord
 from voicebench.timing import STAGE_NAMES, TurnTiming
 
@@ -289,6 +289,7 @@ def agent_latency(
         asr_turns_with_errors=sum(w > 0 for w in wers),
         llm_calls_per_turn=round(float(np.mean(calls)), 2) if calls else None,
         stalls=stall_summary(records),
+        sound=sound_summary(records),
         slowest=tuple(_slow_turn(*x) for x in slowest),
         failures=tuple(
             FailedTurn(

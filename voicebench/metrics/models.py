@@ -85,6 +85,31 @@ class StallSummary(FrozenModel):
     """Its 95% interval over resampled dialogues; None with too few to tell."""
 
 
+class SoundSummary(FrozenModel):
+    """How a run's replies sound (``timing.sound``)."""
+
+    replies: int
+    """Replies that played something audible."""
+    dialogues: int
+    words_per_minute: float | None = None
+    """The median speaking rate over the replies with text."""
+    words_per_minute_ci: tuple[float, float] | None = None
+    """Its 95% interval over resampled dialogues; None with too few to tell."""
+    rated: int = 0
+    """The replies with a speaking rate."""
+    loudness_lufs: float | None = None
+    """The median integrated loudness."""
+    loudness_range_lufs: tuple[float, float] | None = None
+    """The quietest and the loudest reply."""
+    clipped_share: float
+    """The share of a reply's samples at full scale, averaged over the replies."""
+    clipped_share_ci: tuple[float, float] | None = None
+    clicks: int
+    """Clicks in all the replies (sound starting or stopping abruptly)."""
+    clicked: int
+    """The replies with a click."""
+
+
 class AgentLatency(FrozenModel):
     """The latency budget report of one run."""
 
@@ -146,6 +171,8 @@ class AgentLatency(FrozenModel):
     stalls: StallSummary | None = None
     """The replies' stalls after their first audio; None when none played (or the report
     was built before they were measured)."""
+    sound: SoundSummary | None = None
+    """How the replies sound; None when none played (or before it was measured)."""
     slowest: tuple[SlowTurn, ...] = ()
     failures: tuple[FailedTurn, ...] = ()
     scenarios: tuple[ScenarioFigures, ...] = ()

@@ -10,7 +10,7 @@ import numpy as np
 
 from voicebench import bootstrap
 from voicebench.budgets import TTFT_BUDGET_MS
-from voicebench.metrics.models import StallSummary
+from voicebench.metrics.models import SoundSummary, StallSummary
 from voicebench.runlog.models import TurnRecord
 from voicebench.timing import REPORTED_STAGES, STAGE_NAMES
 
@@ -65,6 +65,8 @@ class RunSummary:
     openings_failed: int = 0
     stalls: StallSummary | None = None
     """The replies' stalls after their first audio; None when no reply played."""
+    sound: SoundSummary | None = None
+    """How the replies sound; None when no reply played."""
 
 
 def stall_summary(records: Sequence[TurnRecord]) -> StallSummary | None:
@@ -89,6 +91,39 @@ def stall_summary(records: Sequence[TurnRecord]) -> StallSummary | None:
         longest_ms=round(max(p.longest_stall_ms for p, _ in played), 3),
         stalled_share=round(share, 6),
         stalled_share_ci=None if low is None or high is None else (low, high),
+    )
+
+
+def sound_summary(records: Sequence[TurnRecord]) -> SoundSummary | None:
+    """How these turns' replies sound, the one place their figures are computed (summary,
+    report and gates read it); None when none played."""
+    heard = [(r.sound, r.dialogue_id) for r in records if r.sound is not None]
+    if not heard:
+        return None
+    dialogues = [d for _, d in heard]
+    rated = [(s.words_per_minute, d) for s, d in heard if s.words_per_minute is not None]
+    wpm, wpm_ci = None, None
+    if rated:
+        point, lows, highs = bootstrap.clustered(
+            [w for w, _ in rated], [d for _, d in rated], [bootstrap.weighted_percentile(50)]
+        )
+        wpm = round(float(point[0]), 1)
+        if bootstrap.count_clusters([d for _, d in rated]) >= bootstrap.clusters_needed(50):
+            wpm_ci = (round(float(lows[0]), 1), round(float(highs[0]), 1))
+    lufs = [s.loudness_lufs for s, _ in heard if s.loudness_lufs is not None]
+    clipped, low, high = bootstrap.clustered_share([s.clipped_share for s, _ in heard], dialogues)
+    return SoundSummary(
+        replies=len(heard),
+        dialogues=bootstrap.count_clusters(dialogues),
+        words_per_minute=wpm,
+        words_per_minute_ci=wpm_ci,
+        rated=len(rated),
+        loudness_lufs=round(float(np.median(lufs)), 1) if lufs else None,
+        loudness_range_lufs=(min(lufs), max(lufs)) if lufs else None,
+        clipped_share=round(clipped, 6),
+        clipped_share_ci=None if low is None or high is None else (low, high),
+        clicks=sum(len(s.clicks_ms) for s, _ in heard),
+        clicked=sum(bool(s.clicks_ms) for s, _ in heard),
     )
 
 
@@ -129,6 +164,7 @@ def summarize(records: Sequence[TurnRecord], openings: Sequence[TurnRecord] = ()
         openings=len(openings),
         openings_failed=sum(r.error is not None for r in openings),
         stalls=stall_summary(records),
+        sound=sound_summary(records),
     )
 
 

@@ -29,6 +29,7 @@ from voicebench.replaying.speak import (
 )
 from voicebench.runlog import ReplayMode, TurnRecord
 from voicebench.scenarios import Scenario
+from voicebench.timing.sound import sound_of
 from voicebench.timing.stalls import playback_of
 
 AUDIO_RATE = 16_000
@@ -121,6 +122,7 @@ def turn_record(
         timing=spoken.timing,
         reported=spoken.heard.reported,
         playback=playback_of(spoken.heard.placed, spoken.heard.audio, AUDIO_RATE),
+        sound=sound_of(spoken.heard.audio, AUDIO_RATE, spoken.reply_text),
         error=spoken.error,
         scenario=spoken.scenario,
         repeat=repeat,

@@ -25,6 +25,7 @@ from voicebench.judging.cards import JudgeCard
 from voicebench.metrics.models import AgentLatency
 from voicebench.rating import RatingTable
 from voicebench.strategies.diversity import StrategySummary
+from voicebench.timing.sound import Sound
 from voicebench.timing.stalls import Stall
 
 REPORT_SCHEMA_VERSION = 1
@@ -133,6 +134,8 @@ class ReplyView(FrozenModel):
     failed: str | None = None
     moment: CallMoment | None = None
     """The reply in its call's recording, when the run wrote one."""
+    sound: Sound | None = None
+    """How it sounds (``timing.sound``): speaking rate, loudness, clipping, clicks."""
     stalls: tuple[Stall, ...] = ()
     """Where the caller heard nothing after the reply's first audio, though it was not over
     (``timing.stalls``; ``audio_ms`` places each in the reply's audio as kept)."""

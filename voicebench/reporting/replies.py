@@ -200,7 +200,8 @@ def item_replies(
                     audio_refused=refused,
                     failed=r.failed,
                     moment=moments.of(r),
-                    stalls=_stalls(moments.turn(r)),
+                    stalls=_stalls(turn := moments.turn(r)),
+                    sound=None if turn is None else turn.sound,
                 )
             )
         dialogue = items.get(item_id)

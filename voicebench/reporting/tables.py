@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from voicebench.judging import DIMENSIONS
 from voicebench.judging.trust import marked
 from voicebench.metrics import AgentLatency, Distribution, kinds_text
-from voicebench.metrics.models import StallSummary
+from voicebench.metrics.models import SoundSummary, StallSummary
 from voicebench.reporting.models import JudgingSummary, Report
 from voicebench.timing import STAGE_LABELS, STAGE_NAMES
 
@@ -134,6 +134,21 @@ def _stalled(stalls: StallSummary | None) -> Cell:
     )
 
 
+def _sounds(sound: SoundSummary | None) -> Cell:
+    """``162 wpm; -21.4 LUFS; 0.00% clipped; no click``."""
+    if sound is None:
+        return Cell("-")
+    parts = []
+    if sound.words_per_minute is not None:
+        parts.append(f"{sound.words_per_minute:,.0f} wpm")
+    if sound.loudness_lufs is not None:
+        parts.append(f"{sound.loudness_lufs:.1f} LUFS")
+    parts.append(f"{100 * sound.clipped_share:.2f}% clipped")
+    clicks = f"{sound.clicks} clicks in {sound.clicked} replies"
+    parts.append(clicks if sound.clicks else "no click")
+    return Cell("; ".join(parts), sound.words_per_minute)
+
+
 def budget_table(report: Report) -> Table:
     headers = (
         "agent",
@@ -146,6 +161,7 @@ def budget_table(report: Report) -> Table:
         "turns misheard",
         "LLM requests per turn",
         "stalled after first audio",
+        "how the replies sound",
     )
     rows = [
         (
@@ -162,6 +178,7 @@ def budget_table(report: Report) -> Table:
                 a.llm_calls_per_turn,
             ),
             _stalled(a.stalls),
+            _sounds(a.sound),
         )
         for a in report.agents
     ]
@@ -176,7 +193,9 @@ def budget_table(report: Report) -> Table:
             "WER: mean word error rate of the agent's ASR on the seeker's speech. Stalled: the "
             "share of a reply's playing time in which the caller heard nothing though the "
             "reply was not over (its 95% interval over dialogues), the replies with a stall, "
-            "and the longest."
+            "and the longest. Sound: the median speaking rate (words of the reply's text over "
+            "its audible time) and integrated loudness (ITU-R BS.1770), the share of samples "
+            "clipped, and the clicks (sound starting or stopping abruptly)."
         ),
         numeric=_numeric(headers, 0, 1),
     )

@@ -16,7 +16,8 @@ key, never the key.
 Versions:
 
 - 4, later: a turn may carry its reply's ``playback``: the stalls after its first audio
-  (``voicebench.timing.stalls``); logs without it have none measured.
+  (``voicebench.timing.stalls``), and its ``sound``: speaking rate, loudness, clipping and
+  clicks (``voicebench.timing.sound``); logs without them have none measured.
 - 4, later: a run folder may have ``openings.jsonl``, what the agent said when a call started,
   before the caller said anything (``voicebench.runlog.openings``), each a turn record with
   ``opening`` set; runs without the file had none recorded.
@@ -56,6 +57,7 @@ from voicebench.agentspec import AgentSpec
 from voicebench.budgets import TURN_TIMEOUT_S
 from voicebench.host import Host
 from voicebench.timing import ReportedLatency, TurnTiming
+from voicebench.timing.sound import Sound
 from voicebench.timing.stalls import Playback
 
 RUNLOG_SCHEMA_VERSION = 4
@@ -199,6 +201,9 @@ class TurnRecord(Versioned):
     playback: Playback | None = Field(default=None, exclude_if=lambda v: v is None)
     """How the reply played after its first audio: its stalls (``timing.stalls``). None
     where nothing audible played, or in logs written before it was measured."""
+    sound: Sound | None = Field(default=None, exclude_if=lambda v: v is None)
+    """How the reply sounds: speaking rate, loudness, clipping, clicks (``timing.sound``);
+    None where nothing audible played, or in logs written before it was measured."""
     error: TurnError | None = None
     """Set when the turn failed."""
     scenario: ScenarioOutcome | None = None

@@ -21,6 +21,7 @@ from voicebench.api.views import (
     RunProgress,
     RunSummary,
     ScenarioFigures,
+    SoundSummary,
     StallSummary,
     TurnRecord,
     kinds_text,
@@ -61,6 +62,7 @@ def summary_table(summary: RunSummary, title: str) -> Table:
         + f"; TTFT <= {TTFT_BUDGET_MS:.0f} ms: {share};"
         f" ASR word error rate: {wer}"
         + _stalls_text(summary.stalls)
+        + _sound_text(summary.sound)
         + (
             f"; {summary.openings} opening(s), {summary.openings_failed} failed, timed from "
             "the call's start"
@@ -84,6 +86,16 @@ def _stalls_text(stalls: StallSummary | None) -> str:
         f"({stalls.stalls} stalls, longest {stalls.longest_ms:,.0f} ms, "
         f"{100 * stalls.stalled_share:.1f}% of playing time)"
     )
+
+
+def _sound_text(sound: SoundSummary | None) -> str:
+    """``; replies at 162 wpm (median), -21.4 LUFS, 0.00% clipped, no click``."""
+    if sound is None:
+        return ""
+    rate = "" if sound.words_per_minute is None else f"{sound.words_per_minute:,.0f} wpm, "
+    lufs = "" if sound.loudness_lufs is None else f"{sound.loudness_lufs:.1f} LUFS, "
+    clicks = f"{sound.clicks} click(s) in {sound.clicked} replies" if sound.clicks else "no click"
+    return f"; replies at {rate}{lufs}{100 * sound.clipped_share:.2f}% clipped, {clicks} (medians)"
 
 
 def reported_table(summary: ReportedSummary) -> Table:
