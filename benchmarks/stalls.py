@@ -1,7 +1,9 @@
 """Known truth for stalls: a scripted voice agent with a stall plan, measured by the harness.
 
-Each case is a scripted agent (its own process) on one transport with one plan, called by 1
-and by 50 callers at once (each replays the final turn of a built-in item):
+Each case is a scripted agent (its own process) on one transport (WebSocket pcm and pipecat,
+Twilio's and Telnyx's phone streams, and ``s2s``: a speech-to-speech agent run here, whose
+model's Realtime socket is the scripted agent) with one plan, called by 1 and by 50 callers at
+once (each replays the final turn of a built-in item):
 
 - ``hold``: after 600 ms of reply the caller is to hear nothing for 300 ms, after 1,500 ms for
   200 ms (the audio held back, what was sent ahead played out first);
@@ -26,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import tempfile
 from pathlib import Path
 
@@ -34,10 +37,11 @@ import numpy as np
 from voicebench.agentspec import AgentSpec, RemoteSpec
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.fixtures import BUILTIN_FIXTURES
+from voicebench.llm.realtime import RealtimeEndpoint
 from voicebench.replaying import replay
 from voicebench.runlog import TurnRecord
 from voicebench.testing.scripted_plan import send_time_ns
-from voicebench.testing.scripted_voice import ScriptedVoiceAgent
+from voicebench.testing.scripted_voice import REALTIME, ScriptedVoiceAgent
 from voicebench.testing.scripted_voice_agent import CHUNK_MS
 from voicebench.timing.stalls import Playback, playback_of
 
@@ -54,6 +58,9 @@ PLANS: dict[str, dict] = {
     "slow": {"pace": PACE},
 }
 FRAME_MS = 20.0
+S2S = "s2s"
+"""The speech-to-speech transport: the model's Realtime socket, called by pipecat here."""
+S2S_KEY = "VOICEBENCH_STALLS_S2S_KEY"
 MATCH_MS = 60.0
 """A measured stall is the planned one when it falls this near the plan's point in the audio."""
 
@@ -140,15 +147,26 @@ def score(plan: str, records: list[TurnRecord], sent: list[dict]) -> dict:
     }
 
 
-async def one_case(transport: str, plan: str, callers: int, items) -> dict:
-    async with ScriptedVoiceAgent(
-        delay_ms=300, reply=REPLY, protocol=transport, lead_ms=LEAD_MS, **PLANS[plan]
-    ) as agent:
-        spec = AgentSpec(
-            name="scripted-voice",
-            family="scripted",
-            remote=RemoteSpec(url=agent.url, protocol=transport),
+def agent_spec(transport: str, url: str) -> AgentSpec:
+    """A remote agent on ``transport``; ``s2s``: a speech-to-speech agent run here (pipecat's
+    OpenAI Realtime service) whose model is the scripted agent."""
+    if transport == S2S:
+        os.environ.setdefault(S2S_KEY, "not-a-real-key")
+        endpoint = RealtimeEndpoint(
+            provider=REALTIME, model="gpt-realtime", base_url=url, api_key_env=S2S_KEY
         )
+        return AgentSpec(name="scripted-s2s", family="scripted", s2s=endpoint)
+    remote = RemoteSpec(url=url, protocol=transport)
+    return AgentSpec(name="scripted-voice", family="scripted", remote=remote)
+
+
+async def one_case(transport: str, plan: str, callers: int, items) -> dict:
+    protocol = REALTIME if transport == S2S else transport
+    async with ScriptedVoiceAgent(
+        delay_ms=300, reply=REPLY, protocol=protocol, lead_ms=LEAD_MS, **PLANS[plan]
+    ) as agent:
+        assert agent.url is not None
+        spec = agent_spec(transport, agent.url)
         with tempfile.TemporaryDirectory() as tmp:
             runs = await asyncio.gather(
                 *(
@@ -181,7 +199,7 @@ def main() -> None:
     parser.add_argument("--plan", action="append", default=None, choices=sorted(PLANS))
     args = parser.parse_args()
     items = load_dialogues(BUILTIN_DIALOGUES)
-    for transport in args.transport or ["pcm", "pipecat", "twilio", "telnyx"]:
+    for transport in args.transport or ["pcm", "pipecat", "twilio", "telnyx", S2S]:
         for plan in args.plan or list(PLANS):
             for callers in args.callers or [1, 50]:
                 row = asyncio.run(one_case(transport, plan, callers, items))

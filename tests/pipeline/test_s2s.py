@@ -190,3 +190,21 @@ def _wav(path: Path):
     from voicebench.fixtures import read_wav
 
     return read_wav(path, expect_rate=16_000)
+
+
+async def test_a_speech_to_speech_models_held_audio_is_a_stall_of_its_length(
+    tmp_path: Path, short_set, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("S2S_TEST_KEY", "not-a-real-key")
+    items = list(short_set.dialogues[:1])
+    # after 600 ms of its answer the model holds the rest back: the caller hears nothing for
+    # 300 ms (what it was sent ahead, 200 ms, played out first)
+    async with ScriptedVoiceAgent(
+        delay_ms=DELAY_MS, protocol=REALTIME, reply=REPLY, holds=((600.0, 300.0),), lead_ms=200.0
+    ) as model:
+        records = await _replay(s2s(model.url), tmp_path / "run", short_set, items)
+    assert records and all(r.error is None for r in records)
+    for r in records:
+        assert r.playback is not None
+        (stall,) = r.playback.stalls
+        assert abs(stall.ms - 300) <= 20 and abs(stall.audio_ms - 600) <= 20, stall
