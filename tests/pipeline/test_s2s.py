@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from short_set import ShortSet
+from stall_check import FRAME_MS, as_sent
 
 from voicebench.agentspec import AgentSpec
 from voicebench.llm.realtime import RealtimeEndpoint
@@ -203,8 +204,12 @@ async def test_a_speech_to_speech_models_held_audio_is_a_stall_of_its_length(
         delay_ms=DELAY_MS, protocol=REALTIME, reply=REPLY, holds=((600.0, 300.0),), lead_ms=200.0
     ) as model:
         records = await _replay(s2s(model.url), tmp_path / "run", short_set, items)
-    assert records and all(r.error is None for r in records)
-    for r in records:
-        assert r.playback is not None
-        (stall,) = r.playback.stalls
-        assert abs(stall.ms - 300) <= 20 and abs(stall.audio_ms - 600) <= 20, stall
+        answered = model.turns()
+    assert records and len(records) == len(answered)
+    for r, answer in zip(records, answered, strict=True):
+        assert r.error is None, r.error
+        # measured as it was sent, within a frame; the hold sent as planned, or later (a busy
+        # machine can make the model send late)
+        sent = as_sent(r.playback, answer)
+        near = [s for s in sent.stalls if abs(s.audio_ms - 600) <= FRAME_MS]
+        assert any(s.ms >= 300 - FRAME_MS for s in near), sent.stalls

@@ -9,6 +9,7 @@ import numpy as np
 
 from voicebench.errors import RunError
 from voicebench.fixtures.audio import resample, speech_bounds, to_int16
+from voicebench.timing.stalls import Playback, playback_of
 
 
 def reply_audio(text: str, rate: int, pause_ms: float = 0.0) -> np.ndarray:
@@ -44,3 +45,12 @@ def send_time_ns(reply_ns: int, holds: Iterable[tuple[int, int]], pace: float, l
             held += hold
             release = at + held
     return max(release, reply_ns + held - lead_ns)
+
+
+def sent_playback(answer: dict) -> Playback | None:
+    """The stalls of a reply as the agent sent it, by the harness's rule: from its log entry
+    of the answer (``ScriptedVoiceAgent.turns()``), where each stretch of what it sent must
+    play, by the kernel's send stamps. A busy agent sends late and stalls beyond its plan;
+    this is what the caller's measure must match."""
+    audio = np.full(answer["reply_samples"], 10_000, dtype=np.int16)
+    return playback_of([tuple(p) for p in answer["placed"]], audio, answer["rate"])
