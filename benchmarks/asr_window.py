@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from voicebench.agentspec import STTSpec  # noqa: E402
 from voicebench.fixtures import BUILTIN_FIXTURES  # noqa: E402
-from voicebench.fixtures.manifest import load_manifest  # noqa: E402
+from voicebench.fixtures.manifest import read_manifest  # noqa: E402
 from voicebench.judging.gold import split_of  # noqa: E402
 from voicebench.pipeline import stt  # noqa: E402
 from voicebench.text import word_errors  # noqa: E402
@@ -102,7 +102,7 @@ def main() -> None:
     args = ap.parse_args()
     model = stt.load_whisper(STTSpec(model=args.model))
     split: dict[str, list] = {"dev": [], "holdout": []}
-    for e in load_manifest(BUILTIN_FIXTURES).entries:
+    for e in read_manifest(BUILTIN_FIXTURES).entries:
         pcm, _ = sf.read(BUILTIN_FIXTURES / e.path, dtype="int16")
         speech = pcm[e.speech_start_sample : e.speech_end_sample]
         split[split_of(e.key)].append((e.text, speech))

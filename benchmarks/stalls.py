@@ -40,7 +40,7 @@ from voicebench.fixtures import BUILTIN_FIXTURES
 from voicebench.llm.realtime import RealtimeEndpoint
 from voicebench.replaying import replay
 from voicebench.runlog import TurnRecord
-from voicebench.testing.scripted_plan import send_time_ns
+from voicebench.testing.scripted_plan import send_time_ns, sent_playback
 from voicebench.testing.scripted_voice import REALTIME, ScriptedVoiceAgent
 from voicebench.testing.scripted_voice_agent import CHUNK_MS
 from voicebench.timing.stalls import Playback, playback_of
@@ -83,12 +83,6 @@ def planned(plan: str, entry: dict) -> Playback | None:
     return playback_of(placed, np.full(size, 10_000, dtype=np.int16), rate)
 
 
-def as_sent(entry: dict) -> Playback | None:
-    """The stalls of what the agent sent, by the harness's rule, from its log."""
-    audio = np.full(entry["reply_samples"], 10_000, dtype=np.int16)
-    return playback_of([tuple(p) for p in entry["placed"]], audio, entry["rate"])
-
-
 def against(measured: Playback, truth: Playback) -> tuple[list[float], int]:
     """Each measured stall against the nearest stall of ``truth``: the errors, and how many
     measured stalls have none near them."""
@@ -113,8 +107,18 @@ def score(plan: str, records: list[TurnRecord], sent: list[dict]) -> dict:
         if r.error is not None or r.playback is None or r.timing is None:
             failed += 1
             continue
-        entry = min(sent, key=lambda e: abs(e["speech_end_ns"] - r.timing.speech_end_ns))
-        truth, want = as_sent(entry), planned(plan, entry)
+        # the agent's answer to this turn: by both its end of speech and its first audio, each
+        # answer taken once (50 callers on 30 items end their speech close together)
+        timing = r.timing
+        entry = min(
+            (e for e in sent if e["first_audio_sent_ns"] is not None),
+            key=lambda e: (
+                abs(e["speech_end_ns"] - timing.speech_end_ns)
+                + abs(e["first_audio_sent_ns"] - (timing.audio_out_ns or 0))
+            ),
+        )
+        sent.remove(entry)
+        truth, want = sent_playback(entry), planned(plan, entry)
         assert want is not None
         planned_n += want.stall_count
         stalls += r.playback.stall_count

@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 
 from voicebench.agentspec import VADSpec  # noqa: E402
 from voicebench.fixtures import BUILTIN_FIXTURES  # noqa: E402
-from voicebench.fixtures.manifest import load_manifest  # noqa: E402
+from voicebench.fixtures.manifest import read_manifest  # noqa: E402
 from voicebench.judging.gold import split_of  # noqa: E402
 from voicebench.pipeline.agent import silero_vad  # noqa: E402
 
@@ -98,7 +98,7 @@ def main() -> None:
 
     logger.remove()
     utterances = []
-    for e in load_manifest(BUILTIN_FIXTURES).entries:
+    for e in read_manifest(BUILTIN_FIXTURES).entries:
         pcm, _ = sf.read(BUILTIN_FIXTURES / e.path, dtype="int16")
         utterances.append((split_of(e.key), pcm, e.speech_end_sample / SAMPLE_RATE))
     n_dev = sum(u[0] == "dev" for u in utterances)

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from voicebench.agentspec import STTSpec  # noqa: E402
 from voicebench.fixtures import BUILTIN_FIXTURES  # noqa: E402
-from voicebench.fixtures.manifest import load_manifest  # noqa: E402
+from voicebench.fixtures.manifest import read_manifest  # noqa: E402
 from voicebench.pipeline import stt  # noqa: E402
 from voicebench.scenarios.overlap import insert_pause, sentence_gaps  # noqa: E402
 from voicebench.text import unfinished  # noqa: E402
@@ -57,7 +57,7 @@ def main() -> None:
             counts[kind][0] += 1
             examples[kind].append(text[-50:])
 
-    for e in load_manifest(BUILTIN_FIXTURES).entries:
+    for e in read_manifest(BUILTIN_FIXTURES).entries:
         pcm, _ = sf.read(BUILTIN_FIXTURES / e.path, dtype="int16")
         first, last = e.speech_start_sample, e.speech_end_sample
         _, at = insert_pause(pcm, 800.0)
@@ -65,7 +65,7 @@ def main() -> None:
         for start in gap_starts(pcm, first, last):
             read("cut after a sentence", pcm[first:start])
         read("whole", pcm[first:last])
-    print(f"{len(load_manifest(BUILTIN_FIXTURES).entries)} fixture utterances, Whisper tiny.en")
+    print(f"{len(read_manifest(BUILTIN_FIXTURES).entries)} fixture utterances, Whisper tiny.en")
     print(f"{'transcript':22} {'read unfinished':>16} {'of':>4} {'share':>6}")
     for kind, (n_unfinished, n) in counts.items():
         print(f"{kind:22} {n_unfinished:>16} {n:>4} {n_unfinished / max(1, n):>6.0%}")

@@ -73,7 +73,15 @@ def first_use_fixtures() -> Path:
     ``$VOICEBENCH_FIXTURE_CACHE``, else ``~/.cache/voicebench/fixtures`` (an install keeps
     its own data read-only, and a checkout's ``audio_fixtures/`` stays as committed)."""
     value = os.environ.get("VOICEBENCH_FIXTURE_CACHE")
-    return Path(value) if value else Path.home() / ".cache" / "voicebench" / "fixtures"
+    if value:
+        return Path(value)
+    try:
+        return Path.home() / ".cache" / "voicebench" / "fixtures"
+    except RuntimeError:  # no home folder to be found (a container's user without one)
+        raise InputError(
+            "no home folder to make the built-in items' audio in: set VOICEBENCH_FIXTURE_CACHE",
+            field="VOICEBENCH_FIXTURE_CACHE",
+        ) from None
 
 
 def dialogue_set(value: str | Path, *, base: Path | None = None) -> Path:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from voicebench.timing.stalls import JITTER_ALLOWANCE_MS, playback_of
+from voicebench.timing.stalls import JITTER_ALLOWANCE_MS, playback_of, sample_at
 
 RATE = 16_000
 MS = 1_000_000  # ns
@@ -73,3 +73,21 @@ def test_a_reply_sent_at_four_fifths_of_real_time_stalls_a_quarter_of_its_length
 def test_nothing_audible_has_no_playback():
     assert playback_of(((0, 0),), _audio(("quiet", 100)), RATE) is None
     assert playback_of((), _audio(("loud", 100)), RATE) is None
+
+
+def test_a_sample_is_found_on_the_clock_and_a_break_points_at_what_plays_next():
+    placed = ((0, 0), (16_000, 1_300 * MS))  # 1 s, a 300 ms break, the rest
+    assert sample_at(placed, 500 * MS, RATE) == 8_000
+    assert sample_at(placed, 1_100 * MS, RATE) == 16_000  # in the break
+    assert sample_at(placed, 1_400 * MS, RATE) == 17_600
+
+
+def test_the_talk_spoken_over_before_the_reply_is_not_the_replys():
+    # the end of the agent's last talk, then (400 ms on) its new reply, as a barge-in turn keeps
+    audio = _audio(("loud", 300), ("loud", 1000))
+    placed = ((0, 0), (300 * 16, 700 * MS))
+    whole = playback_of(placed, audio, RATE)
+    assert whole is not None and whole.stall_count == 1  # read from the old talk on
+    reply = playback_of(placed, audio, RATE, start_ns=700 * MS)
+    assert reply is not None
+    assert (reply.stalls, reply.audio_ms) == ((), 1000)

@@ -44,7 +44,8 @@ def check(
     max_stalled_pct: Annotated[
         float | None,
         typer.Option(
-            help="The share of the replies' playing time stalled, in per cent.",
+            help="The share of a reply's playing time stalled, averaged over the replies, in "
+            "per cent.",
             show_default=False,
         ),
     ] = None,

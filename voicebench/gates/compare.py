@@ -42,10 +42,10 @@ from voicebench.gates.changes import Change, ChangeVerdict, Comparison, Measured
 from voicebench.gates.figures import read_run
 from voicebench.host import contrast
 from voicebench.metrics.latency import cold_flags
+from voicebench.metrics.summary import played_replies
 from voicebench.runlog import TurnRecord
 from voicebench.timing import STAGE_NAMES
 from voicebench.timing.models import STAGE_LABELS
-from voicebench.timing.stalls import Playback
 
 MIN_CHANGE_MS = 10.0
 
@@ -121,15 +121,6 @@ def _row(
         high=round(high, 2),
         verdict=verdict,
     )
-
-
-def _played(records: Sequence[TurnRecord]) -> list[tuple[Playback, str]]:
-    """Each reply that played, with its dialogue (``timing.stalls``)."""
-    return [
-        (r.playback, r.dialogue_id)
-        for r in records
-        if r.playback is not None and r.playback.stalled_share is not None
-    ]
 
 
 def _timing(records: Sequence[TurnRecord], field: str) -> Measured:
@@ -253,7 +244,7 @@ def compare_runs(
             scale=100.0,
         ),
     ]
-    played_b, played_n = _played(base), _played(new)
+    played_b, played_n = played_replies(base), played_replies(new)
     if played_b or played_n:  # the replies' stalls after their first audio
         rows += [
             _row(

@@ -254,6 +254,7 @@ def _sound_figures(records: list[TurnRecord]) -> list[Figure | None]:
                 high=high,
                 n=sound.rated,
                 unit="wpm",
+                clusters=sound.dialogues,
             )
         )
     low, high = sound.clipped_share_ci or (None, None)

@@ -41,6 +41,7 @@ from voicebench.agentspec import AgentSpec
 from voicebench.dialogues import Dialogue
 from voicebench.errors import InputError, VoicebenchError
 from voicebench.fixtures import Manifest
+from voicebench.fixtures.manifest import is_builtin
 from voicebench.live.callers import CallerPool
 from voicebench.live.load_summary import CallSpan, LoadTurn
 from voicebench.live.patterns import Window
@@ -101,6 +102,10 @@ class LoadWorker:
             from voicebench.fixtures import synthesize_fixtures
 
             fixtures = Path(tempfile.mkdtemp(prefix="voicebench-load-")) / "fixtures"
+            manifest = synthesize_fixtures(job.dialogues, fixtures).manifest
+        elif is_builtin(fixtures):  # built-in items' audio made on first use: this machine's
+            from voicebench.fixtures import synthesize_fixtures
+
             manifest = synthesize_fixtures(job.dialogues, fixtures).manifest
 
         def pool_thread() -> None:

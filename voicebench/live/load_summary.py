@@ -28,6 +28,7 @@ from pydantic import Field
 from voicebench import bootstrap
 from voicebench._model import FrozenModel
 from voicebench.metrics.latency import censored_ttfa, percentiles_ms
+from voicebench.metrics.summary import stall_summary
 from voicebench.runlog import TurnRecord
 
 
@@ -261,17 +262,13 @@ def _bands(
 def _band_stalls(group: Sequence[LoadTurn]) -> dict:
     """A band's stall figures (``Band.stalled_replies`` and after), from the replies that
     played."""
-    played = [
-        t.turn.playback
-        for t in group
-        if t.turn.playback is not None and t.turn.playback.stalled_share is not None
-    ]
-    if not played:
+    stalls = stall_summary([t.turn for t in group])
+    if stalls is None:
         return {}
     return {
-        "stalled_replies": sum(p.stall_count > 0 for p in played),
-        "stalled_share": round(float(np.mean([p.stalled_share or 0.0 for p in played])), 4),
-        "longest_stall_ms": round(max(p.longest_stall_ms for p in played), 1),
+        "stalled_replies": stalls.stalled,
+        "stalled_share": round(stalls.stalled_share, 4),
+        "longest_stall_ms": round(stalls.longest_ms, 1),
     }
 
 

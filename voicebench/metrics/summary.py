@@ -13,6 +13,7 @@ from voicebench.budgets import TTFT_BUDGET_MS
 from voicebench.metrics.models import SoundSummary, StallSummary
 from voicebench.runlog.models import TurnRecord
 from voicebench.timing import REPORTED_STAGES, STAGE_NAMES
+from voicebench.timing.stalls import Playback
 
 PERCENTILES = (50, 90, 95)
 OPENING_ROW = "opening TTFA"
@@ -69,20 +70,36 @@ class RunSummary:
     """How the replies sound; None when no reply played."""
 
 
-def stall_summary(records: Sequence[TurnRecord]) -> StallSummary | None:
-    """The stalls of these turns' replies after their first audio, the one place their
-    figures are computed (summary, report, gates and load read it); None when none played."""
-    played = [
+def mean_interval(
+    values: Sequence[float], clusters: Sequence[str]
+) -> tuple[float, tuple[float, float] | None]:
+    """The mean of per-reply fractions with its 95% interval over resampled dialogues (None
+    with too few to tell); all zero, the interval is [0, 0], as every resample is."""
+    x = np.asarray(values, dtype=float)
+    if bootstrap.count_clusters(clusters) < bootstrap.clusters_needed():
+        return float(x.mean()), None
+    _, low, high = bootstrap.clustered(x, clusters, [bootstrap.weighted_mean])
+    return float(x.mean()), (float(low[0]), float(high[0]))
+
+
+def played_replies(records: Sequence[TurnRecord]) -> list[tuple[Playback, str]]:
+    """Each reply that played something audible, with its dialogue: what every stall figure
+    is computed on."""
+    return [
         (r.playback, r.dialogue_id)
         for r in records
         if r.playback is not None and r.playback.stalled_share is not None
     ]
+
+
+def stall_summary(records: Sequence[TurnRecord]) -> StallSummary | None:
+    """The stalls of these turns' replies after their first audio, the one place their
+    figures are computed (summary, report, gates and load read it); None when none played."""
+    played = played_replies(records)
     if not played:
         return None
     dialogues = [d for _, d in played]
-    share, low, high = bootstrap.clustered_share(
-        [p.stalled_share or 0.0 for p, _ in played], dialogues
-    )
+    share, interval = mean_interval([p.stalled_share or 0.0 for p, _ in played], dialogues)
     return StallSummary(
         replies=len(played),
         dialogues=bootstrap.count_clusters(dialogues),
@@ -90,7 +107,7 @@ def stall_summary(records: Sequence[TurnRecord]) -> StallSummary | None:
         stalls=sum(p.stall_count for p, _ in played),
         longest_ms=round(max(p.longest_stall_ms for p, _ in played), 3),
         stalled_share=round(share, 6),
-        stalled_share_ci=None if low is None or high is None else (low, high),
+        stalled_share_ci=interval,
     )
 
 
@@ -111,7 +128,7 @@ def sound_summary(records: Sequence[TurnRecord]) -> SoundSummary | None:
         if bootstrap.count_clusters([d for _, d in rated]) >= bootstrap.clusters_needed(50):
             wpm_ci = (round(float(lows[0]), 1), round(float(highs[0]), 1))
     lufs = [s.loudness_lufs for s, _ in heard if s.loudness_lufs is not None]
-    clipped, low, high = bootstrap.clustered_share([s.clipped_share for s, _ in heard], dialogues)
+    clipped, clipped_ci = mean_interval([s.clipped_share for s, _ in heard], dialogues)
     return SoundSummary(
         replies=len(heard),
         dialogues=bootstrap.count_clusters(dialogues),
@@ -121,7 +138,7 @@ def sound_summary(records: Sequence[TurnRecord]) -> SoundSummary | None:
         loudness_lufs=round(float(np.median(lufs)), 1) if lufs else None,
         loudness_range_lufs=(min(lufs), max(lufs)) if lufs else None,
         clipped_share=round(clipped, 6),
-        clipped_share_ci=None if low is None or high is None else (low, high),
+        clipped_share_ci=clipped_ci,
         clicks=sum(len(s.clicks_ms) for s, _ in heard),
         clicked=sum(bool(s.clicks_ms) for s, _ in heard),
     )

@@ -30,7 +30,7 @@ from voicebench.replaying.speak import (
 from voicebench.runlog import ReplayMode, TurnRecord
 from voicebench.scenarios import Scenario
 from voicebench.timing.sound import sound_of
-from voicebench.timing.stalls import playback_of
+from voicebench.timing.stalls import playback_of, sample_at
 
 AUDIO_RATE = 16_000
 """The rate a turn's recorded reply is written at."""
@@ -72,6 +72,20 @@ def turn_history(
         if rec and rec.reply_text:
             messages.append(message(Role.SUPPORTER, rec.reply_text))
     return messages
+
+
+def _how_it_played(spoken: SpokenTurn) -> dict:
+    """The reply's ``playback`` (its stalls) and ``sound``, from its first audio on (what
+    played before it, the talk the caller spoke over, is not the reply); its speaking rate only
+    for a reply that played to its end."""
+    heard, timing = spoken.heard, spoken.timing
+    start = None if timing is None else timing.audio_out_ns
+    skip = 0 if start is None or not heard.placed else sample_at(heard.placed, start, AUDIO_RATE)
+    whole = spoken.error is None and not (spoken.scenario and spoken.scenario.yielded)
+    return {
+        "playback": playback_of(heard.placed, heard.audio, AUDIO_RATE, start_ns=start),
+        "sound": sound_of(heard.audio[skip:], AUDIO_RATE, spoken.reply_text if whole else ""),
+    }
 
 
 def turn_record(
@@ -121,8 +135,7 @@ def turn_record(
         call=where,
         timing=spoken.timing,
         reported=spoken.heard.reported,
-        playback=playback_of(spoken.heard.placed, spoken.heard.audio, AUDIO_RATE),
-        sound=sound_of(spoken.heard.audio, AUDIO_RATE, spoken.reply_text),
+        **_how_it_played(spoken),
         error=spoken.error,
         scenario=spoken.scenario,
         repeat=repeat,

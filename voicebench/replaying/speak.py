@@ -293,8 +293,13 @@ def _fixture(manifest: Manifest, fixtures_dir: Path, text: str, what: str):
 
 
 def _other_utterances(manifest: Manifest, fixtures_dir: Path, text: str) -> list[np.ndarray]:
-    """Every other seeker utterance of the fixtures (babble is made of them)."""
-    paths = [fixtures_dir / e.path for e in manifest.entries if e.text != text]
+    """Every other seeker utterance of the fixture folder's own (babble is made of them): not
+    the built-in audio made on first use elsewhere, which differs from machine to machine."""
+    paths = [
+        fixtures_dir / e.path
+        for e in manifest.entries
+        if e.text != text and not Path(e.path).is_absolute()
+    ]
     return [_fixture_pcm(p, p.stat().st_mtime_ns) for p in paths]
 
 

@@ -122,6 +122,8 @@ class Agent:
         self.holds = tuple((int(a * 1_000_000), int(h * 1_000_000)) for a, h in sorted(holds))
         """The stall plan: after ``a`` ns of reply, the caller is to hear nothing for ``h`` ns
         (what it has been sent ahead runs out, and the rest is held back until then)."""
+        if not 0 < pace <= 1 or (holds and pace != 1):
+            raise ValueError("pace is a fraction of real time in (0, 1], without holds below 1")
         self.pace = pace
         """The reply is sent at this fraction of real time (0.8: a 20 ms chunk every 25 ms)."""
         self.reply_text = reply_text

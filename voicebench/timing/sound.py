@@ -7,8 +7,8 @@ caller heard (16-bit PCM, as a turn keeps it).
   audio alone).
 - **Loudness**: integrated loudness in LUFS (ITU-R BS.1770-4, gated, by ``pyloudnorm``) of the
   reply's audible stretch; none for a reply shorter than the meter's 400 ms block.
-- **Clipping**: the share of the reply's samples at full scale (``CLIP_LEVEL``), where the
-  waveform was cut flat.
+- **Clipping**: the share of the reply's audible stretch's samples at full scale
+  (``CLIP_LEVEL``), where the waveform was cut flat.
 - **Clicks**: where sound starts or stops abruptly, as when audio begins mid-waveform or a
   clear cuts it off: a sample of at least ``CLICK_LEVEL`` of full scale right after (or right
   before) ``CLICK_QUIET_MS`` of silence. Speech fades in and out over several milliseconds,
@@ -61,7 +61,7 @@ def sound_of(audio: np.ndarray, rate: int, text: str = "") -> Sound | None:
         if words and audible_ms >= 1000
         else None,
         loudness_lufs=_loudness(heard, rate) if audible_ms >= MIN_LOUDNESS_MS else None,
-        clipped_share=round(float(np.mean(np.abs(pcm) >= CLIP_LEVEL)), 6),
+        clipped_share=round(float(np.mean(np.abs(heard) >= CLIP_LEVEL)), 6),
         clicks_ms=tuple(round(k * 1000 / rate, 1) for k in _clicks(pcm, rate)),
     )
 

@@ -82,13 +82,19 @@ def playback_of(
     audio: np.ndarray,
     rate: int,
     *,
+    start_ns: int | None = None,
     allowance_ms: float = JITTER_ALLOWANCE_MS,
 ) -> Playback | None:
     """The stalls of a reply whose ``audio`` (16-bit PCM at ``rate``) played as ``placed``
     says: ``(sample of the audio, ns it began to play)`` for each unbroken stretch, in order.
-    None when nothing audible played."""
-    loud = np.flatnonzero(np.abs(audio.astype(np.int32)) > SPEECH_THRESHOLD * 32768.0)
-    if loud.size == 0 or not placed:
+    With ``start_ns`` (the reply's first audio), what played before it is not the reply's (the
+    end of the agent's talk before, which the caller spoke over). None when nothing audible
+    played."""
+    if not placed:
+        return None
+    skip = 0 if start_ns is None else sample_at(placed, start_ns, rate)
+    loud = skip + np.flatnonzero(np.abs(audio[skip:].astype(np.int32)) > SPEECH_THRESHOLD * 32768.0)
+    if loud.size == 0:
         return None
     first, last = int(loud[0]), int(loud[-1]) + 1
     first_ns = _clock_of(placed, first, rate)
@@ -113,6 +119,17 @@ def playback_of(
                 )
             )
     return Playback(stalls=tuple(stalls), audio_ms=round((last - first) * 1000 / rate, 3))
+
+
+def sample_at(placed: Sequence[tuple[int, int]], ns: int, rate: int) -> int:
+    """The sample of the audio playing at ``ns`` (the next one to play, in a break)."""
+    for (sample, at_ns), following in itertools.zip_longest(placed, placed[1:]):
+        if ns < at_ns:
+            return sample  # before this stretch began: in the break before it
+        here = sample + (ns - at_ns) * rate // 1_000_000_000
+        if following is None or here < following[0]:
+            return int(here)
+    return 0
 
 
 def _clock_of(placed: Sequence[tuple[int, int]], sample: int, rate: int) -> float:

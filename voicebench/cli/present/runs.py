@@ -89,13 +89,17 @@ def _stalls_text(stalls: StallSummary | None) -> str:
 
 
 def _sound_text(sound: SoundSummary | None) -> str:
-    """``; replies at 162 wpm (median), -21.4 LUFS, 0.00% clipped, no click``."""
+    """``; replies at 162 wpm and -21.4 LUFS (medians), 0.00% clipped, no click``."""
     if sound is None:
         return ""
-    rate = "" if sound.words_per_minute is None else f"{sound.words_per_minute:,.0f} wpm, "
-    lufs = "" if sound.loudness_lufs is None else f"{sound.loudness_lufs:.1f} LUFS, "
+    said = []
+    if sound.words_per_minute is not None:
+        said.append(f"{sound.words_per_minute:,.0f} wpm")
+    if sound.loudness_lufs is not None:
+        said.append(f"{sound.loudness_lufs:.1f} LUFS")
+    rate = f" at {' and '.join(said)} (medians)," if said else ""
     clicks = f"{sound.clicks} click(s) in {sound.clicked} replies" if sound.clicks else "no click"
-    return f"; replies at {rate}{lufs}{100 * sound.clipped_share:.2f}% clipped, {clicks} (medians)"
+    return f"; replies{rate} {100 * sound.clipped_share:.2f}% clipped, {clicks}"
 
 
 def reported_table(summary: ReportedSummary) -> Table:
