@@ -70,6 +70,7 @@ async def test_a_reply_sent_at_four_fifths_of_real_time_stalls_what_it_must(
     sent = sent_playback(answer)
     assert sent is not None
     assert abs(r.playback.stalled_ms - sent.stalled_ms) <= FRAME_MS
-    # sent from LEAD_MS ahead at 0.8x: the breaks add up to at least a quarter of the reply
-    # less the lead at that pace (less what the jitter buffer bridges after the last stall)
-    assert sent.stalled_ms >= r.playback.audio_ms / 4 - LEAD_MS / 0.8 - FRAME_MS
+    # sent from LEAD_MS ahead at 0.8x: the breaks add up to about a quarter of the reply less
+    # the lead at that pace (less what the jitter buffer bridges after the last stall, and
+    # less what a first chunk sent late takes off the whole)
+    assert sent.stalled_ms >= 0.8 * (r.playback.audio_ms / 4 - LEAD_MS / 0.8)
