@@ -213,7 +213,6 @@ def _stall_figures(records: list[TurnRecord]) -> list[Figure | None]:
     stalls = stall_summary(records)
     if stalls is None:
         return []
-    low, high = stalls.stalled_share_ci or (None, None)
     return [
         Figure(
             key="stall_ms",
@@ -224,14 +223,13 @@ def _stall_figures(records: list[TurnRecord]) -> list[Figure | None]:
             unit="ms",
             clusters=stalls.dialogues,
         ),
-        Figure(
-            key="stalled_pct",
-            value=round(100 * stalls.stalled_share, 3),
-            low=None if low is None else round(100 * low, 3),
-            high=None if high is None else round(100 * high, 3),
-            n=stalls.replies,
-            unit="%",
-            clusters=stalls.dialogues,
+        _percent(
+            "stalled_pct",
+            stalls.stalled_share,
+            stalls.stalled_share_ci,
+            stalls.replies,
+            stalls.dialogues,
+            digits=3,
         ),
     ]
 
@@ -257,19 +255,39 @@ def _sound_figures(records: list[TurnRecord]) -> list[Figure | None]:
                 clusters=sound.dialogues,
             )
         )
-    low, high = sound.clipped_share_ci or (None, None)
     out.append(
-        Figure(
-            key="clipped_pct",
-            value=round(100 * sound.clipped_share, 4),
-            low=None if low is None else round(100 * low, 4),
-            high=None if high is None else round(100 * high, 4),
-            n=sound.replies,
-            unit="%",
-            clusters=sound.dialogues,
+        _percent(
+            "clipped_pct",
+            sound.clipped_share,
+            sound.clipped_share_ci,
+            sound.replies,
+            sound.dialogues,
+            digits=4,
         )
     )
     return out
+
+
+def _percent(
+    key: str,
+    share: float,
+    ci: tuple[float, float] | None,
+    n: int,
+    clusters: int,
+    *,
+    digits: int,
+) -> Figure:
+    """A share of the replies in per cent, with its interval over dialogues (None: too few)."""
+    low, high = ci or (None, None)
+    return Figure(
+        key=key,
+        value=round(100 * share, digits),
+        low=None if low is None else round(100 * low, digits),
+        high=None if high is None else round(100 * high, digits),
+        n=n,
+        unit="%",
+        clusters=clusters,
+    )
 
 
 def judging_figures(judging_dir: Path, contestant: str | None) -> dict[str, Figure]:
