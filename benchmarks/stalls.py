@@ -3,7 +3,10 @@
 Each case is a scripted agent (its own process) on one transport (WebSocket pcm and pipecat,
 Twilio's and Telnyx's phone streams, and ``s2s``: a speech-to-speech agent run here, whose
 model's Realtime socket is the scripted agent) with one plan, called by 1 and by 50 callers at
-once (each replays the final turn of a built-in item):
+once (each replays the final turn of a built-in item). Two more are agents run in this process
+whose TTS is the scripted speech endpoint (``voicebench.testing.scripted_speech``), streaming
+one sentence with the plan: ``cascade`` (the pipeline voicebench builds, ``[tts] provider =
+"openai"``) and ``livekit`` (a LiveKit agent's ``openai.TTS`` plugin).
 
 - ``hold``: after 600 ms of reply the caller is to hear nothing for 300 ms, after 1,500 ms for
   200 ms (the audio held back, what was sent ahead played out first);
@@ -61,6 +64,14 @@ FRAME_MS = 20.0
 S2S = "s2s"
 """The speech-to-speech transport: the model's Realtime socket, called by pipecat here."""
 S2S_KEY = "VOICEBENCH_STALLS_S2S_KEY"
+IN_PROCESS = ("cascade", "livekit")
+"""The transports whose agent runs here and speaks through the scripted speech endpoint."""
+ONE_SENTENCE = (
+    "I can hear how much this has been weighing on you lately and I am right here "
+    "with you for as long as you need."
+)
+"""Their reply: one request to the speech endpoint, so the plan applies to it whole."""
+HELPERS = Path(__file__).resolve().parents[1] / "tests" / "helpers"
 MATCH_MS = 60.0
 """A measured stall is the planned one when it falls this near the plan's point in the audio."""
 
@@ -111,10 +122,13 @@ def score(plan: str, records: list[TurnRecord], sent: list[dict]) -> dict:
         # answer taken once (50 callers on 30 items end their speech close together)
         timing = r.timing
         entry = min(
-            (e for e in sent if e["first_audio_sent_ns"] is not None),
+            (e for e in sent if e.get("first_audio_sent_ns", 0) is not None),
             key=lambda e: (
                 abs(e["speech_end_ns"] - timing.speech_end_ns)
                 + abs(e["first_audio_sent_ns"] - (timing.audio_out_ns or 0))
+                if "speech_end_ns" in e
+                # the speech endpoint knows no end of speech: its first chunk sent
+                else abs(e["placed"][0][1] - (timing.audio_out_ns or 0))
             ),
         )
         sent.remove(entry)
@@ -164,29 +178,67 @@ def agent_spec(transport: str, url: str) -> AgentSpec:
     return AgentSpec(name="scripted-voice", family="scripted", remote=remote)
 
 
+async def in_process_case(transport: str, plan: str, callers: int, items) -> tuple[list, list]:
+    """The records of ``callers`` agents run here on ``transport``, and what the speech endpoint
+    logged it sent them."""
+    from voicebench.agentspec import LiveKitSpec, LLMSpec, TTSSpec
+    from voicebench.testing.scripted_server import ScriptedLLMServer
+    from voicebench.testing.scripted_speech import ScriptedSpeechServer
+
+    async with (
+        ScriptedLLMServer(ttft_ms=200, token_delay_ms=5, reply=ONE_SENTENCE) as llm,
+        ScriptedSpeechServer(stt_ms=100, tts_ms=150, lead_ms=LEAD_MS, **PLANS[plan]) as speech,
+    ):
+        if transport == "livekit":
+            os.environ["SCRIPTED_LLM_URL"] = llm.base_url
+            os.environ["SCRIPTED_SPEECH_URL"] = speech.base_url
+            where = LiveKitSpec(entrypoint="livekit_scripted:build", path=str(HELPERS))
+            spec = AgentSpec(name="lk-scripted", family="scripted", livekit=where)
+        else:
+            model = LLMSpec(
+                provider="scripted",
+                model="scripted-llm",
+                ttft_ms=200,
+                token_delay_ms=5,
+                reply=ONE_SENTENCE,
+            )
+            tts = TTSSpec(provider="openai", base_url=speech.base_url, model="tts-1")
+            spec = AgentSpec(name="cascade", family="scripted", llm=model, tts=tts)
+        runs = await replay_callers(spec, callers, items)
+        return [r for run in runs for r in run], speech.answers()
+
+
+async def replay_callers(spec: AgentSpec, callers: int, items) -> list:
+    with tempfile.TemporaryDirectory() as tmp:
+        return await asyncio.gather(
+            *(
+                replay(
+                    spec,
+                    spec_path=Path("stalls.toml"),
+                    dialogues=[items[k % len(items)]],
+                    dialogues_path=BUILTIN_DIALOGUES,
+                    fixtures_dir=BUILTIN_FIXTURES,
+                    out_dir=Path(tmp) / f"caller-{k}",
+                    final_only=True,
+                )
+                for k in range(callers)
+            )
+        )
+
+
 async def one_case(transport: str, plan: str, callers: int, items) -> dict:
+    if transport in IN_PROCESS:
+        records, sent = await in_process_case(transport, plan, callers, items)
+        case = {"transport": transport, "plan": plan, "callers": callers}
+        return {**case, **score(plan, records, sent)}
     protocol = REALTIME if transport == S2S else transport
     async with ScriptedVoiceAgent(
         delay_ms=300, reply=REPLY, protocol=protocol, lead_ms=LEAD_MS, **PLANS[plan]
     ) as agent:
         assert agent.url is not None
         spec = agent_spec(transport, agent.url)
-        with tempfile.TemporaryDirectory() as tmp:
-            runs = await asyncio.gather(
-                *(
-                    replay(
-                        spec,
-                        spec_path=Path("scripted-voice.toml"),
-                        dialogues=[items[k % len(items)]],
-                        dialogues_path=BUILTIN_DIALOGUES,
-                        fixtures_dir=BUILTIN_FIXTURES,
-                        out_dir=Path(tmp) / f"caller-{k}",
-                        final_only=True,
-                    )
-                    for k in range(callers)
-                )
-            )
-            sent = agent.turns()
+        runs = await replay_callers(spec, callers, items)
+        sent = agent.turns()
     records = [r for run in runs for r in run]
     return {
         "transport": transport,
@@ -203,7 +255,7 @@ def main() -> None:
     parser.add_argument("--plan", action="append", default=None, choices=sorted(PLANS))
     args = parser.parse_args()
     items = load_dialogues(BUILTIN_DIALOGUES)
-    for transport in args.transport or ["pcm", "pipecat", "twilio", "telnyx", S2S]:
+    for transport in args.transport or ["pcm", "pipecat", "twilio", "telnyx", S2S, *IN_PROCESS]:
         for plan in args.plan or list(PLANS):
             for callers in args.callers or [1, 50]:
                 row = asyncio.run(one_case(transport, plan, callers, items))

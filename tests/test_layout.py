@@ -29,6 +29,7 @@ ORDER = (
     # the LLM layer, then the specs that name models
     "llm",
     "remotespec",
+    "speechspec",
     "agentspec",
     # the stages, in the data's order (live serves and loads beside replaying)
     "dialogues",

@@ -108,6 +108,7 @@ from voicebench.errors import InputError, MissingFileError, MissingSecretError
 from voicebench.llm.endpoint import Endpoint, warn_if_sent_away
 from voicebench.llm.realtime import RealtimeEndpoint
 from voicebench.remotespec import RemoteSpec
+from voicebench.speechspec import STTSpec, TTSSpec
 
 HEART_SYSTEM_PROMPT = (
     "You are a supportive listener talking with someone who is going through a hard time. "
@@ -117,25 +118,6 @@ HEART_SYSTEM_PROMPT = (
     "Do not diagnose, lecture or give medical instructions, and do not use lists, "
     "headings or emoji: your words will be spoken aloud."
 )
-
-
-class STTSpec(FrozenModel):
-    """Speech to text."""
-
-    provider: Literal["whisper"] = "whisper"
-    """Only local faster-whisper for now."""
-    model: str = "tiny.en"
-    """``tiny.en`` (packaged) or a path to a CTranslate2 Whisper model folder."""
-    beam_size: int = Field(default=1, ge=1, le=10)
-    """Decoder beam width; 1 is greedy."""
-    cpu_threads: int = Field(default=2, ge=0, le=64)
-    """CTranslate2 threads (0 = library default)."""
-    compute_type: str = "int8"
-    """CTranslate2 compute type."""
-    window: Literal["speech", "full"] = "speech"
-    """What the encoder sees: the utterance plus 1 s of silence and at least 12 s in all
-    (``speech``: under half the time at a word error rate of 3.1% against 2.6% on held-out
-    fixtures, ``benchmarks/asr_window.py``), or Whisper's 30 s window (``full``)."""
 
 
 class LLMSpec(Endpoint):
@@ -155,20 +137,6 @@ class LLMSpec(Endpoint):
     """Scripted provider only: delay between tokens."""
     reply: str | None = None
     """Scripted provider only: a fixed reply (default: one derived from the user's words)."""
-
-
-class TTSSpec(FrozenModel):
-    """Text to speech."""
-
-    provider: Literal["piper"] = "piper"
-    """Only local Piper for now."""
-    voice: str = "en_US-joe-medium"
-    """A packaged Piper voice."""
-    first_chunk: Literal["sentence", "clause"] = "sentence"
-    """Send a reply's first sentence to TTS whole, or its first clause as soon as it ends."""
-    trim_lead: bool = True
-    """Cut the silence Piper puts before a reply's first word (about 40-50 ms), keeping
-    ``LEAD_KEEP_MS`` of it: dead air the listener would otherwise wait through."""
 
 
 class VADSpec(FrozenModel):
@@ -359,6 +327,11 @@ def load_agent_spec(
     var = spec.key_variable
     if require_secrets and var and not os.environ.get(var):
         raise MissingSecretError(path, spec.key_field, var)
+    if spec.llm is not None and spec.tts.provider == "openai":
+        tts_var = spec.tts.api_key_env
+        if require_secrets and tts_var and not os.environ.get(tts_var):
+            raise MissingSecretError(path, "tts.api_key_env", tts_var)
+        warn_if_sent_away(tts_var, spec.tts.url, "openai", file=path, field="tts.base_url")
     if spec.llm is not None:
         warn_if_sent_away(var, spec.llm.url, spec.llm.provider, file=path, field="llm.base_url")
     elif spec.s2s is not None:

@@ -52,6 +52,16 @@ def test_scripted_agent_loads_with_the_heart_prompt():
             r"bad\.toml: vad\.stop_secs: Input should be greater than 0",
         ),
         ('name = "x" family', r"bad\.toml: not valid TOML"),
+        (
+            'name = "x"\nfamily = "f"\n[llm]\nprovider = "scripted"\nmodel = "m"\n'
+            '[tts]\nbase_url = "http://127.0.0.1:8000/v1"\n',
+            r'bad\.toml: tts: Value error, base_url is for provider = "openai", not Piper',
+        ),
+        (
+            'name = "x"\nfamily = "f"\n[llm]\nprovider = "scripted"\nmodel = "m"\n'
+            '[tts]\nprovider = "openai"\napi_key_env = "sk-abc!"\n',
+            r"bad\.toml: tts: Value error, api_key_env must be",
+        ),
     ],
 )
 def test_bad_specs_name_the_file_and_field(tmp_path: Path, toml: str, message: str):
@@ -237,3 +247,28 @@ def test_a_spec_that_sends_a_key_off_this_machine_says_so(tmp_path, monkeypatch)
             assert "VB_TEST_KEY" in str(notes[0].message) and "llm.base_url" in str(
                 notes[0].message
             )
+
+
+def test_a_speech_endpoints_key_is_asked_for_and_watched_like_the_llms(tmp_path, monkeypatch):
+    import warnings
+
+    from voicebench.errors import SecretDestinationWarning
+
+    path = tmp_path / "spec.toml"
+    path.write_text(
+        'name = "x"\nfamily = "x"\n[llm]\nprovider = "scripted"\nmodel = "m"\n'
+        '[tts]\nprovider = "openai"\nbase_url = "https://speech.example.net/v1"\n'
+        'api_key_env = "VB_TEST_TTS_KEY"\n'
+    )
+    monkeypatch.delenv("VB_TEST_TTS_KEY", raising=False)
+    with pytest.raises(MissingSecretError, match=r"tts\.api_key_env: .*VB_TEST_TTS_KEY"):
+        load_agent_spec(path)
+    monkeypatch.setenv("VB_TEST_TTS_KEY", "sk-test-0123456789")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        spec = load_agent_spec(path)
+    (note,) = [w for w in caught if issubclass(w.category, SecretDestinationWarning)]
+    assert "tts.base_url" in str(note.message) and "VB_TEST_TTS_KEY" in str(note.message)
+    assert spec.tts.url == "https://speech.example.net/v1" and spec.tts.voice == "alloy"
+    # a Piper spec names its packaged voice, as before
+    assert load_agent_spec("scripted").tts.voice == "en_US-joe-medium"

@@ -34,14 +34,17 @@ def livekit(entrypoint: str) -> AgentSpec:
 
 @contextlib.asynccontextmanager
 async def scripted_servers(
-    monkeypatch: pytest.MonkeyPatch, **llm_options
+    monkeypatch: pytest.MonkeyPatch, speech_plan: dict | None = None, **llm_options
 ) -> AsyncIterator[ScriptedLLMServer]:
+    """The scripted LLM (``llm_options`` over a short reply) and speech endpoints (with
+    ``speech_plan``, a stall plan: ``ScriptedSpeechServer``'s keywords), the LLM yielded with
+    the speech server as its ``speech``."""
+    llm_options = {"reply": SHORT_REPLY, **llm_options}
     async with (
-        ScriptedLLMServer(
-            ttft_ms=TTFT_MS, token_delay_ms=5, reply=SHORT_REPLY, **llm_options
-        ) as llm,
-        ScriptedSpeechServer(stt_ms=STT_MS, tts_ms=TTS_MS) as speech,
+        ScriptedLLMServer(ttft_ms=TTFT_MS, token_delay_ms=5, **llm_options) as llm,
+        ScriptedSpeechServer(stt_ms=STT_MS, tts_ms=TTS_MS, **(speech_plan or {})) as speech,
     ):
         monkeypatch.setenv("SCRIPTED_LLM_URL", llm.base_url)
         monkeypatch.setenv("SCRIPTED_SPEECH_URL", speech.base_url)
+        llm.speech = speech  # type: ignore[attr-defined]
         yield llm

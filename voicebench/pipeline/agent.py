@@ -98,6 +98,12 @@ class VoiceAgent:
         from voicebench.timing import RunClock, TimingObserver
 
         self.spec = spec
+        if spec.llm is not None and spec.tts.provider == "openai":
+            from voicebench.pipeline.tts import OPENAI_RATE
+
+            # A streamed endpoint's audio is played as it comes, at its own rate: pipecat's
+            # streaming resampler holds back up to 80 ms of 20 ms pieces, a 40 ms chunk 20 more.
+            self.out_rate, self.out_chunk_ms = OPENAI_RATE, 20
         self._make_transport = transport
         self.clock = clock or RunClock()
         self.observer = TimingObserver()
@@ -160,7 +166,7 @@ class VoiceAgent:
 
         from voicebench.pipeline.hold import AudioHold, PassingGate
         from voicebench.pipeline.stt import LocalWhisperSTT
-        from voicebench.pipeline.tts import piper_tts
+        from voicebench.pipeline.tts import tts_service
         from voicebench.pipeline.turns import (
             PendingTranscriptStopStrategy,
             SpeculativeStopStrategy,
@@ -184,7 +190,7 @@ class VoiceAgent:
                 EventKind.LLM_TOKEN_ARRIVED, self.clock.get_time() - age_ns
             ),
         )
-        tts = piper_tts(spec.tts)
+        tts = tts_service(spec.tts)
         speaker_side: list[Any] = []
         if spec.turn.speculate and spec.turn.hold == "audio":
             # pipecat takes no gate argument; the LLM service's own is swapped before start.

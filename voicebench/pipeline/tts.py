@@ -17,13 +17,16 @@ CPU the next answer needs.
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncGenerator, AsyncIterator
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 from pipecat.frames.frames import Frame, LLMFullResponseStartFrame, TTSAudioRawFrame
 from pipecat.processors.frame_processor import FrameDirection
 from pipecat.services.piper.tts import PiperTTSService
+from pipecat.services.tts_service import TTSService
 from pipecat.utils.text.base_text_aggregator import Aggregation, TextType
 from pipecat.utils.text.simple_text_aggregator import (
     SimpleTextAggregator,
@@ -39,6 +42,11 @@ CLAUSE_PUNCTUATION = ",;:"
 MIN_CLAUSE_WORDS = 4
 LEAD_KEEP_MS = 10
 LEAD_MAX_MS = 200
+OPENAI_RATE = 24_000
+"""The rate of the PCM an OpenAI-compatible speech endpoint streams."""
+READ_MS = 20
+"""How much of an endpoint's streamed audio is passed on at a time (one frame)."""
+TTSServiceT = TypeVar("TTSServiceT", bound=TTSService)
 
 
 class FirstClauseAggregator(SimpleTextAggregator):
@@ -166,6 +174,34 @@ class LocalPiperTTSService(PiperTTSService):
         return True
 
 
+def tts_service(spec: TTSSpec) -> TTSService:
+    """The spec's TTS as a pipecat service: Piper here (``piper_tts``), or pipecat's OpenAI
+    service on ``spec.url``, its 24 kHz PCM played as it streams in."""
+    if spec.provider == "piper":
+        return piper_tts(spec)
+    from pipecat.services.openai.tts import OpenAITTSService
+
+    class StreamingOpenAITTSService(OpenAITTSService):
+        """pipecat's OpenAI speech service, each 20 ms of audio passed on as it arrives.
+        pipecat's own waits for half a second of it before passing any on: that adds up to
+        half a second to the first audio of an endpoint streaming at real time, and turns a
+        short hold into a longer stall that starts earlier."""
+
+        @property
+        def chunk_size(self) -> int:
+            return self.sample_rate * READ_MS // 1000 * 2  # 16-bit samples
+
+    key = os.environ.get(spec.api_key_env) if spec.api_key_env else None
+    tts = StreamingOpenAITTSService(
+        # the client insists on a key; a local server without one is sent a placeholder
+        api_key=key or "no-key",
+        base_url=spec.url,
+        sample_rate=OPENAI_RATE,
+        settings=OpenAITTSService.Settings(model=spec.model, voice=spec.voice),
+    )
+    return _with_aggregator(tts, spec)
+
+
 def piper_tts(spec: TTSSpec) -> LocalPiperTTSService:
     """pipecat's in-process Piper service on a packaged voice (never downloads)."""
     voice_file = packaged_voice_path(spec.voice)
@@ -174,6 +210,10 @@ def piper_tts(spec: TTSSpec) -> LocalPiperTTSService:
         settings=PiperTTSService.Settings(voice=voice_file.stem),
         download_dir=Path(voice_file).parent,
     )
+    return _with_aggregator(tts, spec)
+
+
+def _with_aggregator(tts: TTSServiceT, spec: TTSSpec) -> TTSServiceT:
     if spec.first_chunk == "clause":
         # pipecat takes no aggregator argument; its own is replaced before the pipeline starts.
         tts._text_aggregator = FirstClauseAggregator(language=tts._text_aggregator.language)

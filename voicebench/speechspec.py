@@ -1,0 +1,74 @@
+"""The speech stages of a pipeline voicebench builds (``[stt]`` and ``[tts]`` in an agent
+spec, ``voicebench.agentspec``)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, HttpUrl, model_validator
+
+from voicebench._model import FrozenModel
+
+
+class STTSpec(FrozenModel):
+    """Speech to text."""
+
+    provider: Literal["whisper"] = "whisper"
+    """Only local faster-whisper for now."""
+    model: str = "tiny.en"
+    """``tiny.en`` (packaged) or a path to a CTranslate2 Whisper model folder."""
+    beam_size: int = Field(default=1, ge=1, le=10)
+    """Decoder beam width; 1 is greedy."""
+    cpu_threads: int = Field(default=2, ge=0, le=64)
+    """CTranslate2 threads (0 = library default)."""
+    compute_type: str = "int8"
+    """CTranslate2 compute type."""
+    window: Literal["speech", "full"] = "speech"
+    """What the encoder sees: the utterance plus 1 s of silence and at least 12 s in all
+    (``speech``: under half the time at a word error rate of 3.1% against 2.6% on held-out
+    fixtures, ``benchmarks/asr_window.py``), or Whisper's 30 s window (``full``)."""
+
+
+class TTSSpec(FrozenModel):
+    """Text to speech: the packaged Piper voice run here, or any OpenAI-compatible speech
+    endpoint (OpenAI's own, ``voicebench serve-speech``, a server of your own) streaming PCM."""
+
+    provider: Literal["piper", "openai"] = "piper"
+    """``piper`` runs a packaged voice in this process; ``openai`` asks ``base_url``'s
+    ``/audio/speech`` for 24 kHz PCM and plays it as it streams in."""
+    voice: str = "en_US-joe-medium"
+    """Piper: a packaged voice. OpenAI: one of its voice names (``alloy`` if not given)."""
+    model: str = "gpt-4o-mini-tts"
+    """OpenAI only: the speech model asked for."""
+    base_url: HttpUrl | None = None
+    """OpenAI only: the endpoint's base URL (OpenAI's when not given)."""
+    api_key_env: str | None = None
+    """OpenAI only: the variable holding the key; keys never live in specs. None sends no key
+    (a local server)."""
+    first_chunk: Literal["sentence", "clause"] = "sentence"
+    """Send a reply's first sentence to TTS whole, or its first clause as soon as it ends."""
+    trim_lead: bool = True
+    """Piper only: cut the silence Piper puts before a reply's first word (about 40-50 ms),
+    keeping ``LEAD_KEEP_MS`` of it: dead air the listener would otherwise wait through."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _voice_of_provider(cls, data: object) -> object:
+        if isinstance(data, dict) and data.get("provider") == "openai" and "voice" not in data:
+            return {**data, "voice": "alloy"}
+        return data
+
+    @model_validator(mode="after")
+    def _fields_of_provider(self) -> TTSSpec:
+        if self.provider == "piper":
+            for name in ("base_url", "api_key_env"):
+                if getattr(self, name) is not None:
+                    raise ValueError(f'{name} is for provider = "openai", not Piper')
+        if self.api_key_env is not None and not self.api_key_env.replace("_", "").isalnum():
+            raise ValueError("api_key_env must be an environment variable name, not a key")
+        return self
+
+    @property
+    def url(self) -> str:
+        """Where an ``openai`` provider's requests go."""
+        return str(self.base_url or "https://api.openai.com/v1").rstrip("/")
