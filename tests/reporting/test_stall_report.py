@@ -65,6 +65,8 @@ def test_a_stalled_reply_shows_where_it_stalled_and_its_agent_how_much(tmp_path:
     assert (agent.stalls.stalled, agent.stalls.replies, agent.stalls.longest_ms) == (1, 2, 300)
     page = (built.out_dir / "index.html").read_text()
     assert page.count("The caller heard nothing for 300 ms at 0.60 s of this audio") == 1
+    # and on a bar as long as the player, a mark where it is: 600 ms into 2,000
+    assert page.count('<span title="300 ms" style="left:30.0%"></span>') == 1
     assert "6.5%; 1 of 2 replies, longest 300 ms" in page  # 300 of 2,300 ms, and 0
     markdown = (built.out_dir / "report.md").read_text()
     assert "stalled 300 ms at 0.60 s" in markdown

@@ -139,6 +139,8 @@ class ReplyView(FrozenModel):
     stalls: tuple[Stall, ...] = ()
     """Where the caller heard nothing after the reply's first audio, though it was not over
     (``timing.stalls``; ``audio_ms`` places each in the reply's audio as kept)."""
+    played_ms: float | None = None
+    """The reply's audio as kept, from its first audio (what ``stalls`` are placed in)."""
     call: CallFacts | None = None
     """For a whole simulated call: its turns with their timing, how it ended, the caller's
     report."""

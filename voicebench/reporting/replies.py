@@ -156,6 +156,11 @@ def _stalls(turn: TurnRecord | None) -> tuple[Stall, ...]:
     return () if played is None else played.stalls
 
 
+def _played_ms(turn: TurnRecord | None) -> float | None:
+    played = None if turn is None else turn.playback
+    return None if played is None else played.audio_ms
+
+
 def item_replies(
     judging_dir: Path,
     out_dir: Path,
@@ -201,6 +206,7 @@ def item_replies(
                     failed=r.failed,
                     moment=moments.of(r),
                     stalls=_stalls(turn := moments.turn(r)),
+                    played_ms=_played_ms(turn),
                     sound=None if turn is None else turn.sound,
                 )
             )
