@@ -26,7 +26,7 @@ CLICKED = Sound(words_per_minute=150.0, loudness_lufs=-20.0, clipped_share=0.01,
 CLEAN = Sound(words_per_minute=170.0, loudness_lufs=-24.0, clipped_share=0.0)
 
 
-def _judged_run(tmp_path: Path, items) -> Path:
+def _judged_run(tmp_path: Path, items, sounds=(CLICKED, CLEAN), heard: str = "hi") -> Path:
     """A judged run of ``items``: the first reply stalled and clicked, the second clean."""
     run = make_run(
         tmp_path,
@@ -34,7 +34,7 @@ def _judged_run(tmp_path: Path, items) -> Path:
         items,
         900,
         playbacks=[STALLED, Playback(audio_ms=2000.0)],
-        sounds=[CLICKED, CLEAN],
+        sounds=list(sounds),
     )
     turns = []
     for t in read_turns(run):  # each reply with its audio, as a replay writes it
@@ -43,7 +43,13 @@ def _judged_run(tmp_path: Path, items) -> Path:
     (run / "turns.jsonl").write_text("".join(t.model_dump_json() + "\n" for t in turns))
     verdicts = [verdict(d.id, "fast", "human/reference", "A") for d in items]
     judged = make_judging(
-        tmp_path / "judged", [run], items, ("fast", "human/reference"), verdicts, audio=True
+        tmp_path / "judged",
+        [run],
+        items,
+        ("fast", "human/reference"),
+        verdicts,
+        audio=True,
+        heard=heard,
     )
     _replies_from(judged, run)
     return judged
@@ -91,3 +97,21 @@ def test_how_the_replies_sound_is_in_the_report_and_the_gates(tmp_path: Path):
         result = CliRunner().invoke(app, ["check", str(run), *gates])
         assert result.exit_code in (code, 4 if code == 0 else code), result.output
         assert ("FAIL" in result.output) == (code == 1), result.output
+
+
+def test_a_black_boxs_speaking_rate_is_counted_from_the_words_heard(tmp_path: Path):
+    """An agent that sends audio alone gives no text to count in the run; once judging has
+    transcribed its replies back, the report counts the words heard over the audible time."""
+    items = load_dialogues(BUILTIN_DIALOGUES)[:2]
+    unrated = Sound(loudness_lufs=-20.0, clipped_share=0.0, audible_ms=2400.0)
+    judged = _judged_run(tmp_path, items, (unrated, unrated), heard="I hear you, that is hard.")
+    built = build_report([judged], tmp_path / "report")
+    (agent,) = built.report.agents
+    assert agent.sound is not None and agent.sound.words_per_minute == 150.0  # 6 words, 2.4 s
+    rows = [r.sound for item in built.report.replies for r in item.replies if r.sound]
+    assert [s.words_per_minute for s in rows] == [150.0, 150.0]
+    # the run itself, read without its judging, has none
+    result = CliRunner().invoke(
+        app, ["check", str(tmp_path / "fast"), "--min-speaking-rate-wpm", "100"]
+    )
+    assert "speaking_rate_wpm" in result.output and result.exit_code != 0, result.output

@@ -45,7 +45,7 @@ from voicebench.reporting import figures
 from voicebench.reporting.humans import agreement_figure
 from voicebench.reporting.models import JudgingSummary, Report, StrategySummary
 from voicebench.reporting.recordings import call_recordings
-from voicebench.reporting.replies import AudioFormat, call_views, item_replies
+from voicebench.reporting.replies import AudioFormat, call_views, heard_turns, item_replies
 from voicebench.reporting.scenarios import has_noise, snr_curves
 from voicebench.runlog import HEADER_FILE as RUN_HEADER
 from voicebench.runlog import (
@@ -54,7 +54,6 @@ from voicebench.runlog import (
     TurnRecord,
     read_header,
     read_openings,
-    read_turns,
 )
 from voicebench.strategies import LABELS_FILE, read_labels, summarize_labels
 
@@ -283,7 +282,7 @@ def build_report(
     say = on_status or (lambda _m: None)
     inputs = resolve_inputs(paths)
     run_dirs, judging_dir = inputs.runs, inputs.judging
-    runs = [RunData(d, read_header(d), read_turns(d)) for d in run_dirs]
+    runs = [RunData(d, read_header(d), heard_turns(d, judging_dir)) for d in run_dirs]
     label = {d.resolve(): text for d, text in (labels or {}).items()}
     names = [
         label.get(r.dir.resolve(), r.header.agent.name + (CALLS_LABEL if _simulated(r) else ""))

@@ -20,6 +20,7 @@ from voicebench.calling.records import ENDINGS, CallRecord, read_calls
 from voicebench.fixtures.audio import resample
 from voicebench.fixtures.manifest import file_sha256
 from voicebench.judging import (
+    REPLIES_FILE,
     current_verdicts,
     judged_items,
     judged_runs,
@@ -40,6 +41,7 @@ from voicebench.reporting.models import (
     VerdictView,
 )
 from voicebench.runlog import TurnRecord, read_header, read_turns
+from voicebench.timing.sound import with_heard_words
 from voicebench.timing.stalls import Stall
 
 AUDIO_DIR = "audio"
@@ -151,6 +153,28 @@ class _Moments:
         return CallMoment(audio=self.copies.audio(source), turn=turn_moment(turn))
 
 
+def heard_turns(run_dir: Path, judging_dir: Path | None) -> list[TurnRecord]:
+    """The run's turns, each reply that judging transcribed back with its speaking rate
+    counted from the words heard (``timing.sound.with_heard_words``)."""
+    records = read_turns(run_dir)
+    if judging_dir is None or not (judging_dir / REPLIES_FILE).is_file():
+        return records
+    run = run_dir.resolve()
+    heard = {
+        reply.audio_path: reply.heard
+        for reply in read_replies(judging_dir)
+        if reply.run_dir is not None
+        and reply.audio_path is not None
+        and locate_run(reply.run_dir, judging_dir).resolve() == run
+    }
+    return [
+        t.model_copy(update={"sound": with_heard_words(t.sound, heard[t.audio_path])})
+        if t.audio_path in heard
+        else t
+        for t in records
+    ]
+
+
 def _stalls(turn: TurnRecord | None) -> tuple[Stall, ...]:
     played = None if turn is None else turn.playback
     return () if played is None else played.stalls
@@ -207,7 +231,7 @@ def item_replies(
                     moment=moments.of(r),
                     stalls=_stalls(turn := moments.turn(r)),
                     played_ms=_played_ms(turn),
-                    sound=None if turn is None else turn.sound,
+                    sound=None if turn is None else with_heard_words(turn.sound, r.heard),
                 )
             )
         dialogue = items.get(item_id)

@@ -2,9 +2,11 @@
 caller heard (16-bit PCM, as a turn keeps it).
 
 - **Speaking rate**: the reply's words per minute over its audible time (first audible sample
-  to the end of the last, its pauses included): the words of what the agent said it spoke
-  (``TurnRecord.reply_text``); none where the agent gives no text (a black box that sends
-  audio alone).
+  to the end of the last, its pauses included, kept as ``audible_ms``). In a run, the words
+  are what the agent said it spoke (``TurnRecord.reply_text``), for a reply that played to
+  its end; none where the agent gives no text (a black box that sends audio alone). Once the
+  reply has been transcribed back for judging, the report counts the words heard instead
+  (``with_heard_words``), for every kind of agent.
 - **Loudness**: integrated loudness in LUFS (ITU-R BS.1770-4, gated, by ``pyloudnorm``) of the
   reply's audible stretch; none for a reply shorter than the meter's 400 ms block.
 - **Clipping**: the share of the reply's audible stretch's samples at full scale
@@ -36,6 +38,8 @@ class Sound(FrozenModel):
     """How one reply sounds (see the module docstring for each rule)."""
 
     words_per_minute: float | None = None
+    audible_ms: float | None = None
+    """The reply's audible time, which its speaking rate is over (None in older logs)."""
     """Its speaking rate; None without the reply's text or under a second of audio."""
     loudness_lufs: float | None = None
     """Integrated loudness; None under 400 ms of audio or for a reply all below the gate."""
@@ -55,14 +59,28 @@ def sound_of(audio: np.ndarray, rate: int, text: str = "") -> Sound | None:
     first, last = int(loud[0]), int(loud[-1]) + 1
     heard = pcm[first:last]
     audible_ms = heard.size * 1000 / rate
-    words = len(text.split())
     return Sound(
-        words_per_minute=round(words / audible_ms * 60_000, 1)
-        if words and audible_ms >= 1000
-        else None,
+        words_per_minute=words_per_minute(text, audible_ms),
+        audible_ms=round(audible_ms, 1),
         loudness_lufs=_loudness(heard, rate) if audible_ms >= MIN_LOUDNESS_MS else None,
         clipped_share=round(float(np.mean(np.abs(heard) >= CLIP_LEVEL)), 6),
         clicks_ms=tuple(round(k * 1000 / rate, 1) for k in _clicks(pcm, rate)),
+    )
+
+
+def words_per_minute(text: str, audible_ms: float) -> float | None:
+    """The rate of ``text``'s words over ``audible_ms``; None for no words or under 1 s."""
+    words = len(text.split())
+    return round(words / audible_ms * 60_000, 1) if words and audible_ms >= 1000 else None
+
+
+def with_heard_words(sound: Sound | None, heard: str) -> Sound | None:
+    """``sound`` with its speaking rate counted from ``heard``, the transcript of the reply's
+    audio; as it was when there is none, or no audible time to count it over."""
+    if sound is None or sound.audible_ms is None or not heard.strip():
+        return sound
+    return sound.model_copy(
+        update={"words_per_minute": words_per_minute(heard, sound.audible_ms)}
     )
 
 
