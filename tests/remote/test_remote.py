@@ -3,6 +3,7 @@ a known response delay, in both protocols, and its failures recorded on the turn
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import time
 from pathlib import Path
@@ -143,6 +144,26 @@ async def test_connection_refused_is_a_turn_failure(tmp_path: Path, short_set):
     records = await _replay(remote(f"ws://127.0.0.1:{port}"), tmp_path / "run", short_set)
     assert {r.error.kind for r in records} == {"connection_refused"}
     assert f"ws://127.0.0.1:{port}" in records[0].error.reason
+
+
+async def test_an_agent_that_never_answers_the_handshake_fails_saying_how_long_it_waited():
+    from voicebench.remote.caller import RemoteAgent
+
+    async def mute(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read(1 << 16)  # the upgrade request, never answered
+        await asyncio.sleep(30)
+
+    server = await asyncio.start_server(mute, "127.0.0.1", 0)
+    async with server:
+        port = server.sockets[0].getsockname()[1]
+        url = f"ws://127.0.0.1:{port}"
+        spec = AgentSpec(
+            name="mute", family="x", remote=RemoteSpec(url=url, connect_timeout_secs=0.5)
+        )
+        async with RemoteAgent(spec) as far:
+            failure = far._failure
+    assert failure is not None and failure.kind == "connection_refused"
+    assert failure.reason == f"{url}: no connection within 0.5 s"
 
 
 async def test_a_token_is_presented_and_kept_out_of_everything_written(

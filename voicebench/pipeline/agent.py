@@ -165,7 +165,7 @@ class VoiceAgent:
         from pipecat.turns.user_turn_strategies import UserTurnStrategies
 
         from voicebench.pipeline.hold import AudioHold, PassingGate
-        from voicebench.pipeline.stt import LocalWhisperSTT
+        from voicebench.pipeline.stt import LocalWhisperSTT, load_whisper
         from voicebench.pipeline.tts import tts_service
         from voicebench.pipeline.turns import (
             PendingTranscriptStopStrategy,
@@ -175,9 +175,12 @@ class VoiceAgent:
 
         spec = self.spec
         transport = self._transport()
-        vad = VADProcessor(vad_analyzer=silero_vad(spec.vad))
+        # The models load in worker threads: this loop may be serving other calls meanwhile
+        # (`voicebench serve`), whose handshakes and audio must not wait on them.
+        vad = VADProcessor(vad_analyzer=await asyncio.to_thread(silero_vad, spec.vad))
         self.gate = TranscriptGate()
-        stt = LocalWhisperSTT(spec.stt, self.gate)
+        whisper = await asyncio.to_thread(load_whisper, spec.stt)
+        stt = LocalWhisperSTT(spec.stt, self.gate, model=whisper)
         assert spec.llm is not None, "a remote agent has no pipeline"
         conn = await connect(
             spec.llm, self._stack, warm_prompt=spec.system_prompt if spec.llm.warmup else None
@@ -190,7 +193,7 @@ class VoiceAgent:
                 EventKind.LLM_TOKEN_ARRIVED, self.clock.get_time() - age_ns
             ),
         )
-        tts = tts_service(spec.tts)
+        tts = await asyncio.to_thread(tts_service, spec.tts)
         speaker_side: list[Any] = []
         if spec.turn.speculate and spec.turn.hold == "audio":
             # pipecat takes no gate argument; the LLM service's own is swapped before start.

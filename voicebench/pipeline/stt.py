@@ -140,16 +140,19 @@ class LocalWhisperSTT(WhisperSTTService):
     """pipecat's segmented Whisper service on a local model, reporting segments to the turn-end
     gate."""
 
-    def __init__(self, spec: STTSpec, gate: TranscriptGate, **kwargs) -> None:
+    def __init__(self, spec: STTSpec, gate: TranscriptGate, *, model=None, **kwargs) -> None:
+        """``model``: the spec's Whisper, already loaded (``load_whisper``), e.g. in a worker
+        thread; loaded here when not given."""
         self._spec = spec
         self._gate = gate
+        self._preloaded = model
         super().__init__(
             settings=WhisperSTTService.Settings(model=spec.model, language=Language.EN),
             **kwargs,
         )
 
     def _load(self) -> None:
-        self._model = load_whisper(self._spec)
+        self._model = self._preloaded if self._preloaded is not None else load_whisper(self._spec)
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         if isinstance(frame, VADUserStoppedSpeakingFrame) and self.is_usable:

@@ -100,19 +100,19 @@ class RemoteAgent:
             self._ws = await asyncio.wait_for(
                 self._dial(url, headers), self.remote.connect_timeout_secs
             )
-        except (ConnectionRefusedError, OSError) as exc:
-            self._failure = TurnError(
-                kind="connection_refused",
-                reason=redact(f"{self.remote.url}: {exc.strerror or exc}", *secrets),
-            )
-            return self
-        except TimeoutError:
+        except TimeoutError:  # (before OSError, of which it is one)
             self._failure = TurnError(
                 kind="connection_refused",
                 reason=(
                     f"{self.remote.url}: no connection within "
                     f"{self.remote.connect_timeout_secs:g} s"
                 ),
+            )
+            return self
+        except (ConnectionRefusedError, OSError) as exc:
+            self._failure = TurnError(
+                kind="connection_refused",
+                reason=redact(f"{self.remote.url}: {exc.strerror or exc}", *secrets),
             )
             return self
         except websockets.exceptions.WebSocketException as exc:
