@@ -79,9 +79,7 @@ def with_heard_words(sound: Sound | None, heard: str) -> Sound | None:
     audio; as it was when there is none, or no audible time to count it over."""
     if sound is None or sound.audible_ms is None or not heard.strip():
         return sound
-    return sound.model_copy(
-        update={"words_per_minute": words_per_minute(heard, sound.audible_ms)}
-    )
+    return sound.model_copy(update={"words_per_minute": words_per_minute(heard, sound.audible_ms)})
 
 
 def _loudness(pcm: np.ndarray, rate: int) -> float | None:
