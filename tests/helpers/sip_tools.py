@@ -1,0 +1,287 @@
+"""Real SIP software for the tests, from Debian: baresip (an independent SIP user agent that
+answers by itself and plays a known recording) and kamailio (a proxy and registrar that asks
+for digest credentials). Each runs in the foreground from a configuration written into a
+temporary folder, on 127.0.0.1 only, and is stopped when its test is done.
+
+Where they are not installed a test skips, except under CI (``CI`` set), where it fails: CI's
+set-up installs both (`make sip-tools`)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from voicebench.fixtures.audio import write_wav
+
+BARESIP_MODULES = Path("/usr/lib/baresip/modules")
+KAMAILIO_MODULES = Path("/usr/lib/x86_64-linux-gnu/kamailio/modules")
+START_S = 20.0
+
+
+def need(program: str) -> str:
+    """The path of ``program``; a skip where it is missing, a failure under CI."""
+    found = shutil.which(program) or shutil.which(program, path="/usr/sbin:/usr/bin")
+    if found is None:
+        message = f"{program} is not installed (make sip-tools, or apt-get install {program})"
+        if os.environ.get("CI"):
+            pytest.fail(message + ": CI installs it, so its absence is a failure here")
+        pytest.skip(message)
+    return found
+
+
+def free_udp_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def tone_wav(path: Path, seconds: float = 8.0, hz: float = 440.0) -> np.ndarray:
+    """An 8 kHz recording for baresip to play: ``hz`` for 1 s, silence for 0.5 s, repeated."""
+    rate = 8_000
+    t = np.arange(int(seconds * rate)) / rate
+    on = (t % 1.5) < 1.0
+    pcm = (0.3 * 32767 * np.sin(2 * np.pi * hz * t) * on).astype(np.int16)
+    write_wav(path, pcm, rate)
+    return pcm
+
+
+def _wait_for(log: Path, text: str, process: subprocess.Popen, what: str) -> None:
+    deadline = time.monotonic() + START_S
+    while time.monotonic() < deadline:
+        if log.exists() and text in log.read_text(errors="replace"):
+            return
+        if process.poll() is not None:
+            break
+        time.sleep(0.05)
+    tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
+    raise RuntimeError(f"{what} did not start within {START_S:g} s:\n{tail}")
+
+
+@dataclass(frozen=True)
+class Baresip:
+    uri: str
+    """Where to call it directly: ``sip:USER@127.0.0.1:PORT``."""
+    port: int
+    log: Path
+
+    def said(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+@contextlib.contextmanager
+def baresip(
+    folder: Path,
+    wav: Path,
+    *,
+    user: str = "bob",
+    registrar: tuple[str, int] | None = None,
+    password: str | None = None,
+    answer: str = "auto",
+) -> Iterator[Baresip]:
+    """baresip answering calls to ``user`` (``answer``: auto, early or manual) by playing
+    ``wav``; registered with ``registrar`` (with ``password``) when given."""
+    program = need("baresip")
+    folder.mkdir(parents=True, exist_ok=True)
+    port, rtp = free_udp_port(), free_udp_port()
+    (folder / "config").write_text(
+        "\n".join(
+            [
+                "poll_method\tepoll",
+                f"sip_listen\t127.0.0.1:{port}",
+                "call_local_timeout\t120",
+                "call_max_calls\t4",
+                f"audio_source\taufile,{wav}",
+                "audio_player\taufile,/dev/null",
+                "audio_alert\taufile,/dev/null",
+                f"rtp_ports\t{rtp}-{rtp + 40}",
+                "rtcp_mux\tno",
+                f"module_path\t{BARESIP_MODULES}",
+                "module\tg711.so",
+                "module\taufile.so",
+                "module_tmp\taccount.so",
+                "module_app\tmenu.so",
+                "net_interface\t127.0.0.1",
+                "",
+            ]
+        )
+    )
+    if registrar is None:
+        account = f"<sip:{user}@127.0.0.1>;regint=0;answermode={answer};audio_codecs=pcmu,pcma"
+    else:
+        host, rport = registrar
+        account = (
+            f"<sip:{user}@{host}:{rport}>;auth_pass={password};answermode={answer};regint=600;"
+            "audio_codecs=pcmu,pcma"
+        )
+    (folder / "accounts").write_text(account + "\n")
+    log = folder / "baresip.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [program, "-f", str(folder)],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=folder,
+            start_new_session=True,
+        )
+    try:
+        _wait_for(log, "200 OK" if registrar else "baresip is ready.", process, "baresip")
+        yield Baresip(uri=f"sip:{user}@127.0.0.1:{port}", port=port, log=log)
+    finally:
+        # baresip unregisters on SIGTERM and may wait on a registrar already gone
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+
+
+KAMAILIO_CFG = """#!KAMAILIO
+# A proxy and registrar with digest authentication against users held in memory, on
+# 127.0.0.1 only: REGISTER is challenged with 401, a new INVITE with 407.
+debug=2
+log_stderror=yes
+fork=yes
+children=2
+auto_aliases=no
+listen=udp:127.0.0.1:{port}
+alias="127.0.0.1:{port}"
+mpath="{modules}/"
+
+loadmodule "kex.so"
+loadmodule "corex.so"
+loadmodule "tm.so"
+loadmodule "tmx.so"
+loadmodule "sl.so"
+loadmodule "rr.so"
+loadmodule "pv.so"
+loadmodule "maxfwd.so"
+loadmodule "textops.so"
+loadmodule "siputils.so"
+loadmodule "xlog.so"
+loadmodule "sanity.so"
+loadmodule "usrloc.so"
+loadmodule "registrar.so"
+loadmodule "auth.so"
+loadmodule "htable.so"
+
+modparam("usrloc", "db_mode", 0)
+modparam("rr", "append_fromtag", 1)
+modparam("auth", "nonce_expire", 300)
+modparam("htable", "htable", "users=>size=4;")
+
+event_route[htable:mod-init] {{
+{users}
+}}
+
+request_route {{
+    xlog("L_INFO", "REQ $rm $ru from $si:$sp ($fu)\\n");
+    if (!mf_process_maxfwd_header("10")) {{ sl_send_reply("483", "Too Many Hops"); exit; }}
+    if (!sanity_check("17895", "7")) {{ exit; }}
+    if (has_totag()) {{
+        if (loose_route()) {{
+            if (is_method("INVITE")) record_route();
+            t_relay();
+            exit;
+        }}
+        if (is_method("ACK")) {{
+            if (t_check_trans()) {{ t_relay(); }}
+            exit;
+        }}
+        sl_send_reply("404", "Not here");
+        exit;
+    }}
+    if (is_method("CANCEL")) {{
+        if (t_check_trans()) t_relay();
+        exit;
+    }}
+    t_check_trans();
+    if (is_method("REGISTER")) {{
+        if (!pv_www_authenticate("$fd", "$sht(users=>$fU)", "0")) {{
+            www_challenge("$fd", "0");
+            exit;
+        }}
+        consume_credentials();
+        if (!save("location")) sl_reply_error();
+        exit;
+    }}
+    if (is_method("INVITE|MESSAGE|OPTIONS|SUBSCRIBE")) {{
+        if (!pv_proxy_authenticate("$fd", "$sht(users=>$fU)", "0")) {{
+            proxy_challenge("$fd", "0");
+            exit;
+        }}
+        consume_credentials();
+    }}
+    if (is_method("INVITE|SUBSCRIBE")) record_route();
+    if (!lookup("location")) {{
+        sl_send_reply("404", "Not Found");
+        exit;
+    }}
+    t_relay();
+    exit;
+}}
+"""
+
+
+@dataclass(frozen=True)
+class Kamailio:
+    address: tuple[str, int]
+    log: Path
+
+    def said(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+@contextlib.contextmanager
+def kamailio(folder: Path, users: dict[str, str]) -> Iterator[Kamailio]:
+    """kamailio on a free port of 127.0.0.1, knowing ``users`` (name -> password)."""
+    program = need("kamailio")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "run").mkdir(exist_ok=True)
+    port = free_udp_port()
+    lines = "\n".join(f'    $sht(users=>{u}) = "{p}";' for u, p in users.items())
+    cfg = folder / "kamailio.cfg"
+    cfg.write_text(KAMAILIO_CFG.format(port=port, modules=KAMAILIO_MODULES, users=lines))
+    log = folder / "kamailio.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [
+                program,
+                "-DD",
+                "-E",
+                "-f",
+                str(cfg),
+                "-Y",
+                str(folder / "run"),
+                "-P",
+                str(folder / "run" / "kamailio.pid"),
+                "-m",
+                "32",
+                "-M",
+                "4",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        _wait_for(log, "SO_RCVBUF is finally", process, "kamailio")
+        yield Kamailio(address=("127.0.0.1", port), log=log)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)

@@ -1,0 +1,276 @@
+"""SIP signalling for a call voicebench places: an INVITE with an SDP offer of G.711 (PCMU and
+PCMA) and RFC 4733 telephone events, digest authentication, the answer's media address and
+codec, ACK, and BYE either way. The media is voicebench's own (``voicebench.remote.rtp``): only
+the signalling is aiosipua's.
+
+aiosipua 0.7.1 leaves out parts of a dialog that a call through a proxy needs; ``SipLine``
+adds them around it:
+
+- the route set (the 2xx's ``Record-Route``, reversed) and the remote target (its
+  ``Contact``) are taken from the answer before the ACK is sent, so that ACK, re-INVITE and
+  BYE follow the proxy's route instead of being refused by it;
+- an SDP in a 180 or 183 (early media) is kept: its media address is where the agent's audio
+  comes from before the answer;
+- a final answer of 300-699 is acknowledged, as RFC 3261 asks (otherwise the agent resends it
+  for half a minute);
+- the 3.11 event loop's datagram transport is not a ``DatagramTransport`` subclass, which
+  aiosipua asserts; the harmless error it logs is kept out of the output.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from voicebench.errors import redact
+
+TELEPHONE_EVENT_PT = 101
+"""The payload type offered for RFC 4733 telephone events."""
+CODECS = {"pcmu": 0, "pcma": 8}
+"""The G.711 codecs a call can offer, by name, with their static payload types."""
+SIP_URI = re.compile(r"^sips?:(?:(?P<user>[^@\s;:]+)@)?(?P<host>[^\s;:@]+)(?::(?P<port>\d+))?$")
+DEFAULT_PORT = 5060
+
+
+class SipFailure(Exception):
+    """A call that did not start: ``kind`` (``busy``, ``sip_rejected``, ``no_answer``,
+    ``connection_refused``), the SIP status when there was one, and a reason for a person."""
+
+    def __init__(self, kind: str, reason: str, status: int | None = None) -> None:
+        super().__init__(reason)
+        self.kind, self.reason, self.status = kind, reason, status
+
+
+@dataclass(frozen=True)
+class SipTarget:
+    """Whom to call (``sip:USER@HOST[:PORT]``) and where the INVITE goes (the host itself, or
+    an outbound proxy)."""
+
+    uri: str
+    host: str
+    port: int
+    user: str | None = None
+
+    @classmethod
+    def parse(cls, uri: str) -> SipTarget:
+        found = SIP_URI.match(uri)
+        if found is None:
+            raise ValueError(f"{uri!r} is not a SIP URI (sip:USER@HOST[:PORT])")
+        port = int(found["port"]) if found["port"] else DEFAULT_PORT
+        return cls(uri=uri, host=found["host"], port=port, user=found["user"])
+
+
+@dataclass(frozen=True)
+class MediaAnswer:
+    """What the far end's SDP says of its media: where to send RTP and in which payload type,
+    and the payload type of telephone events (None: it takes none)."""
+
+    host: str
+    port: int
+    payload_type: int
+    telephone_event: int | None
+
+
+def sdp_offer(rtp_host: str, rtp_port: int, codecs: tuple[str, ...]) -> str:
+    """An SDP offer of ``codecs`` (in order of preference) and telephone events, at 20 ms."""
+    types = [CODECS[c] for c in codecs]
+    lines = [
+        "v=0",
+        f"o=voicebench {secrets.randbelow(2**31)} 1 IN IP4 {rtp_host}",
+        "s=voicebench",
+        f"c=IN IP4 {rtp_host}",
+        "t=0 0",
+        f"m=audio {rtp_port} RTP/AVP {' '.join(map(str, [*types, TELEPHONE_EVENT_PT]))}",
+        *(f"a=rtpmap:{CODECS[c]} {c.upper()}/8000" for c in codecs),
+        f"a=rtpmap:{TELEPHONE_EVENT_PT} telephone-event/8000",
+        f"a=fmtp:{TELEPHONE_EVENT_PT} 0-16",
+        "a=ptime:20",
+        "a=sendrecv",
+    ]
+    return "\r\n".join(lines) + "\r\n"
+
+
+def media_answer(sdp: Any, offered: tuple[int, ...]) -> MediaAnswer | None:
+    """The media of an aiosipua ``SdpMessage`` answering an offer of ``offered`` payload types;
+    None when it has no audio or picked no codec offered."""
+    audio = sdp.audio if sdp is not None else None
+    address = sdp.rtp_address if sdp is not None else None
+    if audio is None or address is None:
+        return None
+    types = [c.payload_type for c in audio.codecs]
+    chosen = next((t for t in types if t in offered), None)
+    if chosen is None:
+        return None
+    events = next(
+        (
+            c.payload_type
+            for c in audio.codecs
+            if (c.encoding_name or "").lower() == "telephone-event"
+        ),
+        None,
+    )
+    return MediaAnswer(
+        host=address[0], port=address[1], payload_type=chosen, telephone_event=events
+    )
+
+
+class _QuietAssert(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "_UdpProtocol.connection_made" not in record.getMessage()
+
+
+@dataclass
+class SipLine:
+    """One SIP user agent on 127.0.0.1 placing one call: ``async with SipLine() as line``,
+    ``answer = await line.dial(...)``, ``line.ended`` set when the far end hangs up."""
+
+    host: str = "127.0.0.1"
+    user_agent: str = "voicebench"
+    ended: asyncio.Event = field(default_factory=asyncio.Event)
+    early: MediaAnswer | None = None
+    """The media of an SDP in a provisional answer (early media), if one came."""
+    statuses: list[tuple[int, str]] = field(default_factory=list)
+    """Every answer to the INVITE, in order: (status, reason)."""
+    _uac: Any = None
+    _uas: Any = None
+    _transport: Any = None
+    _call: Any = None
+    _offered: tuple[int, ...] = ()
+
+    async def __aenter__(self) -> SipLine:
+        from aiosipua import SipUAC, SipUAS
+        from aiosipua.transport import UdpSipTransport
+
+        logging.getLogger("asyncio").addFilter(_QuietAssert())
+        self._transport = UdpSipTransport(local_addr=(self.host, 0))
+        self._uac = SipUAC(self._transport)
+        self._uas = SipUAS(self._transport, uac=self._uac, user_agent=self.user_agent)
+        self._uas.on_bye = lambda _call, _request: self.ended.set()
+        await self._uas.start()
+        # bound to a free port: what the messages' Via and Contact must name is that port
+        bound = self._transport._udp_transport.get_extra_info("sockname")
+        self._transport.local_addr = (bound[0], bound[1])
+        handle = self._uac.handle_response
+
+        def handle_response(response: Any, addr: tuple[str, int]) -> None:
+            self._before_aiosipua(response)
+            handle(response, addr)
+
+        self._uac.handle_response = handle_response
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.hang_up()
+        await asyncio.sleep(0)  # (the BYE leaves before the socket closes)
+        if self._uas is not None:
+            await self._uas.stop()
+
+    @property
+    def local_address(self) -> tuple[str, int]:
+        return self._transport.local_addr
+
+    async def dial(
+        self,
+        target: SipTarget,
+        *,
+        rtp_port: int,
+        codecs: tuple[str, ...] = ("pcmu", "pcma"),
+        via: tuple[str, int] | None = None,
+        username: str | None = None,
+        password: str | None = None,
+        timeout_s: float = 10.0,
+    ) -> MediaAnswer:
+        """INVITE ``target`` (through ``via``, an outbound proxy, when given) offering
+        ``codecs`` on ``rtp_port``; the answer's media once it is answered (2xx, ACK sent).
+        Raises ``SipFailure``; the password never appears in one."""
+        from aiosipua import SipDigestAuth, parse_sdp
+
+        self._offered = tuple(CODECS[c] for c in codecs)
+        offer = parse_sdp(sdp_offer(self.host, rtp_port, codecs))
+        auth = SipDigestAuth(username, password) if username and password else None
+        local = f"sip:{username or 'voicebench'}@{self.host}:{self.local_address[1]}"
+        destination = via or (target.host, target.port)
+        self._call = self._uac.send_invite(
+            local, target.uri, destination, offer, auth=auth, user_agent=self.user_agent
+        )
+        secret = (password,) if password else ()
+        started = time.monotonic()
+        try:
+            await self._call.wait_answered(timeout=timeout_s)
+        except TimeoutError:
+            last = (
+                f" (last: {self.statuses[-1][0]} {self.statuses[-1][1]})" if self.statuses else ""
+            )
+            self._cancel()
+            raise SipFailure(
+                "no_answer", f"{target.uri}: no answer within {timeout_s:g} s{last}"
+            ) from None
+        except RuntimeError:
+            status, reason = self._call._reject_code, self._call._reject_reason
+            kind = "busy" if status in (486, 600) else "sip_rejected"
+            raise SipFailure(
+                kind, redact(f"{target.uri}: {status} {reason}", *secret), status
+            ) from None
+        media = media_answer(self._call.sdp_answer, self._offered)
+        if media is None:
+            self.hang_up()
+            raise SipFailure(
+                "sip_rejected",
+                f"{target.uri}: answered after {time.monotonic() - started:.1f} s with no "
+                "audio codec offered (PCMU or PCMA)",
+                200,
+            )
+        return media
+
+    def hang_up(self) -> None:
+        """BYE, if the call is up and the far end has not hung up already."""
+        if self._call is not None and not self.ended.is_set():
+            self._call.hangup(self._uac)
+            self.ended.set()
+
+    def _cancel(self) -> None:
+        if self._call is not None:
+            self._call.cancel(self._uac)
+
+    def _before_aiosipua(self, response: Any) -> None:
+        """What aiosipua's own handling of an answer to the INVITE leaves out (module doc)."""
+        cseq = response.cseq
+        if cseq is None or cseq.method.upper() != "INVITE" or self._call is None:
+            return
+        if response.call_id != self._call.call_id:
+            return
+        status = response.status_code
+        self.statuses.append((status, response.reason_phrase))
+        if status in (180, 183) and response.body:
+            from aiosipua import parse_sdp
+
+            self.early = media_answer(parse_sdp(response.text), self._offered) or self.early
+        dialog = self._call.dialog
+        if 200 <= status < 300 and not dialog.route_set:
+            routes = [r.strip() for h in response.headers.get("record-route") for r in h.split(",")]
+            dialog.route_set = list(reversed([r for r in routes if r]))
+            contact = response.get_header("contact") or ""
+            if "<" in contact:
+                dialog.remote_target = contact.split("<", 1)[1].split(">", 1)[0]
+        if status >= 300 and not (status in (401, 407) and self._call._auth_attempts == 0):
+            self._acknowledge(response)
+
+    def _acknowledge(self, response: Any) -> None:
+        """The ACK of a final answer of 300-699: the INVITE's branch, the answer's To."""
+        from aiosipua.message import SipRequest
+
+        invite = self._call.invite
+        ack = SipRequest(method="ACK", uri=invite.uri)
+        for name in ("Via", "From", "Call-ID"):
+            for value in invite.headers.get(name):
+                ack.headers.append(name, value)
+        ack.headers.set_single("To", response.get_header("to") or "")
+        ack.headers.set_single("CSeq", f"{invite.cseq.seq} ACK")
+        ack.headers.set_single("Max-Forwards", "70")
+        ack.headers.set_single("Content-Length", "0")
+        self._transport.send(ack, self._call.remote_addr)
