@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -11,6 +13,8 @@ from voicebench.fixtures.manifest import load_manifest
 from voicebench.scenarios import (
     NOISE_KINDS,
     PhoneLine,
+    alaw_decode,
+    alaw_encode,
     mix_at_snr,
     mulaw_decode,
     mulaw_encode,
@@ -133,3 +137,29 @@ def test_jitter_beyond_the_buffer_counts_as_loss():
     # |N(0, 60 ms)| > 60 ms about 31.7% of the time
     assert abs(result.loss_pct - 31.7) < 2.0
     assert result.delay_ms == 60.0
+
+
+def _audioop():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return pytest.importorskip("audioop")
+
+
+def test_alaw_is_the_standard_librarys_codec_byte_for_byte():
+    """Every 16-bit sample and every code, against ``audioop`` as mu-law is."""
+    audioop = _audioop()
+    pcm = np.arange(-32768, 32768, dtype=np.int16)
+    assert alaw_encode(pcm) == audioop.lin2alaw(pcm.astype("<i2").tobytes(), 2)
+    codes = bytes(range(256))
+    assert alaw_decode(codes).tobytes() == audioop.alaw2lin(codes, 2)
+    assert alaw_decode(codes).dtype == np.dtype("<i2")
+
+
+def test_alaw_round_trip_on_known_values_and_a_tone():
+    # silence is 0xD5 (0x55 with the sign bit set), full scale 0xAA and 0x2A
+    assert alaw_encode(np.array([0, 32767, -32768], dtype=np.int16)) == bytes([0xD5, 0xAA, 0x2A])
+    for dbfs in (-3.0, -20.0, -40.0):
+        sine = tone(1000, dbfs=dbfs)
+        back = alaw_decode(alaw_encode(sine))
+        error = back.astype(float) - sine
+        assert 10 * np.log10(np.mean(sine.astype(float) ** 2) / np.mean(error**2)) > 30

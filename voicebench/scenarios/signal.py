@@ -15,7 +15,8 @@ Phone line (``PhoneLine``): what a narrowband call does, in order:
   band-pass, 6 dB down at both edges, so no sample moves in time);
 - G.711 mu-law, 8 bits a sample, as Twilio and Telnyx media streams carry it (the standard
   library's ``audioop`` codec, byte for byte, written here in numpy: ``audioop`` is deprecated
-  and gone from Python 3.13);
+  and gone from Python 3.13; A-law, the other G.711 law that a SIP call may carry, is here
+  too, byte for byte ``audioop``'s as well);
 - sent in 20 ms packets, of which some are lost in bursts (a two-state Gilbert-Elliott chain:
   a lost packet is followed by another with probability ``1 - 1 / burst_packets``), and each
   delayed by the network by a random jitter. A fixed jitter buffer plays packet k at
@@ -148,6 +149,31 @@ def mulaw_decode(data: bytes) -> np.ndarray:
     code = ~np.frombuffer(data, dtype=np.uint8).astype(np.int32) & 0xFF
     magnitude = (((code & 0x0F) << 3) + _MULAW_BIAS) << ((code & 0x70) >> 4)
     return np.where(code & 0x80, _MULAW_BIAS - magnitude, magnitude - _MULAW_BIAS).astype("<i2")
+
+
+_ALAW_SEGMENTS = np.array([0x1F, 0x3F, 0x7F, 0xFF, 0x1FF, 0x3FF, 0x7FF, 0xFFF])
+"""The top of each A-law segment's magnitudes (13-bit)."""
+
+
+def alaw_encode(pcm: np.ndarray) -> bytes:
+    """16-bit PCM to G.711 A-law, one byte a sample: the sample's top 13 bits, its magnitude
+    (one less for a negative sample) put in one of 8 segments of 16 steps, the first two
+    segments of equal steps, the even bits inverted."""
+    x = pcm.astype("<i2").astype(np.int32) >> 3
+    negative = x < 0
+    magnitude = np.where(negative, -x - 1, x)  # at most 0xFFF: always in a segment
+    segment = np.searchsorted(_ALAW_SEGMENTS, magnitude)  # the first top >= magnitude
+    code = (segment << 4) | ((magnitude >> np.maximum(segment, 1)) & 0xF)
+    return (code ^ np.where(negative, 0x55, 0xD5)).astype(np.uint8).tobytes()
+
+
+def alaw_decode(data: bytes) -> np.ndarray:
+    """G.711 A-law bytes to 16-bit PCM."""
+    code = np.frombuffer(data, dtype=np.uint8).astype(np.int32) ^ 0x55
+    segment = (code & 0x70) >> 4
+    step = ((code & 0x0F) << 4) + 8
+    magnitude = np.where(segment == 0, step, (step + 0x100) << np.maximum(segment - 1, 0))
+    return np.where(code & 0x80, magnitude, -magnitude).astype("<i2")
 
 
 @dataclass(frozen=True)
