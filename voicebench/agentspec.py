@@ -327,6 +327,11 @@ def load_agent_spec(
     var = spec.key_variable
     if require_secrets and var and not os.environ.get(var):
         raise MissingSecretError(path, spec.key_field, var)
+    sip = spec.remote.sip if spec.remote is not None else None
+    for name in ("username_env", "password_env"):
+        variable = getattr(sip, name, None)
+        if require_secrets and variable and not os.environ.get(variable):
+            raise MissingSecretError(path, f"remote.sip.{name}", variable)
     if spec.llm is not None and spec.tts.provider == "openai":
         tts_var = spec.tts.api_key_env
         if require_secrets and tts_var and not os.environ.get(tts_var):

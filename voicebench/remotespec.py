@@ -11,9 +11,9 @@ from pydantic import Field, model_validator
 
 from voicebench._model import FrozenModel
 
-__all__ = ["PROTOCOLS", "TELEPHONY", "Protocol", "RemoteAuth", "RemoteSpec"]
+__all__ = ["PROTOCOLS", "TELEPHONY", "Protocol", "RemoteAuth", "RemoteSpec", "SipSettings"]
 
-Protocol = Literal["pcm", "pipecat", "twilio", "telnyx", "webrtc"]
+Protocol = Literal["pcm", "pipecat", "twilio", "telnyx", "webrtc", "sip"]
 PROTOCOLS: tuple[str, ...] = get_args(Protocol)
 TELEPHONY: tuple[str, ...] = ("twilio", "telnyx")
 """The phone platforms' media streams: 8 kHz mu-law in JSON events."""
@@ -41,19 +41,50 @@ class RemoteAuth(FrozenModel):
         return os.environ.get(self.token_env) or None
 
 
+ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+SIP_JITTER_MS = 40
+"""A SIP call's jitter buffer when the spec gives none: two packets, as a desk phone holds on
+a clean line."""
+
+
+class SipSettings(FrozenModel):
+    """How a SIP call is placed (``[remote.sip]``): the signalling's transport, the codecs
+    offered, an outbound proxy, and digest credentials named by environment variables (read
+    when dialling, never written anywhere)."""
+
+    transport: Literal["udp"] = "udp"
+    """The signalling's transport (UDP; TCP and TLS are not supported yet)."""
+    codecs: tuple[Literal["pcmu", "pcma"], ...] = Field(default=("pcmu", "pcma"), min_length=1)
+    """The G.711 codecs offered, in order of preference."""
+    proxy: str | None = Field(default=None, pattern=r"^[^\s:/]+:\d{1,5}$")
+    """``HOST:PORT`` of an outbound proxy the INVITE goes through (None: straight to the
+    URI's host)."""
+    username_env: str | None = Field(default=None, pattern=ENV_NAME)
+    """The variable holding the digest user name (None: the caller is ``voicebench``)."""
+    password_env: str | None = Field(default=None, pattern=ENV_NAME)
+    """The variable holding the digest password (None: no credentials)."""
+
+    def credentials(self) -> tuple[str | None, str | None]:
+        """The user name and password, read from the environment now."""
+        user = os.environ.get(self.username_env) if self.username_env else None
+        password = os.environ.get(self.password_env) if self.password_env else None
+        return user or None, password or None
+
+
 class RemoteSpec(FrozenModel):
     """A running voice agent reached over WebSocket."""
 
-    url: str = Field(pattern=r"^(wss?|https?)://[^\s/]+(/\S*)?$")
+    url: str = Field(pattern=r"^((wss?|https?)://[^\s/]+(/\S*)?|sip:[^\s@:;]+@[^\s@;]+)$")
     """``ws://host:port/path`` or ``wss://...``; for ``webrtc``, the ``http(s)://`` endpoint
-    that takes the SDP offer (pipecat's ``/api/offer``)."""
+    that takes the SDP offer (pipecat's ``/api/offer``); for ``sip``, ``sip:USER@HOST[:PORT]``."""
     protocol: Protocol = "pcm"
     """``pcm``: raw 16-bit mono PCM frames and JSON control messages (voicebench's protocol);
     ``pipecat``: pipecat's protobuf frame serializer, as pipecat's WebSocket server transport
     speaks it; ``twilio`` and ``telnyx``: the phone platform's side of its media stream (JSON
     events, 8 kHz mu-law), as an agent that answers phone calls is reached; ``webrtc``: a
     browser's call (an SDP offer posted to ``url``, Opus both ways,
-    ``voicebench.remote.webrtc``)."""
+    ``voicebench.remote.webrtc``); ``sip``: a phone call placed with SIP (G.711 over RTP,
+    ``voicebench.remote.sip_caller``)."""
     sample_rate: int = Field(default=16_000, ge=8_000, le=48_000)
     """Sample rate of the audio sent and received (``pcm`` and ``pipecat``; on a phone stream
     it is 8 kHz, set so when left out)."""
@@ -64,8 +95,11 @@ class RemoteSpec(FrozenModel):
     connect_timeout_secs: float = Field(default=10.0, gt=0.0, le=120.0)
     """Give up connecting after this long."""
     jitter_ms: int = Field(default=20, ge=20, le=320, multiple_of=20)
-    """``webrtc`` only: how much audio the caller's jitter buffer holds before playing, as a
-    browser's does (about one 20 ms packet on a clean link; aiortc's own default is 80)."""
+    """``webrtc`` and ``sip``: how much audio the caller's jitter buffer holds before playing,
+    as a browser's or a phone's does (a browser about one 20 ms packet on a clean link,
+    aiortc's own default is 80; a SIP call ``SIP_JITTER_MS`` when not given)."""
+    sip: SipSettings | None = Field(default=None, exclude_if=lambda v: v is None)
+    """``sip`` only: how the call is placed (``SipSettings``; its defaults when not given)."""
     quiet_secs: float = Field(default=1.5, gt=0.0, le=10.0)
     """After the agent has spoken, this much time with no new audio ends its turn (unless
     it says so first with a ``bot_stopped`` message)."""
@@ -73,6 +107,10 @@ class RemoteSpec(FrozenModel):
     @model_validator(mode="before")
     @classmethod
     def _phone_lines_are_8k(cls, data: object) -> object:
+        if isinstance(data, dict) and data.get("protocol") == "sip":
+            if data.get("sample_rate", 8_000) != 8_000:
+                raise ValueError("a sip call is 8 kHz G.711; leave sample_rate out")
+            data = {"jitter_ms": SIP_JITTER_MS, **data, "sample_rate": 8_000}
         if isinstance(data, dict) and data.get("protocol") == "webrtc":
             if data.get("sample_rate", 48_000) != 48_000:
                 raise ValueError("a webrtc call is 48 kHz Opus; leave sample_rate out")
@@ -87,6 +125,16 @@ class RemoteSpec(FrozenModel):
 
     @model_validator(mode="after")
     def _url_fits_protocol(self) -> RemoteSpec:
+        if self.url.startswith("sip:") != (self.protocol == "sip"):
+            raise ValueError(
+                "a sip agent is reached at a sip:USER@HOST[:PORT] URI"
+                if self.protocol == "sip"
+                else 'a sip: URI is called with protocol = "sip"'
+            )
+        if self.sip is not None and self.protocol != "sip":
+            raise ValueError('[remote.sip] goes with protocol = "sip"')
+        if self.protocol == "sip":
+            return self
         web = self.url.startswith(("http://", "https://"))
         if web != (self.protocol == "webrtc"):
             raise ValueError(

@@ -162,7 +162,16 @@ def test_a_remote_agents_token_variable_must_be_set(tmp_path, monkeypatch):
         ),
         (
             'name = "x"\nfamily = "f"\n[remote]\nurl = "ws://h:1"\nprotocol = "sip"\n',
-            "remote.protocol",
+            "a sip agent is reached at a sip:USER@HOST[:PORT] URI",
+        ),
+        (
+            'name = "x"\nfamily = "f"\n[remote]\nurl = "sip:bot@h:5060"\n',
+            'a sip: URI is called with protocol = "sip"',
+        ),
+        (
+            'name = "x"\nfamily = "f"\n[remote]\nurl = "sip:bot@h"\nprotocol = "sip"\n'
+            '[remote.sip]\nproxy = "no port"\n',
+            "remote.sip.proxy",
         ),
     ],
 )

@@ -78,7 +78,10 @@ FixturesOpt = Annotated[
 
 
 def agent_spec(value: str | Path) -> Path:
-    """An ``--agent`` value: a TOML path, or the name of a shipped agent spec."""
+    """An ``--agent`` value: a TOML path, the name of a shipped agent spec, or a SIP URI to
+    call (kept as it is: ``api.runs`` reads it)."""
+    if str(value).startswith("sip:"):
+        return Path(str(value))
     return shared.spec_path("agents", value)
 
 
@@ -88,7 +91,8 @@ def judge_spec(value: str | Path) -> Path:
 
 
 AGENT_HELP = (
-    f"Agent spec: a TOML file, or a shipped one by name ({', '.join(shared.shipped('agents'))})."
+    f"Agent spec: a TOML file, or a shipped one by name ({', '.join(shared.shipped('agents'))});"
+    " or sip:USER@HOST[:PORT], an agent to call over SIP."
 )
 JUDGE_HELP = (
     f"Judge spec: a TOML file, or a shipped one by name ({', '.join(shared.shipped('judges'))})."

@@ -316,10 +316,15 @@ def load_pattern(**fields: Any) -> LoadPattern:
 def load_target(agent: str, protocol: str = "pcm", token_env: str | None = None) -> AgentSpec:
     """What ``--agent`` names: a ``ws://`` or ``wss://`` URL, or for ``webrtc`` an ``http(s)://``
     offer endpoint (spoken to in ``protocol``, with the token in ``token_env`` presented as a
-    bearer token when given), or an agent spec file with ``[remote]``."""
+    bearer token when given), a ``sip:USER@HOST[:PORT]`` URI, or an agent spec file with
+    ``[remote]``."""
     from voicebench._model import validate_record
     from voicebench.agentspec import load_agent_spec
 
+    if agent.startswith("sip:"):
+        from voicebench.remote.sip import sip_agent_spec
+
+        return sip_agent_spec(agent)
     schemes = ("ws://", "wss://", "http://", "https://")
     if "://" in agent and not agent.startswith(schemes):
         raise InputError(f"{agent!r} is not a ws:// or wss:// URL", field="--agent")

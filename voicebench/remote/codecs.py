@@ -13,7 +13,7 @@ def codec(
     """The caller's side of ``protocol``; ``parameters`` are a phone call's custom parameters."""
     if protocol in TELEPHONY:
         return TelephonyCaller(protocol, parameters)
-    if protocol == "webrtc":
+    if protocol in ("webrtc", "sip"):
         return MediaCodec(sample_rate)
     return PCMCodec(sample_rate) if protocol == "pcm" else PipecatCodec(sample_rate)
 

@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from voicebench.agentspec import AgentSpec
 from voicebench.errors import redact
 
 TELEPHONE_EVENT_PT = 101
@@ -35,6 +36,18 @@ CODECS = {"pcmu": 0, "pcma": 8}
 """The G.711 codecs a call can offer, by name, with their static payload types."""
 SIP_URI = re.compile(r"^sips?:(?:(?P<user>[^@\s;:]+)@)?(?P<host>[^\s;:@]+)(?::(?P<port>\d+))?$")
 DEFAULT_PORT = 5060
+
+
+def sip_agent_spec(uri: str) -> AgentSpec:
+    """An agent called at a ``sip:USER@HOST[:PORT]`` URI (``--agent``) with the defaults of
+    ``[remote.sip]`` (no proxy, no credentials: a spec file gives those), named after its
+    user."""
+    from voicebench._model import validate_record
+
+    user = uri.removeprefix("sip:").partition("@")[0]
+    remote = {"url": uri, "protocol": "sip"}
+    data = {"name": user or "sip", "family": "sip", "remote": remote}
+    return validate_record(AgentSpec, data, file="--agent")
 
 
 class SipFailure(Exception):

@@ -1,0 +1,138 @@
+"""A replay over SIP against real SIP software: voicebench calls baresip (which answers by
+itself and plays a known recording: silence, then a 440 Hz tone) straight and through
+kamailio, times the turn, and hears the tone where the recording puts it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sip_tools import baresip, kamailio
+from test_remote import _replay
+
+from voicebench.agentspec import AgentSpec
+from voicebench.fixtures.audio import write_wav
+from voicebench.remotespec import RemoteSpec, SipSettings
+
+pytestmark = pytest.mark.slow
+
+TONE_AT_S = 4.0
+"""Where the tone starts in baresip's recording: after the caller's first turn has ended."""
+
+
+def recording(path: Path) -> None:
+    rate = 8_000
+    pcm = np.zeros(int(12 * rate), np.int16)
+    t = np.arange(rate) / rate
+    start = int(TONE_AT_S * rate)
+    pcm[start : start + rate] = (0.3 * 32767 * np.sin(2 * np.pi * 440 * t)).astype(np.int16)
+    write_wav(path, pcm, rate)
+
+
+def sip_agent(uri: str, **sip) -> AgentSpec:
+    remote = RemoteSpec(
+        url=uri, protocol="sip", quiet_secs=1.0, sip=SipSettings(**sip) if sip else None
+    )
+    return AgentSpec(name="phone-bot", family="sip", remote=remote)
+
+
+def dominant_hz(pcm: np.ndarray, rate: int = 16_000) -> float:
+    spectrum = np.abs(np.fft.rfft(pcm.astype(np.float64)))
+    return float(np.fft.rfftfreq(pcm.size, 1 / rate)[int(np.argmax(spectrum))])
+
+
+async def test_a_call_to_baresip_is_replayed_and_its_recording_heard(tmp_path: Path, short_set):
+    recording(tmp_path / "prompt.wav")
+    with baresip(tmp_path / "bob", tmp_path / "prompt.wav") as bob:
+        (record,) = await _replay(sip_agent(bob.uri), tmp_path / "run", short_set, final_only=True)
+    assert record.error is None, record.error
+    assert record.timing is not None and record.timing.ttfa_ms is not None
+    assert record.contestant == "remote/phone-bot"
+    # what was heard after the end of speech is the recording's tone
+    heard = np.frombuffer((tmp_path / "run" / record.audio_path).read_bytes()[44:], np.int16)
+    assert abs(dominant_hz(heard) - 440) < 10
+    assert "session closed" in bob.said()  # our BYE
+
+
+async def test_a_call_through_kamailio_with_credentials_from_the_environment(
+    tmp_path: Path, short_set, monkeypatch: pytest.MonkeyPatch
+):
+    recording(tmp_path / "prompt.wav")
+    users = {"alice": "alice-pass-5150", "bob": "bob-pass-6160"}
+    monkeypatch.setenv("VB_SIP_USER", "alice")
+    monkeypatch.setenv("VB_SIP_PASSWORD", users["alice"])
+    with (
+        kamailio(tmp_path / "proxy", users) as proxy,
+        baresip(
+            tmp_path / "bob",
+            tmp_path / "prompt.wav",
+            registrar=proxy.address,
+            password=users["bob"],
+        ),
+    ):
+        host, port = proxy.address
+        spec = sip_agent(
+            f"sip:bob@{host}:{port}", username_env="VB_SIP_USER", password_env="VB_SIP_PASSWORD"
+        )
+        (record,) = await _replay(spec, tmp_path / "run", short_set, final_only=True)
+        wrong = sip_agent(
+            f"sip:carol@{host}:{port}", username_env="VB_SIP_USER", password_env="VB_SIP_PASSWORD"
+        )
+        (refused,) = await _replay(wrong, tmp_path / "refused", short_set, final_only=True)
+    assert record.error is None, record.error
+    assert refused.error is not None and refused.error.kind == "sip_rejected"
+    assert refused.error.reason == f"sip:carol@{host}:{port}: 404 Not Found"
+    # the password is in no file the runs wrote
+    for run in (tmp_path / "run", tmp_path / "refused"):
+        for path in run.rglob("*"):
+            if path.is_file():
+                assert users["alice"].encode() not in path.read_bytes(), path
+
+
+def test_voicebench_run_calls_a_sip_uri(tmp_path: Path, short_set):
+    from typer.testing import CliRunner
+
+    from voicebench.cli import app
+
+    recording(tmp_path / "prompt.wav")
+    with baresip(tmp_path / "bob", tmp_path / "prompt.wav") as bob:
+        out = tmp_path / "run"
+        result = CliRunner().invoke(
+            app,
+            [
+                "run",
+                "--agent",
+                bob.uri,
+                *short_set.options(),
+                "--final-only",
+                "-n",
+                "1",
+                "--out",
+                str(out),
+            ],
+        )
+    assert result.exit_code == 0, result.output
+    assert "bob (remote/bob)" in result.output and "1 turns, 0 failed" in result.output
+
+
+def test_a_sip_spec_whose_password_variable_is_unset_fails_at_load_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from voicebench.agentspec import load_agent_spec
+    from voicebench.errors import MissingSecretError
+
+    path = tmp_path / "phone.toml"
+    path.write_text(
+        'name = "phone"\nfamily = "sip"\n[remote]\nurl = "sip:bot@127.0.0.1:5060"\n'
+        'protocol = "sip"\n[remote.sip]\nproxy = "127.0.0.1:5060"\n'
+        'username_env = "VB_SIP_U"\npassword_env = "VB_SIP_P"\n'
+    )
+    monkeypatch.setenv("VB_SIP_U", "alice")
+    monkeypatch.delenv("VB_SIP_P", raising=False)
+    with pytest.raises(MissingSecretError, match=r"remote\.sip\.password_env: .*VB_SIP_P"):
+        load_agent_spec(path)
+    monkeypatch.setenv("VB_SIP_P", "pw")
+    spec = load_agent_spec(path)
+    assert spec.remote is not None and spec.remote.jitter_ms == 40
+    assert spec.remote.sample_rate == 8_000

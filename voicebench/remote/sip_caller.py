@@ -1,0 +1,156 @@
+"""A voice agent called over SIP, as a phone line calls it (``[remote] protocol = "sip"``, or
+``--agent sip:USER@HOST[:PORT]``).
+
+One call a run, like every caller's: an INVITE (``voicebench.remote.sip``: through an
+outbound proxy when ``[remote.sip] proxy`` names one, with digest credentials named by
+environment variables), then G.711 over RTP both ways (``voicebench.remote.rtp``), BYE at the
+end. The microphone is the same real-time one as every caller's: each 20 ms frame leaves, as
+one RTP packet, once its 20 ms have been recorded, so the true end of speech is placed as it
+always is; silence between utterances is sent as audio, as a phone sends it. What the agent
+sends goes through a phone's fixed jitter buffer (``voicebench.remote.jitter``, ``jitter_ms``
+deep: 40 ms unless the spec says otherwise) and reaches the loudspeaker when the buffer plays
+it: that is when the caller hears it, so TTFA includes the buffer's depth, as it does on a
+phone. Each packet's arrival is the kernel's stamp.
+
+A call that does not start fails the run's turns with its SIP status: ``busy`` (486, 600),
+``sip_rejected`` (any other final answer of 300-699, after the challenges are answered),
+``no_answer`` (no final answer within ``connect_timeout_secs``); an agent that hangs up
+mid-turn is ``closed_mid_turn``. The password never appears in a reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from typing import Any
+
+import numpy as np
+
+from voicebench.agent.realtime import FRAME_NS, NS_PER_S
+from voicebench.agentspec import AgentSpec
+from voicebench.errors import redact
+from voicebench.remote.caller import RemoteAgent
+from voicebench.remote.jitter import JitterBuffer
+from voicebench.remote.rtp import RtpPacket, RtpSession
+from voicebench.remote.sip import SipFailure, SipLine, SipTarget
+from voicebench.remotespec import SipSettings
+from voicebench.runlog import TurnError
+
+
+class SipAgent(RemoteAgent):
+    """``async with SipAgent(spec) as agent``: one SIP call for a run."""
+
+    def __init__(self, spec: AgentSpec, *, clock=time.perf_counter_ns) -> None:
+        super().__init__(spec, clock=clock)
+        self.settings = self.remote.sip or SipSettings()
+        self.jitter = JitterBuffer(self.remote.jitter_ms)
+        self.received = 0
+        """Packets of the agent's audio received in the call."""
+        self._line: SipLine | None = None
+        self._rtp: RtpSession | None = None
+        self._arrived = asyncio.Event()
+        self._hung_up_by_agent = False
+
+    async def __aenter__(self) -> SipAgent:
+        user, password = self.settings.credentials()
+        self._secrets = (password,) if password else ()
+        self._rtp = RtpSession(on_packet=self._heard)
+        self._line = await SipLine().__aenter__()
+        via = None
+        if self.settings.proxy is not None:
+            host, _, port = self.settings.proxy.rpartition(":")
+            via = (host, int(port))
+        try:
+            media = await self._line.dial(
+                SipTarget.parse(self.remote.url),
+                rtp_port=self._rtp.local_port,
+                codecs=self.settings.codecs,
+                via=via,
+                username=user,
+                password=password,
+                timeout_s=self.remote.connect_timeout_secs,
+            )
+        except (SipFailure, OSError) as exc:
+            kind = exc.kind if isinstance(exc, SipFailure) else "connection_refused"
+            reason = exc.reason if isinstance(exc, SipFailure) else f"{self.remote.url}: {exc}"
+            self._failure = TurnError(kind=kind, reason=redact(reason, *self._secrets))
+            return self
+        self._rtp.connect(media.host, media.port, media.payload_type, media.telephone_event)
+        self._ws = self._line  # (what the caller checks to know the agent answered)
+        self._tasks = [
+            asyncio.create_task(self._play()),
+            asyncio.create_task(self._pace()),
+            asyncio.create_task(self._watch_line()),
+        ]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._stop_listening()
+        if self._line is not None:
+            with contextlib.suppress(Exception):
+                await self._line.__aexit__(None, None, None)
+        if self._rtp is not None:
+            self._rtp.close()
+
+    # The loudspeaker, through the jitter buffer ----------------------------------------------
+
+    def _heard(self, packet: RtpPacket) -> None:
+        self.received += 1
+        self.jitter.push(packet)
+        self._arrived.set()
+
+    async def _play(self) -> None:
+        """Hand the loudspeaker each packet when the jitter buffer plays it."""
+        while True:
+            due = self.jitter.next_ns
+            if due is None:
+                await self._arrived.wait()
+                self._arrived.clear()
+                continue
+            wait_s = (due - time.perf_counter_ns()) / NS_PER_S
+            if wait_s > 0:
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(wait_s):
+                        await self._arrived.wait()  # (an earlier packet may come meanwhile)
+                self._arrived.clear()
+                continue
+            now = time.perf_counter_ns()
+            for pcm, play_ns in self.jitter.pop(now):
+                self._speaker.hear(pcm.astype(np.int16).tobytes(), self.clock() - (now - play_ns))
+
+    async def _watch_line(self) -> None:
+        assert self._line is not None
+        await self._line.ended.wait()
+        self._hung_up_by_agent = True
+        self._closed.set()
+        self._speaker.news.set()
+
+    # The microphone, as RTP ----------------------------------------------------------------
+
+    async def _pace(self) -> None:
+        assert self._rtp is not None
+        origin = self.clock()
+        k = 0
+        while not self._closed.is_set():
+            window_start = origin + k * FRAME_NS
+            frame = self._mic.frame(window_start)
+            delay = (window_start + FRAME_NS - self.clock()) / NS_PER_S
+            if delay > 0:
+                await asyncio.sleep(delay)
+            self._rtp.send_frame(frame)
+            k += 1
+
+    async def _send_all(self, messages: list[str | bytes]) -> bool:
+        return not self._closed.is_set()  # nothing but audio goes over the call
+
+    def _send_soon(self, message: str) -> None:
+        return None
+
+    def _close_note(self) -> str:
+        return " (it sent BYE)" if self._hung_up_by_agent else ""
+
+    @property
+    def line(self) -> Any:
+        """The call's signalling (``SipLine``): its statuses, its early media."""
+        return self._line
