@@ -136,3 +136,22 @@ def test_a_sip_spec_whose_password_variable_is_unset_fails_at_load_naming_it(
     spec = load_agent_spec(path)
     assert spec.remote is not None and spec.remote.jitter_ms == 40
     assert spec.remote.sample_rate == 8_000
+
+
+async def test_a_scripted_sip_agent_is_timed_within_a_frame_of_what_it_sent(
+    tmp_path: Path, short_set
+):
+    """The caller hears the agent when its jitter buffer plays the first packet: what the
+    agent logged it sent, plus the buffer's depth."""
+    from voicebench.testing.scripted_voice import ScriptedVoiceAgent
+
+    async with ScriptedVoiceAgent(delay_ms=300, protocol="sip") as agent:
+        assert agent.url is not None and agent.url.startswith("sip:agent@127.0.0.1:")
+        records = await _replay(sip_agent(agent.url), tmp_path / "run", short_set)
+        answered = agent.turns()
+    assert len(records) == len(answered) == 2
+    for r, answer in zip(records, answered, strict=True):
+        assert r.error is None, r.error
+        assert r.timing is not None and r.timing.ttfa_ms is not None
+        sent_ms = (answer["first_audio_sent_ns"] - r.timing.speech_end_ns) / 1e6
+        assert abs(r.timing.ttfa_ms - (sent_ms + 40)) <= 20, (r.timing.ttfa_ms, sent_ms)

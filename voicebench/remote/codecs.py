@@ -22,6 +22,6 @@ def agent_codec(protocol: str, sample_rate: int) -> PCMCodec | PipecatCodec | Te
     """The agent's side of ``protocol``."""
     if protocol in TELEPHONY:
         return TelephonyAgentSide(protocol)
-    if protocol == "webrtc":
+    if protocol in ("webrtc", "sip"):
         return MediaCodec(sample_rate)
     return PCMCodec(sample_rate) if protocol == "pcm" else PipecatCodec(sample_rate)

@@ -76,7 +76,8 @@ GEMINI = "gemini-live"
 """Another speech-to-speech protocol (``voicebench.testing.scripted_gemini``)."""
 WEBRTC = "webrtc"
 """Calls over WebRTC (``voicebench.testing.scripted_webrtc``)."""
-PROTOCOLS = ("pcm", "pipecat", *TELEPHONY, REALTIME, GEMINI, WEBRTC)
+SIP = "sip"
+PROTOCOLS = ("pcm", "pipecat", *TELEPHONY, REALTIME, GEMINI, WEBRTC, SIP)
 
 
 async def serve(agent: Agent, *, port: int = 0) -> None:
@@ -108,7 +109,7 @@ def hangover_for(protocol: str) -> float:
     """The default silence that ends the caller's turn. On a phone stream a sentence's last
     fricative is above the 4 kHz the line carries, so the pause before the next sentence reads
     up to 0.7 s long (0.6 s at 16 kHz) in the built-in fixtures: the wait is longer there."""
-    return 750.0 if protocol in TELEPHONY else 600.0
+    return 750.0 if protocol in (*TELEPHONY, SIP) else 600.0
 
 
 def _presents(request, token: str) -> bool:
@@ -193,7 +194,7 @@ def main(argv: list[str] | None = None) -> None:
         help="send the reply this far ahead of the caller's playout (its first chunks at once)",
     )
     args = parser.parse_args(argv)
-    rate = LINE_RATE if args.protocol in TELEPHONY else args.sample_rate
+    rate = LINE_RATE if args.protocol in (*TELEPHONY, SIP) else args.sample_rate
     kind, in_rate = Agent, None
     if args.protocol == REALTIME:
         from voicebench.testing.scripted_realtime import RATE, RealtimeAgent
@@ -231,6 +232,11 @@ def main(argv: list[str] | None = None) -> None:
         from voicebench.testing.scripted_webrtc import serve_webrtc
 
         asyncio.run(serve_webrtc(agent, port=args.port))
+        return
+    if args.protocol == SIP:
+        from voicebench.testing.scripted_sip import serve_sip
+
+        asyncio.run(serve_sip(agent, port=args.port))
         return
     asyncio.run(serve(agent, port=args.port))
 
@@ -290,7 +296,7 @@ class ScriptedVoiceAgent(HelperServer):
         args += ["--pace", str(pace), "--lead-ms", str(lead_ms), "--pause-ms", str(pause_ms)]
         super().__init__(
             self.python_module("voicebench.testing.scripted_voice", *args),
-            ready_pattern=rf"READY ((?:ws|http)://{HOST}:\d+\S*)",
+            ready_pattern=rf"READY ((?:ws|http)://{HOST}:\d+\S*|sip:agent@{HOST}:\d+)",
             # it speaks its reply with Piper before it listens: several at once on a
             # machine whose cores are taken by other work need more than the default
             start_timeout_s=90.0,

@@ -48,15 +48,15 @@ async def _sleep_until(deadline_ns: int) -> None:
 def heard_end_shift_ms(pcm: np.ndarray, protocol: str) -> float:
     """How much earlier than the true end of speech of the 16 kHz fixture ``pcm`` the agent
     hears it end on ``protocol``'s line. On a phone stream (8 kHz mu-law) a final fricative's
-    energy above 4 kHz never arrives, so for some utterances the last audible sample comes up
-    to about 0.2 s early; at the realtime protocol's 24 kHz a soft last sound resampled can
-    fall under the speech threshold a few milliseconds early; elsewhere the shift is 0. TTFA
-    stays timed from the true end."""
+    energy above 4 kHz never arrives (nor on a SIP call's G.711), so for some utterances the
+    last audible sample comes up to about 0.2 s early; at the realtime protocol's 24 kHz a soft
+    last sound resampled can fall under the speech threshold a few milliseconds early;
+    elsewhere the shift is 0. TTFA stays timed from the true end."""
     from voicebench.agent.realtime import at_rate
     from voicebench.remote.telephony import LINE_RATE, TELEPHONY
     from voicebench.scenarios.signal import mulaw_decode, mulaw_encode
 
-    if protocol in TELEPHONY:
+    if protocol in (*TELEPHONY, "sip"):  # (a SIP call's PCMU, as the tests and benchmarks agree)
         rate = LINE_RATE
         line = mulaw_decode(mulaw_encode(to_int16(resample(pcm / 32768.0, 16_000, LINE_RATE))))
     elif protocol == "openai-realtime":

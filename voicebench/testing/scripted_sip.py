@@ -1,0 +1,127 @@
+"""The scripted voice agent answering SIP calls (``python -m voicebench.testing.scripted_voice
+--protocol sip``; ``ScriptedVoiceAgent(protocol="sip")``): the same agent, with the same known
+delay, that the WebSocket protocols reach, so what a SIP call adds can be measured apart.
+
+It answers INVITEs at ``sip:agent@127.0.0.1:PORT`` (UDP; aiosipua's user agent, the answer's
+codec the first of PCMU and PCMA the offer names), each call on an RTP session of its own
+(``voicebench.remote.rtp``). The caller's audio is each packet's decoded PCM, stamped with the
+kernel's arrival; the agent's answer leaves as it is sent, one RTP packet a 20 ms frame, with
+nothing sent between answers (the first packet after a silence marks a talkspurt, RFC 3551).
+``first_audio_sent_ns`` in the log is when the answer's first packet was handed to the socket.
+A BYE from either side ends the call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from typing import Any
+
+import numpy as np
+
+from voicebench.remote.rtp import FRAME_SAMPLES, RtpPacket, RtpSession
+from voicebench.testing.scripted_timing import ready_until_stopped
+from voicebench.testing.scripted_voice_agent import Agent
+
+HOST = "127.0.0.1"
+TALK_GAP_NS = 40_000_000
+"""A pause in sending this long or longer starts a new talkspurt (marker bit)."""
+
+
+class SipCallLine:
+    """One SIP call as the scripted agent's connection: the caller's decoded audio comes out of
+    ``async for``, the agent's audio goes into ``send``."""
+
+    def __init__(self, call: int) -> None:
+        self.voicebench_call = call
+        self._heard: asyncio.Queue[tuple[bytes, int] | None] = asyncio.Queue()
+        self._arrival = 0
+        self._last_sent = 0
+        self.rtp = RtpSession(host=HOST, on_packet=self._packet)
+
+    def _packet(self, packet: RtpPacket) -> None:
+        self._heard.put_nowait((packet.pcm.astype(np.int16).tobytes(), packet.arrival_ns))
+
+    def arrival(self) -> int:
+        return self._arrival
+
+    def __aiter__(self) -> SipCallLine:
+        return self
+
+    async def __anext__(self) -> bytes:
+        got = await self._heard.get()
+        if got is None:
+            raise StopAsyncIteration
+        audio, self._arrival = got
+        return audio
+
+    async def send(self, message: str | bytes) -> None:
+        if isinstance(message, str):
+            return  # (no control messages on a call)
+        pcm = np.frombuffer(message, dtype=np.int16)
+        for at in range(0, pcm.size, FRAME_SAMPLES):
+            frame = pcm[at : at + FRAME_SAMPLES]
+            frame = np.pad(frame, (0, FRAME_SAMPLES - frame.size))
+            resumes = time.perf_counter_ns() - self._last_sent >= TALK_GAP_NS
+            self._last_sent = self.rtp.send_frame(frame, talkspurt_start=resumes)
+
+    async def close(self) -> None:
+        await self._heard.put(None)
+
+
+async def serve_sip(agent: Agent, *, port: int = 0) -> None:
+    """Answer calls until SIGTERM, SIGINT or the parent's death."""
+    from aiosipua import SipUAC, SipUAS, negotiate_sdp
+    from aiosipua.transport import UdpSipTransport
+
+    transport = UdpSipTransport(local_addr=(HOST, port))
+    uas = SipUAS(transport, uac=SipUAC(transport), user_agent="voicebench-scripted")
+    lines: dict[str, SipCallLine] = {}
+    tasks: set[asyncio.Future] = set()
+
+    def keep(task: asyncio.Future) -> None:
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+
+    def on_invite(call: Any) -> None:
+        number = next(agent.calls)
+        if agent.fault_for(number) == "refuse":
+            call.reject(503, "Service Unavailable")
+            return
+        line = SipCallLine(number)
+        offer = call.sdp_offer
+        answer, payload = negotiate_sdp(offer, HOST, line.rtp.local_port, supported_codecs=[0, 8])
+        far_host, far_port = offer.rtp_address
+        events = next(
+            (
+                c.payload_type
+                for c in offer.audio.codecs
+                if (c.encoding_name or "").lower() == "telephone-event"
+            ),
+            None,
+        )
+        line.rtp.connect(far_host, far_port, payload, events)
+        lines[call.call_id] = line
+        call.accept(answer)
+        keep(asyncio.ensure_future(agent.handle(line)))
+
+    def on_bye(call: Any, _request: Any) -> None:
+        line = lines.pop(call.call_id, None)
+        if line is not None:
+            keep(asyncio.ensure_future(line.close()))
+            asyncio.get_running_loop().call_later(1.0, line.rtp.close)
+
+    uas.on_invite = on_invite
+    uas.on_bye = on_bye
+    await uas.start()
+    assert transport._udp_transport is not None
+    bound = transport._udp_transport.get_extra_info("sockname")
+    transport.local_addr = (bound[0], bound[1])
+    try:
+        await ready_until_stopped(f"sip:agent@{HOST}:{bound[1]}")
+    finally:
+        for line in lines.values():
+            with contextlib.suppress(Exception):
+                line.rtp.close()
+        await uas.stop()
