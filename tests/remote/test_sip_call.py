@@ -155,3 +155,30 @@ async def test_a_scripted_sip_agent_is_timed_within_a_frame_of_what_it_sent(
         assert r.timing is not None and r.timing.ttfa_ms is not None
         sent_ms = (answer["first_audio_sent_ns"] - r.timing.speech_end_ns) / 1e6
         assert abs(r.timing.ttfa_ms - (sent_ms + 40)) <= 20, (r.timing.ttfa_ms, sent_ms)
+
+
+async def test_each_way_a_sip_call_fails_is_its_turns_failure_with_its_status(
+    tmp_path: Path, short_set
+):
+    """Refused (503), busy (486), hung up as the reply would start (BYE), and answered with
+    no audio at all (one-way): each recorded on its turn, and the run goes on."""
+    from voicebench.testing.scripted_voice import ScriptedVoiceAgent
+
+    faults = ("refuse", "busy", "close", "silent")
+    async with ScriptedVoiceAgent(
+        delay_ms=300, protocol="sip", faults=faults, reply="I hear you."
+    ) as agent:
+        assert agent.url is not None
+        spec = sip_agent(agent.url)
+        got = []
+        for k in range(len(faults) + 1):
+            records = await _replay(
+                spec, tmp_path / f"run-{k}", short_set, final_only=True, turn_timeout_s=4.0
+            )
+            got.append(records[0].error)
+    kinds = [e.kind if e else None for e in got]
+    assert kinds == ["sip_rejected", "busy", "closed_mid_turn", "one_way_audio", None], got
+    assert got[0].reason.endswith(": 503 Service Unavailable")
+    assert got[1].reason.endswith(": 486 Busy")
+    assert "it sent BYE" in got[2].reason
+    assert "no RTP came from the agent" in got[3].reason

@@ -15,20 +15,24 @@ phone. Each packet's arrival is the kernel's stamp.
 A call that does not start fails the run's turns with its SIP status: ``busy`` (486, 600),
 ``sip_rejected`` (any other final answer of 300-699, after the challenges are answered),
 ``no_answer`` (no final answer within ``connect_timeout_secs``); an agent that hangs up
-mid-turn is ``closed_mid_turn``. The password never appears in a reason.
+mid-turn is ``closed_mid_turn``, and one whose call is answered but sends no RTP in a turn's
+time is ``one_way_audio``. The password never appears in a reason.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 from typing import Any
 
 import numpy as np
 
+from voicebench.agent.interface import PLAIN, HeardTurn, TurnCue
 from voicebench.agent.realtime import FRAME_NS, NS_PER_S
 from voicebench.agentspec import AgentSpec
+from voicebench.budgets import TURN_TIMEOUT_S
 from voicebench.errors import redact
 from voicebench.remote.caller import RemoteAgent
 from voicebench.remote.jitter import JitterBuffer
@@ -146,6 +150,25 @@ class SipAgent(RemoteAgent):
 
     def _send_soon(self, message: str) -> None:
         return None
+
+    async def speak(
+        self,
+        history: list[dict[str, str]],
+        pcm: np.ndarray,
+        speech_end_sample: int,
+        *,
+        timeout_s: float = TURN_TIMEOUT_S,
+        cue: TurnCue = PLAIN,
+    ) -> HeardTurn:
+        heard = await super().speak(history, pcm, speech_end_sample, timeout_s=timeout_s, cue=cue)
+        if heard.timed_out and heard.failure is None and self.received == 0:
+            # nothing at all came back on the call: one-way audio, not a slow agent
+            failure = TurnError(
+                kind="one_way_audio",
+                reason=f"{self.remote.url}: the call was answered but no RTP came from the agent",
+            )
+            return dataclasses.replace(heard, failure=failure)
+        return heard
 
     def _close_note(self) -> str:
         return " (it sent BYE)" if self._hung_up_by_agent else ""

@@ -8,7 +8,9 @@ codec the first of PCMU and PCMA the offer names), each call on an RTP session o
 kernel's arrival; the agent's answer leaves as it is sent, one RTP packet a 20 ms frame, with
 nothing sent between answers (the first packet after a silence marks a talkspurt, RFC 3551).
 ``first_audio_sent_ns`` in the log is when the answer's first packet was handed to the socket.
-A BYE from either side ends the call.
+A BYE from either side ends the call. Faults (``--fault``, one a call): ``refuse`` answers
+503, ``busy`` 486; ``close`` hangs up (BYE) as the reply would start; ``silent`` sends no RTP
+at all (one-way audio).
 """
 
 from __future__ import annotations
@@ -33,8 +35,9 @@ class SipCallLine:
     """One SIP call as the scripted agent's connection: the caller's decoded audio comes out of
     ``async for``, the agent's audio goes into ``send``."""
 
-    def __init__(self, call: int) -> None:
+    def __init__(self, call: int, hang_up=None) -> None:
         self.voicebench_call = call
+        self._hang_up = hang_up
         self._heard: asyncio.Queue[tuple[bytes, int] | None] = asyncio.Queue()
         self._arrival = 0
         self._last_sent = 0
@@ -67,6 +70,10 @@ class SipCallLine:
             self._last_sent = self.rtp.send_frame(frame, talkspurt_start=resumes)
 
     async def close(self) -> None:
+        """Hang up (BYE), and end what the agent hears."""
+        if self._hang_up is not None:
+            self._hang_up()
+            self._hang_up = None
         await self._heard.put(None)
 
 
@@ -86,10 +93,11 @@ async def serve_sip(agent: Agent, *, port: int = 0) -> None:
 
     def on_invite(call: Any) -> None:
         number = next(agent.calls)
-        if agent.fault_for(number) == "refuse":
-            call.reject(503, "Service Unavailable")
+        fault = agent.fault_for(number)
+        if fault in ("refuse", "busy"):
+            call.reject(*((503, "Service Unavailable") if fault == "refuse" else (486, "Busy")))
             return
-        line = SipCallLine(number)
+        line = SipCallLine(number, hang_up=call.hangup)
         offer = call.sdp_offer
         answer, payload = negotiate_sdp(offer, HOST, line.rtp.local_port, supported_codecs=[0, 8])
         far_host, far_port = offer.rtp_address
@@ -109,6 +117,7 @@ async def serve_sip(agent: Agent, *, port: int = 0) -> None:
     def on_bye(call: Any, _request: Any) -> None:
         line = lines.pop(call.call_id, None)
         if line is not None:
+            line._hang_up = None  # (the caller hung up: nothing to send)
             keep(asyncio.ensure_future(line.close()))
             asyncio.get_running_loop().call_later(1.0, line.rtp.close)
 

@@ -35,7 +35,8 @@ With ``--token-env NAME`` a handshake without ``Authorization: Bearer TOKEN`` or
 
 Faults, one per call in order of connection (later calls are normal): ``refuse`` (the
 handshake is answered with HTTP 503), ``close`` (the connection is closed as the reply would
-start), ``silent`` (no reply at all), ``error`` (an ``error`` message instead of a reply).
+start), ``silent`` (no reply at all), ``error`` (an ``error`` message instead of a reply),
+``busy`` (SIP only: the INVITE is answered 486).
 
 Log (``--log PATH``): one JSON line per answered turn, flushed as written::
 

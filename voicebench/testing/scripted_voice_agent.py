@@ -26,7 +26,7 @@ from voicebench.fixtures.audio import (
 from voicebench.remote.codecs import agent_codec
 from voicebench.testing.scripted_plan import send_time_ns
 
-Fault = Literal["refuse", "close", "silent", "error"]
+Fault = Literal["refuse", "close", "silent", "error", "busy"]
 FAULTS: tuple[str, ...] = get_args(Fault)
 DEFAULT_REPLY = "I hear you. That sounds really hard, and I am glad you told me."
 CHUNK_MS = 20
