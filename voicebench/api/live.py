@@ -56,8 +56,9 @@ def serve(
     on_refused: Callable[[str], None] | None = None,
 ) -> None:
     """Serve an agent on 127.0.0.1 over WebSocket (``protocol``: pcm, pipecat, twilio, telnyx;
-    webrtc over HTTP) until Ctrl-C. Callers present a token: the one in the environment
-    variable ``token_env`` (at least 16 characters), else a new one, given to ``on_ready``."""
+    webrtc over HTTP; sip over UDP, the token as the digest password) until Ctrl-C. Callers
+    present a token: the one in the environment variable ``token_env`` (at least 16 characters),
+    else a new one, given to ``on_ready``."""
     if protocol not in PROTOCOLS:
         raise InputError(f"must be one of {', '.join(PROTOCOLS)}", field="protocol")
     if token_env is not None:

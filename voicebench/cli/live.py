@@ -56,8 +56,9 @@ def serve(
         str,
         typer.Option(
             help="pcm (voicebench's protocol), pipecat (pipecat's protobuf frames), twilio / "
-            "telnyx (the agent's side of a phone platform's media stream), or webrtc (pipecat's "
-            "SmallWebRTC transport: offers taken at http://127.0.0.1:PORT/api/offer)."
+            "telnyx (the agent's side of a phone platform's media stream), webrtc (pipecat's "
+            "SmallWebRTC transport: offers taken at http://127.0.0.1:PORT/api/offer), or sip "
+            "(calls to sip:agent@127.0.0.1:PORT over UDP, the token as the digest password)."
         ),
     ] = "pcm",
     token_env: Annotated[
@@ -80,19 +81,21 @@ def serve(
     ] = None,
     verbose: VerboseOpt = False,
 ) -> None:
-    """Serve an agent as a WebSocket voice agent on 127.0.0.1: one pipeline per call, helper
-    servers shared. Callers present a token (Authorization: Bearer TOKEN, or ?token=TOKEN).
-    Test a remote-agent spec against it, or let others benchmark it."""
+    """Serve an agent as a WebSocket voice agent on 127.0.0.1 (or WebRTC, or SIP): one
+    pipeline per call, helper servers shared. Callers present a token (Authorization: Bearer
+    TOKEN, or ?token=TOKEN; over SIP, as the digest password). Test a remote-agent spec
+    against it, or let others benchmark it."""
     quiet_libraries(verbose)
 
     def ready(s: api.Serving) -> None:
         agent = f"{s.agent.name} ({s.agent.id})"
         show(f"serving {agent} on {s.url}, protocol {s.protocol}; Ctrl-C stops")
-        show(
-            f"token from {s.token_env}"
-            if s.token_env
-            else f"token {s.token} (present it as 'Authorization: Bearer TOKEN' or ?token=TOKEN)"
+        how = (
+            "answer the digest challenge with it as the password, any user name"
+            if s.protocol == "sip"
+            else "present it as 'Authorization: Bearer TOKEN' or ?token=TOKEN"
         )
+        show(f"token from {s.token_env}" if s.token_env else f"token {s.token} ({how})")
         say(
             f"at most {s.max_calls} calls at once; browser origins allowed: "
             + (", ".join(s.allowed_origins) or "none")

@@ -300,6 +300,22 @@ async def serve(
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
     async with shared_backend(spec) as call_spec:
+        if protocol == "sip":
+            from voicebench.live.serve_sip import serve_sip
+
+            await serve_sip(
+                call_spec,
+                port=port,
+                password=token,
+                limit=limit,
+                host=HOST,
+                caller_transport=CallerTransport,
+                on_ready=on_ready,
+                on_call=on_call,
+                on_refused=on_refused,
+                stop=stop,
+            )
+            return
         if protocol == "webrtc":
             from voicebench.live.serve_webrtc import serve_webrtc
 

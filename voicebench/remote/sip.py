@@ -137,6 +137,14 @@ class _QuietAssert(logging.Filter):
         return "_UdpProtocol.connection_made" not in record.getMessage()
 
 
+_QUIET = _QuietAssert()
+
+
+def quiet_aiosipua() -> None:
+    """Keep aiosipua's harmless start-up error on 3.11 (module docstring) out of the output."""
+    logging.getLogger("asyncio").addFilter(_QUIET)  # (a filter is added once)
+
+
 @dataclass
 class SipLine:
     """One SIP user agent on 127.0.0.1 placing one call: ``async with SipLine() as line``,
@@ -159,7 +167,7 @@ class SipLine:
         from aiosipua import SipUAC, SipUAS
         from aiosipua.transport import UdpSipTransport
 
-        logging.getLogger("asyncio").addFilter(_QuietAssert())
+        quiet_aiosipua()
         self._transport = UdpSipTransport(local_addr=(self.host, 0))
         self._uac = SipUAC(self._transport)
         self._uas = SipUAS(self._transport, uac=self._uac, user_agent=self.user_agent)
@@ -270,7 +278,7 @@ class SipLine:
             contact = response.get_header("contact") or ""
             if "<" in contact:
                 dialog.remote_target = contact.split("<", 1)[1].split(">", 1)[0]
-        if status >= 300 and not (status in (401, 407) and self._call._auth_attempts == 0):
+        if status >= 300:
             self._acknowledge(response)
 
     def _acknowledge(self, response: Any) -> None:

@@ -1,0 +1,116 @@
+"""An agent served over SIP (`voicebench serve --protocol sip`): after a flood of 1,000 broken,
+scrambled and unauthenticated INVITEs, it is called by voicebench's own SIP caller with the
+server's token as its digest password and its reply heard; a wrong password is refused (403)
+before any pipeline is built."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import socket
+from pathlib import Path
+
+import pytest
+
+from voicebench.agentspec import AgentSpec, load_agent_spec
+from voicebench.live import serve
+from voicebench.remotespec import RemoteSpec, SipSettings
+from voicebench.replaying import replay
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+TOKEN = "sip-serve-token-0123456789"
+
+
+async def _replay(spec: AgentSpec, out: Path, short, **kwargs):
+    two = next(d for d in short.dialogues if len(d.seeker_turn_indices) == 2)
+    return await replay(spec, **short.run([two], out, Path("sip.toml")), **kwargs)
+
+
+INVITE = (
+    "INVITE sip:agent@127.0.0.1:{port} SIP/2.0\r\n"
+    "Via: SIP/2.0/UDP 127.0.0.1:9;branch=z9hG4bK{n}\r\n"
+    "From: <sip:x@127.0.0.1>;tag={n}\r\nTo: <sip:agent@127.0.0.1>\r\n"
+    "Call-ID: fuzz-{n}\r\nCSeq: 1 INVITE\r\nContact: <sip:x@127.0.0.1:9>\r\n"
+    "Content-Type: application/sdp\r\nContent-Length: {length}\r\n\r\n{body}"
+)
+
+
+def garbage(port: int, seed: int = 7, count: int = 1000) -> None:
+    """``count`` datagrams at the SIP port: random bytes, INVITEs cut anywhere, INVITEs with
+    their bytes scrambled, lying lengths and broken SDP, and well-formed INVITEs with no
+    credentials (a flood: each is challenged, none makes a call)."""
+    rng = random.Random(seed)
+    sdp = "v=0\r\nc=IN IP4 127.0.0.1\r\nm=audio 9 RTP/AVP 0\r\n"
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        for n in range(count):
+            body = sdp if n % 3 else rng.randbytes(rng.randrange(0, 200)).decode("latin-1")
+            message = INVITE.format(
+                port=port, n=n, length=rng.choice([len(body), 0, 99999]), body=body
+            ).encode("latin-1")
+            kind = n % 4
+            if kind == 0:
+                data = rng.randbytes(rng.randrange(0, 1400))
+            elif kind == 1:
+                data = message[: rng.randrange(0, len(message))]
+            elif kind == 2:
+                data = bytearray(message)
+                for _ in range(rng.randrange(1, 20)):
+                    data[rng.randrange(len(data))] = rng.randrange(256)
+                data = bytes(data)
+            else:
+                data = message
+            s.sendto(data, ("127.0.0.1", port))
+
+
+def caller(url: str, password_env: str) -> AgentSpec:
+    sip = SipSettings(username_env="VB_SERVE_SIP_USER", password_env=password_env)
+    remote = RemoteSpec(url=url, protocol="sip", quiet_secs=1.0, sip=sip)
+    return AgentSpec(name="served", family="sip", remote=remote)
+
+
+async def test_an_agent_served_over_sip_answers_voicebench_s_sip_caller(
+    tmp_path: Path, short_set, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("VB_SERVE_SIP_USER", "tester")
+    monkeypatch.setenv("VB_SERVE_SIP_RIGHT", TOKEN)
+    monkeypatch.setenv("VB_SERVE_SIP_WRONG", "not-the-token-000")
+    refused: list[str] = []
+    calls: list[tuple[str, int]] = []
+    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    stop = asyncio.Event()
+    server = asyncio.create_task(
+        serve(
+            load_agent_spec(ROOT / "agents" / "scripted.toml"),
+            port=0,
+            token=TOKEN,
+            protocol="sip",
+            max_calls=1,
+            on_ready=ready.set_result,
+            on_refused=refused.append,
+            on_call=lambda what, n: calls.append((what, n)),
+            stop=stop,
+        )
+    )
+    try:
+        url = await asyncio.wait_for(ready, 60)
+        assert url.startswith("sip:agent@127.0.0.1:")
+        garbage(int(url.rsplit(":", 1)[1]))
+        await asyncio.sleep(1.0)  # (what the flood asked is answered, or dropped)
+        (answered,) = await _replay(
+            caller(url, "VB_SERVE_SIP_RIGHT"), tmp_path / "run", short_set, final_only=True
+        )
+        (wrong,) = await _replay(
+            caller(url, "VB_SERVE_SIP_WRONG"), tmp_path / "wrong", short_set, final_only=True
+        )
+    finally:
+        stop.set()
+        await asyncio.wait_for(server, 60)
+    assert answered.error is None, answered.error
+    assert answered.timing is not None and answered.timing.ttfa_ms is not None
+    assert answered.reply_text == ""  # a black box: what it said is heard, not told
+    assert wrong.error is not None and wrong.error.kind == "sip_rejected"
+    assert wrong.error.reason == f"{url}: 403 Forbidden"
+    assert refused == ["wrong digest credentials"]
+    assert calls == [("started", 1), ("ended", 0)]

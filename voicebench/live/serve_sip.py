@@ -1,0 +1,228 @@
+"""``voicebench serve --protocol sip``: any voicebench agent answering SIP calls, so that a
+softphone or a PBX can call it, and voicebench's SIP caller has a twin to be tested against.
+
+Calls come to ``sip:agent@127.0.0.1:PORT`` over UDP. Each INVITE must answer a digest
+challenge (RFC 2617, MD5, ``qop=auth``; realm ``voicebench``) with the server's token as the
+password, any user name: the first INVITE of a call is answered 401 with the challenge, a
+wrong answer 403. At most ``max_calls`` calls run at once (486 Busy Here past that); an offer
+with neither PCMU nor PCMA is answered 488. Each call gets its own pipeline, as over WebSocket
+(``voicebench.live.serve``): the caller's RTP (``voicebench.remote.rtp``) decoded, resampled to
+16 kHz and heard as it arrives; the agent's voice resampled to 8 kHz and sent as it would be
+played, one packet a 20 ms frame, nothing between talks (the first packet after a silence
+marks a talkspurt). A BYE from either side ends the call and its pipeline. Messages that are
+not SIP, and datagrams that are not RTP, are dropped without harm.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import re
+import secrets
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from voicebench.agentspec import AgentSpec
+from voicebench.errors import RunError
+
+REALM = "voicebench"
+NONCE_S = 300.0
+"""How long a challenge's nonce may be answered."""
+MAX_NONCES = 1000
+"""Nonces kept at once: a flood of INVITEs cannot grow them past this."""
+TALK_GAP_NS = 40_000_000
+_PARAM = re.compile(r'(\w+)=(?:"([^"]*)"|([^\s,]+))')
+
+
+class DigestGate:
+    """The server side of digest authentication: challenges to send, answers to check."""
+
+    def __init__(self, password: str) -> None:
+        self.password = password
+        self._nonces: dict[str, float] = {}
+
+    def challenge(self) -> str:
+        now = time.monotonic()
+        self._nonces = {n: t for n, t in self._nonces.items() if now - t < NONCE_S}
+        while len(self._nonces) >= MAX_NONCES:
+            self._nonces.pop(next(iter(self._nonces)))
+        nonce = secrets.token_hex(16)
+        self._nonces[nonce] = now
+        return f'Digest realm="{REALM}", nonce="{nonce}", algorithm=MD5, qop="auth"'
+
+    def check(self, method: str, authorization: str | None) -> bool | None:
+        """True for a right answer to a live challenge, False for a wrong one, None when
+        there is no answer (or one to a nonce not issued here: challenge again)."""
+        if not authorization or not authorization.lower().startswith("digest "):
+            return None
+        params = {m[0].lower(): m[1] or m[2] for m in _PARAM.findall(authorization[7:])}
+        nonce = params.get("nonce", "")
+        issued = self._nonces.get(nonce)
+        if issued is None or time.monotonic() - issued > NONCE_S:
+            return None
+        user, uri, given = params.get("username", ""), params.get("uri", ""), params.get("response")
+        if given is None or params.get("realm") != REALM:
+            return False
+
+        def md5(text: str) -> str:
+            return hashlib.md5(text.encode(), usedforsecurity=False).hexdigest()
+
+        ha1, ha2 = md5(f"{user}:{REALM}:{self.password}"), md5(f"{method}:{uri}")
+        if params.get("qop") == "auth":
+            nc, cnonce = params.get("nc", ""), params.get("cnonce", "")
+            expected = md5(f"{ha1}:{nonce}:{nc}:{cnonce}:auth:{ha2}")
+        else:
+            expected = md5(f"{ha1}:{nonce}:{ha2}")
+        return hmac.compare_digest(expected.encode(), given.encode())
+
+
+async def run_call(
+    call: Any, rtp: Any, spec: AgentSpec, ended: asyncio.Event, caller_transport: Callable
+) -> None:
+    """One answered call: a pipeline between the call's RTP and the agent until a BYE, the
+    pipeline's microphone and loudspeaker ``caller_transport(params, send)`` (the WebSocket
+    server's, ``voicebench.live.serve.CallerTransport``)."""
+    from pipecat.audio.utils import create_stream_resampler
+
+    from voicebench.pipeline.agent import VoiceAgent
+    from voicebench.remote.rtp import FRAME_SAMPLES
+    from voicebench.scenarios.signal import PHONE_RATE
+
+    rate = VoiceAgent.in_rate  # the pipeline's, both ways
+
+    to_line, from_line = create_stream_resampler(), create_stream_resampler()
+    last_sent = 0
+
+    async def send(pcm: bytes) -> None:
+        nonlocal last_sent
+        line = np.frombuffer(await to_line.resample(pcm, rate, PHONE_RATE), np.int16)
+        for at in range(0, line.size - FRAME_SAMPLES + 1, FRAME_SAMPLES):
+            resumes = time.perf_counter_ns() - last_sent >= TALK_GAP_NS
+            last_sent = rtp.send_frame(line[at : at + FRAME_SAMPLES], talkspurt_start=resumes)
+
+    agent = VoiceAgent(spec, transport=lambda params, _observer: caller_transport(params, send))
+    async with agent:
+        heard: Any = agent.transport.input()  # (the caller transport's: it hears PCM)
+        listening = asyncio.ensure_future(ended.wait())
+        while not ended.is_set():
+            packet = asyncio.ensure_future(rtp.packets.get())
+            done, _ = await asyncio.wait({packet, listening}, return_when=asyncio.FIRST_COMPLETED)
+            if packet not in done:
+                packet.cancel()
+                break
+            pcm = packet.result().pcm.astype(np.int16).tobytes()
+            await heard.hear(await from_line.resample(pcm, PHONE_RATE, rate))
+        listening.cancel()
+
+
+async def serve_sip(
+    call_spec: AgentSpec,
+    *,
+    port: int,
+    password: str,
+    limit: int,
+    host: str,
+    caller_transport: Callable,
+    on_ready: Callable[[str], None] | None = None,
+    on_call: Callable[[str, int], None] | None = None,
+    on_refused: Callable[[str], None] | None = None,
+    stop: asyncio.Event,
+) -> None:
+    """Answer SIP calls on udp://HOST:PORT until ``stop`` is set (module docstring)."""
+    from aiosipua import SipUAC, SipUAS, negotiate_sdp
+    from aiosipua.transport import UdpSipTransport
+
+    from voicebench.remote.rtp import RtpSession
+    from voicebench.remote.sip import quiet_aiosipua
+
+    quiet_aiosipua()
+    gate = DigestGate(password)
+    transport = UdpSipTransport(local_addr=(host, port))
+    uas = SipUAS(transport, uac=SipUAC(transport), user_agent="voicebench")
+    calls: dict[str, tuple[asyncio.Event, Any, asyncio.Task]] = {}
+
+    def refused(call: Any, status: int, reason: str, why: str) -> None:
+        call.reject(status, reason)
+        if on_refused is not None:
+            on_refused(why)
+
+    def on_invite(call: Any) -> None:
+        answer = gate.check("INVITE", call.invite.get_header("authorization"))
+        if answer is None:
+            call._send_response(
+                401, "Unauthorized", extra_headers={"WWW-Authenticate": gate.challenge()}
+            )
+            uas._calls.pop(call.call_id, None)  # the answered INVITE will start it afresh
+            return
+        if not answer:
+            refused(call, 403, "Forbidden", "wrong digest credentials")
+            return
+        if len(calls) >= limit:
+            why = f"busy: {len(calls)} calls in progress (at most {limit})"
+            refused(call, 486, "Busy Here", why)
+            return
+        offer = call.sdp_offer
+        offered = [c.payload_type for c in offer.audio.codecs] if offer and offer.audio else []
+        if offer is None or offer.rtp_address is None or not {0, 8} & set(offered):
+            refused(call, 488, "Not Acceptable Here", "no PCMU or PCMA offered")
+            return
+        rtp = RtpSession(host=host)
+        answer_sdp, payload = negotiate_sdp(offer, host, rtp.local_port, supported_codecs=[0, 8])
+        events = next(
+            (
+                c.payload_type
+                for c in offer.audio.codecs
+                if (c.encoding_name or "").lower() == "telephone-event"
+            ),
+            None,
+        )
+        far_host, far_port = offer.rtp_address
+        rtp.connect(far_host, far_port, payload, events)
+        call.accept(answer_sdp)
+        ended = asyncio.Event()
+        task = asyncio.ensure_future(run_call(call, rtp, call_spec, ended, caller_transport))
+        calls[call.call_id] = (ended, rtp, task)
+        if on_call is not None:
+            on_call("started", len(calls))
+
+        def done(_task: asyncio.Task) -> None:
+            calls.pop(call.call_id, None)
+            rtp.close()
+            if not ended.is_set():  # the pipeline stopped on its own: hang up
+                with contextlib.suppress(Exception):
+                    call.hangup()
+            if on_call is not None:
+                on_call("ended", len(calls))
+
+        task.add_done_callback(done)
+
+    def on_bye(call: Any, _request: Any) -> None:
+        held = calls.get(call.call_id)
+        if held is not None:
+            held[0].set()
+
+    uas.on_invite = on_invite
+    uas.on_bye = on_bye
+    try:
+        await uas.start()
+    except OSError as exc:
+        raise RunError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    assert transport._udp_transport is not None
+    bound = transport._udp_transport.get_extra_info("sockname")
+    transport.local_addr = (bound[0], bound[1])
+    try:
+        if on_ready is not None:
+            on_ready(f"sip:agent@{host}:{bound[1]}")
+        await stop.wait()
+    finally:
+        for ended, _rtp, _task in list(calls.values()):
+            ended.set()
+        pending = [task for _ended, _rtp, task in calls.values()]
+        if pending:
+            await asyncio.wait(pending, timeout=10)
+        await uas.stop()
