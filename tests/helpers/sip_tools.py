@@ -78,6 +78,13 @@ class Baresip:
     def said(self) -> str:
         return self.log.read_text(errors="replace")
 
+    def received_packets(self) -> int | None:
+        """The RTP packets it received in its last call (its ``rtp_stats`` at hang-up)."""
+        import re
+
+        found = re.findall(r"packets:\s+(\d+)\s+(\d+)", self.said())
+        return int(found[-1][1]) if found else None
+
 
 @contextlib.contextmanager
 def baresip(
@@ -88,9 +95,13 @@ def baresip(
     registrar: tuple[str, int] | None = None,
     password: str | None = None,
     answer: str = "auto",
+    dial: str | None = None,
 ) -> Iterator[Baresip]:
     """baresip answering calls to ``user`` (``answer``: auto, early or manual) by playing
-    ``wav``; registered with ``registrar`` (with ``password``) when given."""
+    ``wav``; registered with ``registrar`` (with ``password``) when given. With ``dial``, it
+    calls that URI itself as soon as it is ready (as ``user``, with ``password`` for a digest
+    challenge), plays ``wav`` into the call and hangs up when it ends; its RTP statistics are
+    in its log when the call is over (``received_packets``)."""
     program = need("baresip")
     folder.mkdir(parents=True, exist_ok=True)
     port, rtp = free_udp_port(), free_udp_port()
@@ -112,12 +123,16 @@ def baresip(
                 "module_tmp\taccount.so",
                 "module_app\tmenu.so",
                 "net_interface\t127.0.0.1",
+                "rtp_stats\tyes",
                 "",
             ]
         )
     )
     if registrar is None:
-        account = f"<sip:{user}@127.0.0.1>;regint=0;answermode={answer};audio_codecs=pcmu,pcma"
+        secret = f";auth_pass={password}" if password else ""
+        account = (
+            f"<sip:{user}@127.0.0.1>{secret};regint=0;answermode={answer};audio_codecs=pcmu,pcma"
+        )
     else:
         host, rport = registrar
         account = (
@@ -128,7 +143,7 @@ def baresip(
     log = folder / "baresip.log"
     with log.open("wb") as out:
         process = subprocess.Popen(
-            [program, "-f", str(folder)],
+            [program, "-f", str(folder), *(["-e", f"/dial {dial}"] if dial else [])],
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,

@@ -11,6 +11,7 @@ import socket
 from pathlib import Path
 
 import pytest
+from sip_tools import baresip
 
 from voicebench.agentspec import AgentSpec, load_agent_spec
 from voicebench.live import serve
@@ -114,3 +115,51 @@ async def test_an_agent_served_over_sip_answers_voicebench_s_sip_caller(
     assert wrong.error.reason == f"{url}: 403 Forbidden"
     assert refused == ["wrong digest credentials"]
     assert calls == [("started", 1), ("ended", 0)]
+
+
+async def test_baresip_calls_the_served_agent_and_hears_its_reply(tmp_path: Path):
+    """An independent SIP phone calls the served agent: it answers the digest challenge with
+    the token, the agent hears the caller's turn and its reply reaches the phone as RTP."""
+    import numpy as np
+
+    from voicebench.fixtures import BUILTIN_FIXTURES, load_manifest, read_wav
+    from voicebench.fixtures.audio import resample, to_int16, write_wav
+
+    entry = load_manifest(BUILTIN_FIXTURES).entries[1]
+    said = read_wav(BUILTIN_FIXTURES / entry.path, expect_rate=16_000)
+    line = to_int16(resample(said / 32768.0, 16_000, 8_000))
+    quiet = np.zeros(8_000, np.int16)
+    write_wav(tmp_path / "said.wav", np.concatenate([quiet, line, *[quiet] * 8]), 8_000)
+    calls: list[tuple[str, int]] = []
+    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    stop = asyncio.Event()
+    server = asyncio.create_task(
+        serve(
+            load_agent_spec(ROOT / "agents" / "scripted.toml"),
+            port=0,
+            token=TOKEN,
+            protocol="sip",
+            on_ready=ready.set_result,
+            on_call=lambda what, n: calls.append((what, n)),
+            stop=stop,
+        )
+    )
+    try:
+        url = await asyncio.wait_for(ready, 60)
+        with baresip(
+            tmp_path / "phone", tmp_path / "said.wav", user="tester", password=TOKEN, dial=url
+        ) as phone:
+            for _ in range(600):  # the call: the turn, the reply, then the file's end
+                if ("ended", 0) in calls:
+                    break
+                await asyncio.sleep(0.1)
+            await asyncio.sleep(0.5)
+            received = phone.received_packets()
+            log = phone.said()
+    finally:
+        stop.set()
+        await asyncio.wait_for(server, 60)
+    assert calls == [("started", 1), ("ended", 0)], log[-1500:]
+    assert "Call established" in log
+    # the agent's reply: at least a second of audio, 20 ms a packet
+    assert received is not None and received >= 50, log[-1500:]
