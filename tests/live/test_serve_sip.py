@@ -65,8 +65,8 @@ def garbage(port: int, seed: int = 7, count: int = 1000) -> None:
             s.sendto(data, ("127.0.0.1", port))
 
 
-def caller(url: str, password_env: str) -> AgentSpec:
-    sip = SipSettings(username_env="VB_SERVE_SIP_USER", password_env=password_env)
+def caller(url: str, password_env: str, username_env: str | None = None) -> AgentSpec:
+    sip = SipSettings(username_env=username_env, password_env=password_env)
     remote = RemoteSpec(url=url, protocol="sip", quiet_secs=1.0, sip=sip)
     return AgentSpec(name="served", family="sip", remote=remote)
 
@@ -99,11 +99,15 @@ async def test_an_agent_served_over_sip_answers_voicebench_s_sip_caller(
         assert url.startswith("sip:agent@127.0.0.1:")
         garbage(int(url.rsplit(":", 1)[1]))
         await asyncio.sleep(1.0)  # (what the flood asked is answered, or dropped)
+        # a password alone: the caller's user name is voicebench
         (answered,) = await _replay(
             caller(url, "VB_SERVE_SIP_RIGHT"), tmp_path / "run", short_set, final_only=True
         )
         (wrong,) = await _replay(
-            caller(url, "VB_SERVE_SIP_WRONG"), tmp_path / "wrong", short_set, final_only=True
+            caller(url, "VB_SERVE_SIP_WRONG", "VB_SERVE_SIP_USER"),
+            tmp_path / "wrong",
+            short_set,
+            final_only=True,
         )
     finally:
         stop.set()
@@ -163,3 +167,39 @@ async def test_baresip_calls_the_served_agent_and_hears_its_reply(tmp_path: Path
     assert "Call established" in log
     # the agent's reply: at least a second of audio, 20 ms a packet
     assert received is not None and received >= 50, log[-1500:]
+
+
+def test_the_digest_gate_takes_a_right_answer_only_to_a_nonce_it_made_lately(monkeypatch):
+    import hashlib
+    import re
+
+    from voicebench.live import serve_sip
+    from voicebench.live.serve_sip import REALM, DigestGate
+
+    gate = DigestGate(TOKEN)
+    nonce = re.search(r'nonce="([^"]+)"', gate.challenge())[1]  # type: ignore[index]
+
+    def answer(password: str, nonce: str, uri: str = "sip:agent@127.0.0.1:5060") -> str:
+        def md5(t: str) -> str:
+            return hashlib.md5(t.encode()).hexdigest()
+
+        ha1, ha2 = md5(f"anyone:{REALM}:{password}"), md5(f"INVITE:{uri}")
+        response = md5(f"{ha1}:{nonce}:00000001:c0ffee:auth:{ha2}")
+        return (
+            f'Digest username="anyone", realm="{REALM}", nonce="{nonce}", uri="{uri}", '
+            f'response="{response}", qop=auth, nc=00000001, cnonce="c0ffee", algorithm=MD5'
+        )
+
+    assert gate.check("INVITE", answer(TOKEN, nonce)) is True
+    assert gate.check("INVITE", answer("not-the-token", nonce)) is False
+    assert gate.check("INVITE", None) is None
+    forged = nonce[:-1] + ("0" if nonce[-1] != "0" else "1")
+    assert gate.check("INVITE", answer(TOKEN, forged)) is None  # not one of ours: challenge
+    # a thousand challenges later, the first is still good: nothing is stored to push it out
+    for _ in range(1000):
+        gate.challenge()
+    assert gate.check("INVITE", answer(TOKEN, nonce)) is True
+    # and after its time it is not
+    later = serve_sip.time.monotonic_ns() + int((serve_sip.NONCE_S + 1) * 1e9)
+    monkeypatch.setattr(serve_sip.time, "monotonic_ns", lambda: later)
+    assert gate.check("INVITE", answer(TOKEN, nonce)) is None

@@ -33,51 +33,55 @@ from voicebench.errors import RunError
 REALM = "voicebench"
 NONCE_S = 300.0
 """How long a challenge's nonce may be answered."""
-MAX_NONCES = 1000
-"""Nonces kept at once: a flood of INVITEs cannot grow them past this."""
-TALK_GAP_NS = 40_000_000
+FRAME_NS = 20_000_000
 _PARAM = re.compile(r'(\w+)=(?:"([^"]*)"|([^\s,]+))')
 
 
 class DigestGate:
-    """The server side of digest authentication: challenges to send, answers to check."""
+    """The server side of digest authentication: challenges to send, answers to check. A
+    nonce is its moment and a keyed hash of it, so none is stored: a flood of INVITEs grows
+    nothing and cannot push a caller's nonce out before its answer comes."""
 
     def __init__(self, password: str) -> None:
         self.password = password
-        self._nonces: dict[str, float] = {}
+        self._key = secrets.token_bytes(32)
+
+    def _nonce(self, stamp: str) -> str:
+        return stamp + hmac.new(self._key, stamp.encode(), hashlib.sha256).hexdigest()[:32]
 
     def challenge(self) -> str:
-        now = time.monotonic()
-        self._nonces = {n: t for n, t in self._nonces.items() if now - t < NONCE_S}
-        while len(self._nonces) >= MAX_NONCES:
-            self._nonces.pop(next(iter(self._nonces)))
-        nonce = secrets.token_hex(16)
-        self._nonces[nonce] = now
+        nonce = self._nonce(f"{time.monotonic_ns():x}.")
         return f'Digest realm="{REALM}", nonce="{nonce}", algorithm=MD5, qop="auth"'
+
+    def _live(self, nonce: str) -> bool:
+        stamp, dot, _mac = nonce.partition(".")
+        if not dot or not hmac.compare_digest(self._nonce(stamp + "."), nonce):
+            return False
+        try:
+            age_s = (time.monotonic_ns() - int(stamp, 16)) / 1e9
+        except ValueError:
+            return False
+        return 0 <= age_s <= NONCE_S
 
     def check(self, method: str, authorization: str | None) -> bool | None:
         """True for a right answer to a live challenge, False for a wrong one, None when
-        there is no answer (or one to a nonce not issued here: challenge again)."""
+        there is no answer (or one to a nonce not issued here or too old: challenge again)."""
         if not authorization or not authorization.lower().startswith("digest "):
             return None
         params = {m[0].lower(): m[1] or m[2] for m in _PARAM.findall(authorization[7:])}
         nonce = params.get("nonce", "")
-        issued = self._nonces.get(nonce)
-        if issued is None or time.monotonic() - issued > NONCE_S:
+        if not self._live(nonce):
             return None
         user, uri, given = params.get("username", ""), params.get("uri", ""), params.get("response")
-        if given is None or params.get("realm") != REALM:
+        if given is None or params.get("realm") != REALM or params.get("qop") != "auth":
             return False
 
         def md5(text: str) -> str:
             return hashlib.md5(text.encode(), usedforsecurity=False).hexdigest()
 
         ha1, ha2 = md5(f"{user}:{REALM}:{self.password}"), md5(f"{method}:{uri}")
-        if params.get("qop") == "auth":
-            nc, cnonce = params.get("nc", ""), params.get("cnonce", "")
-            expected = md5(f"{ha1}:{nonce}:{nc}:{cnonce}:auth:{ha2}")
-        else:
-            expected = md5(f"{ha1}:{nonce}:{ha2}")
+        nc, cnonce = params.get("nc", ""), params.get("cnonce", "")
+        expected = md5(f"{ha1}:{nonce}:{nc}:{cnonce}:auth:{ha2}")
         return hmac.compare_digest(expected.encode(), given.encode())
 
 
@@ -93,17 +97,21 @@ async def run_call(
     from voicebench.remote.rtp import FRAME_SAMPLES
     from voicebench.scenarios.signal import PHONE_RATE
 
-    rate = VoiceAgent.in_rate  # the pipeline's, both ways
-
     to_line, from_line = create_stream_resampler(), create_stream_resampler()
-    last_sent = 0
+    carried = np.zeros(0, np.int16)  # the last part of a frame, sent with the next audio
+    audio_end = 0  # when what was sent so far ends, played at its pace from when it left
 
     async def send(pcm: bytes) -> None:
-        nonlocal last_sent
-        line = np.frombuffer(await to_line.resample(pcm, rate, PHONE_RATE), np.int16)
-        for at in range(0, line.size - FRAME_SAMPLES + 1, FRAME_SAMPLES):
-            resumes = time.perf_counter_ns() - last_sent >= TALK_GAP_NS
-            last_sent = rtp.send_frame(line[at : at + FRAME_SAMPLES], talkspurt_start=resumes)
+        nonlocal carried, audio_end
+        line = await to_line.resample(pcm, agent.out_rate, PHONE_RATE)
+        carried = np.concatenate([carried, np.frombuffer(line, np.int16)])
+        while carried.size >= FRAME_SAMPLES:
+            frame, carried = carried[:FRAME_SAMPLES], carried[FRAME_SAMPLES:]
+            now = time.perf_counter_ns()
+            # a new talk when the audio before it had played out a frame or more ago
+            resumes = now - audio_end >= FRAME_NS
+            rtp.send_frame(frame, talkspurt_start=resumes)
+            audio_end = max(audio_end, now) + FRAME_NS
 
     agent = VoiceAgent(spec, transport=lambda params, _observer: caller_transport(params, send))
     async with agent:
@@ -116,7 +124,7 @@ async def run_call(
                 packet.cancel()
                 break
             pcm = packet.result().pcm.astype(np.int16).tobytes()
-            await heard.hear(await from_line.resample(pcm, PHONE_RATE, rate))
+            await heard.hear(await from_line.resample(pcm, PHONE_RATE, agent.in_rate))
         listening.cancel()
 
 
@@ -144,11 +152,12 @@ async def serve_sip(
     gate = DigestGate(password)
     transport = UdpSipTransport(local_addr=(host, port))
     uas = SipUAS(transport, uac=SipUAC(transport), user_agent="voicebench")
-    calls: dict[str, tuple[asyncio.Event, Any, asyncio.Task]] = {}
+    calls: dict[str, tuple[asyncio.Event, Any, asyncio.Task, Any]] = {}
 
-    def refused(call: Any, status: int, reason: str, why: str) -> None:
+    def refused(call: Any, status: int, reason: str, why: str | None) -> None:
         call.reject(status, reason)
-        if on_refused is not None:
+        uas._calls.pop(call.call_id, None)  # (no call was made: nothing to keep of it)
+        if on_refused is not None and why is not None:
             on_refused(why)
 
     def on_invite(call: Any) -> None:
@@ -173,6 +182,7 @@ async def serve_sip(
             return
         rtp = RtpSession(host=host)
         answer_sdp, payload = negotiate_sdp(offer, host, rtp.local_port, supported_codecs=[0, 8])
+        far_host, far_port = offer.rtp_address
         events = next(
             (
                 c.payload_type
@@ -181,12 +191,16 @@ async def serve_sip(
             ),
             None,
         )
-        far_host, far_port = offer.rtp_address
-        rtp.connect(far_host, far_port, payload, events)
+        try:
+            rtp.connect(far_host, far_port, payload, events)
+        except ValueError:  # (an address not IPv4, a port out of range)
+            rtp.close()
+            refused(call, 488, "Not Acceptable Here", f"media at {far_host}:{far_port}")
+            return
         call.accept(answer_sdp)
         ended = asyncio.Event()
         task = asyncio.ensure_future(run_call(call, rtp, call_spec, ended, caller_transport))
-        calls[call.call_id] = (ended, rtp, task)
+        calls[call.call_id] = (ended, rtp, task, call)
         if on_call is not None:
             on_call("started", len(calls))
 
@@ -220,9 +234,15 @@ async def serve_sip(
             on_ready(f"sip:agent@{host}:{bound[1]}")
         await stop.wait()
     finally:
-        for ended, _rtp, _task in list(calls.values()):
+        for ended, _rtp, _task, call in list(calls.values()):
+            with contextlib.suppress(Exception):
+                call.hangup()  # the server is stopping: each caller is told
             ended.set()
-        pending = [task for _ended, _rtp, task in calls.values()]
+        pending = [task for _ended, _rtp, task, _call in calls.values()]
         if pending:
-            await asyncio.wait(pending, timeout=10)
+            _done, late = await asyncio.wait(pending, timeout=10)
+            for task in late:
+                task.cancel()
+            if late:
+                await asyncio.wait(late, timeout=5)
         await uas.stop()

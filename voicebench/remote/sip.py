@@ -9,8 +9,8 @@ adds them around it:
 - the route set (the 2xx's ``Record-Route``, reversed) and the remote target (its
   ``Contact``) are taken from the answer before the ACK is sent, so that ACK, re-INVITE and
   BYE follow the proxy's route instead of being refused by it;
-- an SDP in a 180 or 183 (early media) is kept: its media address is where the agent's audio
-  comes from before the answer;
+- an SDP in a 180 or 183 (early media) is kept (``SipLine.early``); the caller plays the
+  agent's audio from the answer on, so what an agent plays before answering is not heard;
 - a final answer of 300-699 is acknowledged, as RFC 3261 asks (otherwise the agent resends it
   for half a minute);
 - the 3.11 event loop's datagram transport is not a ``DatagramTransport`` subclass, which
@@ -89,6 +89,16 @@ class MediaAnswer:
     telephone_event: int | None
 
 
+def local_address_for(host: str, port: int) -> str:
+    """This machine's address on the way to ``host:port`` (the kernel's route; no packet is
+    sent), what the Via, the Contact and the SDP must name for the far end to reach back."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect((host, port))
+        return probe.getsockname()[0]
+
+
 def sdp_offer(rtp_host: str, rtp_port: int, codecs: tuple[str, ...]) -> str:
     """An SDP offer of ``codecs`` (in order of preference) and telephone events, at 20 ms."""
     types = [CODECS[c] for c in codecs]
@@ -147,8 +157,9 @@ def quiet_aiosipua() -> None:
 
 @dataclass
 class SipLine:
-    """One SIP user agent on 127.0.0.1 placing one call: ``async with SipLine() as line``,
-    ``answer = await line.dial(...)``, ``line.ended`` set when the far end hangs up."""
+    """One SIP user agent placing one call, on ``host`` (this machine's address on the way to
+    the agent: ``local_address_for``): ``async with SipLine(host) as line``, ``answer = await
+    line.dial(...)``, ``line.ended`` set when the far end hangs up."""
 
     host: str = "127.0.0.1"
     user_agent: str = "voicebench"
@@ -213,7 +224,8 @@ class SipLine:
 
         self._offered = tuple(CODECS[c] for c in codecs)
         offer = parse_sdp(sdp_offer(self.host, rtp_port, codecs))
-        auth = SipDigestAuth(username, password) if username and password else None
+        # (no user name given: the caller is voicebench, as the From says)
+        auth = SipDigestAuth(username or "voicebench", password) if password else None
         local = f"sip:{username or 'voicebench'}@{self.host}:{self.local_address[1]}"
         destination = via or (target.host, target.port)
         self._call = self._uac.send_invite(

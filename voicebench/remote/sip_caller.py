@@ -37,7 +37,7 @@ from voicebench.errors import redact
 from voicebench.remote.caller import RemoteAgent
 from voicebench.remote.jitter import JitterBuffer
 from voicebench.remote.rtp import RtpPacket, RtpSession
-from voicebench.remote.sip import SipFailure, SipLine, SipTarget
+from voicebench.remote.sip import SipFailure, SipLine, SipTarget, local_address_for
 from voicebench.remotespec import SipSettings
 from voicebench.runlog import TurnError
 
@@ -59,15 +59,24 @@ class SipAgent(RemoteAgent):
     async def __aenter__(self) -> SipAgent:
         user, password = self.settings.credentials()
         self._secrets = (password,) if password else ()
-        self._rtp = RtpSession(on_packet=self._heard)
-        self._line = await SipLine().__aenter__()
+        target = SipTarget.parse(self.remote.url)
         via = None
         if self.settings.proxy is not None:
             host, _, port = self.settings.proxy.rpartition(":")
             via = (host, int(port))
         try:
+            # this machine's address on the way to the agent (or its proxy): what it reaches
+            local = local_address_for(*(via or (target.host, target.port)))
+        except OSError as exc:
+            self._failure = TurnError(
+                kind="connection_refused", reason=f"{self.remote.url}: {exc.strerror or exc}"
+            )
+            return self
+        self._rtp = RtpSession(host=local, on_packet=self._heard)
+        self._line = await SipLine(host=local).__aenter__()
+        try:
             media = await self._line.dial(
-                SipTarget.parse(self.remote.url),
+                target,
                 rtp_port=self._rtp.local_port,
                 codecs=self.settings.codecs,
                 via=via,
@@ -80,7 +89,12 @@ class SipAgent(RemoteAgent):
             reason = exc.reason if isinstance(exc, SipFailure) else f"{self.remote.url}: {exc}"
             self._failure = TurnError(kind=kind, reason=redact(reason, *self._secrets))
             return self
-        self._rtp.connect(media.host, media.port, media.payload_type, media.telephone_event)
+        try:
+            self._rtp.connect(media.host, media.port, media.payload_type, media.telephone_event)
+        except ValueError as exc:  # (an address not IPv4, a port out of range)
+            self._line.hang_up()
+            self._failure = TurnError(kind="sip_rejected", reason=f"{self.remote.url}: {exc}")
+            return self
         self._ws = self._line  # (what the caller checks to know the agent answered)
         self._tasks = [
             asyncio.create_task(self._play()),
@@ -127,6 +141,9 @@ class SipAgent(RemoteAgent):
         assert self._line is not None
         await self._line.ended.wait()
         self._hung_up_by_agent = True
+        # what the jitter buffer holds was sent before the BYE: it still plays
+        while (due := self.jitter.next_ns) is not None:
+            await asyncio.sleep(max(0, due - time.perf_counter_ns()) / NS_PER_S + 0.001)
         self._closed.set()
         self._speaker.news.set()
 
