@@ -60,8 +60,21 @@ def test_the_example_workflow_and_a_100_ms_slower_llm(tmp_path: Path, short_set)
     }
     here = f"{shlex.quote(sys.executable)} -m voicebench"
     commands = workflow_commands()
-    assert any("voicebench check" in c for c in commands)
+    assert any("--gates docs/ci-gates.toml" in c for c in commands)
+    # The shipped gates' time bounds are the scripted agent's on a machine doing nothing else;
+    # a busy one measures later, which the gates rightly fail. The workflow is checked with
+    # the same gates, their time bounds out of any machine's reach: the test is of the
+    # workflow, not of this machine's speed.
+    gates = tmp_path / "ci-gates.toml"
+    shipped = (ROOT / "docs" / "ci-gates.toml").read_text()
+    gates.write_text(
+        shipped.replace("max_ttft_p50_ms = 350", "max_ttft_p50_ms = 60000").replace(
+            "max_ttfa_p90_ms = 2500", "max_ttfa_p90_ms = 60000"
+        )
+    )
+    assert gates.read_text().count("60000") == 2
     for command in commands:
+        command = command.replace("docs/ci-gates.toml", str(gates))
         done = subprocess.run(
             ["bash", "-euo", "pipefail", "-c", command.replace(".venv/bin/voicebench", here)],
             cwd=ROOT,
