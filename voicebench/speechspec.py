@@ -47,6 +47,10 @@ class TTSSpec(FrozenModel):
     (a local server)."""
     first_chunk: Literal["sentence", "clause"] = "sentence"
     """Send a reply's first sentence to TTS whole, or its first clause as soon as it ends."""
+    later_chunks: Literal["sentence", "clause"] = "sentence"
+    """Send the rest of a reply to TTS a sentence at a time, or a clause at a time: the next
+    piece is then ready before the one playing ends, where a long sentence after a short one
+    would leave the caller a hole to wait through (a stall)."""
     trim_lead: bool = True
     """Piper only: cut the silence Piper puts before a reply's first word (about 40-50 ms),
     keeping ``LEAD_KEEP_MS`` of it: dead air the listener would otherwise wait through."""

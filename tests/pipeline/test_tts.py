@@ -57,6 +57,24 @@ async def test_first_clause_goes_out_at_the_comma_then_sentences_follow():
     assert (await chunks(agg, ["Oh, ", "no. ", "That ", "is ", "hard, ", "truly."]))[0] == "Oh, no."
 
 
+async def test_later_clauses_go_out_at_their_commas_when_asked():
+    """A short first sentence, then a long one: its clauses go to TTS one by one, so the next
+    piece is made before the first has played out."""
+    words = "I'm so sorry. It's completely normal, especially when you are this tired, to feel it."
+    tokens = [w + " " for w in words.split()]
+    later = FirstClauseAggregator(first=True, later=True)
+    assert await chunks(later, tokens) == [
+        "I'm so sorry.",
+        "It's completely normal,",
+        "especially when you are this tired,",
+        "to feel it.",
+    ]
+    # without it, the rest goes a sentence at a time, as before
+    assert (await chunks(FirstClauseAggregator(), tokens))[1] == (
+        "It's completely normal, especially when you are this tired, to feel it."
+    )
+
+
 async def test_a_short_opening_clause_is_not_split_off():
     agg = FirstClauseAggregator()
     assert await chunks(agg, ["Oh, ", "I ", "see. ", "Go ", "on."]) == ["Oh, I see.", "Go on."]

@@ -40,6 +40,10 @@ from voicebench.pipeline.hold import KEPT_VERDICTS, SPECULATION_KEY, Speculation
 
 CLAUSE_PUNCTUATION = ",;:"
 MIN_CLAUSE_WORDS = 4
+LATER_CLAUSE_WORDS = 3
+"""A later clause goes to TTS at its comma once it has this many words: the next piece of a
+reply is ready sooner, before the piece playing ends (Piper makes a chunk whole before any of
+its audio comes out, so a long sentence after a short one would leave a hole)."""
 LEAD_KEEP_MS = 10
 LEAD_MAX_MS = 200
 OPENAI_RATE = 24_000
@@ -50,20 +54,26 @@ TTSServiceT = TypeVar("TTSServiceT", bound=TTSService)
 
 
 class FirstClauseAggregator(SimpleTextAggregator):
-    """Sentence aggregation, except that a reply's first chunk may end at a clause boundary."""
+    """Sentence aggregation, except that a reply's first chunk may end at a clause boundary
+    (``first``), and every later one too (``later``: at ``LATER_CLAUSE_WORDS``)."""
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, *, first: bool = True, later: bool = False, **kwargs) -> None:
         super().__init__(**kwargs)
         self._first_sent = False
+        self._first, self._later = first, later
+
+    def _clause_ends(self, char: str) -> bool:
+        if char not in CLAUSE_PUNCTUATION:
+            return False
+        words = len(self._text.split())
+        if not self._first_sent:
+            return self._first and words >= MIN_CLAUSE_WORDS
+        return self._later and words >= LATER_CLAUSE_WORDS
 
     async def aggregate(self, text: str) -> AsyncIterator[Aggregation]:
         for char in text:
             self._text += char
-            if (
-                not self._first_sent
-                and char in CLAUSE_PUNCTUATION
-                and len(self._text.split()) >= MIN_CLAUSE_WORDS
-            ):
+            if self._clause_ends(char):
                 chunk, self._text = self._text.strip(" "), ""
                 self._lookahead_state = _LookaheadState.IDLE
                 self._first_sent = True
@@ -214,7 +224,10 @@ def piper_tts(spec: TTSSpec) -> LocalPiperTTSService:
 
 
 def _with_aggregator(tts: TTSServiceT, spec: TTSSpec) -> TTSServiceT:
-    if spec.first_chunk == "clause":
+    first, later = spec.first_chunk == "clause", spec.later_chunks == "clause"
+    if first or later:
         # pipecat takes no aggregator argument; its own is replaced before the pipeline starts.
-        tts._text_aggregator = FirstClauseAggregator(language=tts._text_aggregator.language)
+        tts._text_aggregator = FirstClauseAggregator(
+            first=first, later=later, language=tts._text_aggregator.language
+        )
     return tts
