@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from voicebench.remote.rtp import FRAME_SAMPLES, RtpPacket, RtpSession
-from voicebench.testing.scripted_timing import ready_until_stopped
+from voicebench.testing.scripted_timing import HeardLine, ready_until_stopped
 from voicebench.testing.scripted_voice_agent import Agent
 
 HOST = "127.0.0.1"
@@ -31,33 +31,19 @@ TALK_GAP_NS = 40_000_000
 """A pause in sending this long or longer starts a new talkspurt (marker bit)."""
 
 
-class SipCallLine:
+class SipCallLine(HeardLine):
     """One SIP call as the scripted agent's connection: the caller's decoded audio comes out of
     ``async for``, the agent's audio goes into ``send``."""
 
     def __init__(self, call: int, hang_up=None) -> None:
+        super().__init__()
         self.voicebench_call = call
         self._hang_up = hang_up
-        self._heard: asyncio.Queue[tuple[bytes, int] | None] = asyncio.Queue()
-        self._arrival = 0
         self._last_sent = 0
         self.rtp = RtpSession(host=HOST, on_packet=self._packet)
 
     def _packet(self, packet: RtpPacket) -> None:
-        self._heard.put_nowait((packet.pcm.astype(np.int16).tobytes(), packet.arrival_ns))
-
-    def arrival(self) -> int:
-        return self._arrival
-
-    def __aiter__(self) -> SipCallLine:
-        return self
-
-    async def __anext__(self) -> bytes:
-        got = await self._heard.get()
-        if got is None:
-            raise StopAsyncIteration
-        audio, self._arrival = got
-        return audio
+        self.hear(packet.pcm.astype(np.int16).tobytes(), packet.arrival_ns)
 
     async def send(self, message: str | bytes) -> None:
         if isinstance(message, str):
@@ -74,7 +60,7 @@ class SipCallLine:
         if self._hang_up is not None:
             self._hang_up()
             self._hang_up = None
-        await self._heard.put(None)
+        self.hear(None)
 
 
 async def serve_sip(agent: Agent, *, port: int = 0) -> None:

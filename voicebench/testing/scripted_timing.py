@@ -57,3 +57,30 @@ async def ready_until_stopped(url: str) -> None:
     while not stop.is_set() and os.getppid() == parent:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), timeout=1.0)
+
+
+class HeardLine:
+    """A call as the scripted agent reads it, for transports whose audio does not come as
+    WebSocket messages (WebRTC, SIP): what the caller said, each piece put in by ``hear`` with
+    its arrival, out of ``async for``; ``arrival()`` is the last piece's, ``hear(None)`` ends
+    the call's audio."""
+
+    def __init__(self) -> None:
+        self._heard: asyncio.Queue[tuple[bytes, int] | None] = asyncio.Queue()
+        self._arrival = 0
+
+    def hear(self, audio: bytes | None, arrival_ns: int = 0) -> None:
+        self._heard.put_nowait(None if audio is None else (audio, arrival_ns))
+
+    def arrival(self) -> int:
+        return self._arrival
+
+    def __aiter__(self) -> HeardLine:
+        return self
+
+    async def __anext__(self) -> bytes:
+        got = await self._heard.get()
+        if got is None:
+            raise StopAsyncIteration
+        audio, self._arrival = got
+        return audio

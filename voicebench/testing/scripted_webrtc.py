@@ -20,7 +20,7 @@ import numpy as np
 
 from voicebench.agent.realtime import FRAME_NS, NS_PER_S
 from voicebench.llm.helper import HOST
-from voicebench.testing.scripted_timing import ready_until_stopped
+from voicebench.testing.scripted_timing import HeardLine, ready_until_stopped
 from voicebench.testing.scripted_voice_agent import Agent
 
 RATE = 48_000
@@ -28,17 +28,16 @@ FRAME = RATE * FRAME_NS // NS_PER_S
 """Samples in a 20 ms frame."""
 
 
-class PeerLine:
+class PeerLine(HeardLine):
     """One WebRTC call as the scripted agent's connection: the caller's decoded audio comes
     out of ``async for``, the agent's audio goes into ``send``."""
 
     def __init__(self, call: int) -> None:
         from voicebench.remote.webrtc import paced_track
 
+        super().__init__()
         self.voicebench_call = call
-        self._heard: asyncio.Queue[tuple[bytes, int] | None] = asyncio.Queue()
         self._said: list[np.ndarray] = []
-        self._arrival = 0
         # The answer goes out a 20 ms frame every 20 ms, silence between answers.
         self.track = paced_track(self._next_said, time.perf_counter_ns)
 
@@ -53,22 +52,9 @@ class PeerLine:
         try:
             while True:
                 frame = await track.recv()
-                await self._heard.put((mono_pcm(frame), time.perf_counter_ns()))
+                self.hear(mono_pcm(frame), time.perf_counter_ns())
         except MediaStreamError:
-            await self._heard.put(None)
-
-    def arrival(self) -> int:
-        return self._arrival
-
-    def __aiter__(self) -> PeerLine:
-        return self
-
-    async def __anext__(self) -> bytes:
-        got = await self._heard.get()
-        if got is None:
-            raise StopAsyncIteration
-        audio, self._arrival = got
-        return audio
+            self.hear(None)
 
     async def send(self, message: str | bytes) -> None:
         if isinstance(message, str):
@@ -79,7 +65,7 @@ class PeerLine:
             self._said.append(np.pad(chunk, (0, FRAME - chunk.size)))
 
     async def close(self) -> None:
-        await self._heard.put(None)
+        self.hear(None)
 
 
 async def serve_webrtc(agent: Agent, *, port: int = 0) -> None:
