@@ -6,6 +6,7 @@ before any pipeline is built."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import socket
 from pathlib import Path
@@ -71,14 +72,10 @@ def caller(url: str, password_env: str, username_env: str | None = None) -> Agen
     return AgentSpec(name="served", family="sip", remote=remote)
 
 
-async def test_an_agent_served_over_sip_answers_voicebench_s_sip_caller(
-    tmp_path: Path, short_set, monkeypatch: pytest.MonkeyPatch
-):
-    monkeypatch.setenv("VB_SERVE_SIP_USER", "tester")
-    monkeypatch.setenv("VB_SERVE_SIP_RIGHT", TOKEN)
-    monkeypatch.setenv("VB_SERVE_SIP_WRONG", "not-the-token-000")
-    refused: list[str] = []
-    calls: list[tuple[str, int]] = []
+@contextlib.asynccontextmanager
+async def served(**options):
+    """The scripted agent served over SIP (``serve``'s other keywords: ``options``), its URL
+    yielded once it listens; stopped, with its calls, at the end."""
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     stop = asyncio.Event()
     server = asyncio.create_task(
@@ -87,15 +84,31 @@ async def test_an_agent_served_over_sip_answers_voicebench_s_sip_caller(
             port=0,
             token=TOKEN,
             protocol="sip",
-            max_calls=1,
             on_ready=ready.set_result,
-            on_refused=refused.append,
-            on_call=lambda what, n: calls.append((what, n)),
             stop=stop,
+            **options,
         )
     )
     try:
-        url = await asyncio.wait_for(ready, 60)
+        yield await asyncio.wait_for(ready, 60)
+    finally:
+        stop.set()
+        await asyncio.wait_for(server, 60)
+
+
+async def test_an_agent_served_over_sip_answers_voicebench_s_sip_caller(
+    tmp_path: Path, short_set, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("VB_SERVE_SIP_USER", "tester")
+    monkeypatch.setenv("VB_SERVE_SIP_RIGHT", TOKEN)
+    monkeypatch.setenv("VB_SERVE_SIP_WRONG", "not-the-token-000")
+    refused: list[str] = []
+    calls: list[tuple[str, int]] = []
+    async with served(
+        max_calls=1,
+        on_refused=refused.append,
+        on_call=lambda what, n: calls.append((what, n)),
+    ) as url:
         assert url.startswith("sip:agent@127.0.0.1:")
         garbage(int(url.rsplit(":", 1)[1]))
         await asyncio.sleep(1.0)  # (what the flood asked is answered, or dropped)
@@ -109,9 +122,6 @@ async def test_an_agent_served_over_sip_answers_voicebench_s_sip_caller(
             short_set,
             final_only=True,
         )
-    finally:
-        stop.set()
-        await asyncio.wait_for(server, 60)
     assert answered.error is None, answered.error
     assert answered.timing is not None and answered.timing.ttfa_ms is not None
     assert answered.reply_text == ""  # a black box: what it said is heard, not told
@@ -135,21 +145,7 @@ async def test_baresip_calls_the_served_agent_and_hears_its_reply(tmp_path: Path
     quiet = np.zeros(8_000, np.int16)
     write_wav(tmp_path / "said.wav", np.concatenate([quiet, line, *[quiet] * 8]), 8_000)
     calls: list[tuple[str, int]] = []
-    ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-    stop = asyncio.Event()
-    server = asyncio.create_task(
-        serve(
-            load_agent_spec(ROOT / "agents" / "scripted.toml"),
-            port=0,
-            token=TOKEN,
-            protocol="sip",
-            on_ready=ready.set_result,
-            on_call=lambda what, n: calls.append((what, n)),
-            stop=stop,
-        )
-    )
-    try:
-        url = await asyncio.wait_for(ready, 60)
+    async with served(on_call=lambda what, n: calls.append((what, n))) as url:
         with baresip(
             tmp_path / "phone", tmp_path / "said.wav", user="tester", password=TOKEN, dial=url
         ) as phone:
@@ -160,9 +156,6 @@ async def test_baresip_calls_the_served_agent_and_hears_its_reply(tmp_path: Path
             await asyncio.sleep(0.5)
             received = phone.received_packets()
             log = phone.said()
-    finally:
-        stop.set()
-        await asyncio.wait_for(server, 60)
     assert calls == [("started", 1), ("ended", 0)], log[-1500:]
     assert "Call established" in log
     # the agent's reply: at least a second of audio, 20 ms a packet
