@@ -146,7 +146,7 @@ async def serve_sip(
     from aiosipua.transport import UdpSipTransport
 
     from voicebench.remote.rtp import RtpSession
-    from voicebench.remote.sip import quiet_aiosipua
+    from voicebench.remote.sip import media_answer, quiet_aiosipua
 
     quiet_aiosipua()
     gate = DigestGate(password)
@@ -183,14 +183,8 @@ async def serve_sip(
         rtp = RtpSession(host=host)
         answer_sdp, payload = negotiate_sdp(offer, host, rtp.local_port, supported_codecs=[0, 8])
         far_host, far_port = offer.rtp_address
-        events = next(
-            (
-                c.payload_type
-                for c in offer.audio.codecs
-                if (c.encoding_name or "").lower() == "telephone-event"
-            ),
-            None,
-        )
+        media = media_answer(offer, (0, 8))
+        events = media.telephone_event if media is not None else None
         try:
             rtp.connect(far_host, far_port, payload, events)
         except ValueError:  # (an address not IPv4, a port out of range)

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from voicebench.remote.rtp import FRAME_SAMPLES, RtpPacket, RtpSession
+from voicebench.remote.sip import media_answer
 from voicebench.testing.scripted_timing import HeardLine, ready_until_stopped
 from voicebench.testing.scripted_voice_agent import Agent
 
@@ -87,14 +88,8 @@ async def serve_sip(agent: Agent, *, port: int = 0) -> None:
         offer = call.sdp_offer
         answer, payload = negotiate_sdp(offer, HOST, line.rtp.local_port, supported_codecs=[0, 8])
         far_host, far_port = offer.rtp_address
-        events = next(
-            (
-                c.payload_type
-                for c in offer.audio.codecs
-                if (c.encoding_name or "").lower() == "telephone-event"
-            ),
-            None,
-        )
+        media = media_answer(offer, (0, 8))
+        events = media.telephone_event if media is not None else None
         line.rtp.connect(far_host, far_port, payload, events)
         lines[call.call_id] = line
         call.accept(answer)
