@@ -85,7 +85,10 @@ BAD_INPUT = [
     (["rate", "{tmp}"], "not a judging folder"),
     (["strategies", "{tmp}"], "not a judging folder"),
     (["report", "{tmp}"], "neither a run directory"),
-    (["serve", "--protocol", "sip"], "--protocol: must be one of pcm, pipecat, twilio, telnyx"),
+    (
+        ["serve", "--protocol", "carrier-pigeon"],
+        "--protocol: must be one of pcm, pipecat, twilio, telnyx, webrtc, sip",
+    ),
     (["load", "--agent", "ws://127.0.0.1:1", "--arrivals", "burst"], "--arrivals"),
     (["demo", "--agent", "{tmp}/none.toml"], "none.toml: agent spec not found"),
     (
