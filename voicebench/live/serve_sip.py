@@ -146,7 +146,7 @@ async def serve_sip(
     from aiosipua.transport import UdpSipTransport
 
     from voicebench.remote.rtp import RtpSession
-    from voicebench.remote.sip import media_answer, quiet_aiosipua
+    from voicebench.remote.sip import media_answer, name_bound_port, quiet_aiosipua
 
     quiet_aiosipua()
     gate = DigestGate(password)
@@ -220,12 +220,10 @@ async def serve_sip(
         await uas.start()
     except OSError as exc:
         raise RunError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    assert transport._udp_transport is not None
-    bound = transport._udp_transport.get_extra_info("sockname")
-    transport.local_addr = (bound[0], bound[1])
+    bound = name_bound_port(transport)
     try:
         if on_ready is not None:
-            on_ready(f"sip:agent@{host}:{bound[1]}")
+            on_ready(f"sip:agent@{host}:{bound}")
         await stop.wait()
     finally:
         for ended, _rtp, _task, call in list(calls.values()):

@@ -155,6 +155,16 @@ def quiet_aiosipua() -> None:
     logging.getLogger("asyncio").addFilter(_QUIET)  # (a filter is added once)
 
 
+def name_bound_port(transport: Any) -> int:
+    """The port an aiosipua UDP transport started on ``(host, 0)`` was bound to, written into
+    its ``local_addr``: its messages' Via and Contact name that address, which must be the
+    bound port and not 0."""
+    assert transport._udp_transport is not None, "the transport has not started"
+    host, port = transport._udp_transport.get_extra_info("sockname")[:2]
+    transport.local_addr = (host, port)
+    return int(port)
+
+
 @dataclass
 class SipLine:
     """One SIP user agent placing one call, on ``host`` (this machine's address on the way to
@@ -184,9 +194,7 @@ class SipLine:
         self._uas = SipUAS(self._transport, uac=self._uac, user_agent=self.user_agent)
         self._uas.on_bye = lambda _call, _request: self.ended.set()
         await self._uas.start()
-        # bound to a free port: what the messages' Via and Contact must name is that port
-        bound = self._transport._udp_transport.get_extra_info("sockname")
-        self._transport.local_addr = (bound[0], bound[1])
+        name_bound_port(self._transport)
         handle = self._uac.handle_response
 
         def handle_response(response: Any, addr: tuple[str, int]) -> None:

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from voicebench.remote.rtp import FRAME_SAMPLES, RtpPacket, RtpSession
-from voicebench.remote.sip import media_answer
+from voicebench.remote.sip import media_answer, name_bound_port
 from voicebench.testing.scripted_timing import HeardLine, ready_until_stopped
 from voicebench.testing.scripted_voice_agent import Agent
 
@@ -105,11 +105,9 @@ async def serve_sip(agent: Agent, *, port: int = 0) -> None:
     uas.on_invite = on_invite
     uas.on_bye = on_bye
     await uas.start()
-    assert transport._udp_transport is not None
-    bound = transport._udp_transport.get_extra_info("sockname")
-    transport.local_addr = (bound[0], bound[1])
+    bound = name_bound_port(transport)
     try:
-        await ready_until_stopped(f"sip:agent@{HOST}:{bound[1]}")
+        await ready_until_stopped(f"sip:agent@{HOST}:{bound}")
     finally:
         for line in lines.values():
             with contextlib.suppress(Exception):
