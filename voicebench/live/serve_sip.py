@@ -23,6 +23,7 @@ import re
 import secrets
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -128,6 +129,156 @@ async def run_call(
         listening.cancel()
 
 
+@dataclass(frozen=True)
+class Held:
+    """What a SIP server holds at one moment: its calls, and what aiosipua keeps of INVITEs."""
+
+    calls: int
+    """Calls in progress, each with its pipeline."""
+    dialogs: int
+    """Calls aiosipua keeps by Call-ID (answered ones, until a BYE ends them)."""
+    transactions: int
+    """INVITE server transactions aiosipua keeps (matched by a CANCEL)."""
+
+
+class SipServer:
+    """The server of ``serve_sip``: ``await SipServer(...).run(port, stop)``; ``held()`` says
+    what it holds."""
+
+    def __init__(
+        self,
+        call_spec: AgentSpec,
+        *,
+        password: str,
+        limit: int,
+        host: str,
+        caller_transport: Callable,
+        on_call: Callable[[str, int], None] | None = None,
+        on_refused: Callable[[str], None] | None = None,
+    ) -> None:
+        from aiosipua import SipUAC, SipUAS
+        from aiosipua.transport import UdpSipTransport
+
+        self.call_spec, self.limit, self.host = call_spec, limit, host
+        self.caller_transport = caller_transport
+        self.on_call, self.on_refused = on_call, on_refused
+        self.gate = DigestGate(password)
+        self.transport = UdpSipTransport(local_addr=(host, 0))
+        self.uas = SipUAS(self.transport, uac=SipUAC(self.transport), user_agent="voicebench")
+        self.uas.on_invite = self._on_invite
+        self.uas.on_bye = self._on_bye
+        self.calls: dict[str, tuple[asyncio.Event, Any, asyncio.Task, Any]] = {}
+
+    def held(self) -> Held:
+        return Held(
+            calls=len(self.calls),
+            dialogs=len(self.uas._calls),
+            transactions=len(self.uas.transactions.server_transactions),
+        )
+
+    def _refused(self, call: Any, status: int, reason: str, why: str | None) -> None:
+        call.reject(status, reason)
+        self.uas._calls.pop(call.call_id, None)  # (no call was made: nothing to keep of it)
+        if self.on_refused is not None and why is not None:
+            self.on_refused(why)
+
+    def _on_invite(self, call: Any) -> None:
+        from aiosipua import negotiate_sdp
+
+        from voicebench.remote.rtp import RtpSession
+        from voicebench.remote.sip import media_answer
+
+        gate, calls, host = self.gate, self.calls, self.host
+        answer = gate.check("INVITE", call.invite.get_header("authorization"))
+        if answer is None:
+            call._send_response(
+                401, "Unauthorized", extra_headers={"WWW-Authenticate": gate.challenge()}
+            )
+            self.uas._calls.pop(call.call_id, None)  # the answered INVITE will start it afresh
+            return
+        if not answer:
+            self._refused(call, 403, "Forbidden", "wrong digest credentials")
+            return
+        if len(calls) >= self.limit:
+            why = f"busy: {len(calls)} calls in progress (at most {self.limit})"
+            self._refused(call, 486, "Busy Here", why)
+            return
+        offer = call.sdp_offer
+        offered = [c.payload_type for c in offer.audio.codecs] if offer and offer.audio else []
+        if offer is None or offer.rtp_address is None or not {0, 8} & set(offered):
+            self._refused(call, 488, "Not Acceptable Here", "no PCMU or PCMA offered")
+            return
+        rtp = RtpSession(host=host)
+        answer_sdp, payload = negotiate_sdp(offer, host, rtp.local_port, supported_codecs=[0, 8])
+        far_host, far_port = offer.rtp_address
+        media = media_answer(offer, (0, 8))
+        events = media.telephone_event if media is not None else None
+        try:
+            rtp.connect(far_host, far_port, payload, events)
+        except ValueError:  # (an address not IPv4, a port out of range)
+            rtp.close()
+            self._refused(call, 488, "Not Acceptable Here", f"media at {far_host}:{far_port}")
+            return
+        call.accept(answer_sdp)
+        ended = asyncio.Event()
+        task = asyncio.ensure_future(
+            run_call(call, rtp, self.call_spec, ended, self.caller_transport)
+        )
+        calls[call.call_id] = (ended, rtp, task, call)
+        if self.on_call is not None:
+            self.on_call("started", len(calls))
+
+        def done(_task: asyncio.Task) -> None:
+            calls.pop(call.call_id, None)
+            rtp.close()
+            if not ended.is_set():  # the pipeline stopped on its own: hang up
+                with contextlib.suppress(Exception):
+                    call.hangup()
+            if self.on_call is not None:
+                self.on_call("ended", len(calls))
+
+        task.add_done_callback(done)
+
+    def _on_bye(self, call: Any, _request: Any) -> None:
+        held = self.calls.get(call.call_id)
+        if held is not None:
+            held[0].set()
+
+    async def run(
+        self, port: int, stop: asyncio.Event, on_ready: Callable[[str], None] | None = None
+    ) -> None:
+        """Answer SIP calls on udp://HOST:PORT until ``stop`` is set (module docstring)."""
+        from voicebench.remote.sip import name_bound_port, quiet_aiosipua
+
+        quiet_aiosipua()
+        self.transport.local_addr = (self.host, port)
+        try:
+            await self.uas.start()
+        except OSError as exc:
+            raise RunError(f"cannot listen on {self.host}:{port}: {exc.strerror or exc}") from None
+        bound = name_bound_port(self.transport)
+        try:
+            if on_ready is not None:
+                on_ready(f"sip:agent@{self.host}:{bound}")
+            await stop.wait()
+        finally:
+            await self._hang_up_all()
+
+    async def _hang_up_all(self) -> None:
+        for ended, _rtp, _task, call in list(self.calls.values()):
+            with contextlib.suppress(Exception):
+                call.hangup()  # the server is stopping: each caller is told
+            ended.set()
+        pending = [task for _ended, _rtp, task, _call in self.calls.values()]
+        if pending:
+            _done, late = await asyncio.wait(pending, timeout=10)
+            for task in late:
+                task.cancel()
+            if late:
+                await asyncio.wait(late, timeout=5)
+        await self.uas.stop()
+
+
 async def serve_sip(
     call_spec: AgentSpec,
     *,
@@ -142,99 +293,13 @@ async def serve_sip(
     stop: asyncio.Event,
 ) -> None:
     """Answer SIP calls on udp://HOST:PORT until ``stop`` is set (module docstring)."""
-    from aiosipua import SipUAC, SipUAS, negotiate_sdp
-    from aiosipua.transport import UdpSipTransport
-
-    from voicebench.remote.rtp import RtpSession
-    from voicebench.remote.sip import media_answer, name_bound_port, quiet_aiosipua
-
-    quiet_aiosipua()
-    gate = DigestGate(password)
-    transport = UdpSipTransport(local_addr=(host, port))
-    uas = SipUAS(transport, uac=SipUAC(transport), user_agent="voicebench")
-    calls: dict[str, tuple[asyncio.Event, Any, asyncio.Task, Any]] = {}
-
-    def refused(call: Any, status: int, reason: str, why: str | None) -> None:
-        call.reject(status, reason)
-        uas._calls.pop(call.call_id, None)  # (no call was made: nothing to keep of it)
-        if on_refused is not None and why is not None:
-            on_refused(why)
-
-    def on_invite(call: Any) -> None:
-        answer = gate.check("INVITE", call.invite.get_header("authorization"))
-        if answer is None:
-            call._send_response(
-                401, "Unauthorized", extra_headers={"WWW-Authenticate": gate.challenge()}
-            )
-            uas._calls.pop(call.call_id, None)  # the answered INVITE will start it afresh
-            return
-        if not answer:
-            refused(call, 403, "Forbidden", "wrong digest credentials")
-            return
-        if len(calls) >= limit:
-            why = f"busy: {len(calls)} calls in progress (at most {limit})"
-            refused(call, 486, "Busy Here", why)
-            return
-        offer = call.sdp_offer
-        offered = [c.payload_type for c in offer.audio.codecs] if offer and offer.audio else []
-        if offer is None or offer.rtp_address is None or not {0, 8} & set(offered):
-            refused(call, 488, "Not Acceptable Here", "no PCMU or PCMA offered")
-            return
-        rtp = RtpSession(host=host)
-        answer_sdp, payload = negotiate_sdp(offer, host, rtp.local_port, supported_codecs=[0, 8])
-        far_host, far_port = offer.rtp_address
-        media = media_answer(offer, (0, 8))
-        events = media.telephone_event if media is not None else None
-        try:
-            rtp.connect(far_host, far_port, payload, events)
-        except ValueError:  # (an address not IPv4, a port out of range)
-            rtp.close()
-            refused(call, 488, "Not Acceptable Here", f"media at {far_host}:{far_port}")
-            return
-        call.accept(answer_sdp)
-        ended = asyncio.Event()
-        task = asyncio.ensure_future(run_call(call, rtp, call_spec, ended, caller_transport))
-        calls[call.call_id] = (ended, rtp, task, call)
-        if on_call is not None:
-            on_call("started", len(calls))
-
-        def done(_task: asyncio.Task) -> None:
-            calls.pop(call.call_id, None)
-            rtp.close()
-            if not ended.is_set():  # the pipeline stopped on its own: hang up
-                with contextlib.suppress(Exception):
-                    call.hangup()
-            if on_call is not None:
-                on_call("ended", len(calls))
-
-        task.add_done_callback(done)
-
-    def on_bye(call: Any, _request: Any) -> None:
-        held = calls.get(call.call_id)
-        if held is not None:
-            held[0].set()
-
-    uas.on_invite = on_invite
-    uas.on_bye = on_bye
-    try:
-        await uas.start()
-    except OSError as exc:
-        raise RunError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    bound = name_bound_port(transport)
-    try:
-        if on_ready is not None:
-            on_ready(f"sip:agent@{host}:{bound}")
-        await stop.wait()
-    finally:
-        for ended, _rtp, _task, call in list(calls.values()):
-            with contextlib.suppress(Exception):
-                call.hangup()  # the server is stopping: each caller is told
-            ended.set()
-        pending = [task for _ended, _rtp, task, _call in calls.values()]
-        if pending:
-            _done, late = await asyncio.wait(pending, timeout=10)
-            for task in late:
-                task.cancel()
-            if late:
-                await asyncio.wait(late, timeout=5)
-        await uas.stop()
+    server = SipServer(
+        call_spec,
+        password=password,
+        limit=limit,
+        host=host,
+        caller_transport=caller_transport,
+        on_call=on_call,
+        on_refused=on_refused,
+    )
+    await server.run(port, stop, on_ready)
