@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from voicebench.testing.scripted_plan import sent_playback
 from voicebench.timing.stalls import Playback, Stall
 
@@ -34,3 +36,16 @@ def as_sent(measured: Playback | None, answer: dict) -> Playback:
         sent.stalls,
     )
     return sent
+
+
+def held_as_planned(sent: Playback, plan: Iterable[tuple[float, float]]) -> None:
+    """Each planned hold (after ``at`` ms of reply, ``ms`` of nothing), or more: by each hold's
+    point the reply as sent has stalled at least as long as the plan's holds up to there. An
+    agent that sends late before a hold stalls earlier, and the hold's own stall is shorter by
+    that much (the caller is still playing when it ends): lateness moves stall time earlier
+    and adds to it, never takes from the total."""
+    planned = 0.0
+    for at, ms in sorted(plan):
+        planned += ms
+        stalled = sum(s.ms for s in sent.stalls if s.audio_ms <= at + FRAME_MS)
+        assert stalled >= planned - FRAME_MS, (at, planned, sent.stalls)
