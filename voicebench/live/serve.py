@@ -286,7 +286,8 @@ async def serve(
     ``allowed_origins``; at most ``max_calls`` (``default_max_calls()``) run at once (see the
     module docstring).
     ``on_call("started" | "ended", calls in progress)`` is told of every call; a call has
-    ended once its pipeline has stopped. ``on_refused(reason)`` is told of every refused one."""
+    ended once its pipeline has stopped (over SIP, a silent line is told first as ``"hung up:
+    no RTP for 30 s"``). ``on_refused(reason)`` is told of every refused one."""
     if len(token) < 16:
         raise InputError("the token must be at least 16 characters", field="token")
     limit = max_calls or default_max_calls()

@@ -9,8 +9,14 @@ with neither PCMU nor PCMA is answered 488. Each call gets its own pipeline, as 
 (``voicebench.live.serve``): the caller's RTP (``voicebench.remote.rtp``) decoded, resampled to
 16 kHz and heard as it arrives; the agent's voice resampled to 8 kHz and sent as it would be
 played, one packet a 20 ms frame, nothing between talks (the first packet after a silence
-marks a talkspurt). A BYE from either side ends the call and its pipeline. Messages that are
-not SIP, and datagrams that are not RTP, are dropped without harm.
+marks a talkspurt). A BYE from either side ends the call and its pipeline; so does a line
+silent for ``RTP_IDLE_S`` (no packet of the caller's audio: a caller gone without a BYE), the
+server then sending the BYE. What a stranger sends is read before aiosipua handles it
+(``voicebench.live.sip_screen``): a datagram that is not SIP is dropped, a request it cannot
+read answered 400; datagrams that are not RTP are dropped. A refused or challenged INVITE
+leaves nothing behind (neither its dialog nor its transaction), so a flood of them holds no
+memory; an offer of media the server cannot send to (not a unicast IPv4 address, a port out of
+1-65535) is answered 488.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import asyncio
 import contextlib
 import hashlib
 import hmac
+import logging
 import re
 import secrets
 import time
@@ -34,7 +41,12 @@ from voicebench.errors import RunError
 REALM = "voicebench"
 NONCE_S = 300.0
 """How long a challenge's nonce may be answered."""
+RTP_IDLE_S = 30.0
+"""How long a call's line may bring no packet of the caller's audio before the server hangs up
+(BYE): a phone sends audio all through a call, silence included, so a silent line is a caller
+gone without a BYE (its power, its network, its process lost), whose call slot is freed."""
 FRAME_NS = 20_000_000
+logger = logging.getLogger(__name__)
 _PARAM = re.compile(r'(\w+)=(?:"([^"]*)"|([^\s,]+))')
 
 
@@ -56,7 +68,8 @@ class DigestGate:
 
     def _live(self, nonce: str) -> bool:
         stamp, dot, _mac = nonce.partition(".")
-        if not dot or not hmac.compare_digest(self._nonce(stamp + "."), nonce):
+        # (bytes: compare_digest refuses strings of other than ASCII, which a stranger sends)
+        if not dot or not hmac.compare_digest(self._nonce(stamp + ".").encode(), nonce.encode()):
             return False
         try:
             age_s = (time.monotonic_ns() - int(stamp, 16)) / 1e9
@@ -87,11 +100,19 @@ class DigestGate:
 
 
 async def run_call(
-    call: Any, rtp: Any, spec: AgentSpec, ended: asyncio.Event, caller_transport: Callable
+    call: Any,
+    rtp: Any,
+    spec: AgentSpec,
+    ended: asyncio.Event,
+    caller_transport: Callable,
+    *,
+    idle_s: float = RTP_IDLE_S,
+    on_idle: Callable[[], None] = lambda: None,
 ) -> None:
     """One answered call: a pipeline between the call's RTP and the agent until a BYE, the
     pipeline's microphone and loudspeaker ``caller_transport(params, send)`` (the WebSocket
-    server's, ``voicebench.live.serve.CallerTransport``)."""
+    server's, ``voicebench.live.serve.CallerTransport``); ``on_idle()`` when no packet of the
+    caller's audio has come for ``idle_s``, and the call ends."""
     from pipecat.audio.utils import create_stream_resampler
 
     from voicebench.pipeline.agent import VoiceAgent
@@ -120,10 +141,17 @@ async def run_call(
         listening = asyncio.ensure_future(ended.wait())
         while not ended.is_set():
             packet = asyncio.ensure_future(rtp.packets.get())
-            done, _ = await asyncio.wait({packet, listening}, return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait(
+                {packet, listening}, timeout=idle_s, return_when=asyncio.FIRST_COMPLETED
+            )
             if packet not in done:
-                packet.cancel()
-                break
+                packet.cancel()  # (a packet it had taken stays in the queue)
+                if listening in done:
+                    break
+                if rtp.packets.empty():
+                    on_idle()
+                    break
+                continue
             pcm = packet.result().pcm.astype(np.int16).tobytes()
             await heard.hear(await from_line.resample(pcm, PHONE_RATE, agent.in_rate))
         listening.cancel()
@@ -155,6 +183,7 @@ class SipServer:
         caller_transport: Callable,
         on_call: Callable[[str, int], None] | None = None,
         on_refused: Callable[[str], None] | None = None,
+        idle_s: float | None = None,
     ) -> None:
         from aiosipua import SipUAC, SipUAS
         from aiosipua.transport import UdpSipTransport
@@ -167,7 +196,35 @@ class SipServer:
         self.uas = SipUAS(self.transport, uac=SipUAC(self.transport), user_agent="voicebench")
         self.uas.on_invite = self._on_invite
         self.uas.on_bye = self._on_bye
+        # every datagram is read here first (voicebench.live.sip_screen), not by aiosipua alone
+        setattr(self.transport, "_dispatch", self._dispatch)  # noqa: B010
         self.calls: dict[str, tuple[asyncio.Event, Any, asyncio.Task, Any]] = {}
+        self.idle_s = RTP_IDLE_S if idle_s is None else idle_s
+        """How long a call's line may be silent (``RTP_IDLE_S``); read as each call starts."""
+
+    def _dispatch(self, data: bytes, addr: tuple[str, int]) -> None:
+        """Each datagram at the SIP port, in place of aiosipua's reading of it (module
+        docstring): whatever is raised handling it is one line in the log, no traceback."""
+        from aiosipua.message import SipRequest
+        from aiosipua.transport import _stamp_via_received
+
+        from voicebench.live.sip_screen import BadRequest, screen
+
+        try:
+            message = screen(data)
+            if message is None:
+                return
+            request = message.request if isinstance(message, BadRequest) else message
+            if isinstance(request, SipRequest):
+                _stamp_via_received(request, addr)  # (answers go back where it came from)
+            if isinstance(message, BadRequest):
+                self.uas._send_error(request, 400, "Bad Request")
+            else:
+                self.uas._on_message(message, addr)
+        except Exception as exc:
+            logger.warning(
+                "a SIP message from %s:%s was not handled: %s: %s", *addr, type(exc).__name__, exc
+            )
 
     def held(self) -> Held:
         return Held(
@@ -176,17 +233,23 @@ class SipServer:
             transactions=len(self.uas.transactions.server_transactions),
         )
 
+    def _forget(self, call: Any) -> None:
+        """Keep nothing of ``call`` in aiosipua: its dialog, its timers, its transaction."""
+        self.uas._calls.pop(call.call_id, None)
+        call._stop_retransmissions()
+        self.uas._remove_invite_transaction(call.invite)
+
     def _refused(self, call: Any, status: int, reason: str, why: str | None) -> None:
         call.reject(status, reason)
-        self.uas._calls.pop(call.call_id, None)  # (no call was made: nothing to keep of it)
+        self._forget(call)  # (no call was made: nothing to keep of it)
         if self.on_refused is not None and why is not None:
             self.on_refused(why)
 
     def _on_invite(self, call: Any) -> None:
         from aiosipua import negotiate_sdp
 
+        from voicebench.live.sip_screen import offered_media
         from voicebench.remote.rtp import RtpSession
-        from voicebench.remote.sip import media_answer
 
         gate, calls, host = self.gate, self.calls, self.host
         answer = gate.check("INVITE", call.invite.get_header("authorization"))
@@ -194,7 +257,7 @@ class SipServer:
             call._send_response(
                 401, "Unauthorized", extra_headers={"WWW-Authenticate": gate.challenge()}
             )
-            self.uas._calls.pop(call.call_id, None)  # the answered INVITE will start it afresh
+            self._forget(call)  # the answered INVITE will start it afresh
             return
         if not answer:
             self._refused(call, 403, "Forbidden", "wrong digest credentials")
@@ -204,25 +267,35 @@ class SipServer:
             self._refused(call, 486, "Busy Here", why)
             return
         offer = call.sdp_offer
-        offered = [c.payload_type for c in offer.audio.codecs] if offer and offer.audio else []
-        if offer is None or offer.rtp_address is None or not {0, 8} & set(offered):
-            self._refused(call, 488, "Not Acceptable Here", "no PCMU or PCMA offered")
+        media = offered_media(offer)
+        if media is None:
+            why = "no PCMU or PCMA offered at a unicast IPv4 address and port"
+            self._refused(call, 488, "Not Acceptable Here", why)
             return
         rtp = RtpSession(host=host)
         answer_sdp, payload = negotiate_sdp(offer, host, rtp.local_port, supported_codecs=[0, 8])
-        far_host, far_port = offer.rtp_address
-        media = media_answer(offer, (0, 8))
-        events = media.telephone_event if media is not None else None
-        try:
-            rtp.connect(far_host, far_port, payload, events)
-        except ValueError:  # (an address not IPv4, a port out of range)
-            rtp.close()
-            self._refused(call, 488, "Not Acceptable Here", f"media at {far_host}:{far_port}")
-            return
+        rtp.connect(media.host, media.port, payload, media.telephone_event)
         call.accept(answer_sdp)
         ended = asyncio.Event()
+        idle_s = self.idle_s
+
+        def silent() -> None:
+            if self.on_call is not None:
+                self.on_call(f"hung up: no RTP for {idle_s:g} s", len(calls))
+            with contextlib.suppress(Exception):
+                call.hangup()
+            ended.set()
+
         task = asyncio.ensure_future(
-            run_call(call, rtp, self.call_spec, ended, self.caller_transport)
+            run_call(
+                call,
+                rtp,
+                self.call_spec,
+                ended,
+                self.caller_transport,
+                idle_s=idle_s,
+                on_idle=silent,
+            )
         )
         calls[call.call_id] = (ended, rtp, task, call)
         if self.on_call is not None:
@@ -234,6 +307,7 @@ class SipServer:
             if not ended.is_set():  # the pipeline stopped on its own: hang up
                 with contextlib.suppress(Exception):
                     call.hangup()
+            self._forget(call)
             if self.on_call is not None:
                 self.on_call("ended", len(calls))
 
@@ -292,7 +366,9 @@ async def serve_sip(
     on_refused: Callable[[str], None] | None = None,
     stop: asyncio.Event,
 ) -> None:
-    """Answer SIP calls on udp://HOST:PORT until ``stop`` is set (module docstring)."""
+    """Answer SIP calls on udp://HOST:PORT until ``stop`` is set (module docstring);
+    ``on_call`` is told of each call's start and end, and of a silent line hung up on
+    (``"hung up: no RTP for 30 s"``)."""
     server = SipServer(
         call_spec,
         password=password,

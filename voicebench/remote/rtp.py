@@ -333,11 +333,21 @@ class RtpSession:
                 return
             except OSError:
                 return  # an error queued for the socket (its reader is called again)
-            arrival = _stamps._arrival(ancillary)
-            self.received += 1
-            packet = None if flags & socket.MSG_TRUNC else _parse(data)
-            if packet is None or not self._hand_on(packet, arrival):
+            if flags & socket.MSG_TRUNC:
+                self.received += 1
                 self.dropped += 1
+            else:
+                self.take(data, _stamps._arrival(ancillary))
+
+    def take(self, datagram: bytes, arrival_ns: int) -> bool:
+        """Take one datagram that reached the socket at ``arrival_ns``, as each is taken: hand
+        it on if it is a packet of the call's, else drop and count it; True when handed on."""
+        self.received += 1
+        packet = _parse(datagram) if len(datagram) <= MAX_DATAGRAM else None
+        if packet is None or not self._hand_on(packet, arrival_ns):
+            self.dropped += 1
+            return False
+        return True
 
     def _hand_on(self, packet: _Header, arrival_ns: int) -> bool:
         """Hand ``packet`` on; False when it is not one to hand on."""
