@@ -1,14 +1,17 @@
 """Real SIP software for the tests, from Debian: baresip (an independent SIP user agent that
 answers by itself and plays a known recording) and kamailio (a proxy and registrar that asks
 for digest credentials). Each runs in the foreground from a configuration written into a
-temporary folder, on 127.0.0.1 only, and is stopped when its test is done.
+temporary folder, on 127.0.0.1 only, and is stopped when its test is done. Besides, a phone's
+side of a call's media: a spoken turn at 8 kHz (``speech``) sent as RTP (``talk``).
 
 Where they are not installed a test skips, except under CI (``CI`` set), where it fails: CI's
 set-up installs both (`make sip-tools`)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import itertools
 import os
 import shutil
 import signal
@@ -54,6 +57,26 @@ def tone_wav(path: Path, seconds: float = 8.0, hz: float = 440.0) -> np.ndarray:
     pcm = (0.3 * 32767 * np.sin(2 * np.pi * hz * t) * on).astype(np.int16)
     write_wav(path, pcm, rate)
     return pcm
+
+
+def speech() -> np.ndarray:
+    """A spoken seeker turn of the built-in fixtures, at 8 kHz."""
+    from voicebench.fixtures import BUILTIN_FIXTURES, load_manifest, read_wav
+    from voicebench.fixtures.audio import resample, to_int16
+
+    entry = load_manifest(BUILTIN_FIXTURES).entries[1]
+    said = read_wav(BUILTIN_FIXTURES / entry.path, expect_rate=16_000)
+    return to_int16(resample(said / 32768.0, 16_000, 8_000))
+
+
+async def talk(rtp, pcm: np.ndarray) -> None:
+    """``pcm`` as a phone sends it on ``rtp`` (an ``RtpSession``), a frame each 20 ms, then
+    silence until cancelled."""
+    frames = [pcm[at : at + 160] for at in range(0, pcm.size - 159, 160)]
+    start = time.perf_counter()
+    for k in itertools.count():
+        rtp.send_frame(frames[k] if k < len(frames) else np.zeros(160, np.int16))
+        await asyncio.sleep(max(0.0, start + (k + 1) * 0.02 - time.perf_counter()))
 
 
 def _wait_for(log: Path, text: str, process: subprocess.Popen, what: str) -> None:

@@ -27,6 +27,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sip_tools import speech, talk
 
 from voicebench.live.serve_sip import REALM, Held, SipServer
 
@@ -599,27 +600,6 @@ async def test_an_offer_the_server_cannot_send_to_is_answered_488(
     )
     assert [status for status, _ in replies] == [100, 488]
     assert served.held() == Held(calls=0, dialogs=0, transactions=0)
-
-
-def speech() -> np.ndarray:
-    """A spoken seeker turn of the built-in fixtures, at 8 kHz."""
-    from voicebench.fixtures import BUILTIN_FIXTURES, load_manifest, read_wav
-    from voicebench.fixtures.audio import resample, to_int16
-
-    entry = load_manifest(BUILTIN_FIXTURES).entries[1]
-    said = read_wav(BUILTIN_FIXTURES / entry.path, expect_rate=16_000)
-    return to_int16(resample(said / 32768.0, 16_000, 8_000))
-
-
-async def talk(rtp, pcm: np.ndarray) -> None:
-    """``pcm`` as a phone sends it, a frame each 20 ms, then silence until cancelled."""
-    import time
-
-    frames = [pcm[at : at + 160] for at in range(0, pcm.size - 159, 160)]
-    start = time.perf_counter()
-    for k in itertools.count():
-        rtp.send_frame(frames[k] if k < len(frames) else np.zeros(160, np.int16))
-        await asyncio.sleep(max(0.0, start + (k + 1) * 0.02 - time.perf_counter()))
 
 
 def rtp_garbage(rng: np.random.Generator) -> bytes:

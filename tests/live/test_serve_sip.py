@@ -1,7 +1,8 @@
 """An agent served over SIP (`voicebench serve --protocol sip`): after a flood of 1,000 broken,
 scrambled and unauthenticated INVITEs, it is called by voicebench's own SIP caller with the
 server's token as its digest password and its reply heard; a wrong password is refused (403)
-before any pipeline is built."""
+before any pipeline is built. A caller that moves its media mid-call (a re-INVITE) has it
+answered and hears the reply where it moved."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from sip_tools import baresip
+from sip_tools import baresip, speech, talk
 
 from voicebench.agentspec import AgentSpec, load_agent_spec
 from voicebench.live import serve
@@ -160,6 +161,38 @@ async def test_baresip_calls_the_served_agent_and_hears_its_reply(tmp_path: Path
     assert "Call established" in log
     # the agent's reply: at least a second of audio, 20 ms a packet
     assert received is not None and received >= 50, log[-1500:]
+
+
+async def test_a_caller_that_moves_its_media_mid_call_hears_the_reply_there():
+    from voicebench.remote.rtp import RtpSession
+    from voicebench.remote.sip import SipLine, SipTarget
+    from voicebench.remote.sip_sdp import MediaAnswer
+
+    calls: list[tuple[str, int]] = []
+    async with served(on_call=lambda what, n: calls.append((what, n))) as url:
+        with RtpSession() as first, RtpSession() as second:
+            async with SipLine() as line:
+                media = await line.dial(
+                    SipTarget.parse(url), rtp_port=first.local_port, password=TOKEN, timeout_s=60
+                )
+                first.connect(media.host, media.port, media.payload_type, media.telephone_event)
+                status, moved = await line.reoffer(second.local_port, timeout_s=5)
+                assert moved is not None, status
+                second.connect(moved.host, moved.port, moved.payload_type, moved.telephone_event)
+                speaking = asyncio.create_task(talk(second, speech()))
+                try:
+                    for _ in range(1200):  # the agent's reply: a second of it, 20 ms a packet
+                        if second.packets.qsize() >= 50:
+                            break
+                        await asyncio.sleep(0.1)
+                finally:
+                    speaking.cancel()
+                heard_first, heard_second = first.packets.qsize(), second.packets.qsize()
+                answered = list(line.statuses)
+    assert status == 200 and answered[-1][0] == 200  # (its own answer: not the INVITE's)
+    assert moved == MediaAnswer(media.host, media.port, media.payload_type, media.telephone_event)
+    assert heard_second >= 50 and heard_first == 0
+    assert calls == [("started", 1), ("ended", 0)]
 
 
 def test_the_digest_gate_takes_a_right_answer_only_to_a_nonce_it_made_lately(monkeypatch):

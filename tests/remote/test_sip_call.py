@@ -182,3 +182,56 @@ async def test_each_way_a_sip_call_fails_is_its_turns_failure_with_its_status(
     assert got[1].reason.endswith(": 486 Busy")
     assert "it sent BYE" in got[2].reason
     assert "no RTP came from the agent" in got[3].reason
+
+
+async def test_an_agent_that_moves_its_media_mid_call_is_answered_and_heard_from_there(
+    tmp_path: Path, short_set
+):
+    """A re-INVITE from the agent moving its media to a new port: voicebench answers it 200
+    and sends its RTP there; the agent, which stops hearing its old port, hears the turn and
+    answers from the new one."""
+    from voicebench.testing.scripted_voice import ScriptedVoiceAgent
+
+    async with ScriptedVoiceAgent(
+        delay_ms=300, protocol="sip", move_media_ms=300, reply="I hear you."
+    ) as agent:
+        assert agent.url is not None
+        (record,) = await _replay(
+            sip_agent(agent.url), tmp_path / "run", short_set, final_only=True
+        )
+        moves, answered = agent.moves(), agent.turns()
+    assert record.error is None, record.error
+    assert record.timing is not None and record.timing.ttfa_ms is not None
+    (move,) = moves
+    assert move["moved"] == 200 and move["to_port"] != move["from_port"]
+    # the reply left from the new port: the move came before it
+    (turn,) = answered
+    assert move["moved_ns"] < turn["first_audio_sent_ns"]
+
+
+async def test_early_media_before_the_answer_is_heard_as_the_call_s_opening(
+    tmp_path: Path, short_set
+):
+    """An agent that plays a tone after its 183 Session Progress, before its 200 OK: the
+    caller hears it from the early media's address, and keeps it as the call's opening."""
+    from voicebench.runlog import read_openings
+    from voicebench.testing.scripted_sip import EARLY_TONE_HZ
+    from voicebench.testing.scripted_voice import ScriptedVoiceAgent
+
+    async with ScriptedVoiceAgent(
+        delay_ms=300, protocol="sip", early_media_ms=600, reply="I hear you."
+    ) as agent:
+        assert agent.url is not None
+        (record,) = await _replay(
+            sip_agent(agent.url), tmp_path / "run", short_set, final_only=True
+        )
+    assert record.error is None, record.error
+    (opening,) = read_openings(tmp_path / "run")
+    assert opening.error is None, opening.error
+    assert opening.timing is not None and opening.timing.ttfa_ms is not None
+    assert opening.audio_path is not None
+    heard = np.frombuffer((tmp_path / "run" / opening.audio_path).read_bytes()[44:], np.int16)
+    assert abs(dominant_hz(heard) - EARLY_TONE_HZ) < 10
+    # about the 600 ms played (at 16 kHz), no more: what came after the answer is the turn's
+    loud = np.flatnonzero(np.abs(heard.astype(np.int32)) > 3000)
+    assert 0.5 < (loud[-1] - loud[0]) / 16_000 < 0.7, (loud[0], loud[-1])

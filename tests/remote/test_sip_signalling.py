@@ -1,20 +1,26 @@
 """SIP signalling against real SIP software: voicebench's line INVITEs baresip (answering by
 itself, playing a known recording), reads the media its SDP answer names, and hangs up; a call
-left unanswered fails with the last status heard."""
+left unanswered fails with the last status heard. Against an aiosipua user agent: the line
+answers its re-INVITEs (refused, without an offer, sent again)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import socket
 import struct
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from sip_tools import baresip, free_udp_port, kamailio, tone_wav
 
-from voicebench.remote.sip import SipFailure, SipLine, SipTarget
+from voicebench.remote.rtp import RtpSession
+from voicebench.remote.sip import SipFailure, SipLine, SipTarget, name_bound_port
+from voicebench.remote.sip_sdp import point, sdp_body
+from voicebench.testing.scripted_sip import Reinvites
 
 pytestmark = pytest.mark.slow
 
@@ -118,3 +124,72 @@ async def test_a_call_through_kamailio_answers_its_challenge_and_follows_its_rou
     assert unknown.value.reason == f"sip:carol@{host}:{port}: 404 Not Found"
     assert (refused.value.kind, refused.value.status) == ("sip_rejected", 407)
     assert "wrong-pass-77" not in refused.value.reason
+
+
+@contextlib.asynccontextmanager
+async def answering_agent():
+    """An aiosipua user agent on 127.0.0.1 that answers each INVITE 200 (PCMU): its URI, the
+    calls it answered, and its re-INVITEs to send."""
+    from aiosipua import SipUAC, SipUAS, negotiate_sdp
+    from aiosipua.transport import UdpSipTransport
+
+    transport = UdpSipTransport(local_addr=("127.0.0.1", 0))
+    uas = SipUAS(transport, uac=SipUAC(transport))
+    calls: list = []
+
+    def on_invite(call) -> None:
+        answer, _ = negotiate_sdp(call.sdp_offer, "127.0.0.1", 40_000, supported_codecs=[0])
+        call.accept(answer)
+        calls.append(call)
+
+    uas.on_invite = on_invite
+    await uas.start()
+    port = name_bound_port(transport)
+    try:
+        yield f"sip:bot@127.0.0.1:{port}", calls, Reinvites(uas.uac)
+    finally:
+        await uas.stop()
+
+
+async def test_the_agent_s_re_invites_are_refused_answered_with_an_offer_or_answered_again():
+    g729 = (
+        "v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
+        "m=audio 40000 RTP/AVP 18\r\na=rtpmap:18 G729/8000\r\n"
+    )
+    async with answering_agent() as (uri, calls, reinvites):
+        with RtpSession() as rtp, RtpSession() as moved:
+            moved.connect("127.0.0.1", 9, 0)  # (what it takes: PCMU)
+            async with SipLine() as line:
+                line.on_media = lambda media: point(rtp, media)
+                point(rtp, await line.dial(SipTarget.parse(uri), rtp_port=rtp.local_port))
+                (call,) = calls
+                # no codec the line offered: 488, and the call goes on
+                _, refused = await reinvites.send(call, g729)
+                # no offer: answered with one; the answer in the ACK moves the media
+                answer = sdp_body("127.0.0.1", moved.local_port, ("pcmu",))
+                _, offered = await reinvites.send(call, None, ack_sdp=answer)
+                for _ in range(100):  # (until the ACK is read)
+                    rtp.send_frame(np.zeros(160, np.int16))
+                    await asyncio.sleep(0.01)
+                    if not moved.packets.empty():
+                        break
+                # PCMA offered first: the codec in use is kept; sent again, answered again
+                offer = sdp_body("127.0.0.1", moved.local_port, ("pcma", "pcmu"))
+                request, kept = await reinvites.send(call, offer)
+                reinvites.uac.transport.send(request, call.source_addr)
+                for _ in range(100):
+                    if len(reinvites.responses) == 4:
+                        break
+                    await asyncio.sleep(0.01)
+                ended = line.ended.is_set()
+                answered = list(line.offers.answered) if line.offers else []
+    assert refused is not None and refused.status_code == 488
+    assert offered is not None and offered.status_code == 200
+    assert f"m=audio {rtp.local_port} RTP/AVP 0 8 101" in offered.text  # in use first
+    assert moved.packets.qsize() >= 1 and not ended
+    assert kept is not None and f"m=audio {rtp.local_port} RTP/AVP 0 101" in kept.text
+    assert [r.status_code for r in reinvites.responses] == [488, 200, 200, 200]
+    assert reinvites.responses[3].text == kept.text  # the same answer, not a 500
+    assert [status for status, _ in answered] == [488, 200, 200]
+    # the versions of the line's SDP count up from its offer's: 1, then 2 and 3
+    assert [t.split("\r\n")[1].split()[2] for t in (offered.text, kept.text)] == ["2", "3"]

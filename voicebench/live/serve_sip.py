@@ -16,7 +16,9 @@ server then sending the BYE. What a stranger sends is read before aiosipua handl
 read answered 400; datagrams that are not RTP are dropped. A refused or challenged INVITE
 leaves nothing behind (neither its dialog nor its transaction), so a flood of them holds no
 memory; an offer of media the server cannot send to (not a unicast IPv4 address, a port out of
-1-65535) is answered 488.
+1-65535) is answered 488. A caller's re-INVITE (a session refresh, a hold, its media moved) is
+answered as ``voicebench.remote.sip_sdp.MidCallOffers`` says, the call's RTP sent where the
+caller's media moved from then on.
 """
 
 from __future__ import annotations
@@ -196,9 +198,11 @@ class SipServer:
         self.uas = SipUAS(self.transport, uac=SipUAC(self.transport), user_agent="voicebench")
         self.uas.on_invite = self._on_invite
         self.uas.on_bye = self._on_bye
+        self.uas.on_reinvite = self._on_reinvite
         # every datagram is read here first (voicebench.live.sip_screen), not by aiosipua alone
         setattr(self.transport, "_dispatch", self._dispatch)  # noqa: B010
         self.calls: dict[str, tuple[asyncio.Event, Any, asyncio.Task, Any]] = {}
+        self.offers: dict[str, Any] = {}  # each call's MidCallOffers (re-INVITEs), by Call-ID
         self.idle_s = RTP_IDLE_S if idle_s is None else idle_s
         """How long a call's line may be silent (``RTP_IDLE_S``); read as each call starts."""
 
@@ -217,9 +221,10 @@ class SipServer:
             request = message.request if isinstance(message, BadRequest) else message
             if isinstance(request, SipRequest):
                 _stamp_via_received(request, addr)  # (answers go back where it came from)
+            offers = self.offers.get(request.call_id or "")
             if isinstance(message, BadRequest):
                 self.uas._send_error(request, 400, "Bad Request")
-            else:
+            elif offers is None or offers.screen(message, self.transport):
                 self.uas._on_message(message, addr)
         except Exception as exc:
             logger.warning(
@@ -250,6 +255,7 @@ class SipServer:
 
         from voicebench.live.sip_screen import offered_media
         from voicebench.remote.rtp import RtpSession
+        from voicebench.remote.sip_sdp import MidCallOffers, SdpOrigin, point
 
         gate, calls, host = self.gate, self.calls, self.host
         answer = gate.check("INVITE", call.invite.get_header("authorization"))
@@ -275,6 +281,9 @@ class SipServer:
         rtp = RtpSession(host=host)
         answer_sdp, payload = negotiate_sdp(offer, host, rtp.local_port, supported_codecs=[0, 8])
         rtp.connect(media.host, media.port, payload, media.telephone_event)
+        self.offers[call.call_id] = MidCallOffers(
+            host, rtp.local_port, (0, 8), media, lambda m: point(rtp, m), SdpOrigin.of(answer_sdp)
+        )
         call.accept(answer_sdp)
         ended = asyncio.Event()
         idle_s = self.idle_s
@@ -303,6 +312,7 @@ class SipServer:
 
         def done(_task: asyncio.Task) -> None:
             calls.pop(call.call_id, None)
+            self.offers.pop(call.call_id, None)
             rtp.close()
             if not ended.is_set():  # the pipeline stopped on its own: hang up
                 with contextlib.suppress(Exception):
@@ -312,6 +322,13 @@ class SipServer:
                 self.on_call("ended", len(calls))
 
         task.add_done_callback(done)
+
+    def _on_reinvite(self, call: Any) -> None:
+        offers = self.offers.get(call.call_id)
+        if offers is None:  # (a call ending)
+            call._send_response(481, "Call/Transaction Does Not Exist")
+            return
+        offers.answer(call)
 
     def _on_bye(self, call: Any, _request: Any) -> None:
         held = self.calls.get(call.call_id)

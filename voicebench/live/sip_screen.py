@@ -21,12 +21,11 @@ multicast, broadcast or unspecified address, or to port 0, is no call).
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from voicebench.remote.sip import MediaAnswer, media_answer
+from voicebench.remote.sip_sdp import MediaAnswer, usable_media
 
 _COUNT = re.compile(r"[0-9]{1,10}")
 
@@ -94,17 +93,6 @@ def _unreadable(message: Any) -> str | None:
 def offered_media(offer: Any) -> MediaAnswer | None:
     """The media of an INVITE's offer (an aiosipua ``SdpMessage``) that the server answers:
     PCMU or PCMA at a unicast IPv4 address and a port of 1-65535 (telephone events only in a
-    payload type of 0-127); None when there is none to answer (488)."""
-    media = media_answer(offer, (0, 8))
-    if media is None or not 0 < media.port < 65_536:
-        return None
-    try:
-        address = ipaddress.IPv4Address(media.host)
-    except ValueError:
-        return None
-    if address.is_multicast or address.is_unspecified or address.is_reserved:
-        return None
-    events = media.telephone_event
-    if events is not None and not 0 <= events <= 127:
-        return MediaAnswer(media.host, media.port, media.payload_type, None)
-    return media
+    payload type of 0-127; ``voicebench.remote.sip_sdp.usable_media``); None when there is none
+    to answer (488)."""
+    return usable_media(offer, (0, 8))

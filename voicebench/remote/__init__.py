@@ -2,9 +2,9 @@
 (``caller.RemoteAgent``), the wire protocols it speaks (``wire``: voicebench's ``pcm`` and
 pipecat's frames; ``telephony``: Twilio and Telnyx media streams; ``codecs`` picks one), the
 WebRTC caller (``webrtc.WebRTCAgent``, a browser's call), the SIP caller
-(``sip_caller.SipAgent``, a phone's call: ``sip`` signalling, ``rtp`` media, ``jitter``
-playout), the loudspeaker that keeps what the agent sends, and the arrival stamps of its
-messages."""
+(``sip_caller.SipAgent``, a phone's call: ``sip`` signalling, ``sip_sdp`` its SDP, ``rtp``
+media, ``jitter`` playout), the loudspeaker that keeps what the agent sends, and the arrival
+stamps of its messages."""
 
 
 def caller_class(protocol: str) -> type:

@@ -21,7 +21,8 @@ one frame (20 ms, 160 samples), the sequence starting at a random number and the
 a random sample (RFC 3550), moving by the frame's samples. The marker bit is set on the first
 packet of a talkspurt (RFC 3551 4.1): the session's first, and the first after a silence the
 caller names (``talkspurt_start``), whose timestamp moves past the silence as well (the time
-since the last packet was sent, in whole frames), so the far end hears the pause.
+since the last packet was sent, in whole frames), so the far end hears the pause. Nothing is
+sent while the far end holds the call (``held``); the first packet after it is a talkspurt's.
 
 A digit (``send_dtmf``) is one telephone event: every packet of it carries the timestamp of
 its start, a payload of event code (``DIGITS``: 0-9, * 10, # 11, A-D 12-15), end bit,
@@ -196,6 +197,9 @@ class RtpSession:
         """Packets and digits lost because their queue was full."""
         self.unsent = 0
         """Packets the socket had no room to send (lost, as a congested network loses them)."""
+        self.held = False
+        """Whether the far end holds the call (its SDP takes no audio): nothing is sent."""
+        self._resumes = False
         self._remote: tuple[str, int] | None = None
         self._payload_type = -1
         self._event_type = -1
@@ -230,8 +234,10 @@ class RtpSession:
         if samples.ndim != 1 or not 0 < samples.size <= MAX_DATAGRAM - _HEADER.size:
             raise ValueError(f"a frame is one channel of samples, not an array of {samples.shape}")
         remote = self._connected()
-        if self._sending_digit:
+        if self._sending_digit or self.held:
+            self._resumes = self._resumes or self.held
             return time.perf_counter_ns()
+        talkspurt_start, self._resumes = talkspurt_start or self._resumes, False
         timestamp = self._next_timestamp(skip_silence=talkspurt_start)
         marker = talkspurt_start or self._last[2] == 0  # the session's first packet
         packet = self._header(self._payload_type, marker, timestamp)

@@ -9,8 +9,15 @@ adds them around it:
 - the route set (the 2xx's ``Record-Route``, reversed) and the remote target (its
   ``Contact``) are taken from the answer before the ACK is sent, so that ACK, re-INVITE and
   BYE follow the proxy's route instead of being refused by it;
-- an SDP in a 180 or 183 (early media) is kept (``SipLine.early``); the caller plays the
-  agent's audio from the answer on, so what an agent plays before answering is not heard;
+- an SDP in a 180 or 183 (early media) is kept (``SipLine.early``) and handed to
+  ``on_media`` at once, so that the caller hears what the agent plays before it answers; the
+  2xx's SDP then confirms or moves the media (``dial`` returns it);
+- a re-INVITE from the agent (a session refresh, a hold, media moved to another address) is
+  answered as ``voicebench.remote.sip_sdp.MidCallOffers`` says, the media it moves handed to
+  ``on_media`` (aiosipua hands it to a callback nobody set, and no answer went back); one sent
+  again is answered again, as a server transaction would (aiosipua answers it 500);
+- a re-INVITE voicebench sends (``reoffer``) that is refused leaves the call as it was
+  (aiosipua would end the dialog);
 - a final answer of 300-699 is acknowledged, as RFC 3261 asks (otherwise the agent resends it
   for half a minute);
 - the 3.11 event loop's datagram transport is not a ``DatagramTransport`` subclass, which
@@ -22,18 +29,24 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from voicebench.agentspec import AgentSpec
 from voicebench.errors import redact
+from voicebench.remote.sip_sdp import (
+    CODECS,
+    NAMES,
+    MediaAnswer,
+    MidCallOffers,
+    SdpOrigin,
+    media_answer,
+    sdp_body,
+    usable_media,
+)
 
-TELEPHONE_EVENT_PT = 101
-"""The payload type offered for RFC 4733 telephone events."""
-CODECS = {"pcmu": 0, "pcma": 8}
-"""The G.711 codecs a call can offer, by name, with their static payload types."""
 SIP_URI = re.compile(r"^sips?:(?:(?P<user>[^@\s;:]+)@)?(?P<host>[^\s;:@]+)(?::(?P<port>\d+))?$")
 DEFAULT_PORT = 5060
 
@@ -78,17 +91,6 @@ class SipTarget:
         return cls(uri=uri, host=found["host"], port=port, user=found["user"])
 
 
-@dataclass(frozen=True)
-class MediaAnswer:
-    """What the far end's SDP says of its media: where to send RTP and in which payload type,
-    and the payload type of telephone events (None: it takes none)."""
-
-    host: str
-    port: int
-    payload_type: int
-    telephone_event: int | None
-
-
 def local_address_for(host: str, port: int) -> str:
     """This machine's address on the way to ``host:port`` (the kernel's route; no packet is
     sent), what the Via, the Contact and the SDP must name for the far end to reach back."""
@@ -97,49 +99,6 @@ def local_address_for(host: str, port: int) -> str:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         probe.connect((host, port))
         return probe.getsockname()[0]
-
-
-def sdp_offer(rtp_host: str, rtp_port: int, codecs: tuple[str, ...]) -> str:
-    """An SDP offer of ``codecs`` (in order of preference) and telephone events, at 20 ms."""
-    types = [CODECS[c] for c in codecs]
-    lines = [
-        "v=0",
-        f"o=voicebench {secrets.randbelow(2**31)} 1 IN IP4 {rtp_host}",
-        "s=voicebench",
-        f"c=IN IP4 {rtp_host}",
-        "t=0 0",
-        f"m=audio {rtp_port} RTP/AVP {' '.join(map(str, [*types, TELEPHONE_EVENT_PT]))}",
-        *(f"a=rtpmap:{CODECS[c]} {c.upper()}/8000" for c in codecs),
-        f"a=rtpmap:{TELEPHONE_EVENT_PT} telephone-event/8000",
-        f"a=fmtp:{TELEPHONE_EVENT_PT} 0-16",
-        "a=ptime:20",
-        "a=sendrecv",
-    ]
-    return "\r\n".join(lines) + "\r\n"
-
-
-def media_answer(sdp: Any, offered: tuple[int, ...]) -> MediaAnswer | None:
-    """The media of an aiosipua ``SdpMessage`` answering an offer of ``offered`` payload types;
-    None when it has no audio or picked no codec offered."""
-    audio = sdp.audio if sdp is not None else None
-    address = sdp.rtp_address if sdp is not None else None
-    if audio is None or address is None:
-        return None
-    types = [c.payload_type for c in audio.codecs]
-    chosen = next((t for t in types if t in offered), None)
-    if chosen is None:
-        return None
-    events = next(
-        (
-            c.payload_type
-            for c in audio.codecs
-            if (c.encoding_name or "").lower() == "telephone-event"
-        ),
-        None,
-    )
-    return MediaAnswer(
-        host=address[0], port=address[1], payload_type=chosen, telephone_event=events
-    )
 
 
 class _QuietAssert(logging.Filter):
@@ -178,11 +137,19 @@ class SipLine:
     """The media of an SDP in a provisional answer (early media), if one came."""
     statuses: list[tuple[int, str]] = field(default_factory=list)
     """Every answer to the INVITE, in order: (status, reason)."""
+    on_media: Callable[[MediaAnswer], None] = lambda _media: None
+    """Sends the call's RTP to the far end's media once an SDP other than the 2xx's names it:
+    early media, a re-INVITE (raising ValueError where it cannot: the re-INVITE is refused)."""
+    offers: MidCallOffers | None = None
+    """The agent's re-INVITEs and their answers, once the call is answered."""
     _uac: Any = None
     _uas: Any = None
     _transport: Any = None
     _call: Any = None
     _offered: tuple[int, ...] = ()
+    _origin: SdpOrigin = field(default_factory=SdpOrigin)
+    _reoffer: tuple[int, asyncio.Future] | None = None
+    """voicebench's re-INVITE under way: its CSeq, and its final answer to come."""
 
     async def __aenter__(self) -> SipLine:
         from aiosipua import SipUAC, SipUAS
@@ -198,10 +165,22 @@ class SipLine:
         handle = self._uac.handle_response
 
         def handle_response(response: Any, addr: tuple[str, int]) -> None:
-            self._before_aiosipua(response)
-            handle(response, addr)
+            if self._before_aiosipua(response):
+                handle(response, addr)
 
         self._uac.handle_response = handle_response
+        self._uas.on_reinvite = self._on_reinvite
+        handlers = self._uas._handlers
+        invite, ack = handlers["INVITE"], handlers["ACK"]
+
+        def screened(handle: Callable) -> Callable:
+            def handler(request: Any, addr: tuple[str, int]) -> None:
+                if self.offers is None or self.offers.screen(request, self._transport):
+                    handle(request, addr)
+
+            return handler
+
+        handlers["INVITE"], handlers["ACK"] = screened(invite), screened(ack)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -231,7 +210,7 @@ class SipLine:
         from aiosipua import SipDigestAuth, parse_sdp
 
         self._offered = tuple(CODECS[c] for c in codecs)
-        offer = parse_sdp(sdp_offer(self.host, rtp_port, codecs))
+        offer = parse_sdp(sdp_body(self.host, rtp_port, codecs, origin=self._origin))
         # (no user name given: the caller is voicebench, as the From says)
         auth = SipDigestAuth(username or "voicebench", password) if password else None
         local = f"sip:{username or 'voicebench'}@{self.host}:{self.local_address[1]}"
@@ -266,7 +245,41 @@ class SipLine:
                 "audio codec offered (PCMU or PCMA)",
                 200,
             )
+        self.offers = MidCallOffers(
+            self.host, rtp_port, self._offered, media, self.on_media, self._origin
+        )
         return media
+
+    async def reoffer(
+        self, rtp_port: int, *, timeout_s: float = 10.0
+    ) -> tuple[int | None, MediaAnswer | None]:
+        """Move this side's media to ``rtp_port`` mid-call: a re-INVITE offering the codec in
+        use first. The agent's final status (None: none within ``timeout_s``) and, on a 2xx,
+        the media its answer names (None where it names none offered); the caller points its
+        RTP there. A refusal leaves the call as it was."""
+        from aiosipua import parse_sdp
+
+        assert self.offers is not None, "no call is up"
+        in_use = self.offers.media.payload_type
+        codecs = tuple(dict.fromkeys(NAMES[t] for t in (in_use, *self._offered)))
+        offer = parse_sdp(sdp_body(self.host, rtp_port, codecs, origin=self._origin))
+        request = self._uac.send_reinvite(self._call.dialog, offer, self._call.remote_addr)
+        self._reoffer = (request.cseq.seq, asyncio.get_running_loop().create_future())
+        try:
+            response = await asyncio.wait_for(self._reoffer[1], timeout_s)
+        except TimeoutError:
+            return None, None
+        finally:
+            self._reoffer = None
+        status = response.status_code
+        if status >= 300:
+            return status, None
+        media = None
+        if response.body and response.content_type == "application/sdp":
+            media = media_answer(parse_sdp(response.text), self._offered)
+        if media is not None:
+            self.offers.port, self.offers.media = rtp_port, media
+        return status, media
 
     def hang_up(self) -> None:
         """BYE, if the call is up and the far end has not hung up already."""
@@ -278,19 +291,32 @@ class SipLine:
         if self._call is not None:
             self._call.cancel(self._uac)
 
-    def _before_aiosipua(self, response: Any) -> None:
-        """What aiosipua's own handling of an answer to the INVITE leaves out (module doc)."""
+    def _on_reinvite(self, call: Any) -> None:
+        """The agent's re-INVITE (aiosipua's ``IncomingCall`` wrapping it): answered."""
+        if self.offers is None:
+            call._send_response(491, "Request Pending")  # (the call is not answered yet)
+            return
+        self.offers.answer(call)
+
+    def _before_aiosipua(self, response: Any) -> bool:
+        """What aiosipua's own handling of an answer to the INVITE leaves out (module doc);
+        whether aiosipua is to handle it too."""
         cseq = response.cseq
         if cseq is None or cseq.method.upper() != "INVITE" or self._call is None:
-            return
+            return True
         if response.call_id != self._call.call_id:
-            return
+            return True
         status = response.status_code
+        if self._reoffer is not None and cseq.seq == self._reoffer[0]:
+            if status >= 200 and not self._reoffer[1].done():
+                self._reoffer[1].set_result(response)
+            if status >= 300:
+                self._acknowledge(response)
+                return False  # (aiosipua would end the call)
+            return True
         self.statuses.append((status, response.reason_phrase))
-        if status in (180, 183) and response.body:
-            from aiosipua import parse_sdp
-
-            self.early = media_answer(parse_sdp(response.text), self._offered) or self.early
+        if status in (180, 183) and response.body and response.content_type == "application/sdp":
+            self._early_media(response)
         dialog = self._call.dialog
         if 200 <= status < 300 and not dialog.route_set:
             routes = [r.strip() for h in response.headers.get("record-route") for r in h.split(",")]
@@ -300,6 +326,19 @@ class SipLine:
                 dialog.remote_target = contact.split("<", 1)[1].split(">", 1)[0]
         if status >= 300:
             self._acknowledge(response)
+        return True
+
+    def _early_media(self, response: Any) -> None:
+        """An SDP in a provisional answer: the caller hears the agent from there on."""
+        from aiosipua import parse_sdp
+
+        early = usable_media(parse_sdp(response.text), self._offered)
+        if early is not None and early != self.early:
+            try:
+                self.on_media(early)
+            except ValueError:
+                return
+            self.early = early
 
     def _acknowledge(self, response: Any) -> None:
         """The ACK of a final answer of 300-699: the INVITE's branch, the answer's To."""
@@ -307,7 +346,7 @@ class SipLine:
 
         invite = self._call.invite
         ack = SipRequest(method="ACK", uri=invite.uri)
-        for name in ("Via", "From", "Call-ID"):
+        for name in ("Via", "From", "Call-ID", "Route"):
             for value in invite.headers.get(name):
                 ack.headers.append(name, value)
         ack.headers.set_single("To", response.get_header("to") or "")

@@ -12,6 +12,13 @@ deep: 40 ms unless the spec says otherwise) and reaches the loudspeaker when the
 it: that is when the caller hears it, so TTFA includes the buffer's depth, as it does on a
 phone. Each packet's arrival is the kernel's stamp.
 
+The caller listens from the first SDP that names the agent's media: a 183 Session Progress
+with SDP (early media) as much as the 200 OK. What the agent plays before it answers (an IVR's
+greeting) is the call's opening (``hear_opening``, ``voicebench.runlog.openings``), heard to
+its end before the first turn is spoken and timed from the INVITE. A re-INVITE from the agent
+is answered (``voicebench.remote.sip_sdp``): where it moves the agent's media, the RTP goes
+from then on, and the turn goes on.
+
 A call that does not start fails the run's turns with its SIP status: ``busy`` (486, 600),
 ``sip_rejected`` (any other final answer of 300-699, after the challenges are answered),
 ``no_answer`` (no final answer within ``connect_timeout_secs``); an agent that hangs up
@@ -30,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from voicebench.agent.interface import PLAIN, HeardTurn, TurnCue
-from voicebench.agent.realtime import FRAME_NS, NS_PER_S
+from voicebench.agent.realtime import FIXTURE_RATE, FRAME_NS, NS_PER_S
 from voicebench.agentspec import AgentSpec
 from voicebench.budgets import TURN_TIMEOUT_S
 from voicebench.errors import redact
@@ -38,8 +45,10 @@ from voicebench.remote.caller import RemoteAgent
 from voicebench.remote.jitter import JitterBuffer
 from voicebench.remote.rtp import RtpPacket, RtpSession
 from voicebench.remote.sip import SipFailure, SipLine, SipTarget, local_address_for
+from voicebench.remote.sip_sdp import MediaAnswer, point
 from voicebench.remotespec import SipSettings
 from voicebench.runlog import TurnError
+from voicebench.timing import EventKind
 
 
 class SipAgent(RemoteAgent):
@@ -55,6 +64,10 @@ class SipAgent(RemoteAgent):
         self._rtp: RtpSession | None = None
         self._arrived = asyncio.Event()
         self._hung_up_by_agent = False
+        self._dialled_ns = 0
+        """When the INVITE left: the call's opening is timed from it."""
+        self._early = 0
+        """Packets of the agent's audio that came before it answered."""
 
     async def __aenter__(self) -> SipAgent:
         user, password = self.settings.credentials()
@@ -73,7 +86,12 @@ class SipAgent(RemoteAgent):
             )
             return self
         self._rtp = RtpSession(host=local, on_packet=self._heard)
-        self._line = await SipLine(host=local).__aenter__()
+        self._line = await SipLine(host=local, on_media=self._point).__aenter__()
+        # what it plays before it answers (early media) is heard, and kept for the opening
+        self._dialled_ns = self.clock()
+        self._speaker.start_recording(TURN_TIMEOUT_S)
+        self._speaker.new_turn(self._dialled_ns, self._dialled_ns)
+        self._tasks = [asyncio.create_task(self._play())]
         try:
             media = await self._line.dial(
                 target,
@@ -89,19 +107,25 @@ class SipAgent(RemoteAgent):
             reason = exc.reason if isinstance(exc, SipFailure) else f"{self.remote.url}: {exc}"
             self._failure = TurnError(kind=kind, reason=redact(reason, *self._secrets))
             return self
+        self._early = self.received
         try:
-            self._rtp.connect(media.host, media.port, media.payload_type, media.telephone_event)
+            self._point(media)
         except ValueError as exc:  # (an address not IPv4, a port out of range)
             self._line.hang_up()
             self._failure = TurnError(kind="sip_rejected", reason=f"{self.remote.url}: {exc}")
             return self
         self._ws = self._line  # (what the caller checks to know the agent answered)
-        self._tasks = [
-            asyncio.create_task(self._play()),
+        self._tasks += [
             asyncio.create_task(self._pace()),
             asyncio.create_task(self._watch_line()),
         ]
         return self
+
+    def _point(self, media: MediaAnswer) -> None:
+        """Send (and take) the call's RTP where the agent's SDP says: its early media, its
+        answer, a re-INVITE's."""
+        assert self._rtp is not None
+        point(self._rtp, media)
 
     async def __aexit__(self, *exc: object) -> None:
         await self._stop_listening()
@@ -186,6 +210,32 @@ class SipAgent(RemoteAgent):
             )
             return dataclasses.replace(heard, failure=failure)
         return heard
+
+    async def hear_opening(self) -> HeardTurn | None:
+        """What the agent played before it answered (early media), heard to its end: the
+        call's opening, timed from the INVITE; None when it played nothing audible then."""
+        if self._early == 0 or self._failure is not None:
+            return None
+        speaker, quiet_ns = self._speaker, int(self.remote.quiet_secs * NS_PER_S)
+        deadline = self._dialled_ns + int(TURN_TIMEOUT_S * NS_PER_S)
+        while (now := self.clock()) < deadline and not self._closed.is_set():
+            if self.jitter.next_ns is None and now - speaker.last_audio_end_ns > quiet_ns:
+                break
+            await asyncio.sleep(0.02)
+        if not any(e.kind is EventKind.AUDIO_OUT for e in speaker.events):
+            return None
+        audio, placed = speaker.tape.take(self._dialled_ns, FIXTURE_RATE)
+        return HeardTurn(
+            speech_end_ns=self._dialled_ns,
+            events=tuple(speaker.events),
+            audio=audio,
+            timed_out=now >= deadline,
+            black_box=True,
+            start_ns=self._dialled_ns,
+            played=speaker.audible.since(self._dialled_ns),
+            ended_ns=now,
+            placed=placed,
+        )
 
     def _close_note(self) -> str:
         return " (it sent BYE)" if self._hung_up_by_agent else ""

@@ -48,6 +48,7 @@ CLI::
     python -m voicebench.testing.scripted_voice --port 0 --delay-ms 800 [--protocol pcm]
         [--hangover-ms 600|750] [--reply TEXT] [--log PATH] [--fault close ...]
         [--stop-ms 150 [--yield-after-ms 0]] [--token-env NAME]
+        [--early-media-ms 600] [--move-media-ms 300]   (sip: ``scripted_sip``)
 
 prints ``READY ws://127.0.0.1:PORT`` once listening; exits on SIGTERM, SIGINT or its
 parent's death.
@@ -194,6 +195,18 @@ def main(argv: list[str] | None = None) -> None:
         default=0.0,
         help="send the reply this far ahead of the caller's playout (its first chunks at once)",
     )
+    parser.add_argument(
+        "--early-media-ms",
+        type=float,
+        default=0.0,
+        help="sip: play this long a tone as early media (after a 183) before answering",
+    )
+    parser.add_argument(
+        "--move-media-ms",
+        type=float,
+        default=None,
+        help="sip: this long after answering, move its media to a new port with a re-INVITE",
+    )
     args = parser.parse_args(argv)
     rate = LINE_RATE if args.protocol in (*TELEPHONY, SIP) else args.sample_rate
     kind, in_rate = Agent, None
@@ -237,7 +250,14 @@ def main(argv: list[str] | None = None) -> None:
     if args.protocol == SIP:
         from voicebench.testing.scripted_sip import serve_sip
 
-        asyncio.run(serve_sip(agent, port=args.port))
+        asyncio.run(
+            serve_sip(
+                agent,
+                port=args.port,
+                early_media_ms=args.early_media_ms,
+                move_media_ms=args.move_media_ms,
+            )
+        )
         return
     asyncio.run(serve(agent, port=args.port))
 
@@ -247,7 +267,8 @@ class ScriptedVoiceAgent(HelperServer):
     a.url``. A sync or async context manager. A stall plan: ``holds`` (after M ms of reply the
     caller hears nothing for N ms), ``pace`` (the reply sent at that fraction of real time),
     ``lead_ms`` (sent that far ahead of the caller's playout), ``pause_ms`` (silence sent
-    between its sentences: pauses it means, not stalls)."""
+    between its sentences: pauses it means, not stalls). Over SIP, ``early_media_ms`` and
+    ``move_media_ms`` (``voicebench.testing.scripted_sip``)."""
 
     what = "scripted voice agent"
 
@@ -267,6 +288,8 @@ class ScriptedVoiceAgent(HelperServer):
         pace: float = 1.0,
         lead_ms: float = 0.0,
         pause_ms: float = 0.0,
+        early_media_ms: float = 0.0,
+        move_media_ms: float | None = None,
     ) -> None:
         bad = [f for f in faults if f not in FAULTS]
         if bad:
@@ -295,6 +318,9 @@ class ScriptedVoiceAgent(HelperServer):
             args += ["--token-env", token_env]
         args += [a for after, hold in holds for a in ("--hold", f"{after}:{hold}")]
         args += ["--pace", str(pace), "--lead-ms", str(lead_ms), "--pause-ms", str(pause_ms)]
+        args += ["--early-media-ms", str(early_media_ms)]
+        if move_media_ms is not None:
+            args += ["--move-media-ms", str(move_media_ms)]
         super().__init__(
             self.python_module("voicebench.testing.scripted_voice", *args),
             ready_pattern=rf"READY ((?:ws|http)://{HOST}:\d+\S*|sip:agent@{HOST}:\d+)",
@@ -326,6 +352,10 @@ class ScriptedVoiceAgent(HelperServer):
         """The history each session was seeded with (``gemini-live``: its ``clientContent``
         turns), in order."""
         return [e["history"] for e in self._log() if "history" in e]
+
+    def moves(self) -> list[dict]:
+        """The log of the media moves it made with a re-INVITE (SIP, ``move_media_ms``)."""
+        return [e for e in self._log() if "moved" in e]
 
     def stops(self) -> list[dict]:
         """The log of replies it stopped because the caller spoke over them."""
