@@ -235,3 +235,29 @@ async def test_early_media_before_the_answer_is_heard_as_the_call_s_opening(
     # about the 600 ms played (at 16 kHz), no more: what came after the answer is the turn's
     loud = np.flatnonzero(np.abs(heard.astype(np.int32)) > 3000)
     assert 0.5 < (loud[-1] - loud[0]) / 16_000 < 0.7, (loud[0], loud[-1])
+
+
+async def test_a_barge_in_over_sip_is_yielded_to_and_answered_as_the_agent_logged(
+    tmp_path: Path, short_set
+):
+    """The scenarios reach a SIP agent as any other: the caller speaks over the reply, the
+    agent stops, and the caller hears it stop and then answer what was said over it."""
+    from voicebench.testing.scripted_voice import ScriptedVoiceAgent
+
+    item = short_set.item("short-tired")  # three short spoken turns
+    async with ScriptedVoiceAgent(delay_ms=400, protocol="sip", stop_ms=300) as agent:
+        assert agent.url is not None
+        records = await _replay(
+            sip_agent(agent.url), tmp_path / "run", short_set, item, scenarios=["barge-in"]
+        )
+        stops = agent.stops()
+    assert len(records) == 3
+    barged = [r for r in records if r.scenario is not None]
+    assert barged and all(r.scenario.name == "barge-in" for r in barged)
+    for r in records:
+        assert r.error is None, r.error
+    for r in barged:
+        assert r.scenario.agent_speaking and r.scenario.yielded and r.scenario.answered
+        assert r.scenario.stop_ms is not None and r.scenario.stop_ms > 0
+    # each stop the caller heard is one the agent made
+    assert len(stops) == len(barged)
