@@ -261,3 +261,56 @@ async def test_a_barge_in_over_sip_is_yielded_to_and_answered_as_the_agent_logge
         assert r.scenario.stop_ms is not None and r.scenario.stop_ms > 0
     # each stop the caller heard is one the agent made
     assert len(stops) == len(barged)
+
+
+PYTEST = ("-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=")
+PHONE_SUITE = """
+import os
+
+import pytest
+
+from voicebench.pytest_plugin import expect
+
+
+@pytest.mark.voicebench(
+    agent=os.environ["PHONE_BOT_SIP"],
+    dialogues=os.environ["VOICEBENCH_DIALOGUES"],
+    fixtures=os.environ["VOICEBENCH_FIXTURES"],
+    limit=1,
+)
+def test_the_phone_bot_answers(voicebench_run):
+    assert voicebench_run.records and voicebench_run.agent == "phone-bot"
+    expect(voicebench_run, max_failed_pct=0)
+"""
+
+
+def test_the_pytest_marker_replays_a_sip_uri(tmp_path: Path, short_set):
+    """A user's suite marks a test with the agent's SIP URI, as it would a spec."""
+    import os
+    import subprocess
+    import sys
+
+    from voicebench.testing.scripted_voice import ScriptedVoiceAgent
+
+    suite = tmp_path / "test_phone.py"
+    suite.write_text(PHONE_SUITE)
+    with ScriptedVoiceAgent(delay_ms=300, protocol="sip") as agent:
+        assert agent.url is not None
+        env = os.environ | {
+            "PHONE_BOT_SIP": agent.url.replace("sip:agent@", "sip:phone-bot@"),
+            "VOICEBENCH_DIALOGUES": str(short_set.dialogues_path),
+            "VOICEBENCH_FIXTURES": str(short_set.fixtures_dir),
+        }
+        done = subprocess.run(
+            [sys.executable, *PYTEST, suite],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        answered = agent.turns()
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "1 passed" in done.stdout
+    # each of the first item's seeker turns was answered over SIP
+    assert len(answered) == sum(t.role == "seeker" for t in short_set.dialogues[0].turns)
