@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import itertools
 import os
 import shutil
@@ -323,3 +324,19 @@ def kamailio(folder: Path, users: dict[str, str]) -> Iterator[Kamailio]:
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=10)
+
+
+def digest_answer(password: str, nonce: str, uri: str) -> str:
+    """An ``Authorization`` header answering ``serve --protocol sip``'s challenge (``nonce``)
+    to an INVITE of ``uri`` with ``password``, as a SIP phone computes it (RFC 2617, qop auth)."""
+    from voicebench.live.serve_sip import REALM
+
+    def md5(t: str) -> str:
+        return hashlib.md5(t.encode()).hexdigest()
+
+    ha1, ha2 = md5(f"anyone:{REALM}:{password}"), md5(f"INVITE:{uri}")
+    response = md5(f"{ha1}:{nonce}:00000001:c0ffee:auth:{ha2}")
+    return (
+        f'Digest username="anyone", realm="{REALM}", nonce="{nonce}", uri="{uri}", '
+        f'response="{response}", qop=auth, nc=00000001, cnonce="c0ffee", algorithm=MD5'
+    )

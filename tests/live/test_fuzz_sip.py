@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import itertools
 import logging
 import re
@@ -27,7 +26,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sip_tools import speech, talk
+from sip_tools import digest_answer, speech, talk
 
 from voicebench.live.serve_sip import REALM, Held, SipServer
 
@@ -232,15 +231,7 @@ def challenge(sock: socket.socket, server: int) -> str:
 
 
 def digest(nonce: str, password: str = TOKEN, uri: str = "sip:agent@127.0.0.1") -> str:
-    def md5(t: str) -> str:
-        return hashlib.md5(t.encode()).hexdigest()
-
-    ha1, ha2 = md5(f"anyone:{REALM}:{password}"), md5(f"INVITE:{uri}")
-    response = md5(f"{ha1}:{nonce}:00000001:c0ffee:auth:{ha2}")
-    return (
-        f'Digest username="anyone", realm="{REALM}", nonce="{nonce}", uri="{uri}", '
-        f'response="{response}", qop=auth, nc=00000001, cnonce="c0ffee", algorithm=MD5'
-    )
+    return digest_answer(password, nonce, uri)
 
 
 # What a stranger sends: each case a kind and how to make its datagram -------------------

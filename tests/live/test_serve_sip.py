@@ -13,7 +13,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from sip_tools import baresip, speech, talk
+from sip_tools import baresip, digest_answer, speech, talk
 
 from voicebench.agentspec import AgentSpec, load_agent_spec
 from voicebench.live import serve
@@ -196,25 +196,16 @@ async def test_a_caller_that_moves_its_media_mid_call_hears_the_reply_there():
 
 
 def test_the_digest_gate_takes_a_right_answer_only_to_a_nonce_it_made_lately(monkeypatch):
-    import hashlib
     import re
 
     from voicebench.live import serve_sip
-    from voicebench.live.serve_sip import REALM, DigestGate
+    from voicebench.live.serve_sip import DigestGate
 
     gate = DigestGate(TOKEN)
     nonce = re.search(r'nonce="([^"]+)"', gate.challenge())[1]  # type: ignore[index]
 
-    def answer(password: str, nonce: str, uri: str = "sip:agent@127.0.0.1:5060") -> str:
-        def md5(t: str) -> str:
-            return hashlib.md5(t.encode()).hexdigest()
-
-        ha1, ha2 = md5(f"anyone:{REALM}:{password}"), md5(f"INVITE:{uri}")
-        response = md5(f"{ha1}:{nonce}:00000001:c0ffee:auth:{ha2}")
-        return (
-            f'Digest username="anyone", realm="{REALM}", nonce="{nonce}", uri="{uri}", '
-            f'response="{response}", qop=auth, nc=00000001, cnonce="c0ffee", algorithm=MD5'
-        )
+    def answer(password: str, nonce: str) -> str:
+        return digest_answer(password, nonce, "sip:agent@127.0.0.1:5060")
 
     assert gate.check("INVITE", answer(TOKEN, nonce)) is True
     assert gate.check("INVITE", answer("not-the-token", nonce)) is False
