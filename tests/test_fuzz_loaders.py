@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from fuzzing import fuzz_settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from voicebench.agentspec import load_agent_spec
@@ -31,13 +32,7 @@ from voicebench.judging.spec import load_judge_spec
 from voicebench.rating.agreement import load_human_judgments
 
 ROOT = Path(__file__).resolve().parents[1]
-CASES = 1000
-FUZZ = settings(
-    max_examples=CASES,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+FUZZ = fuzz_settings(HealthCheck.data_too_large)
 
 json_values = st.recursive(
     st.none()

@@ -20,7 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from fuzzing import fuzz_settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from voicebench.live.serve import (
@@ -33,13 +34,7 @@ from voicebench.live.serve import (
 from voicebench.remote.codecs import agent_codec, codec
 from voicebench.remote.loudspeaker import MAX_EVENTS, MAX_MARKS, Loudspeaker
 
-CASES = 1000
-FUZZ = settings(
-    max_examples=CASES,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
+FUZZ = fuzz_settings(HealthCheck.function_scoped_fixture)
 TOKEN = "fuzz-token-0123456789abcdef"
 
 json_values = st.recursive(

@@ -24,7 +24,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from fuzzing import fuzz_settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 from sip_tools import digest_answer, speech, talk
 
@@ -34,13 +35,7 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "sip-fuzz-token-0123456789"
-CASES = 1000
-FUZZ = settings(
-    max_examples=CASES,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
+FUZZ = fuzz_settings(HealthCheck.function_scoped_fixture)
 REPLIES = {100, 400, 401, 403, 405, 481, 486, 488}
 """What the server may answer a stranger (200 too, to an OPTIONS)."""
 SDP = (
