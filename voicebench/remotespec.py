@@ -11,7 +11,15 @@ from pydantic import Field, model_validator
 
 from voicebench._model import FrozenModel
 
-__all__ = ["PROTOCOLS", "TELEPHONY", "Protocol", "RemoteAuth", "RemoteSpec", "SipSettings"]
+__all__ = [
+    "PROTOCOLS",
+    "TELEPHONY",
+    "IvrStep",
+    "Protocol",
+    "RemoteAuth",
+    "RemoteSpec",
+    "SipSettings",
+]
 
 Protocol = Literal["pcm", "pipecat", "twilio", "telnyx", "webrtc", "sip"]
 PROTOCOLS: tuple[str, ...] = get_args(Protocol)
@@ -47,6 +55,18 @@ SIP_JITTER_MS = 40
 a clean line."""
 
 
+class IvrStep(FrozenModel):
+    """One menu of an IVR in front of the agent (``[[remote.sip.ivr]]``): wait for its prompt,
+    then press ``digits``."""
+
+    digits: str = Field(pattern=r"^[0-9A-Da-d*#]{1,32}$")
+    """The keys to press once the prompt has played, in order (``0-9``, ``*``, ``#``,
+    ``A-D``), each an RFC 4733 telephone event."""
+    wait_secs: float = Field(default=15.0, gt=0.0, le=120.0)
+    """How long to wait for the prompt to start; a prompt that does not come fails the call
+    (``ivr_no_prompt``)."""
+
+
 class SipSettings(FrozenModel):
     """How a SIP call is placed (``[remote.sip]``): the signalling's transport, the codecs
     offered, an outbound proxy, and digest credentials named by environment variables (read
@@ -63,6 +83,12 @@ class SipSettings(FrozenModel):
     """The variable holding the digest user name (None: the caller is ``voicebench``)."""
     password_env: str | None = Field(default=None, pattern=ENV_NAME)
     """The variable holding the digest password (None: no credentials)."""
+
+    ivr: tuple[IvrStep, ...] = Field(default=(), exclude_if=lambda v: not v)
+    """Menus to go through before the agent answers for itself: for each, the prompt is heard
+    out (audio, then ``quiet_secs`` of silence) and the step's digits are pressed. What
+    follows the last press, the agent's greeting if it gives one, is heard out too, so the
+    first turn is not said over it."""
 
     def credentials(self) -> tuple[str | None, str | None]:
         """The user name and password, read from the environment now."""

@@ -16,7 +16,7 @@ import numpy as np
 from voicebench.agent.realtime import Placed
 from voicebench.agentspec import AgentSpec
 from voicebench.budgets import TURN_TIMEOUT_S
-from voicebench.runlog import TurnError
+from voicebench.runlog import ScenarioOutcome, TurnError
 from voicebench.timing import ReportedLatency, TurnEvent
 
 AFTER_ASIDE_S = 2.0
@@ -73,6 +73,9 @@ class HeardTurn:
     was said over), each chunk with when it began to play: the rest of the call's recording."""
     reported: ReportedLatency | None = None
     """What the agent's framework reported of the turn (a LiveKit agent's metrics)."""
+    scenario: ScenarioOutcome | None = None
+    """What the agent itself played out of a scenario (a SIP call's IVR menus, on its
+    opening)."""
 
 
 class Agent(Protocol):

@@ -24,6 +24,10 @@ A call that does not start fails the run's turns with its SIP status: ``busy`` (
 ``no_answer`` (no final answer within ``connect_timeout_secs``); an agent that hangs up
 mid-turn is ``closed_mid_turn``, and one whose call is answered but sends no RTP in a turn's
 time is ``one_way_audio``. The password never appears in a reason.
+
+An IVR in front of the agent (``[[remote.sip.ivr]]``) is gone through in the opening: each
+menu's prompt heard out, then its digits pressed as RFC 4733 events; a prompt that never comes
+fails the call as ``ivr_no_prompt``.
 """
 
 from __future__ import annotations
@@ -46,9 +50,14 @@ from voicebench.remote.jitter import JitterBuffer
 from voicebench.remote.rtp import RtpPacket, RtpSession
 from voicebench.remote.sip import SipFailure, SipLine, SipTarget, local_address_for
 from voicebench.remote.sip_sdp import MediaAnswer, point
-from voicebench.remotespec import SipSettings
-from voicebench.runlog import TurnError
+from voicebench.remotespec import IvrStep, SipSettings
+from voicebench.runlog import ScenarioOutcome, TurnError
 from voicebench.timing import EventKind
+
+DIGIT_MS = 100
+"""How long an IVR menu's key is held (RFC 4733 events; a person's press is 100-200 ms)."""
+DIGIT_GAP_MS = 100
+"""The pause between two keys of a menu."""
 
 
 class SipAgent(RemoteAgent):
@@ -89,7 +98,7 @@ class SipAgent(RemoteAgent):
         self._line = await SipLine(host=local, on_media=self._point).__aenter__()
         # what it plays before it answers (early media) is heard, and kept for the opening
         self._dialled_ns = self.clock()
-        self._speaker.start_recording(TURN_TIMEOUT_S)
+        self._speaker.start_recording(TURN_TIMEOUT_S + self._menus_s())
         self._speaker.new_turn(self._dialled_ns, self._dialled_ns)
         self._tasks = [asyncio.create_task(self._play())]
         try:
@@ -212,17 +221,26 @@ class SipAgent(RemoteAgent):
         return heard
 
     async def hear_opening(self) -> HeardTurn | None:
-        """What the agent played before it answered (early media), heard to its end: the
-        call's opening, timed from the INVITE; None when it played nothing audible then."""
-        if self._early == 0 or self._failure is not None:
+        """What the agent played before it answered (early media), heard to its end, and with
+        ``[[remote.sip.ivr]]`` menus, each prompt heard out and its digits pressed, then
+        whatever follows the last press: the call's opening, timed from the INVITE; None when
+        nothing audible played and no menu was asked for."""
+        menus = self.settings.ivr
+        if self._failure is not None or (self._early == 0 and not menus):
             return None
-        speaker, quiet_ns = self._speaker, int(self.remote.quiet_secs * NS_PER_S)
-        deadline = self._dialled_ns + int(TURN_TIMEOUT_S * NS_PER_S)
-        while (now := self.clock()) < deadline and not self._closed.is_set():
-            if self.jitter.next_ns is None and now - speaker.last_audio_end_ns > quiet_ns:
-                break
-            await asyncio.sleep(0.02)
-        if not any(e.kind is EventKind.AUDIO_OUT for e in speaker.events):
+        speaker = self._speaker
+        deadline = self._dialled_ns + int((TURN_TIMEOUT_S + self._menus_s()) * NS_PER_S)
+        outcome, failure = None, None
+        if menus:
+            outcome, failure, pressed = await self._go_through(menus, deadline)
+            if failure is None:  # a greeting after the last press is heard out, if it starts
+                quiet_ns = int(self.remote.quiet_secs * NS_PER_S)
+                await self._prompt_after(pressed, self.clock() + quiet_ns)
+        if failure is None:
+            now = await self._heard_out(deadline)
+        else:
+            self._failure, now = failure, self.clock()
+        if not any(e.kind is EventKind.AUDIO_OUT for e in speaker.events) and not menus:
             return None
         audio, placed = speaker.tape.take(self._dialled_ns, FIXTURE_RATE)
         return HeardTurn(
@@ -230,12 +248,73 @@ class SipAgent(RemoteAgent):
             events=tuple(speaker.events),
             audio=audio,
             timed_out=now >= deadline,
+            failure=failure,
             black_box=True,
             start_ns=self._dialled_ns,
             played=speaker.audible.since(self._dialled_ns),
             ended_ns=now,
             placed=placed,
+            scenario=outcome,
         )
+
+    def _menus_s(self) -> float:
+        """The longest the IVR menus may wait for their prompts, all together."""
+        return sum(step.wait_secs for step in self.settings.ivr)
+
+    async def _heard_out(self, deadline: int) -> int:
+        """Wait until what plays has ended: the jitter buffer empty and ``quiet_secs`` with no
+        audible audio (at once if none is coming). When that was."""
+        speaker, quiet_ns = self._speaker, int(self.remote.quiet_secs * NS_PER_S)
+        while (now := self.clock()) < deadline and not self._closed.is_set():
+            if self.jitter.next_ns is None and now - speaker.last_audio_end_ns > quiet_ns:
+                break
+            await asyncio.sleep(0.02)
+        return now
+
+    async def _go_through(
+        self, menus: tuple[IvrStep, ...], deadline: int
+    ) -> tuple[ScenarioOutcome, TurnError | None, int]:
+        """Each menu's prompt heard out, then its digits pressed (RFC 4733, ``DIGIT_MS`` each,
+        ``DIGIT_GAP_MS`` apart): what was done, the failure where a prompt never came, and when
+        the last key was let go."""
+        assert self._rtp is not None
+        prompts: list[float] = []
+        pressed: list[float] = []
+        failure = None
+        since = self._dialled_ns  # (the first prompt may come as early media)
+        for n, step in enumerate(menus, 1):
+            began = await self._prompt_after(since, self.clock() + int(step.wait_secs * NS_PER_S))
+            if began is None:
+                failure = TurnError(
+                    kind="ivr_no_prompt",
+                    reason=f"{self.remote.url}: IVR menu {n} of {len(menus)}: no prompt "
+                    f"within {step.wait_secs:g} s",
+                )
+                break
+            prompts.append(round((began - self._dialled_ns) / 1e6, 1))
+            await self._heard_out(deadline)
+            for digit in step.digits:
+                released = await self._rtp.send_dtmf(digit, DIGIT_MS)
+                since = self.clock() - (time.perf_counter_ns() - released)
+                await asyncio.sleep(DIGIT_GAP_MS / 1000)
+            pressed.append(round((since - self._dialled_ns) / 1e6, 1))
+        params: dict[str, float | str] = {"digits": " ".join(s.digits for s in menus)}
+        outcome = ScenarioOutcome(
+            name="ivr", params=params, prompts_ms=tuple(prompts), pressed_ms=tuple(pressed)
+        )
+        return outcome, failure, since
+
+    async def _prompt_after(self, since: int, until: int) -> int | None:
+        """When the first audible audio after ``since`` began to play; None if none began by
+        ``until`` (or the call ended)."""
+        while not self._closed.is_set():
+            later = [start for start, _end in self._speaker.audible.spans if start > since]
+            if later:
+                return later[0]
+            if self.clock() >= until:
+                return None
+            await asyncio.sleep(0.02)
+        return None
 
     def _close_note(self) -> str:
         return " (it sent BYE)" if self._hung_up_by_agent else ""

@@ -173,6 +173,7 @@ def spoken_opening(
         llm_requests=sum(e.kind is EventKind.LLM_REQUEST for e in heard.events),
         llm_calls=llm_calls,
         error=error,
+        scenario=heard.scenario,
     )
 
 

@@ -95,7 +95,7 @@ class ScenarioOutcome(FrozenModel):
     """The scenario a turn played (``voicebench.scenarios``): what it drew and what it did."""
 
     name: str
-    """``noise``, ``phone-line``, ..."""
+    """``noise``, ``phone-line``, ... (``ivr`` on a SIP call's opening)"""
     params: dict[str, float | str]
     """The values this turn drew from the scenario's settings (fixed by the run's seed)."""
     snr_db: float | None = None
@@ -130,6 +130,11 @@ class ScenarioOutcome(FrozenModel):
     """pause: the agent spoke before the true end of the seeker's speech."""
     early_ms: float | None = None
     """pause, premature: how long before the true end of speech the agent began."""
+    prompts_ms: tuple[float, ...] | None = None
+    """ivr (a SIP call's menus, ``[[remote.sip.ivr]]``): when each menu's prompt began to
+    play, from the INVITE."""
+    pressed_ms: tuple[float, ...] | None = None
+    """ivr: when each menu's last key was let go, from the INVITE."""
 
 
 class CallRef(FrozenModel):

@@ -24,6 +24,13 @@ What a phone system does besides (each call):
   ``{"call": 0, "moved": 200, "from_port": ..., "to_port": ..., "moved_ns": ...}`` (``moved``:
   the status, None when none came within ``REINVITE_TIMEOUT_S``).
 
+- ``ivr`` (``--ivr 1,2#``): menus in front of the agent, as a phone line's IVR puts them. Once
+  answered, each menu plays a prompt (``PROMPT_MS`` of ``PROMPT_TONE_HZ``) and waits
+  ``MENU_WAIT_S`` for its digits (RFC 4733 events), prompting again after a wrong or missing
+  answer, ``MENU_TRIES`` times at most before it hangs up; the agent hears nothing of the call
+  until the last menu is through. The log gets ``{"call": 0, "ivr": 1, "digits": "1", "ok":
+  true, "at_ns": ...}`` for each answer.
+
 ``Reinvites`` sends re-INVITEs on the calls an aiosipua user agent answered, and ACKs their
 answers (aiosipua leaves both to whoever answered the call).
 """
@@ -54,6 +61,12 @@ MOVE_GRACE_S = 0.2
 """How long the old RTP port still hears the caller after a move (packets on their way)."""
 REINVITE_TIMEOUT_S = 2.0
 """How long a re-INVITE waits for its final answer."""
+PROMPT_TONE_HZ = 620.0
+"""The tone an IVR menu plays as its prompt."""
+PROMPT_MS = 600.0
+MENU_WAIT_S = 4.0
+"""How long a menu waits for its digits after its prompt."""
+MENU_TRIES = 3
 
 
 class SipCallLine(HeardLine):
@@ -65,10 +78,13 @@ class SipCallLine(HeardLine):
         self.voicebench_call = call
         self._hang_up = hang_up
         self._last_sent = 0
+        self.listening = True
+        """Whether the agent hears the call (not while an IVR's menus are being answered)."""
         self.rtp = RtpSession(host=HOST, on_packet=self._packet)
 
     def _packet(self, packet: RtpPacket) -> None:
-        self.hear(packet.pcm.astype(np.int16).tobytes(), packet.arrival_ns)
+        if self.listening:
+            self.hear(packet.pcm.astype(np.int16).tobytes(), packet.arrival_ns)
 
     async def send(self, message: str | bytes) -> None:
         if isinstance(message, str):
@@ -95,12 +111,48 @@ async def play_early_media(call: Any, answer: Any, line: SipCallLine, ms: float)
 
     body = serialize_sdp(answer)
     call._send_response(183, "Session Progress", body=body, content_type="application/sdp")
+    await play_tone(line, ms, EARLY_TONE_HZ)
+
+
+async def play_tone(line: SipCallLine, ms: float, hz: float) -> None:
+    """``ms`` of a tone of ``hz``, a packet each 20 ms."""
     t = np.arange(int(ms * PHONE_RATE / 1000)) / PHONE_RATE
-    tone = (0.3 * 32767 * np.sin(2 * np.pi * EARLY_TONE_HZ * t)).astype(np.int16)
+    tone = (0.3 * 32767 * np.sin(2 * np.pi * hz * t)).astype(np.int16)
     start = time.perf_counter_ns()
     for k, at in enumerate(range(0, tone.size, FRAME_SAMPLES)):
         await line.send(tone[at : at + FRAME_SAMPLES].tobytes())
         await asyncio.sleep(max(0, start + (k + 1) * FRAME_NS - time.perf_counter_ns()) / 1e9)
+
+
+async def answer_menus(agent: Agent, line: SipCallLine, menus: tuple[str, ...]) -> bool:
+    """The IVR's menus (module docstring), each prompting until its digits come: whether the
+    caller got through them all."""
+    for n, menu in enumerate(menus, 1):
+        for _try in range(MENU_TRIES):
+            await play_tone(line, PROMPT_MS, PROMPT_TONE_HZ)
+            digits = await digits_within(line, len(menu), MENU_WAIT_S)
+            ok = digits == menu.upper()
+            entry = {"ivr": n, "digits": digits, "ok": ok, "at_ns": time.perf_counter_ns()}
+            agent._write({"call": line.voicebench_call, **entry})
+            if ok:
+                break
+        else:
+            return False
+    return True
+
+
+async def digits_within(line: SipCallLine, count: int, wait_s: float) -> str:
+    """Up to ``count`` digits the caller presses (each once, as its end is heard), waiting
+    ``wait_s`` for the first and as long again for each next one."""
+    digits = ""
+    while len(digits) < count:
+        try:
+            event = await asyncio.wait_for(line.rtp.digits.get(), wait_s)
+        except TimeoutError:
+            break
+        if event.end:
+            digits += event.digit
+    return digits
 
 
 async def move_media(
@@ -202,6 +254,7 @@ async def serve_sip(
     port: int = 0,
     early_media_ms: float = 0.0,
     move_media_ms: float | None = None,
+    ivr: tuple[str, ...] = (),
 ) -> None:
     """Answer calls until SIGTERM, SIGINT or the parent's death."""
     from aiosipua import SipUAC, SipUAS, negotiate_sdp
@@ -237,6 +290,12 @@ async def serve_sip(
         if early_media_ms > 0:
             await play_early_media(call, answer, line, early_media_ms)
         call.accept(answer)
+        if ivr:
+            line.listening = False
+            if not await answer_menus(agent, line, ivr):
+                await line.close()
+                return
+            line.listening = True
         keep(asyncio.ensure_future(agent.handle(line)))
         if move_media_ms is not None:
             await asyncio.sleep(move_media_ms / 1000)

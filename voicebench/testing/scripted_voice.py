@@ -48,7 +48,7 @@ CLI::
     python -m voicebench.testing.scripted_voice --port 0 --delay-ms 800 [--protocol pcm]
         [--hangover-ms 600|750] [--reply TEXT] [--log PATH] [--fault close ...]
         [--stop-ms 150 [--yield-after-ms 0]] [--token-env NAME]
-        [--early-media-ms 600] [--move-media-ms 300]   (sip: ``scripted_sip``)
+        [--early-media-ms 600] [--move-media-ms 300] [--ivr 1,2#]   (sip: ``scripted_sip``)
 
 prints ``READY ws://127.0.0.1:PORT`` once listening; exits on SIGTERM, SIGINT or its
 parent's death.
@@ -207,6 +207,11 @@ def main(argv: list[str] | None = None) -> None:
         default=None,
         help="sip: this long after answering, move its media to a new port with a re-INVITE",
     )
+    parser.add_argument(
+        "--ivr",
+        default="",
+        help="sip: after answering, menus (comma-separated) each prompting until its digits come",
+    )
     args = parser.parse_args(argv)
     rate = LINE_RATE if args.protocol in (*TELEPHONY, SIP) else args.sample_rate
     kind, in_rate = Agent, None
@@ -256,6 +261,7 @@ def main(argv: list[str] | None = None) -> None:
                 port=args.port,
                 early_media_ms=args.early_media_ms,
                 move_media_ms=args.move_media_ms,
+                ivr=tuple(m for m in args.ivr.split(",") if m),
             )
         )
         return
@@ -268,7 +274,7 @@ class ScriptedVoiceAgent(HelperServer):
     caller hears nothing for N ms), ``pace`` (the reply sent at that fraction of real time),
     ``lead_ms`` (sent that far ahead of the caller's playout), ``pause_ms`` (silence sent
     between its sentences: pauses it means, not stalls). Over SIP, ``early_media_ms`` and
-    ``move_media_ms`` (``voicebench.testing.scripted_sip``)."""
+    ``move_media_ms`` and ``ivr`` (``voicebench.testing.scripted_sip``)."""
 
     what = "scripted voice agent"
 
@@ -290,6 +296,7 @@ class ScriptedVoiceAgent(HelperServer):
         pause_ms: float = 0.0,
         early_media_ms: float = 0.0,
         move_media_ms: float | None = None,
+        ivr: tuple[str, ...] = (),
     ) -> None:
         bad = [f for f in faults if f not in FAULTS]
         if bad:
@@ -321,6 +328,8 @@ class ScriptedVoiceAgent(HelperServer):
         args += ["--early-media-ms", str(early_media_ms)]
         if move_media_ms is not None:
             args += ["--move-media-ms", str(move_media_ms)]
+        if ivr:
+            args += ["--ivr", ",".join(ivr)]
         super().__init__(
             self.python_module("voicebench.testing.scripted_voice", *args),
             ready_pattern=rf"READY ((?:ws|http)://{HOST}:\d+\S*|sip:agent@{HOST}:\d+)",
@@ -356,6 +365,11 @@ class ScriptedVoiceAgent(HelperServer):
     def moves(self) -> list[dict]:
         """The log of the media moves it made with a re-INVITE (SIP, ``move_media_ms``)."""
         return [e for e in self._log() if "moved" in e]
+
+    def menus(self) -> list[dict]:
+        """The log of its IVR (SIP, ``ivr``): each menu's digits as they came, and whether the
+        call got through."""
+        return [e for e in self._log() if "ivr" in e]
 
     def stops(self) -> list[dict]:
         """The log of replies it stopped because the caller spoke over them."""
