@@ -340,3 +340,44 @@ def digest_answer(password: str, nonce: str, uri: str) -> str:
         f'Digest username="anyone", realm="{REALM}", nonce="{nonce}", uri="{uri}", '
         f'response="{response}", qop=auth, nc=00000001, cnonce="c0ffee", algorithm=MD5'
     )
+
+
+class LossyRelay(asyncio.DatagramProtocol):
+    """A lossy UDP path for SIP, as an outbound proxy would sit: ``async with LossyRelay(to,
+    drop={"INVITE": 1})`` listens on ``relay.address``, hands each datagram from the caller on
+    to ``to`` and each from ``to`` back to the caller, but drops the first ``drop[METHOD]``
+    requests of each method named. ``seen`` counts the requests of each method that came."""
+
+    def __init__(self, to: tuple[str, int], drop: dict[str, int]) -> None:
+        self.to, self.drop = to, dict(drop)
+        self.seen: dict[str, int] = {}
+        self.address: tuple[str, int] = ("127.0.0.1", 0)
+        self._caller: tuple[str, int] | None = None
+        self._transport: asyncio.DatagramTransport | None = None
+
+    async def __aenter__(self) -> LossyRelay:
+        loop = asyncio.get_running_loop()
+        self._transport, _ = await loop.create_datagram_endpoint(
+            lambda: self, local_addr=("127.0.0.1", 0)
+        )
+        self.address = self._transport.get_extra_info("sockname")[:2]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._transport is not None:
+            self._transport.close()
+
+    def datagram_received(self, data: bytes, addr: tuple[str, int]) -> None:
+        assert self._transport is not None
+        if addr == self.to:
+            if self._caller is not None:
+                self._transport.sendto(data, self._caller)
+            return
+        self._caller = addr
+        method = data.split(b" ", 1)[0].decode("ascii", "replace")
+        if not method.startswith("SIP/"):
+            self.seen[method] = self.seen.get(method, 0) + 1
+            if self.drop.get(method, 0) > 0:
+                self.drop[method] -= 1
+                return
+        self._transport.sendto(data, self.to)

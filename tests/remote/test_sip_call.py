@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sip_tools import baresip, kamailio
+from sip_tools import LossyRelay, baresip, kamailio
 from test_remote import _replay
 
 from voicebench.agentspec import AgentSpec
@@ -182,6 +182,33 @@ async def test_each_way_a_sip_call_fails_is_its_turns_failure_with_its_status(
     assert got[1].reason.endswith(": 486 Busy")
     assert "it sent BYE" in got[2].reason
     assert "no RTP came from the agent" in got[3].reason
+
+
+async def test_an_invite_and_a_bye_lost_on_the_way_are_sent_again_and_the_call_goes_on(
+    tmp_path: Path, short_set
+):
+    """A path that drops the first INVITE and the first BYE: each is sent again after the
+    RFC 3261 wait, the call is answered and timed as any other, and the agent is not left in
+    it."""
+    from voicebench.remote.sip import SipTarget
+    from voicebench.testing.scripted_voice import ScriptedVoiceAgent
+
+    async with ScriptedVoiceAgent(delay_ms=300, protocol="sip", reply="I hear you.") as agent:
+        assert agent.url is not None
+        target = SipTarget.parse(agent.url)
+        async with LossyRelay((target.host, target.port), {"INVITE": 1, "BYE": 1}) as relay:
+            host, port = relay.address
+            spec = sip_agent(agent.url, proxy=f"{host}:{port}")
+            (record,) = await _replay(spec, tmp_path / "run", short_set, final_only=True)
+            seen = dict(relay.seen)
+        answered = agent.turns()
+    assert record.error is None, record.error
+    assert record.timing is not None and record.timing.ttfa_ms is not None
+    (turn,) = answered
+    sent_ms = (turn["first_audio_sent_ns"] - record.timing.speech_end_ns) / 1e6
+    assert abs(record.timing.ttfa_ms - (sent_ms + 40)) <= 20, (record.timing.ttfa_ms, sent_ms)
+    # each dropped once and sent again (no more: the second was answered)
+    assert seen["INVITE"] == 2 and seen["BYE"] == 2, seen
 
 
 async def test_an_agent_that_moves_its_media_mid_call_is_answered_and_heard_from_there(

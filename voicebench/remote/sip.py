@@ -19,7 +19,10 @@ adds them around it:
 - a re-INVITE voicebench sends (``reoffer``) that is refused leaves the call as it was
   (aiosipua would end the dialog);
 - a final answer of 300-699 is acknowledged, as RFC 3261 asks (otherwise the agent resends it
-  for half a minute);
+  for half a minute), and one to an INVITE that was replaced (answering a challenge) is not
+  taken for the call's answer;
+- each INVITE and BYE is sent again until answered (``voicebench.remote.sip_resend``): a
+  datagram lost on the way does not lose the call, nor leave the agent in it;
 - the 3.11 event loop's datagram transport is not a ``DatagramTransport`` subclass, which
   aiosipua asserts; the harmless error it logs is kept out of the output.
 """
@@ -36,6 +39,7 @@ from typing import Any
 
 from voicebench.agentspec import AgentSpec
 from voicebench.errors import redact
+from voicebench.remote.sip_resend import T1_S, Resends
 from voicebench.remote.sip_sdp import (
     CODECS,
     NAMES,
@@ -49,6 +53,9 @@ from voicebench.remote.sip_sdp import (
 
 SIP_URI = re.compile(r"^sips?:(?:(?P<user>[^@\s;:]+)@)?(?P<host>[^\s;:@]+)(?::(?P<port>\d+))?$")
 DEFAULT_PORT = 5060
+BYE_WAIT_S = 8 * T1_S
+"""How long hanging up waits for the BYE's answer, sending it again meanwhile (not the 32 s
+RFC 3261 allows: the run goes on)."""
 
 
 def sip_agent_spec(uri: str) -> AgentSpec:
@@ -150,6 +157,9 @@ class SipLine:
     _origin: SdpOrigin = field(default_factory=SdpOrigin)
     _reoffer: tuple[int, asyncio.Future] | None = None
     """voicebench's re-INVITE under way: its CSeq, and its final answer to come."""
+    resends: Resends | None = None
+    """The requests sent again until answered (``sent_again`` counts them)."""
+    _bye: asyncio.Task | None = None
 
     async def __aenter__(self) -> SipLine:
         from aiosipua import SipUAC, SipUAS
@@ -162,9 +172,11 @@ class SipLine:
         self._uas.on_bye = lambda _call, _request: self.ended.set()
         await self._uas.start()
         name_bound_port(self._transport)
+        self.resends = resends = Resends(self._transport)
         handle = self._uac.handle_response
 
         def handle_response(response: Any, addr: tuple[str, int]) -> None:
+            resends.heard(response)
             if self._before_aiosipua(response):
                 handle(response, addr)
 
@@ -186,6 +198,8 @@ class SipLine:
     async def __aexit__(self, *exc: object) -> None:
         self.hang_up()
         await asyncio.sleep(0)  # (the BYE leaves before the socket closes)
+        if self._bye is not None:
+            await self._bye  # (answered, or given up on after BYE_WAIT_S)
         if self._uas is not None:
             await self._uas.stop()
 
@@ -220,6 +234,10 @@ class SipLine:
         )
         secret = (password,) if password else ()
         started = time.monotonic()
+        assert self.resends is not None
+        resending = asyncio.create_task(
+            self.resends.until_answered(lambda: self._call.invite, destination)
+        )
         try:
             await self._call.wait_answered(timeout=timeout_s)
         except TimeoutError:
@@ -236,6 +254,8 @@ class SipLine:
             raise SipFailure(
                 kind, redact(f"{target.uri}: {status} {reason}", *secret), status
             ) from None
+        finally:
+            resending.cancel()
         media = media_answer(self._call.sdp_answer, self._offered)
         if media is None:
             self.hang_up()
@@ -265,12 +285,17 @@ class SipLine:
         offer = parse_sdp(sdp_body(self.host, rtp_port, codecs, origin=self._origin))
         request = self._uac.send_reinvite(self._call.dialog, offer, self._call.remote_addr)
         self._reoffer = (request.cseq.seq, asyncio.get_running_loop().create_future())
+        assert self.resends is not None
+        resending = asyncio.create_task(
+            self.resends.until_answered(lambda: request, self._call.remote_addr)
+        )
         try:
             response = await asyncio.wait_for(self._reoffer[1], timeout_s)
         except TimeoutError:
             return None, None
         finally:
             self._reoffer = None
+            resending.cancel()
         status = response.status_code
         if status >= 300:
             return status, None
@@ -284,8 +309,14 @@ class SipLine:
     def hang_up(self) -> None:
         """BYE, if the call is up and the far end has not hung up already."""
         if self._call is not None and not self.ended.is_set():
-            self._call.hangup(self._uac)
+            bye = self._call.hangup(self._uac)
             self.ended.set()
+            if bye is not None and self.resends is not None:
+                self._bye = asyncio.ensure_future(
+                    self.resends.until_answered(
+                        lambda: bye, self._call.remote_addr, limit_s=BYE_WAIT_S
+                    )
+                )
 
     def _cancel(self) -> None:
         if self._call is not None:
@@ -306,6 +337,8 @@ class SipLine:
             return True
         if response.call_id != self._call.call_id:
             return True
+        if cseq.seq < self._call.invite.cseq.seq:
+            return False  # (to the INVITE a challenge replaced: sent again, crossing ours)
         status = response.status_code
         if self._reoffer is not None and cseq.seq == self._reoffer[0]:
             if status >= 200 and not self._reoffer[1].done():
