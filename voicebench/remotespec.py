@@ -7,12 +7,13 @@ from __future__ import annotations
 import os
 from typing import Literal, get_args
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from voicebench._model import FrozenModel
 
 __all__ = [
     "PROTOCOLS",
+    "SIP_SCHEMES",
     "TELEPHONY",
     "IvrStep",
     "Protocol",
@@ -50,6 +51,8 @@ class RemoteAuth(FrozenModel):
 
 
 ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+SIP_SCHEMES = ("sip:", "sips:")
+"""How a SIP URI starts: ``sips:`` asks for TLS."""
 SIP_JITTER_MS = 40
 """A SIP call's jitter buffer when the spec gives none: two packets, as a desk phone holds on
 a clean line."""
@@ -72,8 +75,11 @@ class SipSettings(FrozenModel):
     offered, an outbound proxy, and digest credentials named by environment variables (read
     when dialling, never written anywhere)."""
 
-    transport: Literal["udp"] = "udp"
-    """The signalling's transport (UDP; TCP and TLS are not supported yet)."""
+    transport: Literal["udp", "tcp", "tls"] = "udp"
+    """The signalling's transport (a ``sips:`` URI is called over TLS whatever this says)."""
+    tls_ca_file: str | None = None
+    """TLS: a PEM file of the authorities the agent's certificate is checked against (None:
+    the system's); the certificate must name the URI's host."""
     codecs: tuple[Literal["pcmu", "pcma"], ...] = Field(default=("pcmu", "pcma"), min_length=1)
     """The G.711 codecs offered, in order of preference."""
     proxy: str | None = Field(default=None, pattern=r"^[^\s:/]+:\d{1,5}$")
@@ -90,6 +96,13 @@ class SipSettings(FrozenModel):
     follows the last press, the agent's greeting if it gives one, is heard out too, so the
     first turn is not said over it."""
 
+    @field_validator("tls_ca_file")
+    @classmethod
+    def _a_file(cls, path: str | None) -> str | None:
+        if path is not None and not os.path.isfile(path):
+            raise ValueError(f"{path}: no such file")
+        return path
+
     def credentials(self) -> tuple[str | None, str | None]:
         """The user name and password, read from the environment now."""
         user = os.environ.get(self.username_env) if self.username_env else None
@@ -100,9 +113,10 @@ class SipSettings(FrozenModel):
 class RemoteSpec(FrozenModel):
     """A running voice agent reached over WebSocket."""
 
-    url: str = Field(pattern=r"^((wss?|https?)://[^\s/]+(/\S*)?|sip:[^\s@:;]+@[^\s@;]+)$")
+    url: str = Field(pattern=r"^((wss?|https?)://[^\s/]+(/\S*)?|sips?:[^\s@:;]+@[^\s@;]+)$")
     """``ws://host:port/path`` or ``wss://...``; for ``webrtc``, the ``http(s)://`` endpoint
-    that takes the SDP offer (pipecat's ``/api/offer``); for ``sip``, ``sip:USER@HOST[:PORT]``."""
+    that takes the SDP offer (pipecat's ``/api/offer``); for ``sip``, ``sip:USER@HOST[:PORT]``
+    (``sips:``: over TLS)."""
     protocol: Protocol = "pcm"
     """``pcm``: raw 16-bit mono PCM frames and JSON control messages (voicebench's protocol);
     ``pipecat``: pipecat's protobuf frame serializer, as pipecat's WebSocket server transport
@@ -151,7 +165,7 @@ class RemoteSpec(FrozenModel):
 
     @model_validator(mode="after")
     def _url_fits_protocol(self) -> RemoteSpec:
-        if self.url.startswith("sip:") != (self.protocol == "sip"):
+        if self.url.startswith(SIP_SCHEMES) != (self.protocol == "sip"):
             raise ValueError(
                 "a sip agent is reached at a sip:USER@HOST[:PORT] URI"
                 if self.protocol == "sip"

@@ -120,12 +120,15 @@ def baresip(
     password: str | None = None,
     answer: str = "auto",
     dial: str | None = None,
+    certificate: Path | None = None,
 ) -> Iterator[Baresip]:
     """baresip answering calls to ``user`` (``answer``: auto, early or manual) by playing
     ``wav``; registered with ``registrar`` (with ``password``) when given. With ``dial``, it
     calls that URI itself as soon as it is ready (as ``user``, with ``password`` for a digest
     challenge), plays ``wav`` into the call and hangs up when it ends; its RTP statistics are
-    in its log when the call is over (``received_packets``)."""
+    in its log when the call is over (``received_packets``). It takes UDP and TCP on its
+    port; with ``certificate`` (a PEM holding the certificate and its key), TLS on the next
+    one."""
     program = need("baresip")
     folder.mkdir(parents=True, exist_ok=True)
     port, rtp = free_udp_port(), free_udp_port()
@@ -148,6 +151,7 @@ def baresip(
                 "module_app\tmenu.so",
                 "net_interface\t127.0.0.1",
                 "rtp_stats\tyes",
+                *([f"sip_certificate\t{certificate}"] if certificate else []),
                 "",
             ]
         )
@@ -381,3 +385,44 @@ class LossyRelay(asyncio.DatagramProtocol):
                 self.drop[method] -= 1
                 return
         self._transport.sendto(data, self.to)
+
+
+def self_signed(folder: Path, host: str = "127.0.0.1") -> tuple[Path, Path]:
+    """A certificate for ``host`` (an IP address), signed by its own key, good for a day:
+    ``(cert.pem, both.pem)``, the second holding the key too (as baresip takes it)."""
+    import datetime as dt
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)])
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(host))]),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    pem = cert.public_bytes(serialization.Encoding.PEM)
+    secret = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.TraditionalOpenSSL,
+        serialization.NoEncryption(),
+    )
+    (folder / "cert.pem").write_bytes(pem)
+    (folder / "both.pem").write_bytes(pem + secret)
+    return folder / "cert.pem", folder / "both.pem"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sip_tools import baresip, kamailio
+from sip_tools import baresip, kamailio, self_signed
 from test_remote import _replay
 
 from voicebench.agentspec import AgentSpec
@@ -53,6 +53,42 @@ async def test_a_call_to_baresip_is_replayed_and_its_recording_heard(tmp_path: P
     heard = np.frombuffer((tmp_path / "run" / record.audio_path).read_bytes()[44:], np.int16)
     assert abs(dominant_hz(heard) - 440) < 10
     assert "session closed" in bob.said()  # our BYE
+
+
+async def test_a_call_to_baresip_over_tcp_is_signalled_over_the_connection(
+    tmp_path: Path, short_set
+):
+    """``transport = "tcp"``: the INVITE, its ACK and the BYE go over one TCP connection to
+    baresip, which answers over it; the call is heard as over UDP."""
+    recording(tmp_path / "prompt.wav")
+    with baresip(tmp_path / "bob", tmp_path / "prompt.wav") as bob:
+        spec = sip_agent(bob.uri, transport="tcp")
+        (record,) = await _replay(spec, tmp_path / "run", short_set, final_only=True)
+    assert record.error is None, record.error
+    heard = np.frombuffer((tmp_path / "run" / record.audio_path).read_bytes()[44:], np.int16)
+    assert abs(dominant_hz(heard) - 440) < 10
+    assert "session closed" in bob.said()  # our BYE (over the connection: there is no other)
+
+
+async def test_a_sips_uri_is_called_over_tls_and_a_certificate_not_trusted_is_refused(
+    tmp_path: Path, short_set
+):
+    """A ``sips:`` URI: the call goes over TLS to baresip, whose certificate is checked
+    against ``tls_ca_file``; without it (the system's authorities) the certificate is not
+    trusted and the call fails before any INVITE, saying why."""
+    recording(tmp_path / "prompt.wav")
+    cert, both = self_signed(tmp_path / "tls")
+    with baresip(tmp_path / "bob", tmp_path / "prompt.wav", certificate=both) as bob:
+        uri = f"sips:bob@127.0.0.1:{bob.port + 1}"
+        spec = sip_agent(uri, tls_ca_file=str(cert))
+        (record,) = await _replay(spec, tmp_path / "run", short_set, final_only=True)
+        (refused,) = await _replay(sip_agent(uri), tmp_path / "refused", short_set, final_only=True)
+    assert record.error is None, record.error
+    heard = np.frombuffer((tmp_path / "run" / record.audio_path).read_bytes()[44:], np.int16)
+    assert abs(dominant_hz(heard) - 440) < 10
+    assert refused.error is not None and refused.error.kind == "connection_refused"
+    assert refused.error.reason.startswith(f"{uri}: TLS: ")
+    assert "CERTIFICATE_VERIFY_FAILED" in refused.error.reason, refused.error.reason
 
 
 async def test_a_call_through_kamailio_with_credentials_from_the_environment(

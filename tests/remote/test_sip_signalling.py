@@ -18,8 +18,9 @@ import pytest
 from sip_tools import baresip, free_udp_port, kamailio, tone_wav
 
 from voicebench.remote.rtp import RtpSession
-from voicebench.remote.sip import SipFailure, SipLine, SipTarget, name_bound_port
+from voicebench.remote.sip import SipFailure, SipLine, SipTarget
 from voicebench.remote.sip_sdp import point, sdp_body
+from voicebench.remote.sip_stream import name_bound_port
 from voicebench.testing.scripted_sip import Reinvites
 
 pytestmark = pytest.mark.slow

@@ -17,6 +17,7 @@ from voicebench.dialogues import Dialogue, load_dialogues, save_dialogues
 from voicebench.dialogues.personas import personas_for
 from voicebench.errors import InputError
 from voicebench.remote.sip import sip_agent_spec
+from voicebench.remotespec import SIP_SCHEMES
 from voicebench.replaying import RunProgress, select_dialogues
 from voicebench.replaying import replay as replay_dialogues
 from voicebench.runlog import REPLAY_MODES, ReplayMode, default_run_dir
@@ -27,7 +28,7 @@ MODES = tuple(m.value for m in REPLAY_MODES)
 def _agent(agent: AgentSpec | PathLike) -> tuple[AgentSpec, Path | None]:
     if isinstance(agent, AgentSpec):
         return agent, None
-    if str(agent).startswith("sip:"):
+    if str(agent).startswith(SIP_SCHEMES):
         return sip_agent_spec(str(agent)), None
     path = builtin.spec_path("agents", agent)
     return load_agent_spec(path), path

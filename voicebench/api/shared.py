@@ -25,6 +25,7 @@ from voicebench.errors import (
     SecretDestinationWarning,
     VoicebenchError,
 )
+from voicebench.remotespec import SIP_SCHEMES
 
 __all__ = [
     "DEFAULT_AGENT",
@@ -35,6 +36,7 @@ __all__ = [
     "OFFLINE_JUDGE",
     "PAIRS_GOLD",
     "SECOND_AGENT",
+    "SIP_SCHEMES",
     "SMOKE_JUDGE",
     "TTFA_BUDGET_MS",
     "TTFT_BUDGET_MS",

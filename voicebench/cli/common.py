@@ -80,7 +80,7 @@ FixturesOpt = Annotated[
 def agent_spec(value: str | Path) -> Path:
     """An ``--agent`` value: a TOML path, the name of a shipped agent spec, or a SIP URI to
     call (kept as it is: ``api.runs`` reads it)."""
-    if str(value).startswith("sip:"):
+    if str(value).startswith(shared.SIP_SCHEMES):
         return Path(str(value))
     return shared.spec_path("agents", value)
 
@@ -92,7 +92,7 @@ def judge_spec(value: str | Path) -> Path:
 
 AGENT_HELP = (
     f"Agent spec: a TOML file, or a shipped one by name ({', '.join(shared.shipped('agents'))});"
-    " or sip:USER@HOST[:PORT], an agent to call over SIP."
+    " or sip:USER@HOST[:PORT], an agent to call over SIP (sips: over TLS)."
 )
 JUDGE_HELP = (
     f"Judge spec: a TOML file, or a shipped one by name ({', '.join(shared.shipped('judges'))})."

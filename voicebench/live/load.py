@@ -45,6 +45,7 @@ from voicebench.live.callers import AgentUnanswered, CallerPool
 from voicebench.live.load_ray import WorkerClock
 from voicebench.live.load_summary import CallSpan, LoadSummary, LoadTurn, summarize_load
 from voicebench.live.patterns import LoadPattern, Window
+from voicebench.remotespec import SIP_SCHEMES
 from voicebench.scenarios import parse_scenario
 from voicebench.scenarios.apply import backchannel_texts
 
@@ -321,7 +322,7 @@ def load_target(agent: str, protocol: str = "pcm", token_env: str | None = None)
     from voicebench._model import validate_record
     from voicebench.agentspec import load_agent_spec
 
-    if agent.startswith("sip:"):
+    if agent.startswith(SIP_SCHEMES):
         from voicebench.remote.sip import sip_agent_spec
 
         return sip_agent_spec(agent)

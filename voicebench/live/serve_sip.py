@@ -339,7 +339,7 @@ class SipServer:
         self, port: int, stop: asyncio.Event, on_ready: Callable[[str], None] | None = None
     ) -> None:
         """Answer SIP calls on udp://HOST:PORT until ``stop`` is set (module docstring)."""
-        from voicebench.remote.sip import name_bound_port, quiet_aiosipua
+        from voicebench.remote.sip_stream import name_bound_port, quiet_aiosipua
 
         quiet_aiosipua()
         self.transport.local_addr = (self.host, port)

@@ -30,8 +30,8 @@ adds them around it:
 from __future__ import annotations
 
 import asyncio
-import logging
 import re
+import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -50,9 +50,13 @@ from voicebench.remote.sip_sdp import (
     sdp_body,
     usable_media,
 )
+from voicebench.remote.sip_stream import name_bound_port, quiet_aiosipua, sip_transport
 
-SIP_URI = re.compile(r"^sips?:(?:(?P<user>[^@\s;:]+)@)?(?P<host>[^\s;:@]+)(?::(?P<port>\d+))?$")
+SIP_URI = re.compile(
+    r"^(?P<scheme>sips?):(?:(?P<user>[^@\s;:]+)@)?(?P<host>[^\s;:@]+)(?::(?P<port>\d+))?$"
+)
 DEFAULT_PORT = 5060
+"""Where a ``sip:`` URI's host takes calls when it names no port (a ``sips:`` one: 5061)."""
 BYE_WAIT_S = 8 * T1_S
 """How long hanging up waits for the BYE's answer, sending it again meanwhile (not the 32 s
 RFC 3261 allows: the run goes on)."""
@@ -64,7 +68,7 @@ def sip_agent_spec(uri: str) -> AgentSpec:
     user."""
     from voicebench._model import validate_record
 
-    user = uri.removeprefix("sip:").partition("@")[0]
+    user = uri.partition(":")[2].partition("@")[0]
     remote = {"url": uri, "protocol": "sip"}
     data = {"name": user or "sip", "family": "sip", "remote": remote}
     return validate_record(AgentSpec, data, file="--agent")
@@ -94,41 +98,8 @@ class SipTarget:
         found = SIP_URI.match(uri)
         if found is None:
             raise ValueError(f"{uri!r} is not a SIP URI (sip:USER@HOST[:PORT])")
-        port = int(found["port"]) if found["port"] else DEFAULT_PORT
+        port = int(found["port"]) if found["port"] else DEFAULT_PORT + (found["scheme"] == "sips")
         return cls(uri=uri, host=found["host"], port=port, user=found["user"])
-
-
-def local_address_for(host: str, port: int) -> str:
-    """This machine's address on the way to ``host:port`` (the kernel's route; no packet is
-    sent), what the Via, the Contact and the SDP must name for the far end to reach back."""
-    import socket
-
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        probe.connect((host, port))
-        return probe.getsockname()[0]
-
-
-class _QuietAssert(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "_UdpProtocol.connection_made" not in record.getMessage()
-
-
-_QUIET = _QuietAssert()
-
-
-def quiet_aiosipua() -> None:
-    """Keep aiosipua's harmless start-up error on 3.11 (module docstring) out of the output."""
-    logging.getLogger("asyncio").addFilter(_QUIET)  # (a filter is added once)
-
-
-def name_bound_port(transport: Any) -> int:
-    """The port an aiosipua UDP transport started on ``(host, 0)`` was bound to, written into
-    its ``local_addr``: its messages' Via and Contact name that address, which must be the
-    bound port and not 0."""
-    assert transport._udp_transport is not None, "the transport has not started"
-    host, port = transport._udp_transport.get_extra_info("sockname")[:2]
-    transport.local_addr = (host, port)
-    return int(port)
 
 
 @dataclass
@@ -138,6 +109,9 @@ class SipLine:
     line.dial(...)``, ``line.ended`` set when the far end hangs up."""
 
     host: str = "127.0.0.1"
+    transport: str = "udp"
+    """``udp``, ``tcp`` or ``tls`` (``voicebench.remote.sip_stream``)."""
+    tls: ssl.SSLContext | None = None
     user_agent: str = "voicebench"
     ended: asyncio.Event = field(default_factory=asyncio.Event)
     early: MediaAnswer | None = None
@@ -163,15 +137,15 @@ class SipLine:
 
     async def __aenter__(self) -> SipLine:
         from aiosipua import SipUAC, SipUAS
-        from aiosipua.transport import UdpSipTransport
 
         quiet_aiosipua()
-        self._transport = UdpSipTransport(local_addr=(self.host, 0))
+        self._transport = sip_transport(self.transport, self.host, tls=self.tls)
         self._uac = SipUAC(self._transport)
         self._uas = SipUAS(self._transport, uac=self._uac, user_agent=self.user_agent)
         self._uas.on_bye = lambda _call, _request: self.ended.set()
         await self._uas.start()
-        name_bound_port(self._transport)
+        if self.transport == "udp":
+            name_bound_port(self._transport)
         self.resends = resends = Resends(self._transport)
         handle = self._uac.handle_response
 
@@ -229,6 +203,8 @@ class SipLine:
         auth = SipDigestAuth(username or "voicebench", password) if password else None
         local = f"sip:{username or 'voicebench'}@{self.host}:{self.local_address[1]}"
         destination = via or (target.host, target.port)
+        if self._transport.reliable:  # (a connection first: TCP, TLS)
+            await self._connect(destination, target)
         self._call = self._uac.send_invite(
             local, target.uri, destination, offer, auth=auth, user_agent=self.user_agent
         )
@@ -236,7 +212,9 @@ class SipLine:
         started = time.monotonic()
         assert self.resends is not None
         resending = asyncio.create_task(
-            self.resends.until_answered(lambda: self._call.invite, destination)
+            self.resends.until_answered(
+                lambda: self._call.invite, destination, send=not self._transport.reliable
+            )
         )
         try:
             await self._call.wait_answered(timeout=timeout_s)
@@ -314,9 +292,22 @@ class SipLine:
             if bye is not None and self.resends is not None:
                 self._bye = asyncio.ensure_future(
                     self.resends.until_answered(
-                        lambda: bye, self._call.remote_addr, limit_s=BYE_WAIT_S
+                        lambda: bye,
+                        self._call.remote_addr,
+                        limit_s=BYE_WAIT_S,
+                        send=not self._transport.reliable,
                     )
                 )
+
+    async def _connect(self, to: tuple[str, int], target: SipTarget) -> None:
+        """The connection the call's signalling goes over; SipFailure where none opens."""
+        try:
+            await self._transport.connect(to, server_hostname=target.host)
+        except (OSError, ssl.SSLError) as exc:
+            reason = getattr(exc, "reason", None) or exc.strerror or exc
+            raise SipFailure(
+                "connection_refused", f"{target.uri}: {self.transport.upper()}: {reason}"
+            ) from None
 
     def _cancel(self) -> None:
         if self._call is not None:

@@ -48,8 +48,9 @@ from voicebench.errors import redact
 from voicebench.remote.caller import RemoteAgent
 from voicebench.remote.jitter import JitterBuffer
 from voicebench.remote.rtp import RtpPacket, RtpSession
-from voicebench.remote.sip import SipFailure, SipLine, SipTarget, local_address_for
+from voicebench.remote.sip import SipFailure, SipLine, SipTarget
 from voicebench.remote.sip_sdp import MediaAnswer, point
+from voicebench.remote.sip_stream import local_address_for, tls_context
 from voicebench.remotespec import IvrStep, SipSettings
 from voicebench.runlog import ScenarioOutcome, TurnError
 from voicebench.timing import EventKind
@@ -95,7 +96,10 @@ class SipAgent(RemoteAgent):
             )
             return self
         self._rtp = RtpSession(host=local, on_packet=self._heard)
-        self._line = await SipLine(host=local, on_media=self._point).__aenter__()
+        over = "tls" if self.remote.url.startswith("sips:") else self.settings.transport
+        tls = tls_context(self.settings.tls_ca_file) if over == "tls" else None
+        line = SipLine(host=local, on_media=self._point, transport=over, tls=tls)
+        self._line = await line.__aenter__()
         # what it plays before it answers (early media) is heard, and kept for the opening
         self._dialled_ns = self.clock()
         self._speaker.start_recording(TURN_TIMEOUT_S + self._menus_s())

@@ -61,12 +61,18 @@ class Resends:
         return key_of(request) in self._answered
 
     async def until_answered(
-        self, request: Callable[[], Any], to: tuple[str, int], *, limit_s: float = 64 * T1_S
+        self,
+        request: Callable[[], Any],
+        to: tuple[str, int],
+        *,
+        limit_s: float = 64 * T1_S,
+        send: bool = True,
     ) -> bool:
         """Send ``request()`` again to ``to`` on the schedule above until it is answered or
         ``limit_s`` has gone by; ``request`` is read at each send, so that an INVITE that
         was replaced (answering a challenge) is the one sent, its schedule started anew.
-        Whether it was answered. Cancel it to stop sooner."""
+        Whether it was answered. Cancel it to stop sooner. Over a connection (TCP, TLS),
+        ``send`` False: nothing is sent again, the answer only waited for."""
         loop = asyncio.get_running_loop()
         give_up = loop.time() + limit_s
         current, wait = key_of(request()), T1_S
@@ -83,7 +89,8 @@ class Resends:
                     return True
                 due = loop.time() + T1_S / 10  # (an INVITE may still be replaced)
                 continue
-            if loop.time() < due:
+            if loop.time() < due or not send:
+                due = max(due, loop.time() + T1_S / 10)
                 continue
             self._transport.send(message, to)
             self.sent_again += 1

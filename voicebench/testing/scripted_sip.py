@@ -46,8 +46,8 @@ import numpy as np
 
 from voicebench.agent.realtime import FRAME_NS
 from voicebench.remote.rtp import FRAME_SAMPLES, RtpPacket, RtpSession
-from voicebench.remote.sip import name_bound_port
 from voicebench.remote.sip_sdp import NAMES, media_answer, sdp_body
+from voicebench.remote.sip_stream import name_bound_port
 from voicebench.scenarios.signal import PHONE_RATE
 from voicebench.testing.scripted_timing import HeardLine, ready_until_stopped
 from voicebench.testing.scripted_voice_agent import Agent
