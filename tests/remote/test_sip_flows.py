@@ -195,3 +195,72 @@ async def test_a_simulated_call_over_sip_is_heard_timed_and_recorded(tmp_path: P
     assert len(heard) == len(records)
     for r, h in zip(records, heard, strict=True):
         assert h.latency_s * 1000 == pytest.approx(r.timing.ttfa_ms, abs=20)
+
+
+class KnownTaste:
+    """A judge that prefers the reply with more of ``favourite``'s words (ties by text, never
+    by slot)."""
+
+    def __init__(self, favourite: set[str]) -> None:
+        self.favourite = favourite
+        self.asked = 0
+
+    async def ask(self, messages):
+        import json
+
+        from voicebench.llm import ChatText
+
+        self.asked += 1
+        user = messages[-1]["content"]
+        a = user.split("Reply A (as heard):\n")[1].split("\n\nReply B")[0].lower()
+        b = user.split("Reply B (as heard):\n")[1].split("\n\nWhich reply")[0].lower()
+
+        def score(text: str) -> int:
+            return sum(w.strip(".,?!") in self.favourite for w in text.split())
+
+        winner = "A" if (score(a), a) > (score(b), b) else "B"
+        dims = {"H": winner, "E": winner, "A": None, "R": None, "T": None}
+        answer = {"winner": winner, "strength": 4, "dimensions": dims, "rationale": "Specific."}
+        return ChatText(f"```json\n{json.dumps(answer)}\n```", 5.0)
+
+
+async def test_replies_heard_over_sip_are_transcribed_off_the_line_and_judged(
+    tmp_path: Path, short_set
+):
+    """Two agents called over SIP, each answering a known reply: judging transcribes each
+    reply from what came down the phone line (8 kHz G.711, through the jitter buffer), and a
+    judge of known taste ranks the warm one above the curt one."""
+    from voicebench.judging import judge_runs, read_replies
+    from voicebench.testing.scripted_voice import ScriptedVoiceAgent
+
+    said = {
+        "warm": "Losing that would shake anyone. What scares you most about the next weeks?",
+        "curt": "Okay. You should update your resume.",
+    }
+    runs = []
+    for name, reply in said.items():
+        async with ScriptedVoiceAgent(delay_ms=300, protocol="sip", reply=reply) as agent:
+            assert agent.url is not None
+            spec = sip_agent(agent.url).model_copy(update={"name": name, "family": name})
+            (record,) = await _replay(spec, tmp_path / name, short_set, final_only=True)
+        assert record.error is None, record.error
+        runs.append(tmp_path / name)
+    (tmp_path / "rubric.md").write_text("Judge the replies.\n")
+    (tmp_path / "judge.toml").write_text(
+        'name = "t"\nrubric = "rubric.md"\n[[judges]]\nprovider = "openai-compatible"\n'
+        'model = "taste"\nfamily = "testjudge"\nbase_url = "http://127.0.0.1:9/v1"\n'
+    )
+    judge = KnownTaste({"scares", "shake", "losing", "weeks"})
+
+    async def ready(_spec, _stack):
+        return judge
+
+    out = tmp_path / "judged"
+    result = await judge_runs(runs, tmp_path / "judge.toml", out, client_factory=ready)
+    heard = {r.contestant: r.heard.lower() for r in read_replies(out)}
+    assert "scares" in heard["warm"] and "anyone" in heard["warm"], heard
+    assert "resume" in heard["curt"], heard
+    by_pair = {frozenset((p.first, p.second)): p.winner for p in result.pairs}
+    assert by_pair[frozenset(("warm", "curt"))] == "warm"
+    assert by_pair[frozenset(("warm", "human/reference"))] == "warm"
+    assert judge.asked == len(result.verdicts) > 0
