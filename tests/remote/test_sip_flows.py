@@ -1,6 +1,6 @@
 """SIP calls beyond the plain one: an IVR's menus answered with digits, requests lost on the
-way and sent again, a load of calls, and a simulated caller, each against the scripted SIP
-agent on 127.0.0.1."""
+way and sent again, a load of calls, a simulated caller, and replies judged as heard, each
+against the scripted SIP agent on 127.0.0.1."""
 
 from __future__ import annotations
 
