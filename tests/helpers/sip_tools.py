@@ -265,6 +265,10 @@ request_route {{
         consume_credentials();
     }}
     if (is_method("INVITE|SUBSCRIBE")) record_route();
+    if (!(uri==myself)) {{
+        t_relay();  # (to a URI elsewhere: as an outbound proxy)
+        exit;
+    }}
     if (!lookup("location")) {{
         sl_send_reply("404", "Not Found");
         exit;

@@ -13,7 +13,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from sip_tools import baresip, digest_answer, speech, talk
+from sip_tools import baresip, digest_answer, kamailio, speech, talk
 
 from voicebench.agentspec import AgentSpec, load_agent_spec
 from voicebench.live import serve
@@ -130,6 +130,35 @@ async def test_an_agent_served_over_sip_answers_voicebench_s_sip_caller(
     assert wrong.error.reason == f"{url}: 403 Forbidden"
     assert refused == ["wrong digest credentials"]
     assert calls == [("started", 1), ("ended", 0)]
+
+
+async def test_a_call_through_a_proxy_that_challenges_then_the_agent_answers_both(
+    tmp_path: Path, short_set, monkeypatch: pytest.MonkeyPatch
+):
+    """kamailio asks for its credentials (407), then the served agent behind it for its own
+    (401, another realm): the INVITE is sent a third time with both answers, and the call is
+    answered. A wrong password fails on the proxy's challenge, answered once."""
+    monkeypatch.setenv("VB_PROXY_USER", "alice")
+    monkeypatch.setenv("VB_PROXY_PASSWORD", TOKEN)  # (the proxy's and the agent's alike)
+    monkeypatch.setenv("VB_PROXY_WRONG", "not-the-token-000")
+    with kamailio(tmp_path / "proxy", {"alice": TOKEN}) as proxy:
+        host, port = proxy.address
+        async with served(max_calls=1) as url:
+            spec = caller(url, "VB_PROXY_PASSWORD", "VB_PROXY_USER")
+            settings = spec.remote.sip.model_copy(update={"proxy": f"{host}:{port}"})
+            through = spec.model_copy(
+                update={"remote": spec.remote.model_copy(update={"sip": settings})}
+            )
+            (answered,) = await _replay(through, tmp_path / "run", short_set, final_only=True)
+            wrong_sip = settings.model_copy(update={"password_env": "VB_PROXY_WRONG"})
+            wrong = through.model_copy(
+                update={"remote": through.remote.model_copy(update={"sip": wrong_sip})}
+            )
+            (refused,) = await _replay(wrong, tmp_path / "wrong", short_set, final_only=True)
+    assert answered.error is None, answered.error
+    assert answered.timing is not None and answered.timing.ttfa_ms is not None
+    assert refused.error is not None and refused.error.kind == "sip_rejected"
+    assert refused.error.reason.endswith(": 407 Proxy Authentication Required"), refused.error
 
 
 async def test_baresip_calls_the_served_agent_and_hears_its_reply(tmp_path: Path):

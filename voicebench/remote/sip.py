@@ -18,6 +18,8 @@ adds them around it:
   again is answered again, as a server transaction would (aiosipua answers it 500);
 - a re-INVITE voicebench sends (``reoffer``) that is refused leaves the call as it was
   (aiosipua would end the dialog);
+- a challenge after the first (a proxy's, then the agent's) is answered too
+  (``voicebench.remote.sip_auth``);
 - a final answer of 300-699 is acknowledged, as RFC 3261 asks (otherwise the agent resends it
   for half a minute), and one to an INVITE that was replaced (answering a challenge) is not
   taken for the call's answer;
@@ -39,6 +41,7 @@ from typing import Any
 
 from voicebench.agentspec import AgentSpec
 from voicebench.errors import redact
+from voicebench.remote.sip_auth import answer_another
 from voicebench.remote.sip_resend import T1_S, Resends
 from voicebench.remote.sip_sdp import (
     CODECS,
@@ -350,6 +353,8 @@ class SipLine:
                 dialog.remote_target = contact.split("<", 1)[1].split(">", 1)[0]
         if status >= 300:
             self._acknowledge(response)
+            if status in (401, 407) and answer_another(self._uac, self._call, response, status):
+                return False  # (a second challenge, answered: sip_auth)
         return True
 
     def _early_media(self, response: Any) -> None:
