@@ -137,19 +137,27 @@ async def test_a_call_through_a_proxy_that_challenges_then_the_agent_answers_bot
 ):
     """kamailio asks for its credentials (407), then the served agent behind it for its own
     (401, another realm): the INVITE is sent a third time with both answers, and the call is
-    answered. A wrong password fails on the proxy's challenge, answered once."""
+    answered. The agent's answers carry the proxy's Record-Route, so the caller's BYE reaches it
+    through the proxy and ends the call there. A wrong password fails on the proxy's
+    challenge, answered once."""
     monkeypatch.setenv("VB_PROXY_USER", "alice")
     monkeypatch.setenv("VB_PROXY_PASSWORD", TOKEN)  # (the proxy's and the agent's alike)
     monkeypatch.setenv("VB_PROXY_WRONG", "not-the-token-000")
+    calls: list[tuple[str, int]] = []
     with kamailio(tmp_path / "proxy", {"alice": TOKEN}) as proxy:
         host, port = proxy.address
-        async with served(max_calls=1) as url:
+        async with served(max_calls=1, on_call=lambda what, n: calls.append((what, n))) as url:
             spec = caller(url, "VB_PROXY_PASSWORD", "VB_PROXY_USER")
             settings = spec.remote.sip.model_copy(update={"proxy": f"{host}:{port}"})
             through = spec.model_copy(
                 update={"remote": spec.remote.model_copy(update={"sip": settings})}
             )
             (answered,) = await _replay(through, tmp_path / "run", short_set, final_only=True)
+            for _ in range(100):  # (the BYE's 200 may come before the call is counted out)
+                if ("ended", 0) in calls:
+                    break
+                await asyncio.sleep(0.05)
+            assert calls == [("started", 1), ("ended", 0)]  # ended by the BYE, not the stop
             wrong_sip = settings.model_copy(update={"password_env": "VB_PROXY_WRONG"})
             wrong = through.model_copy(
                 update={"remote": through.remote.model_copy(update={"sip": wrong_sip})}

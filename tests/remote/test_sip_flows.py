@@ -1,6 +1,7 @@
 """SIP calls beyond the plain one: an IVR's menus answered with digits, requests lost on the
-way and sent again, a load of calls, a simulated caller, and replies judged as heard, each
-against the scripted SIP agent on 127.0.0.1."""
+way and sent again, a load of calls, a simulated caller, replies judged as heard, and a
+reliable ringing PRACKed through kamailio, each against the scripted SIP agent on
+127.0.0.1."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sip_tools import LossyRelay
+from sip_tools import LossyRelay, kamailio
 from test_remote import _replay
 from test_sip_call import dominant_hz, sip_agent
 
@@ -60,7 +61,7 @@ async def test_an_ivr_s_menus_are_answered_with_digits_before_the_first_turn(
         assert agent.url is not None
         spec = sip_agent(agent.url, ivr=[{"digits": "1"}, {"digits": "2#"}])
         (record,) = await _replay(spec, tmp_path / "run", short_set, final_only=True)
-        menus = agent.menus()
+        menus = agent.logged("ivr")
     assert record.error is None, record.error
     assert [(m["ivr"], m["digits"], m["ok"]) for m in menus] == [(1, "1", True), (2, "2#", True)]
     (opening,) = read_openings(tmp_path / "run")
@@ -264,3 +265,32 @@ async def test_replies_heard_over_sip_are_transcribed_off_the_line_and_judged(
     assert by_pair[frozenset(("warm", "curt"))] == "warm"
     assert by_pair[frozenset(("warm", "human/reference"))] == "warm"
     assert judge.asked == len(result.verdicts) > 0
+
+
+async def test_a_reliable_ringing_through_a_proxy_is_pracked_along_its_route(
+    tmp_path: Path, short_set, monkeypatch: pytest.MonkeyPatch
+):
+    """An agent behind kamailio that rings reliably (RFC 3262) and waits for the PRACK before
+    it answers: the PRACK follows the 180's Record-Route through the proxy (straight to the
+    agent's address, the proxy would refuse it), the agent has it, and the call goes on."""
+    from voicebench.testing.scripted_voice import ScriptedVoiceAgent
+
+    users = {"alice": "alice-pass-5150"}
+    monkeypatch.setenv("VB_SIP_USER", "alice")
+    monkeypatch.setenv("VB_SIP_PASSWORD", users["alice"])
+    with kamailio(tmp_path / "proxy", users) as proxy:
+        async with ScriptedVoiceAgent(
+            delay_ms=300, protocol="sip", reliable_ringing=True, reply="I hear you."
+        ) as agent:
+            assert agent.url is not None
+            host, port = proxy.address
+            spec = sip_agent(
+                agent.url,
+                proxy=f"{host}:{port}",
+                username_env="VB_SIP_USER",
+                password_env="VB_SIP_PASSWORD",
+            )
+            (record,) = await _replay(spec, tmp_path / "run", short_set, final_only=True)
+            pracks = agent.logged("pracked")
+    assert record.error is None, record.error
+    assert [p["pracked"] for p in pracks] == [True], pracks

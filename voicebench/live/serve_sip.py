@@ -256,6 +256,7 @@ class SipServer:
         from voicebench.live.sip_screen import offered_media
         from voicebench.remote.rtp import RtpSession
         from voicebench.remote.sip_sdp import MidCallOffers, SdpOrigin, point
+        from voicebench.remote.sip_uas import keep_record_route
 
         gate, calls, host = self.gate, self.calls, self.host
         answer = gate.check("INVITE", call.invite.get_header("authorization"))
@@ -284,6 +285,7 @@ class SipServer:
         self.offers[call.call_id] = MidCallOffers(
             host, rtp.local_port, (0, 8), media, lambda m: point(rtp, m), SdpOrigin.of(answer_sdp)
         )
+        keep_record_route(call)
         call.accept(answer_sdp)
         ended = asyncio.Event()
         idle_s = self.idle_s

@@ -8,7 +8,8 @@ adds them around it:
 
 - the route set (the 2xx's ``Record-Route``, reversed) and the remote target (its
   ``Contact``) are taken from the answer before the ACK is sent, so that ACK, re-INVITE and
-  BYE follow the proxy's route instead of being refused by it;
+  BYE follow the proxy's route instead of being refused by it; from a provisional answer with
+  a To tag before that, so that the PRACK of a reliable one (RFC 3262) follows it too;
 - an SDP in a 180 or 183 (early media) is kept (``SipLine.early``) and handed to
   ``on_media`` at once, so that the caller hears what the agent plays before it answers; the
   2xx's SDP then confirms or moves the media (``dial`` returns it);
@@ -345,7 +346,11 @@ class SipLine:
         if status in (180, 183) and response.body and response.content_type == "application/sdp":
             self._early_media(response)
         dialog = self._call.dialog
-        if 200 <= status < 300 and not dialog.route_set:
+        # the route set and target from the answer that makes the dialog: a 2xx, or before it
+        # an 18x with a To tag (an early dialog: its PRACK takes them)
+        to = response.to_addr
+        early = 100 < status < 200 and not dialog.route_set and to is not None and to.tag
+        if early or 200 <= status < 300:
             routes = [r.strip() for h in response.headers.get("record-route") for r in h.split(",")]
             dialog.route_set = list(reversed([r for r in routes if r]))
             contact = response.get_header("contact") or ""

@@ -31,6 +31,10 @@ What a phone system does besides (each call):
   until the last menu is through. The log gets ``{"call": 0, "ivr": 1, "digits": "1", "ok":
   true, "at_ns": ...}`` for each answer.
 
+- ``reliable_ringing`` (``--reliable-ringing``): before answering it sends a reliable 180
+  Ringing (RFC 3262: ``Require: 100rel``, ``RSeq``), sent again until the caller's PRACK comes,
+  and waits ``PRACK_WAIT_S`` for it. The log gets ``{"call": 0, "pracked": true}``.
+
 ``Reinvites`` sends re-INVITEs on the calls an aiosipua user agent answered, and ACKs their
 answers (aiosipua leaves both to whoever answered the call).
 """
@@ -48,6 +52,7 @@ from voicebench.agent.realtime import FRAME_NS
 from voicebench.remote.rtp import FRAME_SAMPLES, RtpPacket, RtpSession
 from voicebench.remote.sip_sdp import NAMES, media_answer, sdp_body
 from voicebench.remote.sip_stream import name_bound_port
+from voicebench.remote.sip_uas import keep_record_route
 from voicebench.scenarios.signal import PHONE_RATE
 from voicebench.testing.scripted_timing import HeardLine, ready_until_stopped
 from voicebench.testing.scripted_voice_agent import Agent
@@ -67,6 +72,8 @@ PROMPT_MS = 600.0
 MENU_WAIT_S = 4.0
 """How long a menu waits for its digits after its prompt."""
 MENU_TRIES = 3
+PRACK_WAIT_S = 3.0
+"""How long a reliable 180 waits for its PRACK before the call is answered all the same."""
 
 
 class SipCallLine(HeardLine):
@@ -255,6 +262,7 @@ async def serve_sip(
     early_media_ms: float = 0.0,
     move_media_ms: float | None = None,
     ivr: tuple[str, ...] = (),
+    reliable_ringing: bool = False,
 ) -> None:
     """Answer calls until SIGTERM, SIGINT or the parent's death."""
     from aiosipua import SipUAC, SipUAS, negotiate_sdp
@@ -277,6 +285,7 @@ async def serve_sip(
         if fault in ("refuse", "busy"):
             call.reject(*((503, "Service Unavailable") if fault == "refuse" else (486, "Busy")))
             return
+        keep_record_route(call)
         line = SipCallLine(number, hang_up=call.hangup)
         offer = call.sdp_offer
         answer, payload = negotiate_sdp(offer, HOST, line.rtp.local_port, supported_codecs=[0, 8])
@@ -287,6 +296,12 @@ async def serve_sip(
         keep(asyncio.ensure_future(answer_call(call, answer, line, media)))
 
     async def answer_call(call: Any, answer: Any, line: SipCallLine, media: Any) -> None:
+        if reliable_ringing:
+            call.ringing(reliable=True)
+            waited = time.monotonic() + PRACK_WAIT_S
+            while call._pending_rseq is not None and time.monotonic() < waited:
+                await asyncio.sleep(0.02)
+            agent._write({"call": line.voicebench_call, "pracked": call._pending_rseq is None})
         if early_media_ms > 0:
             await play_early_media(call, answer, line, early_media_ms)
         call.accept(answer)

@@ -212,6 +212,11 @@ def main(argv: list[str] | None = None) -> None:
         default="",
         help="sip: after answering, menus (comma-separated) each prompting until its digits come",
     )
+    parser.add_argument(
+        "--reliable-ringing",
+        action="store_true",
+        help="sip: send a reliable 180 (100rel) and wait for its PRACK before answering",
+    )
     args = parser.parse_args(argv)
     rate = LINE_RATE if args.protocol in (*TELEPHONY, SIP) else args.sample_rate
     kind, in_rate = Agent, None
@@ -262,6 +267,7 @@ def main(argv: list[str] | None = None) -> None:
                 early_media_ms=args.early_media_ms,
                 move_media_ms=args.move_media_ms,
                 ivr=tuple(m for m in args.ivr.split(",") if m),
+                reliable_ringing=args.reliable_ringing,
             )
         )
         return
@@ -274,7 +280,7 @@ class ScriptedVoiceAgent(HelperServer):
     caller hears nothing for N ms), ``pace`` (the reply sent at that fraction of real time),
     ``lead_ms`` (sent that far ahead of the caller's playout), ``pause_ms`` (silence sent
     between its sentences: pauses it means, not stalls). Over SIP, ``early_media_ms`` and
-    ``move_media_ms`` and ``ivr`` (``voicebench.testing.scripted_sip``)."""
+    ``move_media_ms``, ``ivr`` and ``reliable_ringing`` (``voicebench.testing.scripted_sip``)."""
 
     what = "scripted voice agent"
 
@@ -297,6 +303,7 @@ class ScriptedVoiceAgent(HelperServer):
         early_media_ms: float = 0.0,
         move_media_ms: float | None = None,
         ivr: tuple[str, ...] = (),
+        reliable_ringing: bool = False,
     ) -> None:
         bad = [f for f in faults if f not in FAULTS]
         if bad:
@@ -330,6 +337,8 @@ class ScriptedVoiceAgent(HelperServer):
             args += ["--move-media-ms", str(move_media_ms)]
         if ivr:
             args += ["--ivr", ",".join(ivr)]
+        if reliable_ringing:
+            args.append("--reliable-ringing")
         super().__init__(
             self.python_module("voicebench.testing.scripted_voice", *args),
             ready_pattern=rf"READY ((?:ws|http)://{HOST}:\d+\S*|sip:agent@{HOST}:\d+)",
@@ -366,10 +375,11 @@ class ScriptedVoiceAgent(HelperServer):
         """The log of the media moves it made with a re-INVITE (SIP, ``move_media_ms``)."""
         return [e for e in self._log() if "moved" in e]
 
-    def menus(self) -> list[dict]:
-        """The log of its IVR (SIP, ``ivr``): each menu's digits as they came, and whether the
-        call got through."""
-        return [e for e in self._log() if "ivr" in e]
+    def logged(self, key: str) -> list[dict]:
+        """The entries of its log that hold ``key``: over SIP, ``ivr`` (each menu's digits as
+        they came, and whether they were right), ``pracked`` (whether a reliable 180 had its
+        PRACK)."""
+        return [e for e in self._log() if key in e]
 
     def stops(self) -> list[dict]:
         """The log of replies it stopped because the caller spoke over them."""
