@@ -1,7 +1,9 @@
 """SIP signalling against real SIP software: voicebench's line INVITEs baresip (answering by
 itself, playing a known recording), reads the media its SDP answer names, and hangs up; a call
 left unanswered fails with the last status heard. Against an aiosipua user agent: the line
-answers its re-INVITEs (refused, without an offer, sent again)."""
+answers its re-INVITEs (refused, without an offer, sent again). Against a far end scripted
+message by message: a challenge sent again after it was answered is acknowledged, not taken
+for a refusal."""
 
 from __future__ import annotations
 
@@ -194,3 +196,76 @@ async def test_the_agent_s_re_invites_are_refused_answered_with_an_offer_or_answ
     assert [status for status, _ in answered] == [488, 200, 200]
     # the versions of the line's SDP count up from its offer's: 1, then 2 and 3
     assert [t.split("\r\n")[1].split()[2] for t in (offered.text, kept.text)] == ["2", "3"]
+
+
+class CrossingChallenge(asyncio.DatagramProtocol):
+    """A far end scripted by the message: it challenges the first INVITE (401), and when the
+    INVITE with credentials comes, sends its 401 to the first one again (as if that had
+    crossed the ACK) before answering the second 200. What it received is kept, in order."""
+
+    def __init__(self) -> None:
+        self.received: list[str] = []
+        self.transport: asyncio.DatagramTransport | None = None
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+
+    def datagram_received(self, data: bytes, addr) -> None:
+        text = data.decode()
+        self.received.append(text)
+        head = dict(
+            line.split(": ", 1)
+            for line in text.split("\r\n\r\n")[0].split("\r\n")[1:]
+            if ": " in line
+        )
+        if not text.startswith("INVITE"):
+            return
+        copied = "".join(f"{k}: {head[k]}\r\n" for k in ("Via", "From", "Call-ID"))
+        challenge = (
+            f"SIP/2.0 401 Unauthorized\r\n{copied}To: {head['To']};tag=far\r\n"
+            'CSeq: 1 INVITE\r\nWWW-Authenticate: Digest realm="far", nonce="n1"\r\n'
+            "Content-Length: 0\r\n\r\n"
+        )
+        if head["CSeq"].startswith("1 "):
+            self.first_via = head["Via"]
+            self.transport.sendto(challenge.encode(), addr)
+            return
+        stale = challenge.replace(f"Via: {head['Via']}", f"Via: {self.first_via}")
+        self.transport.sendto(stale.encode(), addr)
+        body = "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"
+        body += "m=audio 40000 RTP/AVP 0\r\n"
+        answer = (
+            f"SIP/2.0 200 OK\r\n{copied}To: {head['To']};tag=far\r\nCSeq: {head['CSeq']}\r\n"
+            f"Contact: <sip:bot@127.0.0.1:{addr[1]}>\r\nContent-Type: application/sdp\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n{body}"
+        )
+        self.transport.sendto(answer.encode(), addr)
+
+
+async def test_a_challenge_sent_again_after_it_was_answered_is_acknowledged_not_taken():
+    """The far end's 401 to the first INVITE comes again after the INVITE with credentials
+    has gone (crossing the ACK): the line acknowledges it on the first INVITE's branch and
+    CSeq, does not take it for a refusal of the call, and the call is answered."""
+    loop = asyncio.get_running_loop()
+    transport, far = await loop.create_datagram_endpoint(
+        CrossingChallenge, local_addr=("127.0.0.1", 0)
+    )
+    port = transport.get_extra_info("sockname")[1]
+    try:
+        with RtpSession() as rtp:
+            async with SipLine() as line:
+                media = await line.dial(
+                    SipTarget.parse(f"sip:bot@127.0.0.1:{port}"),
+                    rtp_port=rtp.local_port,
+                    password="secret-of-the-line",
+                    timeout_s=5.0,
+                )
+            statuses = [s for s, _ in line.statuses]
+    finally:
+        transport.close()
+    assert media.port == 40000 and statuses == [401, 200]
+    acks = [m for m in far.received if m.startswith("ACK")]
+    first_branch = far.first_via.split("branch=")[1].split(";")[0]
+    # the first 401 and its copy each acknowledged on the first INVITE's branch, then the 200
+    assert [("CSeq: 1 ACK" in a, first_branch in a) for a in acks[:2]] == [(True, True)] * 2
+    assert any("CSeq: 2 ACK" in a for a in acks[2:]), acks

@@ -226,6 +226,11 @@ class RtpSession:
         self._payload_type = payload_type
         self._event_type = -1 if telephone_event_pt is None else telephone_event_pt
 
+    @property
+    def takes_digits(self) -> bool:
+        """Whether the far end's SDP named a telephone-event payload type (``send_dtmf``)."""
+        return self._event_type >= 0
+
     def send_frame(self, pcm: np.ndarray, *, talkspurt_start: bool = False) -> int:
         """Send one frame of 16-bit mono PCM at 8 kHz (160 samples for 20 ms) as one packet
         (none while a digit is sent); ``talkspurt_start`` after a silence in which nothing was

@@ -22,10 +22,10 @@ adds them around it:
 - a challenge after the first (a proxy's, then the agent's) is answered too
   (``voicebench.remote.sip_auth``);
 - a final answer of 300-699 is acknowledged, as RFC 3261 asks (otherwise the agent resends it
-  for half a minute), and one to an INVITE that was replaced (answering a challenge) is not
-  taken for the call's answer;
-- each INVITE and BYE is sent again until answered (``voicebench.remote.sip_resend``): a
-  datagram lost on the way does not lose the call, nor leave the agent in it;
+  for half a minute); one to an INVITE since replaced (a challenge answered, a re-INVITE) is
+  acknowledged too, and not taken for the call's answer;
+- each INVITE and BYE is sent again until answered (``voicebench.remote.sip_resend``): one
+  lost on the way does not lose the call, nor leave the agent in it;
 - the 3.11 event loop's datagram transport is not a ``DatagramTransport`` subclass, which
   aiosipua asserts; the harmless error it logs is kept out of the output.
 """
@@ -43,7 +43,7 @@ from typing import Any
 from voicebench.agentspec import AgentSpec
 from voicebench.errors import redact
 from voicebench.remote.sip_auth import answer_another
-from voicebench.remote.sip_resend import T1_S, Resends
+from voicebench.remote.sip_resend import T1_S, Resends, acknowledge
 from voicebench.remote.sip_sdp import (
     CODECS,
     NAMES,
@@ -98,11 +98,13 @@ class SipTarget:
     user: str | None = None
 
     @classmethod
-    def parse(cls, uri: str) -> SipTarget:
+    def parse(cls, uri: str, *, tls: bool = False) -> SipTarget:
+        """``uri``'s parts; with no port, 5060 (5061 for a ``sips:`` URI, or over ``tls``)."""
         found = SIP_URI.match(uri)
         if found is None:
             raise ValueError(f"{uri!r} is not a SIP URI (sip:USER@HOST[:PORT])")
-        port = int(found["port"]) if found["port"] else DEFAULT_PORT + (found["scheme"] == "sips")
+        tls = tls or found["scheme"] == "sips"
+        port = int(found["port"]) if found["port"] else DEFAULT_PORT + tls
         return cls(uri=uri, host=found["host"], port=port, user=found["user"])
 
 
@@ -116,6 +118,8 @@ class SipLine:
     transport: str = "udp"
     """``udp``, ``tcp`` or ``tls`` (``voicebench.remote.sip_stream``)."""
     tls: ssl.SSLContext | None = None
+    sips: bool = False
+    """The call is to a ``sips:`` URI (its Contact is one too)."""
     user_agent: str = "voicebench"
     ended: asyncio.Event = field(default_factory=asyncio.Event)
     early: MediaAnswer | None = None
@@ -143,7 +147,7 @@ class SipLine:
         from aiosipua import SipUAC, SipUAS
 
         quiet_aiosipua()
-        self._transport = sip_transport(self.transport, self.host, tls=self.tls)
+        self._transport = sip_transport(self.transport, self.host, tls=self.tls, sips=self.sips)
         self._uac = SipUAC(self._transport)
         self._uas = SipUAS(self._transport, uac=self._uac, user_agent=self.user_agent)
         self._uas.on_bye = lambda _call, _request: self.ended.set()
@@ -174,12 +178,14 @@ class SipLine:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        self.hang_up()
-        await asyncio.sleep(0)  # (the BYE leaves before the socket closes)
-        if self._bye is not None:
-            await self._bye  # (answered, or given up on after BYE_WAIT_S)
-        if self._uas is not None:
-            await self._uas.stop()
+        try:
+            self.hang_up()
+            await asyncio.sleep(0)  # (the BYE leaves before the socket closes)
+            if self._bye is not None:
+                await self._bye  # (answered, or given up on after BYE_WAIT_S)
+        finally:
+            if self._uas is not None:
+                await self._uas.stop()
 
     @property
     def local_address(self) -> tuple[str, int]:
@@ -207,8 +213,9 @@ class SipLine:
         auth = SipDigestAuth(username or "voicebench", password) if password else None
         local = f"sip:{username or 'voicebench'}@{self.host}:{self.local_address[1]}"
         destination = via or (target.host, target.port)
-        if self._transport.reliable:  # (a connection first: TCP, TLS)
-            await self._connect(destination, target)
+        if self._transport.reliable:  # (a connection first: TCP, TLS; TLS checks the name
+            # of the host it connects to: the proxy's, through one)
+            await self._connect(destination, via[0] if via else target.host, target, timeout_s)
         self._call = self._uac.send_invite(
             local, target.uri, destination, offer, auth=auth, user_agent=self.user_agent
         )
@@ -269,7 +276,9 @@ class SipLine:
         self._reoffer = (request.cseq.seq, asyncio.get_running_loop().create_future())
         assert self.resends is not None
         resending = asyncio.create_task(
-            self.resends.until_answered(lambda: request, self._call.remote_addr)
+            self.resends.until_answered(
+                lambda: request, self._call.remote_addr, send=not self._transport.reliable
+            )
         )
         try:
             response = await asyncio.wait_for(self._reoffer[1], timeout_s)
@@ -291,8 +300,11 @@ class SipLine:
     def hang_up(self) -> None:
         """BYE, if the call is up and the far end has not hung up already."""
         if self._call is not None and not self.ended.is_set():
-            bye = self._call.hangup(self._uac)
             self.ended.set()
+            try:
+                bye = self._call.hangup(self._uac)
+            except RuntimeError:  # (the connection it went over is gone: TCP, TLS)
+                return
             if bye is not None and self.resends is not None:
                 self._bye = asyncio.ensure_future(
                     self.resends.until_answered(
@@ -303,10 +315,19 @@ class SipLine:
                     )
                 )
 
-    async def _connect(self, to: tuple[str, int], target: SipTarget) -> None:
-        """The connection the call's signalling goes over; SipFailure where none opens."""
+    async def _connect(
+        self, to: tuple[str, int], name: str, target: SipTarget, timeout_s: float
+    ) -> None:
+        """The connection the call's signalling goes over (TLS: to a host called ``name``);
+        SipFailure where none opens within ``timeout_s``."""
         try:
-            await self._transport.connect(to, server_hostname=target.host)
+            async with asyncio.timeout(timeout_s):
+                await self._transport.connect(to, server_hostname=name)
+        except TimeoutError:
+            raise SipFailure(
+                "no_answer",
+                f"{target.uri}: {self.transport.upper()}: no connection within {timeout_s:g} s",
+            ) from None
         except (OSError, ssl.SSLError) as exc:
             reason = getattr(exc, "reason", None) or exc.strerror or exc
             raise SipFailure(
@@ -332,14 +353,16 @@ class SipLine:
             return True
         if response.call_id != self._call.call_id:
             return True
-        if cseq.seq < self._call.invite.cseq.seq:
-            return False  # (to the INVITE a challenge replaced: sent again, crossing ours)
+        if cseq.seq < self._call.invite.cseq.seq:  # (to an INVITE a challenge or a re-INVITE
+            if response.status_code >= 200:  # replaced: sent again, our ACK lost on the way)
+                acknowledge(self._transport, self._call, response)
+            return False
         status = response.status_code
         if self._reoffer is not None and cseq.seq == self._reoffer[0]:
             if status >= 200 and not self._reoffer[1].done():
                 self._reoffer[1].set_result(response)
             if status >= 300:
-                self._acknowledge(response)
+                acknowledge(self._transport, self._call, response)
                 return False  # (aiosipua would end the call)
             return True
         self.statuses.append((status, response.reason_phrase))
@@ -350,14 +373,14 @@ class SipLine:
         # an 18x with a To tag (an early dialog: its PRACK takes them)
         to = response.to_addr
         early = 100 < status < 200 and not dialog.route_set and to is not None and to.tag
-        if early or 200 <= status < 300:
+        if early or (200 <= status < 300 and not self._call._answered.is_set()):
             routes = [r.strip() for h in response.headers.get("record-route") for r in h.split(",")]
             dialog.route_set = list(reversed([r for r in routes if r]))
             contact = response.get_header("contact") or ""
             if "<" in contact:
                 dialog.remote_target = contact.split("<", 1)[1].split(">", 1)[0]
         if status >= 300:
-            self._acknowledge(response)
+            acknowledge(self._transport, self._call, response)
             if status in (401, 407) and answer_another(self._uac, self._call, response, status):
                 return False  # (a second challenge, answered: sip_auth)
         return True
@@ -373,18 +396,3 @@ class SipLine:
             except ValueError:
                 return
             self.early = early
-
-    def _acknowledge(self, response: Any) -> None:
-        """The ACK of a final answer of 300-699: the INVITE's branch, the answer's To."""
-        from aiosipua.message import SipRequest
-
-        invite = self._call.invite
-        ack = SipRequest(method="ACK", uri=invite.uri)
-        for name in ("Via", "From", "Call-ID", "Route"):
-            for value in invite.headers.get(name):
-                ack.headers.append(name, value)
-        ack.headers.set_single("To", response.get_header("to") or "")
-        ack.headers.set_single("CSeq", f"{invite.cseq.seq} ACK")
-        ack.headers.set_single("Max-Forwards", "70")
-        ack.headers.set_single("Content-Length", "0")
-        self._transport.send(ack, self._call.remote_addr)

@@ -1,10 +1,11 @@
 """More than one digest challenge on one INVITE: a proxy asks for credentials (407), and then
-the agent behind it asks too (401), each in its own realm. aiosipua 0.7.1 answers the first
-challenge only, and its retried INVITE carries only that answer; here every later challenge
-from a realm not yet answered is answered with the same credentials, the INVITE sent again
-with each answer given so far (a proxy that has checked its own takes it off before relaying,
-so the agent sees only what it asked for). A challenge from a realm already answered means
-the answer was refused: the call fails on it as before."""
+the agent behind it asks too (401). aiosipua 0.7.1 answers the first challenge only, and its
+retried INVITE carries only that answer. Here each later challenge is answered with the same
+credentials, unless the same kind of answer (``Authorization``, ``Proxy-Authorization``) was
+given for its realm already: that answer was refused, and the call fails on it as before. The
+INVITE is sent again with every answer given so far; a proxy that has checked its own takes
+it off before relaying, so the agent sees only what it asked for. The earlier answers go as
+they were (their nonce count is not stepped): a proxy that counts nonce uses refuses them."""
 
 from __future__ import annotations
 
@@ -34,8 +35,9 @@ def answer_another(uac: Any, call: Any, response: Any, status: int) -> bool:
     if not challenge:
         return False
     given = [(name, value) for name in ANSWERS for value in call.invite.headers.get(name)]
-    if realm_of(challenge) in {realm_of(value) for _name, value in given}:
-        return False  # (that realm refused the answer)
+    kind = "Authorization" if status == 401 else "Proxy-Authorization"
+    if (kind, realm_of(challenge)) in {(name, realm_of(value)) for name, value in given}:
+        return False  # (it refused the answer given: a proxy and an agent may share a realm)
     answer = answer_challenge(call._auth, response, status, "INVITE", call.invite.uri)
     if answer is None:
         return False

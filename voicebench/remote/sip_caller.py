@@ -77,12 +77,16 @@ class SipAgent(RemoteAgent):
         self._dialled_ns = 0
         """When the INVITE left: the call's opening is timed from it."""
         self._early = 0
+        self._opened = False
+        """Whether the call's opening (its early media, its IVR menus) has been heard."""
         """Packets of the agent's audio that came before it answered."""
 
     async def __aenter__(self) -> SipAgent:
         user, password = self.settings.credentials()
         self._secrets = (password,) if password else ()
-        target = SipTarget.parse(self.remote.url)
+        sips = self.remote.url.startswith("sips:")
+        over = "tls" if sips else self.settings.transport
+        target = SipTarget.parse(self.remote.url, tls=over == "tls")
         via = None
         if self.settings.proxy is not None:
             host, _, port = self.settings.proxy.rpartition(":")
@@ -96,9 +100,8 @@ class SipAgent(RemoteAgent):
             )
             return self
         self._rtp = RtpSession(host=local, on_packet=self._heard)
-        over = "tls" if self.remote.url.startswith("sips:") else self.settings.transport
         tls = tls_context(self.settings.tls_ca_file) if over == "tls" else None
-        line = SipLine(host=local, on_media=self._point, transport=over, tls=tls)
+        line = SipLine(host=local, on_media=self._point, transport=over, tls=tls, sips=sips)
         self._line = await line.__aenter__()
         # what it plays before it answers (early media) is heard, and kept for the opening
         self._dialled_ns = self.clock()
@@ -214,6 +217,8 @@ class SipAgent(RemoteAgent):
         timeout_s: float = TURN_TIMEOUT_S,
         cue: TurnCue = PLAIN,
     ) -> HeardTurn:
+        if not self._opened:  # (a caller that does not ask for the opening still goes
+            await self.hear_opening()  # through the menus before it speaks)
         heard = await super().speak(history, pcm, speech_end_sample, timeout_s=timeout_s, cue=cue)
         if heard.timed_out and heard.failure is None and self.received == 0:
             # nothing at all came back on the call: one-way audio, not a slow agent
@@ -230,8 +235,10 @@ class SipAgent(RemoteAgent):
         whatever follows the last press: the call's opening, timed from the INVITE; None when
         nothing audible played and no menu was asked for."""
         menus = self.settings.ivr
-        if self._failure is not None or (self._early == 0 and not menus):
+        if self._opened or self._failure is not None or (self._early == 0 and not menus):
+            self._opened = True
             return None
+        self._opened = True
         speaker = self._speaker
         deadline = self._dialled_ns + int((TURN_TIMEOUT_S + self._menus_s()) * NS_PER_S)
         outcome, failure = None, None
@@ -287,20 +294,30 @@ class SipAgent(RemoteAgent):
         failure = None
         since = self._dialled_ns  # (the first prompt may come as early media)
         for n, step in enumerate(menus, 1):
+            menu = f"{self.remote.url}: IVR menu {n} of {len(menus)}"
             began = await self._prompt_after(since, self.clock() + int(step.wait_secs * NS_PER_S))
+            if began is None and self._closed.is_set():
+                note = f"{menu}: the call ended before its prompt{self._close_note()}"
+                failure = TurnError(kind="closed_mid_turn", reason=note)
+                break
             if began is None:
-                failure = TurnError(
-                    kind="ivr_no_prompt",
-                    reason=f"{self.remote.url}: IVR menu {n} of {len(menus)}: no prompt "
-                    f"within {step.wait_secs:g} s",
-                )
+                note = f"{menu}: no prompt within {step.wait_secs:g} s"
+                failure = TurnError(kind="ivr_no_prompt", reason=note)
                 break
             prompts.append(round((began - self._dialled_ns) / 1e6, 1))
             await self._heard_out(deadline)
-            for digit in step.digits:
-                released = await self._rtp.send_dtmf(digit, DIGIT_MS)
-                since = self.clock() - (time.perf_counter_ns() - released)
-                await asyncio.sleep(DIGIT_GAP_MS / 1000)
+            if not self._rtp.takes_digits:  # (its answer named no telephone-event type)
+                note = f"{menu}: the agent takes no RFC 4733 telephone events (no key pressed)"
+                failure = TurnError(kind="ivr_no_dtmf", reason=note)
+                break
+            try:
+                for digit in step.digits:
+                    released = await self._rtp.send_dtmf(digit, DIGIT_MS)
+                    since = self.clock() - (time.perf_counter_ns() - released)
+                    await asyncio.sleep(DIGIT_GAP_MS / 1000)
+            except RuntimeError as exc:  # (the call's media closed under it)
+                failure = TurnError(kind="closed_mid_turn", reason=f"{menu}: {exc}")
+                break
             pressed.append(round((since - self._dialled_ns) / 1e6, 1))
         params: dict[str, float | str] = {"digits": " ".join(s.digits for s in menus)}
         outcome = ScenarioOutcome(

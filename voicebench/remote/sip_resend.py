@@ -1,5 +1,5 @@
 """Requests sent again over UDP until they are answered, as RFC 3261 asks of a client
-transaction (17.1.1.2 and 17.1.2.2): a datagram lost on the way is not a lost call.
+transaction (17.1.1.2 and 17.1.2.2): an INVITE or a BYE lost on the way is not a lost call.
 
 - An INVITE (the first, the one with credentials after a challenge, a re-INVITE) is sent
   again after ``T1_S``, then after twice as long each time, until any answer to it comes
@@ -8,12 +8,17 @@ transaction (17.1.1.2 and 17.1.2.2): a datagram lost on the way is not a lost ca
   until a final answer comes; a provisional one moves the wait to ``T2_S`` at once.
 
 aiosipua 0.7.1 sends each request once. ``Resends`` watches every answer (``heard``) and
-keeps sending one request (``until_answered``) for as long as its caller waits.
+keeps sending one request (``until_answered``) for as long as its caller waits. The other half
+of a transaction is ``acknowledge``: the ACK of a final answer to an INVITE, which aiosipua
+sends for a 2xx to the INVITE under way only.
+
+Only INVITE and BYE are sent again: a PRACK or a CANCEL lost on the way is not.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -100,3 +105,32 @@ class Resends:
                 wait = T2_S if key in self._trying else min(2 * wait, T2_S)
             due = loop.time() + wait
         return current is not None and current in self._answered
+
+
+def acknowledge(transport: Any, call: Any, response: Any) -> None:
+    """The ACK of a final answer to an INVITE of ``call`` (an aiosipua ``OutgoingCall``): of
+    300-699, on the INVITE's own branch (the answer's top Via) and CSeq, with the answer's
+    To; of 2xx (one sent again to an INVITE since replaced), in the dialog, on a new
+    branch."""
+    from aiosipua.message import SipRequest
+
+    seq = response.cseq.seq
+    if response.status_code < 300:
+        host, port = transport.local_addr
+        ack = call.dialog.create_request("ACK", via_host=host, via_port=port)
+        call.dialog.local_cseq -= 1  # (an ACK takes its INVITE's number)
+        ack.headers.set_single("CSeq", f"{seq} ACK")
+        transport.send(ack, call.remote_addr)
+        return
+    invite = call.invite
+    ack = SipRequest(method="ACK", uri=invite.uri)
+    via = re.sub(r";received=[^;]*|(?<=;rport)=\d+", "", response.headers.get("via")[0])
+    ack.headers.append("Via", via)
+    for name in ("From", "Call-ID", "Route"):
+        for value in invite.headers.get(name):
+            ack.headers.append(name, value)
+    ack.headers.set_single("To", response.get_header("to") or "")
+    ack.headers.set_single("CSeq", f"{seq} ACK")
+    ack.headers.set_single("Max-Forwards", "70")
+    ack.headers.set_single("Content-Length", "0")
+    transport.send(ack, call.remote_addr)

@@ -3,12 +3,13 @@ aiosipua's TCP transport, with what a call over a connection needs besides; and 
 machine's address and port as the far end is to reach them.
 
 - aiosipua writes ``SIP/2.0/UDP`` into every Via it builds and no transport into the Contact;
-  each request sent here names the connection's transport in its Via and its Contact
-  (``;transport=tcp``, ``;transport=tls``), so that the far end answers and calls back over
-  it rather than over UDP.
-- TLS: the connection is opened (and, serving, accepted) with an ``ssl.SSLContext``; the far
-  end's certificate is checked against the system's authorities or ``tls_ca_file``, for the
-  URI's host name.
+  each request sent here names the connection's transport in its Via, and each request and
+  answer in its Contact (``;transport=tcp``, ``;transport=tls``; a ``sips:`` Contact when the
+  call is to a ``sips:`` URI), so that the far end answers and calls back over it rather than
+  over UDP.
+- TLS: the connection is opened with an ``ssl.SSLContext``; the far end's certificate is
+  checked against the system's authorities or ``tls_ca_file``, for the name of the host
+  connected to (the outbound proxy's, when there is one). Nothing listens for TLS.
 - A caller keeps one connection, to the agent or its proxy. A request the agent sends back
   over it whose Via names another port than the connection's is answered over the
   connection all the same.
@@ -63,9 +64,15 @@ def tls_context(ca_file: str | None) -> ssl.SSLContext:
     return ssl.create_default_context(cafile=ca_file)
 
 
-def sip_transport(kind: str, host: str, *, tls: ssl.SSLContext | None = None) -> Any:
+def sip_transport(
+    kind: str, host: str, *, tls: ssl.SSLContext | None = None, sips: bool = False
+) -> Any:
     """An aiosipua transport for ``kind`` (``udp``, ``tcp`` or ``tls``), on ``host`` and a free
-    port (started by the user agent that takes it)."""
+    port (started by the user agent that takes it). Over TCP it also listens on its port, for
+    an agent that opens a connection of its own; over TLS it does not (there is no certificate
+    to listen with): the agent's requests come back over the connection voicebench opened,
+    whose port its Via and Contact name. ``sips``: the call is to a ``sips:`` URI, and its
+    Contact is one too (RFC 3261 8.1.1.8)."""
     from aiosipua.message import SipRequest
     from aiosipua.transport import TcpSipTransport, UdpSipTransport
 
@@ -76,6 +83,8 @@ def sip_transport(kind: str, host: str, *, tls: ssl.SSLContext | None = None) ->
 
     class StreamTransport(TcpSipTransport):
         async def start(self) -> None:
+            if tls is not None:
+                return
             self._server = await asyncio.start_server(
                 self._handle_connection, host=self.local_addr[0], port=self.local_addr[1]
             )
@@ -90,11 +99,12 @@ def sip_transport(kind: str, host: str, *, tls: ssl.SSLContext | None = None) ->
             )
             self._connections[remote_addr] = (reader, writer)
             self._spawn(self._handle_incoming(reader, writer, remote_addr))
+            if tls is not None:  # (no listener: the connection's own end is ours)
+                self.local_addr = writer.get_extra_info("sockname")[:2]
             return reader, writer
 
         def send(self, message: Any, addr: tuple[str, int]) -> None:
-            if isinstance(message, SipRequest):
-                _name_transport(message, name)
+            _name_transport(message, name, via=isinstance(message, SipRequest), sips=sips)
             if addr not in self._connections and len(self._connections) == 1:
                 addr = next(iter(self._connections))  # (the caller's one connection)
             super().send(message, addr)
@@ -102,16 +112,22 @@ def sip_transport(kind: str, host: str, *, tls: ssl.SSLContext | None = None) ->
     return StreamTransport(local_addr=(host, 0))
 
 
-def _name_transport(request: Any, name: str) -> None:
-    """The request's own Via (the top one) and its Contact name ``name``'s transport."""
-    vias = request.headers.get("via")
+def _name_transport(message: Any, name: str, *, via: bool, sips: bool) -> None:
+    """The message's Contact names ``name``'s transport (a ``sips:`` one its scheme), and a
+    request's own Via (the top one) too: an answer's Vias are the far end's."""
+    vias = message.headers.get("via") if via else ()
     if vias and vias[0].startswith("SIP/2.0/UDP"):
         rest = vias[1:]
-        request.headers.remove("Via")
-        request.headers.append("Via", "SIP/2.0/" + name + vias[0][len("SIP/2.0/UDP") :])
-        for via in rest:
-            request.headers.append("Via", via)
-    contact = request.get_header("contact")
-    if contact and "transport=" not in contact.lower() and ">" in contact:
-        uri, _, rest = contact.partition(">")
-        request.headers.set_single("Contact", f"{uri};transport={name.lower()}>{rest}")
+        message.headers.remove("Via")
+        message.headers.append("Via", "SIP/2.0/" + name + vias[0][len("SIP/2.0/UDP") :])
+        for line in rest:
+            message.headers.append("Via", line)
+    contact = message.get_header("contact")
+    if not contact or ">" not in contact or "transport=" in contact.lower():
+        return
+    uri, _, rest = contact.partition(">")
+    if sips and uri.startswith("<sip:"):
+        uri = "<sips:" + uri[len("<sip:") :]
+    else:
+        uri += f";transport={name.lower()}"
+    message.headers.set_single("Contact", f"{uri}>{rest}")
