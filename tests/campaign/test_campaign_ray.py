@@ -35,12 +35,18 @@ def pid_running(title: str) -> int | None:
     return None
 
 
+WITHIN_MS = 100
+"""How near a TTFA timed on a Ray worker is held to what the agent logged. On a quiet machine
+it is within a millisecond or two; beside two CPU-bound processes a worker was seen 38 ms off,
+its processes waiting for a core. How close it is, is benchmarks/ws_load.py's to say."""
+
+
 def answered_in_order(measured: list[float], did: list[float], *, spare: int) -> bool:
-    """Whether each measured TTFA is, in order, one of the agent's answers to within 25 ms,
-    with at most ``spare`` of its answers measured by nobody."""
+    """Whether each measured TTFA is, in order, one of the agent's answers to within
+    ``WITHIN_MS``, with at most ``spare`` of its answers measured by nobody."""
     k = 0
     for ttfa in measured:
-        while k < len(did) and abs(did[k] - ttfa) >= 25:
+        while k < len(did) and abs(did[k] - ttfa) >= WITHIN_MS:
             k += 1
         if k == len(did):
             return False

@@ -108,9 +108,9 @@ def test_a_load_over_two_ray_workers_survives_losing_one(tmp_path: Path, short_s
             ),
         )
         did = (a["first_audio_sent_ns"] - a["speech_end_ns"]) / 1e6
-        # (how close, on a quiet machine, is benchmarks/ws_load.py's to say: a busy one was
-        # seen to put 35 ms between the agent's stamp and its packet's arrival)
-        assert did >= 700 and -5 <= timing.ttfa_ms - did < 300, (timing.ttfa_ms, did)
+        # (how close, on a quiet machine, is benchmarks/ws_load.py's to say: beside two
+        # CPU-bound processes a Ray worker was seen 35 ms after what the agent logged)
+        assert did >= 700 and -5 <= timing.ttfa_ms - did < 100, (timing.ttfa_ms, did)
     # Concurrency counts both workers' calls: 3 and 4 were reached with 2 callers each.
     assert max(t.concurrency for t in turns) >= 3
     summary = json.loads((out / "summary.json").read_text())
