@@ -55,6 +55,7 @@ from voicebench.remote.sip_sdp import (
     usable_media,
 )
 from voicebench.remote.sip_stream import name_bound_port, quiet_aiosipua, sip_transport
+from voicebench.remote.sip_uas import record_routes
 
 SIP_URI = re.compile(
     r"^(?P<scheme>sips?):(?:(?P<user>[^@\s;:]+)@)?(?P<host>[^\s;:@]+)(?::(?P<port>\d+))?$"
@@ -374,8 +375,7 @@ class SipLine:
         to = response.to_addr
         early = 100 < status < 200 and not dialog.route_set and to is not None and to.tag
         if early or (200 <= status < 300 and not self._call._answered.is_set()):
-            routes = [r.strip() for h in response.headers.get("record-route") for r in h.split(",")]
-            dialog.route_set = list(reversed([r for r in routes if r]))
+            dialog.route_set = list(reversed(record_routes(response)))
             contact = response.get_header("contact") or ""
             if "<" in contact:
                 dialog.remote_target = contact.split("<", 1)[1].split(">", 1)[0]

@@ -12,11 +12,16 @@ from __future__ import annotations
 from typing import Any
 
 
+def record_routes(message: Any) -> list[str]:
+    """The ``Record-Route`` entries of a SIP message, in order, from however many headers."""
+    routes = (r.strip() for h in message.headers.get("record-route") for r in h.split(","))
+    return [r for r in routes if r]
+
+
 def keep_record_route(call: Any) -> None:
     """Make ``call`` (an aiosipua ``IncomingCall``) copy its INVITE's ``Record-Route`` into
     each answer of 101-299 it sends from now on (its 180, 183 and 200, resent ones too)."""
-    routes = [r.strip() for h in call.invite.headers.get("record-route") for r in h.split(",")]
-    routes = [r for r in routes if r]
+    routes = record_routes(call.invite)
     if not routes:
         return
     send = call._send_response
