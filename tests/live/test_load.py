@@ -3,6 +3,7 @@ against the scripted WebSocket agent on 127.0.0.1."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import numpy as np
@@ -328,3 +329,80 @@ def test_callers_back_off_and_load_stops_when_no_call_is_answered(tmp_path: Path
     assert 2 <= len(kept) <= 12 and all(t.turn.error is not None for t in kept)
     summary = (tmp_path / "b" / "summary.json").read_text()
     assert '"connection_refused"' in summary
+
+
+class _SlowToOpen:
+    """A TCP relay to ``port`` that holds each new connection ``hold_s`` before passing it on,
+    as a caller's first connection on a machine short of cores can take seconds to open."""
+
+    def __init__(self, port: int, hold_s: float) -> None:
+        import socket
+        import threading
+
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self._to, self._hold = port, hold_s
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import threading
+
+        while True:
+            try:
+                inside, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._relay, args=(inside,), daemon=True).start()
+
+    def _relay(self, inside) -> None:
+        import socket
+        import threading
+        import time
+
+        time.sleep(self._hold)
+        outside = socket.create_connection(("127.0.0.1", self._to))
+
+        def pipe(a, b) -> None:
+            with contextlib.suppress(OSError):
+                while data := a.recv(65536):
+                    b.sendall(data)
+            with contextlib.suppress(OSError):
+                b.shutdown(socket.SHUT_WR)
+
+        threading.Thread(target=pipe, args=(outside, inside), daemon=True).start()
+        pipe(inside, outside)
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+async def test_a_call_still_opening_is_not_given_up_on(tmp_path: Path, short_set, monkeypatch):
+    # The load gives up after GIVE_UP_S only once a call has ended unanswered: here every
+    # connection takes longer than that to open, and is then answered.
+    from voicebench.live import callers
+
+    monkeypatch.setattr(callers, "GIVE_UP_S", 0.3)
+    items = [d for d in short_set.dialogues if len(d.seeker_turn_indices) == 2][:1]
+    async with ScriptedVoiceAgent(delay_ms=300) as agent:
+        assert agent.url is not None
+        relay = _SlowToOpen(int(agent.url.rsplit(":", 1)[1]), hold_s=1.0)
+        try:
+            spec = AgentSpec(
+                name="scripted-voice",
+                family="scripted",
+                remote=RemoteSpec(url=f"ws://127.0.0.1:{relay.port}", quiet_secs=0.8),
+            )
+            turns = await run_load(
+                spec,
+                items,
+                load_manifest(short_set.fixtures_dir),
+                short_set.fixtures_dir,
+                tmp_path / "load",
+                callers=1,
+                ramp_s=0.0,
+                duration_s=0.5,
+                turn_timeout_s=10,
+            )
+        finally:
+            relay.close()
+    assert turns and all(t.turn.error is None for t in turns)

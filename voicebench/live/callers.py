@@ -42,7 +42,9 @@ BACKOFF_S = 0.5
 each miss in a row up to ``BACKOFF_MAX_S`` (each wait jittered down by up to half, seeded)."""
 BACKOFF_MAX_S = 8.0
 GIVE_UP_S = 5.0
-"""When no call at all has been answered this long after the start, the load stops."""
+"""When no call at all has been answered this long after the start, and one has ended
+unanswered, the load stops. A call still connecting is not counted against the agent: on a
+machine short of cores a caller's first connection can take longer than this to open."""
 
 
 class AgentUnanswered(RunError):
@@ -85,6 +87,8 @@ class CallerPool:
             self.agent_factory = agent_class(self.spec)
         self._played = [parse_scenario(text) for text in self.scenarios]
         self._answered = asyncio.Event()
+        self._unanswered = asyncio.Event()
+        """Set when a call ends without its connection having opened."""
         self._failures: list[str] = []
 
     def now(self) -> float:
@@ -149,6 +153,8 @@ class CallerPool:
                     await asyncio.get_running_loop().run_in_executor(None, tape.flush)
         finally:
             self.active -= 1
+            if not connected:
+                self._unanswered.set()
             span = CallSpan(
                 caller=caller,
                 call=number,
@@ -181,9 +187,18 @@ class CallerPool:
         ]
 
         async def watch() -> None:
-            """Stop the callers when the agent answers no call in its first seconds."""
+            """Stop the callers when the agent answers no call in its first seconds and one
+            call has ended unanswered by then or since."""
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._answered.wait(), GIVE_UP_S)
+            if not self._answered.is_set():
+                events = (self._answered, self._unanswered)
+                either = [asyncio.ensure_future(e.wait()) for e in events]
+                try:
+                    await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    for waiting in either:
+                        waiting.cancel()
             if not self._answered.is_set():
                 for task in running:
                     task.cancel()
@@ -200,5 +215,5 @@ class CallerPool:
             why = f" (last: {self._failures[-1]})" if self._failures else ""
             raise AgentUnanswered(
                 f"the agent answered none of {self.dialled} calls in the first "
-                f"{min(GIVE_UP_S, self.now()):.0f} s{why}; load stopped"
+                f"{self.now():.0f} s{why}; load stopped"
             )
