@@ -20,8 +20,11 @@ stall must be measured within one 20 ms frame (``max_error_ms``), none missed, n
 where the plan has none (``false``), no turn failed (``ok``). A busy agent may send late and
 stall where its plan has none: the agent logs where each stretch of what it sent must play
 (from the kernel's send stamps), and ``sent_extra`` counts the stalls that makes beyond the
-plan, ``vs_sent_max_error_ms`` and ``vs_sent_false`` compare the harness with that. One JSON
-object a row::
+plan, ``vs_sent_max_error_ms``, ``vs_sent_missed`` and ``vs_sent_false`` compare the harness
+with that, and ``short_of_plan`` counts the replies whose agent did not keep its plan (sending
+late only adds stall time: ``voicebench.testing.scripted_plan.short_of_plan``). ``ok_vs_sent``
+is the harness right on what was sent, by a frame, and the plan kept: what a case under load,
+whose agent cannot send on time, must show. One JSON object a row::
 
     .venv/bin/python benchmarks/stalls.py [--callers 1 --callers 50] [--transport pcm]
 """
@@ -43,7 +46,13 @@ from voicebench.fixtures import BUILTIN_FIXTURES
 from voicebench.llm.realtime import RealtimeEndpoint
 from voicebench.replaying import replay
 from voicebench.runlog import TurnRecord
-from voicebench.testing.scripted_plan import send_time_ns, sent_playback
+from voicebench.testing.scripted_plan import (
+    FRAME_MS,
+    send_time_ns,
+    sent_playback,
+    short_of_plan,
+    unmatched,
+)
 from voicebench.testing.scripted_voice import REALTIME, ScriptedVoiceAgent
 from voicebench.testing.scripted_voice_agent import CHUNK_MS
 from voicebench.timing.stalls import Playback, playback_of
@@ -60,7 +69,6 @@ PLANS: dict[str, dict] = {
     "pauses": {"pause_ms": 600.0},
     "slow": {"pace": PACE},
 }
-FRAME_MS = 20.0
 S2S = "s2s"
 """The speech-to-speech transport: the model's Realtime socket, called by pipecat here."""
 S2S_KEY = "VOICEBENCH_STALLS_S2S_KEY"
@@ -113,7 +121,8 @@ def score(plan: str, records: list[TurnRecord], sent: list[dict]) -> dict:
     """Planned against measured over these turns, and measured against what was sent."""
     errors: list[float] = []
     vs_sent: list[float] = []
-    missed = false = stalls = planned_n = failed = vs_sent_false = sent_extra = 0
+    missed = false = stalls = planned_n = failed = vs_sent_false = sent_extra = short = 0
+    vs_sent_missed = 0
     for r in records:
         if r.error is not None or r.playback is None or r.timing is None:
             failed += 1
@@ -142,10 +151,12 @@ def score(plan: str, records: list[TurnRecord], sent: list[dict]) -> dict:
                 vs_sent.append(abs(r.playback.stalled_ms - truth.stalled_ms))
             continue
         if truth is not None:
-            e, f = against(r.playback, truth)
-            vs_sent += e
-            vs_sent_false += f
+            vs_sent += against(r.playback, truth)[0]
+            # as the tests hold it: a stall of a frame or less may be bridged on one side only
+            vs_sent_false += len(unmatched(r.playback, truth))
+            vs_sent_missed += len(unmatched(truth, r.playback))
             sent_extra += max(0, truth.stall_count - want.stall_count)
+            short += bool(short_of_plan(truth, PLANS[plan].get("holds", ())))
         e, f = against(r.playback, want)
         errors += e
         false += f
@@ -161,7 +172,16 @@ def score(plan: str, records: list[TurnRecord], sent: list[dict]) -> dict:
         "sent_extra": sent_extra,
         "vs_sent_max_error_ms": round(max(vs_sent), 1) if vs_sent else None,
         "vs_sent_false": vs_sent_false,
+        "short_of_plan": short,
         "ok": max(errors, default=0.0) <= FRAME_MS and not missed and not false and not failed,
+        "vs_sent_missed": vs_sent_missed,
+        "ok_vs_sent": not (
+            max(vs_sent, default=0.0) > FRAME_MS
+            or vs_sent_false
+            or vs_sent_missed
+            or short
+            or failed
+        ),
     }
 
 

@@ -5,25 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from voicebench.testing.scripted_plan import sent_playback
-from voicebench.timing.stalls import Playback, Stall
+from voicebench.testing.scripted_plan import FRAME_MS, sent_playback, short_of_plan, unmatched
+from voicebench.timing.stalls import Playback
 
-FRAME_MS = 20.0
-
-
-def _unmatched(these: Playback, those: Playback) -> list[Stall]:
-    """The stalls of ``these`` longer than a frame with none of ``those`` within a frame of
-    it, in place and length (one a frame or shorter, at the jitter buffer's edge, may be
-    bridged on one side of the wire and not the other)."""
-    return [
-        s
-        for s in these.stalls
-        if s.ms > FRAME_MS
-        and not any(
-            abs(s.audio_ms - t.audio_ms) <= FRAME_MS and abs(s.ms - t.ms) <= FRAME_MS
-            for t in those.stalls
-        )
-    ]
+__all__ = ["FRAME_MS", "as_sent", "held_as_planned"]
 
 
 def as_sent(measured: Playback | None, answer: dict) -> Playback:
@@ -31,7 +16,7 @@ def as_sent(measured: Playback | None, answer: dict) -> Playback:
     each of them within a frame, and no other."""
     sent = sent_playback(answer)
     assert measured is not None and sent is not None
-    assert _unmatched(measured, sent) == [] and _unmatched(sent, measured) == [], (
+    assert unmatched(measured, sent) == [] and unmatched(sent, measured) == [], (
         measured.stalls,
         sent.stalls,
     )
@@ -39,13 +24,6 @@ def as_sent(measured: Playback | None, answer: dict) -> Playback:
 
 
 def held_as_planned(sent: Playback, plan: Iterable[tuple[float, float]]) -> None:
-    """Each planned hold (after ``at`` ms of reply, ``ms`` of nothing), or more: by each hold's
-    point the reply as sent has stalled at least as long as the plan's holds up to there. An
-    agent that sends late before a hold stalls earlier, and the hold's own stall is shorter by
-    that much (the caller is still playing when it ends): lateness moves stall time earlier
-    and adds to it, never takes from the total."""
-    planned = 0.0
-    for at, ms in sorted(plan):
-        planned += ms
-        stalled = sum(s.ms for s in sent.stalls if s.audio_ms <= at + FRAME_MS)
-        assert stalled >= planned - FRAME_MS, (at, planned, sent.stalls)
+    """Each planned hold (after ``at`` ms of reply, ``ms`` of nothing), or more, in the reply
+    as sent (``voicebench.testing.scripted_plan.short_of_plan``)."""
+    assert short_of_plan(sent, plan) == [], (sorted(plan), sent.stalls)

@@ -9,7 +9,10 @@ import numpy as np
 
 from voicebench.errors import RunError
 from voicebench.fixtures.audio import resample, speech_bounds, to_int16
-from voicebench.timing.stalls import Playback, playback_of
+from voicebench.timing.stalls import Playback, Stall, playback_of
+
+FRAME_MS = 20.0
+"""One 20 ms frame: how near a measured stall must come to the one it is held to."""
 
 
 def reply_audio(text: str, rate: int, pause_ms: float = 0.0) -> np.ndarray:
@@ -54,3 +57,34 @@ def sent_playback(answer: dict) -> Playback | None:
     this is what the caller's measure must match."""
     audio = np.full(answer["reply_samples"], 10_000, dtype=np.int16)
     return playback_of([tuple(p) for p in answer["placed"]], audio, answer["rate"])
+
+
+def short_of_plan(sent: Playback, plan: Iterable[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The planned holds (after ``at`` ms of reply, ``ms`` of nothing) by whose point the reply
+    as sent had stalled less than the plan's holds up to there, less a frame, as ``(at, stalled
+    by then)``. An agent that sends late before a hold stalls earlier, and the hold's own stall
+    is shorter by that much (the caller is still playing when it ends): lateness moves stall
+    time earlier and adds to it, never takes from the total, so a busy agent's reply is short
+    of its plan only if the plan was not kept."""
+    short, planned = [], 0.0
+    for at, ms in sorted(plan):
+        planned += ms
+        stalled = sum(s.ms for s in sent.stalls if s.audio_ms <= at + FRAME_MS)
+        if stalled < planned - FRAME_MS:
+            short.append((at, stalled))
+    return short
+
+
+def unmatched(these: Playback, those: Playback) -> list[Stall]:
+    """The stalls of ``these`` longer than a frame with none of ``those`` within a frame of
+    it, in place and length (one a frame or shorter, at the jitter buffer's edge, may be
+    bridged on one side of the wire and not the other)."""
+    return [
+        s
+        for s in these.stalls
+        if s.ms > FRAME_MS
+        and not any(
+            abs(s.audio_ms - t.audio_ms) <= FRAME_MS and abs(s.ms - t.ms) <= FRAME_MS
+            for t in those.stalls
+        )
+    ]
