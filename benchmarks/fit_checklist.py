@@ -20,13 +20,13 @@ refit nor the cards measured after it ask the model again.
     python benchmarks/fit_checklist.py judges/candidates/qwen-1.5b-checklist.toml
     python benchmarks/fit_checklist.py judges/candidates/qwen-1.5b-checklist.toml --select 4 \
         --dry-run
-    python benchmarks/fit_checklist.py judges/local.toml
+    python benchmarks/fit_checklist.py judges/local-checklist.toml
 
 ``--gold`` names the gold set whose dev pairs are fitted on (default the written set); given
 several times, the dev pairs of all of them together, and ``--holdout`` then prints each set's
-held-out accuracy. The offline judge is fitted on the written set and the real replies:
+held-out accuracy. The checklist judge is fitted on the written set and the real replies:
 
-    python benchmarks/fit_checklist.py judges/local.toml --select 6 --dry-run --holdout \
+    python benchmarks/fit_checklist.py judges/local-checklist.toml --select 6 --dry-run --holdout \
         --gold judges/pairs-gold.jsonl --gold judges/pairs-real.jsonl \
         --gold reports/gold/pairs-esconv.jsonl
 

@@ -7,7 +7,7 @@ log-probability judge is timed twice, with its model in the judging process (onl
 token's logits computed) and on the llama.cpp server (``in_process = false``: the logits of
 every prompt position computed), so the two runtimes are compared on one machine in one run.
 
-    python benchmarks/judge_speed.py judges/local.toml judges/candidates/qwen-1.5b-checklist.toml
+    python benchmarks/judge_speed.py judges/local.toml judges/local-checklist.toml
     python benchmarks/judge_speed.py judges/local.toml --pairs 20
     python benchmarks/judge_speed.py judges/candidates/*.toml --runtime in-process
 """

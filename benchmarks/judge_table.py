@@ -1,19 +1,20 @@
 """Judges beside the trivial rules on the read pairs, from their cards: one table.
 
-For each judge spec and each set of pairs (the real replies' dev and held-out pairs, the
-length-matched held-out subset, the written held-out pairs): its accuracy with a Wilson 95%
-interval, its seconds per pair (two verdicts: both orders), and its paired comparison with the
-first judge named (McNemar's exact test, the difference with its 95% interval); beside them,
-each trivial rule on the same pairs. Nothing is asked of any judge: the figures come from the
-cards ``voicebench judge-check`` wrote (each keeps every pair's outcome), and a set a judge
-has no card for says the command that measures it.
+For each judge spec and each set of pairs (the real replies' dev and held-out pairs, of the
+held-out ones the length-matched subset and the pairs of two agents' replies, the written
+held-out pairs): its accuracy with a Wilson 95% interval, its seconds per pair (two
+verdicts: both orders), and its paired comparison with the first judge named (McNemar's
+exact test, the difference with its 95% interval); beside them, each trivial rule on the
+same pairs. Nothing is asked of any judge: the figures come from the cards ``voicebench
+judge-check`` wrote (each keeps every pair's outcome), and a set a judge has no card for
+says the command that measures it.
 
 The real replies are ``judges/pairs-real-more.jsonl`` and ``judges/pairs-real.jsonl`` counted
 together. The length-matched subset (``voicebench.judging.gold.length_matched``) keeps every
 held-out pair whose longer reply is the worse one and as many whose longer reply is the
 better, so "the longer reply" is right on exactly half.
 
-    python benchmarks/judge_table.py --judge local --judge judges/candidates/minilm-scorer.toml
+    python benchmarks/judge_table.py --judge local-checklist --judge local
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from voicebench.judging.gold import GoldPair, length_matched, load_gold  # noqa:
 from voicebench.judging.mcnemar import compare_outcomes, shown_p  # noqa: E402
 from voicebench.judging.trivial import RULE_NAMES, rule_outcomes  # noqa: E402
 
-REAL = (ROOT / "judges" / "pairs-real-more.jsonl", builtin.PAIRS_REAL)
+REAL = (builtin.PAIRS_REAL_MORE, builtin.PAIRS_REAL)
 WRITTEN = builtin.PAIRS_GOLD
 
 
@@ -57,8 +58,15 @@ def _rows() -> list[tuple[str, list[tuple[Path, str]], list[GoldPair]]]:
         ("real replies, dev", [(f, "dev") for f in REAL], pairs(REAL, "dev")),
         ("real replies, held out", [(f, "holdout") for f in REAL], held),
         ("  length-matched", [(f, "holdout") for f in REAL], length_matched(held)),
+        ("  two agents' replies", [(f, "holdout") for f in REAL], between_agents(held)),
         ("written, held out", [(WRITTEN, "holdout")], pairs((WRITTEN,), "holdout")),
     ]
+
+
+def between_agents(pairs: list[GoldPair]) -> list[GoldPair]:
+    """The pairs of two agents' replies: neither is a human reference, so no judge is right
+    on them by knowing how references are written."""
+    return [p for p in pairs if p.families and "human" not in p.families]
 
 
 def _share(outcomes: dict[str, str]) -> str:

@@ -53,6 +53,9 @@ PAIRS_GOLD = JUDGES / "pairs-gold.jsonl"
 PAIRS_REAL = JUDGES / "pairs-real.jsonl"
 """Gold pairs of replies the shipped agents really gave, against the human references and
 each other, labelled by careful reading: a judge's figure on real replies leads its card."""
+PAIRS_REAL_MORE = JUDGES / "pairs-real-more.jsonl"
+"""A larger reading of the same kind: the local models' and the scripted agent's replies to the
+180 more built-in items, in text, against the references and each other."""
 GOLD_SETS = {"written": PAIRS_GOLD, "real": PAIRS_REAL}
 """The shipped gold sets by the names ``--gold`` also takes."""
 STRATEGY_GOLD = JUDGES / "strategy-gold.jsonl"
@@ -65,7 +68,8 @@ SECOND_AGENT = AGENTS / "local-qwen.toml"
 SMOKE_JUDGE = JUDGES / "local-smoke.toml"
 """The judge that needs no extra: SmolLM2-135M, a check of the plumbing, not of quality."""
 OFFLINE_JUDGE = JUDGES / "local.toml"
-"""The offline judge (Qwen2.5-Coder-1.5B, from the offline-judge extra)."""
+"""The offline judge: a head learned on read pairs over all-MiniLM-L6-v2's embeddings (from
+the offline-judge extra)."""
 
 
 def first_use_fixtures() -> Path:

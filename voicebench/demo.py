@@ -34,17 +34,20 @@ def missing_models(spec_path: Path) -> list[str]:
     """Packaged local models an agent or judge spec names that are neither installed (the
     ``offline-judge`` extra's) nor in the model cache; empty when it can run."""
     from voicebench._model import read_toml
+    from voicebench.judging.scorer import ENCODER, encoder_installed
     from voicebench.llm.local import SPLIT_MODELS, split_model_available
 
     data = read_toml(spec_path)
     endpoints = [data.get("llm") or {}, *(data.get("judges") or [])]
-    return [
-        e["model"]
-        for e in endpoints
-        if e.get("provider") == "local"
-        and e.get("model") in SPLIT_MODELS
-        and not split_model_available(e["model"])
-    ]
+    missing = []
+    for e in endpoints:
+        if e.get("provider") != "local":
+            continue
+        if e.get("model") in SPLIT_MODELS and not split_model_available(e["model"]):
+            missing.append(e["model"])
+        elif e.get("method") == "scorer" and not encoder_installed():
+            missing.append(ENCODER)
+    return missing
 
 
 def plan_demo(

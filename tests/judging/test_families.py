@@ -181,22 +181,38 @@ def test_the_shipped_real_pairs_name_their_families_as_their_ids_do():
         assert winner == families[better.group(1).replace("/", "-")], p.id
 
 
-def test_the_shipped_judge_s_card_has_a_figure_on_qwen_replies():
-    real = load_gold(builtin.PAIRS_REAL)
-    card = find_card("judges/local.toml")
+def test_the_qwen_judge_s_card_has_a_figure_on_qwen_replies():
+    # the checklist judge is a Qwen model that rates the demo's Qwen agent (rates_own_family)
+    held_out = [
+        p
+        for gold in (builtin.PAIRS_REAL, builtin.PAIRS_REAL_MORE)
+        for p in load_gold(gold).select("holdout")
+    ]
+    card = find_card("judges/local-checklist.toml")
     assert card is not None and card.by_family is not None
     qwen = card.by_family["qwen"]
-    held_out = [p for p in real.select("holdout") if "qwen" in (p.families or ())]
-    assert qwen.pairs == len(held_out) >= 60
+    with_qwen = [p for p in held_out if "qwen" in (p.families or ())]
+    assert qwen.pairs == len(with_qwen) >= 60
     assert card.outcomes is not None
-    assert qwen.correct == sum(card.outcomes[p.id] == "right" for p in held_out)
+    assert qwen.correct == sum(card.outcomes[p.id] == "right" for p in with_qwen)
     assert set(qwen.rules) == {"longer", "shared words", "asks"}
     # the real pairs name their families, the ESConv pairs its card counts with them do not
     named = card.by_family[NAMED]
-    assert named.pairs == len(real.select("holdout")) < card.pairs
+    assert named.pairs == len(held_out) < card.pairs
     line = family_line(card, OWN)
-    assert f"on the {qwen.pairs} pairs with a qwen reply (holdout) it is right on" in line
+    assert f"on the {qwen.pairs:,} pairs with a qwen reply (holdout) it is right on" in line
     assert line.endswith(
-        f"against {100 * named.correct / named.pairs:.0f}% on the {named.pairs} pairs that "
-        f"name their families ({100 * card.accuracy:.0f}% on all {card.pairs})"
+        f"against {100 * named.correct / named.pairs:.0f}% on the {named.pairs:,} pairs that "
+        f"name their families ({100 * card.accuracy:.0f}% on all {card.pairs:,})"
     )
+
+
+def test_the_offline_judge_shares_no_family_with_a_shipped_agent():
+    from voicebench.agentspec import load_agent_spec
+    from voicebench.judging import load_judge_spec
+
+    judge, _ = load_judge_spec(builtin.OFFLINE_JUDGE, require_secrets=False)
+    agents = {
+        load_agent_spec(p, require_secrets=False).family for p in builtin.AGENTS.glob("*.toml")
+    }
+    assert {j.family for j in judge.judges}.isdisjoint(agents)

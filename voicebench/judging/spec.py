@@ -97,7 +97,7 @@ class JudgeModelSpec(Endpoint):
     .runtime``); false asks the llama.cpp server instead. The answers are the same."""
     rates_own_family: bool = False
     """Exempt from the family rule: the judge also rates contestants of its own family (the
-    offline judges share a family with the offline agents). Where it did, each such
+    checklist judge shares a family with the demo's second agent). Where it did, each such
     contestant is marked and the judge's card on the gold pairs with a reply of that family is
     shown beside it, since a judge may favour its own family's style
     (``voicebench.judging.families``)."""

@@ -29,7 +29,7 @@ def split_text(card: JudgeCard) -> str:
         return card.split
     if card.split == "dev" or card.dev_pairs is None:
         return f"{card.split}: includes dev pairs, tuned on"
-    return f"{card.split}: includes {card.dev_pairs} dev pairs, tuned on"
+    return f"{card.split}: includes {card.dev_pairs:,} dev pairs, tuned on"
 
 
 def trivial_line(card: JudgeCard) -> str:
@@ -57,7 +57,7 @@ def card_line(card: JudgeCard | None, spec: str = "SPEC") -> str:
     interval = f"95% CI {_pct(card.accuracy_low)}-{_pct(card.accuracy_high)}"
     what = "pairs of real replies" if card.real_replies else "gold pairs"
     line = (
-        f"judge {card.spec_name}: {_pct(card.accuracy)} right on {card.pairs} {what} "
+        f"judge {card.spec_name}: {_pct(card.accuracy)} right on {card.pairs:,} {what} "
         f"({split_text(card)}; {interval}), {_pct(card.decided_rate)} decided, "
         f"{card.flips} position flips"
     )
@@ -67,7 +67,7 @@ def card_line(card: JudgeCard | None, spec: str = "SPEC") -> str:
     w = card.written
     if w is not None:
         line += (
-            f"\ncatches plain defects: {_pct(w.accuracy)} right on {w.pairs} written gold pairs "
+            f"\ncatches plain defects: {_pct(w.accuracy)} right on {w.pairs:,} written gold pairs "
             f"({split_text(w)}; 95% CI {_pct(w.accuracy_low)}-{_pct(w.accuracy_high)})"
         )
     return line
@@ -94,7 +94,7 @@ def family_line(card: JudgeCard | None, own: OwnFamily) -> str:
         return head + f"its card is unmeasured on {own.family} replies ({why})"
     low, high = tally.interval
     line = (
-        f"on the {tally.pairs} pairs with a {own.family} reply ({split_text(card)}) it is right "
+        f"on the {tally.pairs:,} pairs with a {own.family} reply ({split_text(card)}) it is right "
         f"on {_pct(tally.accuracy)} (95% CI {_pct(low)}-{_pct(high)})"
     )
     best = tally.best_rule
@@ -102,10 +102,10 @@ def family_line(card: JudgeCard | None, own: OwnFamily) -> str:
         line += f", '{RULE_NAMES.get(best[0], best[0])}' on {_pct(best[1])} of them"
     named = (card.by_family or {}).get(NAMED)
     if named is None or named.accuracy is None or named.pairs == card.pairs:
-        return f"{head}{line}; against {_pct(card.accuracy)} on all {card.pairs} pairs"
+        return f"{head}{line}; against {_pct(card.accuracy)} on all {card.pairs:,} pairs"
     return (
-        f"{head}{line}; against {_pct(named.accuracy)} on the {named.pairs} pairs that name "
-        f"their families ({_pct(card.accuracy)} on all {card.pairs})"
+        f"{head}{line}; against {_pct(named.accuracy)} on the {named.pairs:,} pairs that name "
+        f"their families ({_pct(card.accuracy)} on all {card.pairs:,})"
     )
 
 
@@ -154,7 +154,7 @@ def trust_warning(card: JudgeCard | None) -> str | None:
         where = "real replies" if card.real_replies else "the gold set"
         return (
             f"judge no better than chance on {where} ({_pct(card.accuracy)} of "
-            f"{card.pairs} pairs, 95% CI {_pct(card.accuracy_low)}-{_pct(card.accuracy_high)}): "
+            f"{card.pairs:,} pairs, 95% CI {_pct(card.accuracy_low)}-{_pct(card.accuracy_high)}): "
             "its quality figures and rankings carry no information"
         )
     if card.trusted:
