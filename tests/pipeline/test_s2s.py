@@ -47,6 +47,8 @@ async def _replay(spec: AgentSpec, out: Path, short: ShortSet, items, **kwargs):
     return await replay(spec, **short.run(items, out, Path("s2s.toml")), **kwargs)
 
 
+# times the scripted model, another process, against what it logged: run alone (make test)
+@pytest.mark.alone
 async def test_three_items_through_a_speech_to_speech_agent_are_timed_exactly(
     tmp_path: Path, short_set, monkeypatch: pytest.MonkeyPatch
 ):
