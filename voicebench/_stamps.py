@@ -30,13 +30,37 @@ def enable(sock: socket.socket) -> bool:
     return True
 
 
+_CLOCKS_TRIES = 4
+_CLOCKS_TIGHT_NS = 50_000
+"""A reading of both clocks is kept once ``perf_counter_ns`` moved at most this much across
+it; else the tightest of ``_CLOCKS_TRIES`` readings is."""
+
+
+def _clocks() -> tuple[int, int]:
+    """The wall clock (``time_ns``) and ``perf_counter_ns`` at one moment. The wall clock is
+    read between two reads of the other, and the reading is made again when the process was
+    paused between them: on a machine whose cores are shared, a pause of tens of milliseconds
+    between two reads would move every stamp converted with them by as much."""
+    best: tuple[int, int, int] | None = None
+    for _ in range(_CLOCKS_TRIES):
+        before = time.perf_counter_ns()
+        real = time.time_ns()
+        after = time.perf_counter_ns()
+        if best is None or after - before < best[0]:
+            best = (after - before, real, (before + after) // 2)
+        if best[0] <= _CLOCKS_TIGHT_NS:
+            break
+    assert best is not None
+    return best[1], best[2]
+
+
 def _stamp(ancillary: list[tuple[int, int, bytes]], kind: int) -> int | None:
     """The kernel's stamp of control message ``kind`` (its first timespec: the software one),
     on the ``perf_counter_ns`` clock by its age; None when there is none."""
-    now_real, now = time.time_ns(), time.perf_counter_ns()
     for level, found, data in ancillary:
         if level == socket.SOL_SOCKET and found == kind:
             seconds, nanos = _TIMESPEC.unpack(data[: _TIMESPEC.size])
+            now_real, now = _clocks()
             return now - max(0, now_real - (seconds * 1_000_000_000 + nanos))
     return None
 
