@@ -5,8 +5,8 @@ Twilio's and Telnyx's phone streams, and ``s2s``: a speech-to-speech agent run h
 model's Realtime socket is the scripted agent) with one plan, called by 1 and by 50 callers at
 once (each replays the final turn of a built-in item). Two more are agents run in this process
 whose TTS is the scripted speech endpoint (``voicebench.testing.scripted_speech``), streaming
-one sentence with the plan: ``cascade`` (the pipeline voicebench builds, ``[tts] provider =
-"openai"``) and ``livekit`` (a LiveKit agent's ``openai.TTS`` plugin).
+one sentence with the plan: ``cascade`` (the pipeline voicebench builds, ``[stt]`` and ``[tts]
+provider = "openai"``) and ``livekit`` (a LiveKit agent's ``openai.TTS`` plugin).
 
 - ``hold``: after 600 ms of reply the caller is to hear nothing for 300 ms, after 1,500 ms for
   200 ms (the audio held back, what was sent ahead played out first);
@@ -201,7 +201,7 @@ def agent_spec(transport: str, url: str) -> AgentSpec:
 async def in_process_case(transport: str, plan: str, callers: int, items) -> tuple[list, list]:
     """The records of ``callers`` agents run here on ``transport``, and what the speech endpoint
     logged it sent them."""
-    from voicebench.agentspec import LiveKitSpec, LLMSpec, TTSSpec
+    from voicebench.agentspec import LiveKitSpec, LLMSpec, STTSpec, TTSSpec
     from voicebench.testing.scripted_server import ScriptedLLMServer
     from voicebench.testing.scripted_speech import ScriptedSpeechServer
 
@@ -223,7 +223,9 @@ async def in_process_case(transport: str, plan: str, callers: int, items) -> tup
                 reply=ONE_SENTENCE,
             )
             tts = TTSSpec(provider="openai", base_url=speech.base_url, model="tts-1")
-            spec = AgentSpec(name="cascade", family="scripted", llm=model, tts=tts)
+            # the caller heard by the endpoint too: 50 local Whispers would measure the cores
+            stt = STTSpec(provider="openai", base_url=speech.base_url)
+            spec = AgentSpec(name="cascade", family="scripted", stt=stt, llm=model, tts=tts)
         runs = await replay_callers(spec, callers, items)
         return [r for run in runs for r in run], speech.answers()
 

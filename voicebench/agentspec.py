@@ -7,11 +7,12 @@
     system_prompt = "..."             # optional; defaults to the HEART supportive-listener prompt
 
     [stt]                             # speech to text
-    provider = "whisper"              # local faster-whisper
+    provider = "whisper"              # local faster-whisper; "openai": a transcription endpoint
     model = "tiny.en"                 # "tiny.en" is packaged; or a path to a CTranslate2 model dir
     beam_size = 1
     cpu_threads = 2
     window = "speech"                 # the utterance plus 1 s of silence (>= 12 s); "full": 30 s
+    # base_url, api_key_env           # provider = "openai" only (model "whisper-1" if not given)
 
     [llm]                             # an endpoint: see voicebench/llm/endpoint.py
     provider = "openai-compatible"    # local | openai-compatible | openai | anthropic | scripted
@@ -332,11 +333,13 @@ def load_agent_spec(
         variable = getattr(sip, name, None)
         if require_secrets and variable and not os.environ.get(variable):
             raise MissingSecretError(path, f"remote.sip.{name}", variable)
-    if spec.llm is not None and spec.tts.provider == "openai":
-        tts_var = spec.tts.api_key_env
-        if require_secrets and tts_var and not os.environ.get(tts_var):
-            raise MissingSecretError(path, "tts.api_key_env", tts_var)
-        warn_if_sent_away(tts_var, spec.tts.url, "openai", file=path, field="tts.base_url")
+    for stage, speech in (("stt", spec.stt), ("tts", spec.tts)):
+        if spec.llm is None or speech.provider != "openai":
+            continue
+        speech_var = speech.api_key_env
+        if require_secrets and speech_var and not os.environ.get(speech_var):
+            raise MissingSecretError(path, f"{stage}.api_key_env", speech_var)
+        warn_if_sent_away(speech_var, speech.url, "openai", file=path, field=f"{stage}.base_url")
     if spec.llm is not None:
         warn_if_sent_away(var, spec.llm.url, spec.llm.provider, file=path, field="llm.base_url")
     elif spec.s2s is not None:

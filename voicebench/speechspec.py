@@ -9,14 +9,29 @@ from pydantic import Field, HttpUrl, model_validator
 
 from voicebench._model import FrozenModel
 
+_WHISPER_ONLY = ("beam_size", "cpu_threads", "compute_type", "window")
+
+
+def _check_key_variable(name: str | None) -> None:
+    if name is not None and not name.replace("_", "").isalnum():
+        raise ValueError("api_key_env must be an environment variable name, not a key")
+
 
 class STTSpec(FrozenModel):
-    """Speech to text."""
+    """Speech to text: faster-whisper run here, or any OpenAI-compatible transcription endpoint
+    (OpenAI's own, ``voicebench serve-speech``, a server of your own)."""
 
-    provider: Literal["whisper"] = "whisper"
-    """Only local faster-whisper for now."""
+    provider: Literal["whisper", "openai"] = "whisper"
+    """``whisper`` runs faster-whisper in this process; ``openai`` posts each segment the VAD
+    cuts, as WAV, to ``base_url``'s ``/audio/transcriptions``."""
     model: str = "tiny.en"
-    """``tiny.en`` (packaged) or a path to a CTranslate2 Whisper model folder."""
+    """Whisper: ``tiny.en`` (packaged) or a path to a CTranslate2 Whisper model folder.
+    OpenAI: the transcription model asked for (``whisper-1`` if not given)."""
+    base_url: HttpUrl | None = None
+    """OpenAI only: the endpoint's base URL (OpenAI's when not given)."""
+    api_key_env: str | None = None
+    """OpenAI only: the variable holding the key; keys never live in specs. None sends no key
+    (a local server)."""
     beam_size: int = Field(default=1, ge=1, le=10)
     """Decoder beam width; 1 is greedy."""
     cpu_threads: int = Field(default=2, ge=0, le=64)
@@ -27,6 +42,31 @@ class STTSpec(FrozenModel):
     """What the encoder sees: the utterance plus 1 s of silence and at least 12 s in all
     (``speech``: under half the time at a word error rate of 3.1% against 2.6% on held-out
     fixtures, ``benchmarks/asr_window.py``), or Whisper's 30 s window (``full``)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _model_of_provider(cls, data: object) -> object:
+        if isinstance(data, dict) and data.get("provider") == "openai" and "model" not in data:
+            return {**data, "model": "whisper-1"}
+        return data
+
+    @model_validator(mode="after")
+    def _fields_of_provider(self) -> STTSpec:
+        if self.provider == "whisper":
+            for name in ("base_url", "api_key_env"):
+                if getattr(self, name) is not None:
+                    raise ValueError(f'{name} is for provider = "openai", not Whisper')
+        else:
+            for name in _WHISPER_ONLY:
+                if name in self.model_fields_set:
+                    raise ValueError(f'{name} is for provider = "whisper", run here')
+        _check_key_variable(self.api_key_env)
+        return self
+
+    @property
+    def url(self) -> str:
+        """Where an ``openai`` provider's requests go."""
+        return str(self.base_url or "https://api.openai.com/v1").rstrip("/")
 
 
 class TTSSpec(FrozenModel):
@@ -68,8 +108,7 @@ class TTSSpec(FrozenModel):
             for name in ("base_url", "api_key_env"):
                 if getattr(self, name) is not None:
                     raise ValueError(f'{name} is for provider = "openai", not Piper')
-        if self.api_key_env is not None and not self.api_key_env.replace("_", "").isalnum():
-            raise ValueError("api_key_env must be an environment variable name, not a key")
+        _check_key_variable(self.api_key_env)
         return self
 
     @property

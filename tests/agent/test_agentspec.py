@@ -62,6 +62,21 @@ def test_scripted_agent_loads_with_the_heart_prompt():
             '[tts]\nprovider = "openai"\napi_key_env = "sk-abc!"\n',
             r"bad\.toml: tts: Value error, api_key_env must be",
         ),
+        (
+            'name = "x"\nfamily = "f"\n[llm]\nprovider = "scripted"\nmodel = "m"\n'
+            '[stt]\nbase_url = "http://127.0.0.1:8000/v1"\n',
+            r'bad\.toml: stt: Value error, base_url is for provider = "openai", not Whisper',
+        ),
+        (
+            'name = "x"\nfamily = "f"\n[llm]\nprovider = "scripted"\nmodel = "m"\n'
+            '[stt]\nprovider = "openai"\nbeam_size = 5\n',
+            r'bad\.toml: stt: Value error, beam_size is for provider = "whisper"',
+        ),
+        (
+            'name = "x"\nfamily = "f"\n[llm]\nprovider = "scripted"\nmodel = "m"\n'
+            '[stt]\nprovider = "deepgram"\n',
+            r"bad\.toml: stt\.provider: Input should be 'whisper' or 'openai'",
+        ),
     ],
 )
 def test_bad_specs_name_the_file_and_field(tmp_path: Path, toml: str, message: str):
@@ -281,3 +296,30 @@ def test_a_speech_endpoints_key_is_asked_for_and_watched_like_the_llms(tmp_path,
     assert spec.tts.url == "https://speech.example.net/v1" and spec.tts.voice == "alloy"
     # a Piper spec names its packaged voice, as before
     assert load_agent_spec("scripted").tts.voice == "en_US-joe-medium"
+
+
+def test_a_transcription_endpoints_key_is_asked_for_and_watched_like_the_llms(
+    tmp_path, monkeypatch
+):
+    import warnings
+
+    from voicebench.errors import SecretDestinationWarning
+
+    path = tmp_path / "spec.toml"
+    path.write_text(
+        'name = "x"\nfamily = "x"\n[llm]\nprovider = "scripted"\nmodel = "m"\n'
+        '[stt]\nprovider = "openai"\nbase_url = "https://asr.example.net/v1"\n'
+        'api_key_env = "VB_TEST_STT_KEY"\n'
+    )
+    monkeypatch.delenv("VB_TEST_STT_KEY", raising=False)
+    with pytest.raises(MissingSecretError, match=r"stt\.api_key_env: .*VB_TEST_STT_KEY"):
+        load_agent_spec(path)
+    monkeypatch.setenv("VB_TEST_STT_KEY", "sk-test-0123456789")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        spec = load_agent_spec(path)
+    (note,) = [w for w in caught if issubclass(w.category, SecretDestinationWarning)]
+    assert "stt.base_url" in str(note.message) and "VB_TEST_STT_KEY" in str(note.message)
+    assert spec.stt.url == "https://asr.example.net/v1" and spec.stt.model == "whisper-1"
+    # a Whisper spec names its packaged model, as before
+    assert load_agent_spec("scripted").stt.model == "tiny.en"

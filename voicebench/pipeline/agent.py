@@ -165,7 +165,7 @@ class VoiceAgent:
         from pipecat.turns.user_turn_strategies import UserTurnStrategies
 
         from voicebench.pipeline.hold import AudioHold, PassingGate
-        from voicebench.pipeline.stt import LocalWhisperSTT, load_whisper
+        from voicebench.pipeline.stt import load_whisper, stt_service
         from voicebench.pipeline.tts import tts_service
         from voicebench.pipeline.turns import (
             PendingTranscriptStopStrategy,
@@ -179,8 +179,10 @@ class VoiceAgent:
         # (`voicebench serve`), whose handshakes and audio must not wait on them.
         vad = VADProcessor(vad_analyzer=await asyncio.to_thread(silero_vad, spec.vad))
         self.gate = TranscriptGate()
-        whisper = await asyncio.to_thread(load_whisper, spec.stt)
-        stt = LocalWhisperSTT(spec.stt, self.gate, model=whisper)
+        whisper = None
+        if spec.stt.provider == "whisper":
+            whisper = await asyncio.to_thread(load_whisper, spec.stt)
+        stt = stt_service(spec.stt, self.gate, whisper=whisper)
         assert spec.llm is not None, "a remote agent has no pipeline"
         conn = await connect(
             spec.llm, self._stack, warm_prompt=spec.system_prompt if spec.llm.warmup else None

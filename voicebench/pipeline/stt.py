@@ -1,5 +1,5 @@
 """Local Whisper ASR on the packaged tiny.en model, with decoding options pipecat does not
-expose.
+expose; or any OpenAI-compatible transcription endpoint (``[stt] provider = "openai"``).
 
 Whisper was trained on 30 s windows, and faster-whisper pads every utterance to one: the
 encoder then spends most of its time on silence (about 290 of 450 ms for a 6 s turn on 2
@@ -14,12 +14,15 @@ the audio can hold, or text that compresses too well) is redone on the full wind
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncGenerator
 from pathlib import Path
 
 import numpy as np
 from pipecat.frames.frames import Frame, TranscriptionFrame, VADUserStoppedSpeakingFrame
 from pipecat.processors.frame_processor import FrameDirection
+from pipecat.services.openai.stt import OpenAISTTService
+from pipecat.services.stt_service import SegmentedSTTService
 from pipecat.services.whisper.stt import WhisperSTTService
 from pipecat.transcriptions.language import Language
 from pipecat.utils.time import time_now_iso8601
@@ -155,9 +158,7 @@ class LocalWhisperSTT(WhisperSTTService):
         self._model = self._preloaded if self._preloaded is not None else load_whisper(self._spec)
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
-        if isinstance(frame, VADUserStoppedSpeakingFrame) and self.is_usable:
-            # Counted before the VAD stop travels on, so the turn-end rule sees it pending.
-            self._gate.segment_started()
+        segment_cut(self, self._gate, frame)
         await super().process_frame(frame, direction)
 
     async def run_stt(self, audio: bytes) -> AsyncGenerator[Frame, None]:
@@ -178,6 +179,51 @@ class LocalWhisperSTT(WhisperSTTService):
                 await self._gate.segment_without_text()
         if text:
             yield TranscriptionFrame(text, self._user_id, time_now_iso8601(), Language.EN)
+
+
+def segment_cut(stt: SegmentedSTTService, gate: TranscriptGate, frame: Frame) -> None:
+    """Count the segment a VAD stop cuts as pending at the turn-end gate, before the stop
+    travels on, so that the turn-end rule sees it pending."""
+    if isinstance(frame, VADUserStoppedSpeakingFrame) and stt.is_usable:
+        gate.segment_started()
+
+
+def stt_service(spec: STTSpec, gate: TranscriptGate, *, whisper=None) -> SegmentedSTTService:
+    """The spec's STT as a pipecat service: faster-whisper here (``whisper``: the model, already
+    loaded), or pipecat's OpenAI transcription service on ``spec.url``."""
+    if spec.provider == "whisper":
+        return LocalWhisperSTT(spec, gate, model=whisper)
+    return OpenAICompatibleSTT(spec, gate)
+
+
+class OpenAICompatibleSTT(OpenAISTTService):
+    """pipecat's OpenAI transcription service on any OpenAI-compatible endpoint, each segment
+    the VAD cuts posted as WAV, reporting segments to the turn-end gate as the local one does."""
+
+    def __init__(self, spec: STTSpec, gate: TranscriptGate, **kwargs) -> None:
+        self._gate = gate
+        key = os.environ.get(spec.api_key_env) if spec.api_key_env else None
+        super().__init__(
+            # the client insists on a key; a local server without one is sent a placeholder
+            api_key=key or "no-key",
+            base_url=spec.url,
+            settings=OpenAISTTService.Settings(model=spec.model, language=Language.EN),
+            **kwargs,
+        )
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        segment_cut(self, self._gate, frame)
+        await super().process_frame(frame, direction)
+
+    async def run_stt(self, audio: bytes) -> AsyncGenerator[Frame, None]:
+        heard = False
+        try:
+            async for frame in super().run_stt(audio):
+                heard = heard or (isinstance(frame, TranscriptionFrame) and bool(frame.text))
+                yield frame
+        finally:
+            if not heard:  # nothing heard, or the request failed (an ErrorFrame)
+                await self._gate.segment_without_text()
 
 
 class Transcriber:
