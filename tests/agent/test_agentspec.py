@@ -273,53 +273,36 @@ def test_a_spec_that_sends_a_key_off_this_machine_says_so(tmp_path, monkeypatch)
             )
 
 
-def test_a_speech_endpoints_key_is_asked_for_and_watched_like_the_llms(tmp_path, monkeypatch):
-    import warnings
-
-    from voicebench.errors import SecretDestinationWarning
-
-    path = tmp_path / "spec.toml"
-    path.write_text(
-        'name = "x"\nfamily = "x"\n[llm]\nprovider = "scripted"\nmodel = "m"\n'
-        '[tts]\nprovider = "openai"\nbase_url = "https://speech.example.net/v1"\n'
-        'api_key_env = "VB_TEST_TTS_KEY"\n'
-    )
-    monkeypatch.delenv("VB_TEST_TTS_KEY", raising=False)
-    with pytest.raises(MissingSecretError, match=r"tts\.api_key_env: .*VB_TEST_TTS_KEY"):
-        load_agent_spec(path)
-    monkeypatch.setenv("VB_TEST_TTS_KEY", "sk-test-0123456789")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        spec = load_agent_spec(path)
-    (note,) = [w for w in caught if issubclass(w.category, SecretDestinationWarning)]
-    assert "tts.base_url" in str(note.message) and "VB_TEST_TTS_KEY" in str(note.message)
-    assert spec.tts.url == "https://speech.example.net/v1" and spec.tts.voice == "alloy"
-    # a Piper spec names its packaged voice, as before
-    assert load_agent_spec("scripted").tts.voice == "en_US-joe-medium"
-
-
-def test_a_transcription_endpoints_key_is_asked_for_and_watched_like_the_llms(
-    tmp_path, monkeypatch
+@pytest.mark.parametrize(
+    ("stage", "provider_field", "given", "default"),
+    [("tts", "voice", "alloy", "en_US-joe-medium"), ("stt", "model", "whisper-1", "tiny.en")],
+)
+def test_a_speech_endpoints_key_is_asked_for_and_watched_like_the_llms(
+    tmp_path, monkeypatch, stage, provider_field, given, default
 ):
     import warnings
 
     from voicebench.errors import SecretDestinationWarning
 
     path = tmp_path / "spec.toml"
+    variable = f"VB_TEST_{stage.upper()}_KEY"
     path.write_text(
         'name = "x"\nfamily = "x"\n[llm]\nprovider = "scripted"\nmodel = "m"\n'
-        '[stt]\nprovider = "openai"\nbase_url = "https://asr.example.net/v1"\n'
-        'api_key_env = "VB_TEST_STT_KEY"\n'
+        f'[{stage}]\nprovider = "openai"\nbase_url = "https://speech.example.net/v1"\n'
+        f'api_key_env = "{variable}"\n'
     )
-    monkeypatch.delenv("VB_TEST_STT_KEY", raising=False)
-    with pytest.raises(MissingSecretError, match=r"stt\.api_key_env: .*VB_TEST_STT_KEY"):
+    monkeypatch.delenv(variable, raising=False)
+    with pytest.raises(MissingSecretError, match=rf"{stage}\.api_key_env: .*{variable}"):
         load_agent_spec(path)
-    monkeypatch.setenv("VB_TEST_STT_KEY", "sk-test-0123456789")
+    monkeypatch.setenv(variable, "sk-test-0123456789")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         spec = load_agent_spec(path)
     (note,) = [w for w in caught if issubclass(w.category, SecretDestinationWarning)]
-    assert "stt.base_url" in str(note.message) and "VB_TEST_STT_KEY" in str(note.message)
-    assert spec.stt.url == "https://asr.example.net/v1" and spec.stt.model == "whisper-1"
-    # a Whisper spec names its packaged model, as before
-    assert load_agent_spec("scripted").stt.model == "tiny.en"
+    assert f"{stage}.base_url" in str(note.message) and variable in str(note.message)
+    speech = getattr(spec, stage)
+    # the endpoint's URL, and the provider's default voice or model
+    assert speech.url == "https://speech.example.net/v1"
+    assert getattr(speech, provider_field) == given
+    # a spec run here names its packaged voice or model, as before
+    assert getattr(getattr(load_agent_spec("scripted"), stage), provider_field) == default
