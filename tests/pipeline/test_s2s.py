@@ -73,8 +73,13 @@ async def test_three_items_through_a_speech_to_speech_agent_are_timed_exactly(
         stages = {k: v for k, v in r.timing.stages_ms.items() if v is not None}
         assert set(stages) == {"endpointing", "model_audio", "output"}
         assert sum(stages.values()) == pytest.approx(r.timing.ttfa_ms, abs=1e-6)
-        # The model's own VAD ended the turn after its 600 ms of silence, as it arrived here.
-        assert 600 <= stages["endpointing"] < 700
+        # The model's own VAD ended the turn after its 600 ms of silence (later on a busy
+        # machine: the model is another process), and the caller's endpointing runs to when
+        # that word arrived here: as the model placed it, within the same few milliseconds.
+        model_endpointing = (a["found_end_ns"] - a["speech_end_ns"]) / 1e6
+        assert model_endpointing >= 600
+        shift = DELAY_MS - expected
+        assert -2 <= stages["endpointing"] - (model_endpointing - shift) < 40, stages
         assert r.timing.ttft_ms is None  # no tokens: one model hears and speaks
         assert r.reply_text == REPLY  # the transcript the model reported
         # What it said, transcribed from the audio the caller heard.

@@ -109,7 +109,9 @@ class GeminiAgent(Agent):
         if wire.replying and not wire.local:
             await ws.send(wire.content(interrupted=True))
 
-    async def answer(self, ws, wire: GeminiWire, call, fault, spoken_end_ns, over) -> None:
+    async def answer(
+        self, ws, wire: GeminiWire, call, fault, spoken_end_ns, over, found_end_ns=None
+    ) -> None:
         if not await self.model_answer_begins(ws, wire, fault):
             return
         if fault == "error":
@@ -118,7 +120,7 @@ class GeminiAgent(Agent):
         wire.replying = True
         try:
             if fault != "silent":
-                await super().answer(ws, wire, call, None, spoken_end_ns, over)
+                await super().answer(ws, wire, call, None, spoken_end_ns, over, found_end_ns)
                 await ws.send(wire.content(outputTranscription={"text": self.reply_text}))
             await ws.send(wire.content(generationComplete=True))
             usage = {"promptTokenCount": 0, "responseTokenCount": 0, "totalTokenCount": 0}

@@ -115,7 +115,9 @@ class RealtimeAgent(Agent):
             event = wire.event(f"input_audio_buffer.{what}", item_id=wire.new_id("item"), **at_ms)
             await ws.send(event)
 
-    async def answer(self, ws, wire: RealtimeWire, call, fault, spoken_end_ns, over) -> None:
+    async def answer(
+        self, ws, wire: RealtimeWire, call, fault, spoken_end_ns, over, found_end_ns=None
+    ) -> None:
         if not await self.model_answer_begins(ws, wire, fault):
             return
         if fault == "error":
@@ -142,6 +144,6 @@ class RealtimeAgent(Agent):
                     delta=self.reply_text,
                 )
             )
-            await super().answer(ws, wire, call, None, spoken_end_ns, over)
+            await super().answer(ws, wire, call, None, spoken_end_ns, over, found_end_ns)
         done = {"id": wire.response_id, "object": "realtime.response", "status": "completed"}
         await ws.send(wire.event("response.done", response=done))

@@ -40,7 +40,8 @@ start), ``silent`` (no reply at all), ``error`` (an ``error`` message instead of
 
 Log (``--log PATH``): one JSON line per answered turn, flushed as written::
 
-    {"call": 0, "speech_end_ns": ..., "first_audio_sent_ns": ..., "delay_ms": 300.0}
+    {"call": 0, "speech_end_ns": ..., "found_end_ns": ..., "first_audio_sent_ns": ...,
+     "delay_ms": 300.0}
     {"call": 0, "stop": true, "speech_start_ns": ..., "last_audible_ns": ..., "stop_ms": 150.0}
 
 CLI::

@@ -206,11 +206,12 @@ class Agent:
                 last = start + (bounds[1] if bounds else last_loud - start)
                 spoken_end = spoken_at(frames, last, self.in_rate)
                 utterance, frames, start, peak = [], [], None, 0
+                found_end = time.perf_counter_ns()  # the turn found to have ended, now
                 await self.speech_ended(ws, wire, received)
                 if replying is None or replying.done():
                     over.clear()
                     replying = asyncio.create_task(
-                        self.answer(ws, wire, call, fault, spoken_end, over)
+                        self.answer(ws, wire, call, fault, spoken_end, over, found_end)
                     )
         finally:
             if replying is not None and not replying.done():
@@ -257,7 +258,14 @@ class Agent:
         return over.first_ns + self.stop_ns
 
     async def answer(
-        self, ws, wire, call: int, fault: str | None, spoken_end_ns: int, over: Overheard
+        self,
+        ws,
+        wire,
+        call: int,
+        fault: str | None,
+        spoken_end_ns: int,
+        over: Overheard,
+        found_end_ns: int | None = None,
     ) -> None:
         if fault == "silent":
             return
@@ -351,6 +359,8 @@ class Agent:
             {
                 "call": call,
                 "speech_end_ns": spoken_end_ns,
+                # when the agent found the turn over (a model's server VAD said so then)
+                "found_end_ns": found_end_ns,
                 "first_audio_sent_ns": first_sent,
                 "delay_ms": self.delay_ns / 1e6,
                 # what the caller was sent, as it must play: its stalls as sent
