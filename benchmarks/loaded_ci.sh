@@ -31,9 +31,12 @@ mkdir -p "$work"
 summary=$work/summary.txt
 echo "$(date -u +%FT%TZ) $runs runs of .ci/run at $commit beside $hogs busy loops" | tee -a "$summary"
 
-pids=()
+pids=() run_pid=
 stop_hogs() { [ ${#pids[@]} -gt 0 ] && kill "${pids[@]}" 2>/dev/null; pids=(); }
-trap stop_hogs EXIT
+# .ci/run leads a process group of its own: stopping this script stops all it started
+stop_run() { [ -n "$run_pid" ] && kill -- "-$run_pid" 2>/dev/null; run_pid=; }
+trap 'stop_run; stop_hogs' EXIT
+trap 'exit 143' INT TERM
 
 for n in $(seq 1 "$runs"); do
   dir=$work/run-$n log=$work/run-$n.log
@@ -41,8 +44,11 @@ for n in $(seq 1 "$runs"); do
   git clone -q "$repo" "$dir" && git -C "$dir" checkout -q "$commit" || exit 2
   for _ in $(seq 1 "$hogs"); do sh -c 'while :; do :; done' & pids+=($!); done
   start=$(date +%s)
-  (cd "$dir" && PYTEST_ADDOPTS=-v CI=true bash .ci/run) >"$log" 2>&1
+  (cd "$dir" && PYTEST_ADDOPTS=-v CI=true exec setsid bash .ci/run) >"$log" 2>&1 &
+  run_pid=$!
+  wait "$run_pid"
   rc=$?
+  run_pid=
   stop_hogs
   echo "run $n at $commit: rc $rc in $(( $(date +%s) - start )) s ($log)" | tee -a "$summary"
   grep -E '^=+ .*(passed|failed|error).* =+$|^(FAILED|ERROR) ' "$log" | tee -a "$summary"
