@@ -3,6 +3,7 @@ spec, ``voicebench.agentspec``)."""
 
 from __future__ import annotations
 
+import os
 from typing import Literal
 
 from pydantic import Field, HttpUrl, model_validator
@@ -12,9 +13,27 @@ from voicebench._model import FrozenModel
 _WHISPER_ONLY = ("beam_size", "cpu_threads", "compute_type", "window")
 
 
-def _check_key_variable(name: str | None) -> None:
-    if name is not None and not name.replace("_", "").isalnum():
+def _check_endpoint_fields(spec: STTSpec | TTSSpec, local: str | None) -> None:
+    """A speech spec's endpoint fields: none of them for a model run here (``local``, its name;
+    None for an endpoint), and ``api_key_env`` a variable's name, never a key."""
+    if local is not None:
+        for name in ("base_url", "api_key_env"):
+            if getattr(spec, name) is not None:
+                raise ValueError(f'{name} is for provider = "openai", not {local}')
+    key = spec.api_key_env
+    if key is not None and not key.replace("_", "").isalnum():
         raise ValueError("api_key_env must be an environment variable name, not a key")
+
+
+def endpoint_url(base_url: HttpUrl | None) -> str:
+    """Where an ``openai`` speech provider's requests go: ``base_url``, else OpenAI's."""
+    return str(base_url or "https://api.openai.com/v1").rstrip("/")
+
+
+def endpoint_key(api_key_env: str | None) -> str:
+    """The key an ``openai`` speech provider sends, from the environment; the client insists on
+    one, so a local server without one is sent a placeholder."""
+    return (os.environ.get(api_key_env) if api_key_env else None) or "no-key"
 
 
 class STTSpec(FrozenModel):
@@ -52,21 +71,17 @@ class STTSpec(FrozenModel):
 
     @model_validator(mode="after")
     def _fields_of_provider(self) -> STTSpec:
-        if self.provider == "whisper":
-            for name in ("base_url", "api_key_env"):
-                if getattr(self, name) is not None:
-                    raise ValueError(f'{name} is for provider = "openai", not Whisper')
-        else:
+        if self.provider == "openai":
             for name in _WHISPER_ONLY:
                 if name in self.model_fields_set:
                     raise ValueError(f'{name} is for provider = "whisper", run here')
-        _check_key_variable(self.api_key_env)
+        _check_endpoint_fields(self, "Whisper" if self.provider == "whisper" else None)
         return self
 
     @property
     def url(self) -> str:
         """Where an ``openai`` provider's requests go."""
-        return str(self.base_url or "https://api.openai.com/v1").rstrip("/")
+        return endpoint_url(self.base_url)
 
 
 class TTSSpec(FrozenModel):
@@ -104,14 +119,10 @@ class TTSSpec(FrozenModel):
 
     @model_validator(mode="after")
     def _fields_of_provider(self) -> TTSSpec:
-        if self.provider == "piper":
-            for name in ("base_url", "api_key_env"):
-                if getattr(self, name) is not None:
-                    raise ValueError(f'{name} is for provider = "openai", not Piper')
-        _check_key_variable(self.api_key_env)
+        _check_endpoint_fields(self, "Piper" if self.provider == "piper" else None)
         return self
 
     @property
     def url(self) -> str:
         """Where an ``openai`` provider's requests go."""
-        return str(self.base_url or "https://api.openai.com/v1").rstrip("/")
+        return endpoint_url(self.base_url)

