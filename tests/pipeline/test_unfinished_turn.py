@@ -77,11 +77,12 @@ async def _strategy(unfinished_timeout: float) -> tuple[PendingTranscriptStopStr
 
 
 async def _say(strategy: PendingTranscriptStopStrategy, text: str) -> float:
-    """The caller speaks ``text`` and stops; returns the loop time of the VAD stop."""
+    """The caller speaks ``text`` and stops; returns the loop time just before the VAD stop
+    was handed to the strategy (which reads its own clock while taking it: at this or later)."""
     await strategy.process_frame(VADUserStartedSpeakingFrame())
     strategy._gate.segment_started()
-    await strategy.process_frame(VADUserStoppedSpeakingFrame(stop_secs=0.1))
     stopped = asyncio.get_running_loop().time()
+    await strategy.process_frame(VADUserStoppedSpeakingFrame(stop_secs=0.1))
     await strategy.process_frame(TranscriptionFrame(text, "caller", time_now_iso8601()))
     return stopped
 

@@ -114,22 +114,36 @@ def _comma_pause_utterance() -> tuple[np.ndarray, int]:
     return pcm, speech_bounds(pcm)[1]
 
 
-@pytest.fixture
-def slow_first_segment(monkeypatch):
-    """The ASR takes 2.5 s longer on the first segment: its transcript arrives after the
-    second segment's VAD stop, the race that made the stock rule end turns mid-sentence."""
+def _slow_asr(monkeypatch, delays_s: tuple[float, float]) -> list[str]:
+    """The ASR takes ``delays_s`` longer on the first and the second segment; returns the
+    transcripts as they are made."""
     real = stt_module.transcribe_pcm
-    calls = []
+    calls: list[str] = []
 
     def slow(*args, **kwargs):
         text = real(*args, **kwargs)
         calls.append(text)
-        if len(calls) == 1:
-            time.sleep(2.5)  # runs in the ASR's worker thread
+        if len(calls) <= len(delays_s):
+            time.sleep(delays_s[len(calls) - 1])  # runs in the ASR's worker thread
         return text
 
     monkeypatch.setattr(stt_module, "transcribe_pcm", slow)
     return calls
+
+
+@pytest.fixture
+def slow_first_segment(monkeypatch):
+    """The ASR takes 2.5 s longer on the first segment: its transcript arrives after the
+    second segment's VAD stop, the race that made the stock rule end turns mid-sentence."""
+    return _slow_asr(monkeypatch, (2.5, 0.0))
+
+
+@pytest.fixture
+def slow_segments(monkeypatch):
+    """As ``slow_first_segment``, and the second segment takes 2 s longer too: its transcript
+    never comes inside the wait the stock rule keeps after that VAD stop (0.7 s, later when a
+    busy machine runs the VAD late), so the first transcript alone ends the turn there."""
+    return _slow_asr(monkeypatch, (2.5, 2.0))
 
 
 async def _speak_with_pause(wait_for_all_segments: bool):
@@ -148,11 +162,11 @@ async def _speak_with_pause(wait_for_all_segments: bool):
     requests = [e for e in heard.events if e.kind is EventKind.LLM_REQUEST]
     vad_stops = [e for e in heard.events if e.kind is EventKind.VAD_STOP]
     timing = derive_timing(heard.events, heard.speech_end_ns)
-    return requests, vad_stops, user_transcript(heard.events, timing).lower()
+    return heard.events, requests, vad_stops, user_transcript(heard.events, timing).lower()
 
 
 async def test_a_late_transcript_of_the_first_half_does_not_end_the_turn(slow_first_segment):
-    requests, vad_stops, heard_text = await _speak_with_pause(wait_for_all_segments=True)
+    _, requests, vad_stops, heard_text = await _speak_with_pause(wait_for_all_segments=True)
     assert len(slow_first_segment) == 2, "the pause should split the speech into two segments"
     assert len(vad_stops) >= 2
     assert len(requests) == 1, "the turn ended early and the LLM was asked twice"
@@ -160,11 +174,16 @@ async def test_a_late_transcript_of_the_first_half_does_not_end_the_turn(slow_fi
     assert "feeling" in heard_text and "lately" in heard_text and "listens" in heard_text
 
 
-async def test_the_stock_rule_ends_the_same_turn_on_half_a_sentence(slow_first_segment):
-    # The control: without waiting for every segment, the first transcript ends the turn.
-    requests, _, _ = await _speak_with_pause(wait_for_all_segments=False)
-    assert len(slow_first_segment) == 2
-    assert len(requests) == 2
+async def test_the_stock_rule_ends_the_same_turn_on_half_a_sentence(slow_segments):
+    # The control: without waiting for every segment, the first transcript ends the turn, and
+    # the LLM is asked on the first half of the sentence alone.
+    events, requests, _, _ = await _speak_with_pause(wait_for_all_segments=False)
+    assert len(slow_segments) == 2
+    assert requests
+    before = [
+        e.text.lower() for e in events if e.kind is EventKind.TRANSCRIPT and e.ns <= requests[0].ns
+    ]
+    assert len(before) == 1 and "feeling" in before[0] and "listens" not in before[0]
 
 
 def _long_pause_utterance(pause_s: float) -> tuple[np.ndarray, int]:

@@ -43,9 +43,10 @@ def repeat_seed(seed: int, repeat: int) -> int:
 
 
 def turn_history(
-    dialogue: Dialogue, k: int, mode: ReplayMode, earlier: Mapping[int, TurnRecord]
+    dialogue: Dialogue, k: int, mode: ReplayMode, earlier: Mapping[int, TurnRecord | SpokenTurn]
 ) -> list[dict[str, str]]:
-    """Messages before seeker turn ``k``.
+    """Messages before seeker turn ``k`` (``earlier``: the turns heard before it, as records or
+    as just spoken).
 
     Teacher-forced: the dialogue's own turns. Free-running: the turns before the first seeker
     turn (the greeting), then for each earlier seeker turn what the agent heard and what it
@@ -203,48 +204,72 @@ async def play_dialogue(
             call=call,
             opening=True,
         )
-    done = dict(earlier or {})
-    handed_over = False  # the turn before returned with the agent still speaking
-    for i, k in enumerate(turns):
+    done: dict[int, TurnRecord | SpokenTurn] = dict(earlier or {})
+
+    def speak(i: int, barge_in: bool) -> tuple[asyncio.Task[SpokenTurn], str, bool]:
+        """Start speaking turn ``turns[i]``: its task, its start, and whether the next turn
+        barges in on its reply."""
+        k = turns[i]
         next_k = turns[i + 1] if i + 1 < len(turns) else None
-        hand_over = hand_over_ms(played, seed, dialogue, k, next_k, manifest)
         if starting is not None:
             starting(k)
         started_at = datetime.now(UTC).isoformat(timespec="milliseconds")
-        spoken = await speak_turn(
-            agent,
-            spec,
-            dialogue,
-            k,
-            manifest,
-            fixtures_dir,
-            turn_history(dialogue, k, mode, done),
-            timeout_s=timeout_s,
-            scenario=drawn_scenario(played, seed, dialogue, k),
-            seed=seed,
-            hand_over_ms=hand_over,
-            barge_in=handed_over,
+        hand_over = hand_over_ms(played, seed, dialogue, k, next_k, manifest)
+        speaking = asyncio.ensure_future(
+            speak_turn(
+                agent,
+                spec,
+                dialogue,
+                k,
+                manifest,
+                fixtures_dir,
+                turn_history(dialogue, k, mode, done),
+                timeout_s=timeout_s,
+                scenario=drawn_scenario(played, seed, dialogue, k),
+                seed=seed,
+                hand_over_ms=hand_over,
+                barge_in=barge_in,
+            )
         )
-        handed_over = hand_over is not None
-        # The reply's audio and the call's recording go to disk on a worker thread: a turn
-        # handed over to a barge-in returns with the agent still speaking, and a loop held up
-        # by the disk would hear its audio late.
-        record = await asyncio.to_thread(
-            turn_record,
-            spec,
-            dialogue,
-            k,
-            spoken,
-            run_id=run_id,
-            final=k == dialogue.final_turn_index,
-            cold=cold and i == 0,
-            started_at=started_at,
-            audio_dir=audio_dir if k == dialogue.final_turn_index or not final_audio_only else None,
-            repeat=repeat,
-            audio_prefix=audio_prefix,
-            call=call,
-        )
-        done[k] = record
-        yield record
-        if record.error is not None:
-            return
+        return speaking, started_at, hand_over is not None
+
+    ahead = speak(0, barge_in=False) if turns else None
+    try:
+        for i, k in enumerate(turns):
+            assert ahead is not None
+            speaking, started_at, handed_over = ahead
+            spoken = await speaking
+            ahead = None
+            done[k] = spoken
+            if handed_over and spoken.error is None and i + 1 < len(turns):
+                # The next turn barges in on this one's reply: it starts now, and this turn's
+                # audio and recording go to disk (and its record to the caller) while it plays,
+                # so that no disk holds up the barge-in.
+                ahead = speak(i + 1, barge_in=True)
+            record = await asyncio.to_thread(
+                turn_record,
+                spec,
+                dialogue,
+                k,
+                spoken,
+                run_id=run_id,
+                final=k == dialogue.final_turn_index,
+                cold=cold and i == 0,
+                started_at=started_at,
+                audio_dir=audio_dir
+                if k == dialogue.final_turn_index or not final_audio_only
+                else None,
+                repeat=repeat,
+                audio_prefix=audio_prefix,
+                call=call,
+            )
+            done[k] = record
+            yield record
+            if record.error is not None:
+                return
+            if ahead is None and i + 1 < len(turns):
+                ahead = speak(i + 1, barge_in=False)
+    finally:
+        if ahead is not None:  # the caller stopped listening mid-turn
+            ahead[0].cancel()
+            await asyncio.gather(ahead[0], return_exceptions=True)
