@@ -15,8 +15,10 @@ from pathlib import Path
 from urllib.parse import quote
 
 import numpy as np
+import pytest
 
 from voicebench.agentspec import AgentSpec, RemoteSpec
+from voicebench.remote.caller import RemoteAgent
 from voicebench.remote.loudspeaker import MAX_EVENTS, MAX_MARKS, MAX_TEXT_CHARS, Loudspeaker
 from voicebench.remote.telephony import TelephonyAgentSide, TelephonyCaller
 from voicebench.remote.wire import PCMCodec
@@ -139,15 +141,28 @@ async def test_a_million_marks_and_replies_leave_bounded_state():
 TOKEN = "s3cr3t/t0ken+value=" * 2
 
 
+@pytest.mark.parametrize("late_mic", [False, True])
 async def test_an_agents_error_text_is_redacted_before_it_is_cut(
-    tmp_path: Path, monkeypatch, short_set
+    tmp_path: Path, monkeypatch, short_set, late_mic: bool
 ):
     """The agent echoes the token, plain and URL-quoted, across the 500th character of its
-    error: the recorded reason keeps no piece of either."""
+    error: the recorded reason keeps no piece of either. It sends the error as soon as it is
+    asked (on the context); with ``late_mic`` the caller's first sound comes 100 ms after that,
+    as on a busy machine, and the error, come before it, is still the turn's."""
     import websockets
 
     from voicebench.remotespec import RemoteAuth
 
+    if late_mic:
+        send_all = RemoteAgent._send_all
+
+        async def send_then_wait(self, messages) -> bool:
+            sent = await send_all(self, messages)
+            if any(isinstance(m, str) and '"context"' in m for m in messages):
+                await asyncio.sleep(0.1)
+            return sent
+
+        monkeypatch.setattr(RemoteAgent, "_send_all", send_then_wait)
     quoted = quote(TOKEN, safe="")
     said = {"type": "error", "message": "x" * 485 + TOKEN + " " + quoted + " end"}
     seen_headers = {}
@@ -155,7 +170,7 @@ async def test_an_agents_error_text_is_redacted_before_it_is_cut(
     async def echo(ws) -> None:
         seen_headers["Authorization"] = ws.request.headers.get("Authorization")
         await ws.recv()  # hello
-        await ws.recv()  # first audio
+        await ws.recv()  # the turn's context
         await ws.send(json.dumps(said))
         with contextlib.suppress(websockets.exceptions.ConnectionClosed):
             async for _ in ws:

@@ -253,7 +253,9 @@ class RemoteAgent:
         """Say one utterance after ``history`` (16 kHz fixture PCM) and wait for the answer."""
         if self._failure is not None:
             return self._failed(self.clock(), self._failure)
+        asked_ns = None  # a barge-in is said over the reply to the turn before: not asked
         if not cue.barge_in:
+            asked_ns = self.clock()
             await self._send_all(self.codec.context(list(history)))
         if self._closed.is_set():
             return self._failed(
@@ -271,7 +273,7 @@ class RemoteAgent:
         utterance = self._mic.say(pcm)
         start_ns = await utterance.started
         speech_end_ns = start_ns + speech_end_sample * NS_PER_S // self.rate
-        speaker.new_turn(start_ns, speech_end_ns)
+        speaker.new_turn(start_ns, speech_end_ns, asked_ns=asked_ns)
         await utterance.finished
         watched = await watch_turn(
             _Watching(self, speech_end_ns),

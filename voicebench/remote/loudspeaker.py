@@ -170,11 +170,17 @@ class Loudspeaker:
         if isinstance(self.codec, TelephonyCaller):
             self.send(self.codec.mark(name))
 
-    def new_turn(self, start_ns: int, speech_end_ns: int) -> None:
+    def new_turn(self, start_ns: int, speech_end_ns: int, *, asked_ns: int | None = None) -> None:
         """A turn started at ``start_ns``: forget what came before it, and record from the end
-        of the caller's speech."""
+        of the caller's speech. An error the agent sent after the turn was asked of it at
+        ``asked_ns`` (its context sent), before the caller's first sound, is this turn's."""
         self.listening_since = speech_end_ns
-        self.events = [e for e in self.events if e.ns >= start_ns]
+        since = start_ns if asked_ns is None else min(asked_ns, start_ns)
+        self.events = [
+            e
+            for e in self.events
+            if e.ns >= start_ns or (e.kind is EventKind.ERROR and e.ns >= since)
+        ]
         self.audible.forget_before(start_ns)
         self.over = None
 
