@@ -18,7 +18,7 @@ Agent to caller (all optional except audio):
 - ``{"type": "ready"}`` once it is listening; ``{"type": "transcript", "text": ...}`` what it
   heard; ``{"type": "reply", "text": ...}`` what it meant to say; ``{"type":
   "bot_started"}`` and ``{"type": "bot_stopped"}`` around its speech; ``{"type": "error",
-  "message": ...}``.
+  "message": ...}``, which fails the turn whose context it came after.
 
 ``pipecat``: pipecat's ``ProtobufFrameSerializer``, as pipecat's WebSocket transports speak
 it. Audio goes both ways as ``audio`` frames; a ``transcription`` frame is what the agent
