@@ -116,8 +116,9 @@ docs: setup
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 # Three test processes on 2 cores: most tests wait on real-time audio, not on the CPU. Tests
-# marked "alone" time an agent in another process against what it logged; they run after the
-# others, one at a time, so that no other test competes for the cores.
+# marked "alone" time an agent in another process against what it logged, or need the ASR to
+# keep up within a pause of real speech; they run after the others, one at a time, so that no
+# other test competes for the cores.
 test: lint docs browser sip-tools offline-judge
 	$(PY) -m pytest -n 3 --dist loadfile --no-loadscope-reorder --durations=15 -m "not alone"
 	$(PY) -m pytest -m alone --durations=5

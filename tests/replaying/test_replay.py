@@ -165,6 +165,7 @@ async def _speak_with_pause(wait_for_all_segments: bool):
     return heard.events, requests, vad_stops, user_transcript(heard.events, timing).lower()
 
 
+@pytest.mark.alone
 async def test_a_late_transcript_of_the_first_half_does_not_end_the_turn(slow_first_segment):
     _, requests, vad_stops, heard_text = await _speak_with_pause(wait_for_all_segments=True)
     assert len(slow_first_segment) == 2, "the pause should split the speech into two segments"
@@ -174,12 +175,14 @@ async def test_a_late_transcript_of_the_first_half_does_not_end_the_turn(slow_fi
     assert "feeling" in heard_text and "lately" in heard_text and "listens" in heard_text
 
 
+@pytest.mark.alone
 async def test_the_stock_rule_ends_the_same_turn_on_half_a_sentence(slow_segments):
     # The control: without waiting for every segment, the first transcript ends the turn, and
     # the LLM is asked on the first half of the sentence alone.
+    # (The second transcript may still be on its way when the reply has played: the one
+    # before the request, the first half alone, is what shows the speech was split.)
     events, requests, _, _ = await _speak_with_pause(wait_for_all_segments=False)
-    assert len(slow_segments) == 2
-    assert requests
+    assert slow_segments and requests
     before = [
         e.text.lower() for e in events if e.kind is EventKind.TRANSCRIPT and e.ns <= requests[0].ns
     ]
@@ -228,6 +231,7 @@ async def _speculate_over_a_pause(hold: str) -> HeardTurn:
         )
 
 
+@pytest.mark.alone
 async def test_a_speculative_reply_to_half_a_sentence_is_withdrawn_unheard():
     # Piper ends "lately," with about 0.3 s of its own silence, so the pause is about 1.7 s.
     # The VAD stops 0.2 s into it and the first half is transcribed before the user goes on,
@@ -256,6 +260,7 @@ async def test_a_speculative_reply_to_half_a_sentence_is_withdrawn_unheard():
     )
 
 
+@pytest.mark.alone
 async def test_with_the_audio_held_piper_speaks_during_the_silence_and_waits():
     # As above, but the held thing is the audio (``[turn] hold = "audio"``): the withdrawn
     # reply to half a sentence is synthesized, dropped unheard and leaves no reply events; the
