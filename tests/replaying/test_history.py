@@ -95,6 +95,12 @@ def test_a_turn_is_done_only_once_the_reply_to_the_last_words_was_played():
     silent_reply = [*cut_short, e(EventKind.LLM_REQUEST, 3.5), e(EventKind.LLM_END, 3.9)]
     assert not _turn_done(silent_reply, now_ns=int(4.5 * s))
     assert _turn_done(silent_reply, now_ns=6 * s)
+    # A TTS that took the reply is waited for, however slow, until it says it has nothing.
+    slow_tts = [*silent_reply, e(EventKind.TTS_REQUEST, 3.95)]
+    assert not _turn_done(slow_tts, now_ns=10 * s)
+    assert not _turn_done([*slow_tts, e(EventKind.TTS_AUDIO, 10)], now_ns=11 * s)
+    assert _turn_done([*slow_tts, e(EventKind.ERROR, 7)], now_ns=int(7.1 * s))
+    assert _turn_done(slow_tts, now_ns=20 * s)  # ... or for QUIET_TTS_S
 
 
 def test_final_only_is_for_teacher_forced_runs(tmp_path):

@@ -28,6 +28,11 @@ from voicebench.runlog import TurnError
 from voicebench.timing import EventKind, TurnEvent
 
 SAMPLE_RATE = 16_000
+UNSPOKEN_S = 2.0
+"""How long after the LLM's end a turn whose reply never reached the TTS waits for audio."""
+QUIET_TTS_S = 15.0
+"""How long after the LLM's end a turn waits for the first audio of a TTS that took the reply
+and reported nothing: on a busy machine Piper can take seconds over its first sentence."""
 
 
 def _turn_done(events: list[TurnEvent], now_ns: int, aside_ns: int | None = None) -> bool:
@@ -59,8 +64,13 @@ def _turn_done(events: list[TurnEvent], now_ns: int, aside_ns: int | None = None
     stopped = times(EventKind.BOT_STOPPED, request)
     if tts:
         return bool(stopped) and stopped[-1] > tts[-1]
-    # A reply with no audio at all: give TTS a moment, then stop waiting.
-    return now_ns - ends[-1] > 2_000_000_000
+    # No audio yet. A TTS that took the reply may just be slow; one that has nothing to say
+    # says so (pipecat reports a reply's audio context that ended silent as an error).
+    asked = times(EventKind.TTS_REQUEST, request)
+    if asked and times(EventKind.ERROR, request):
+        return True
+    wait_s = QUIET_TTS_S if asked else UNSPOKEN_S
+    return now_ns - ends[-1] > wait_s * 1e9
 
 
 def silero_vad(spec: VADSpec):

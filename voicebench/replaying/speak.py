@@ -21,9 +21,18 @@ from voicebench.runlog import ScenarioOutcome, TurnError
 from voicebench.scenarios import Scenario, TurnScenario, draw_dialogue
 from voicebench.scenarios.apply import audio_rng
 from voicebench.text import wer
-from voicebench.timing import EventKind, TurnTiming, derive_timing, reply_text, user_transcript
+from voicebench.timing import (
+    EventKind,
+    TurnEvent,
+    TurnTiming,
+    derive_timing,
+    reply_text,
+    user_transcript,
+)
 
 RATE = 16_000
+SILENT_TTS_CONTEXT = "completed with no audio"
+"""How pipecat's error for a reply's TTS context that ended with no audio ends."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -129,11 +138,17 @@ def _turn_error(
     return None
 
 
+def _silent_tts(event: TurnEvent) -> bool:
+    """pipecat's report that a reply's TTS yielded no audio: the turn's ``no_audio``, said in
+    the harness's own words, not a TTS failure."""
+    return event.source == "tts" and event.text.endswith(SILENT_TTS_CONTEXT)
+
+
 def _reported_error(heard: HeardTurn, llm_calls: int | None) -> TurnError | None:
     """A failure the agent reported: one it knows of itself, or its first error event."""
     if heard.failure is not None:
         return heard.failure
-    errors = [e for e in heard.events if e.kind is EventKind.ERROR]
+    errors = [e for e in heard.events if e.kind is EventKind.ERROR and not _silent_tts(e)]
     if not errors:
         return None
     first = errors[0]
