@@ -86,6 +86,18 @@ def test_a_trusted_judge_on_enough_items_decides(tmp_path):
     assert expect_not_below(even, "alpha", reference="human") is None
 
 
+def test_a_contestant_with_nothing_judged_fails_saying_so(tmp_path):
+    items = ITEMS[:2]
+    run = make_run(tmp_path, "alpha", items, 900)
+    folder = make_judging(tmp_path / "judged", [run], items, ["human/reference"], [])
+    with pytest.raises(pytest.fail.Exception) as said:
+        expect_not_below(Judging.load(folder), "alpha", reference="human")
+    assert str(said.value) == (
+        f"nothing was judged in {folder}: alpha has no final reply in it "
+        "(a final turn that failed is not judged)"
+    )
+
+
 SHARED = """
 import os
 from pathlib import Path

@@ -279,10 +279,11 @@ def expect_not_below(judging: Judging, contestant: str, *, reference: str = "hum
     95% interval of their difference lies wholly below zero, decided as ``voicebench check``
     decides a gate (``gates.check.evaluate``). Pairs the judge left undecided (the verdict
     flipped with the order) are no evidence either way; a judge that answered nothing at all
-    fails the test. When the difference rests on too few judged items for an interval (6, as
-    a median's), or the judge is below the trust bar or unmeasured (its card, as the report's
-    banner reads it), the test is skipped saying so ("too few to tell", "untrusted judge"),
-    as ``voicebench check`` exits 4: it neither passes nor fails."""
+    fails the test, as does a contestant with no reply judged (its final turns failed). When
+    the difference rests on too few judged items for an interval (6, as a median's), or the
+    judge is below the trust bar or unmeasured (its card, as the report's banner reads it),
+    the test is skipped saying so ("too few to tell", "untrusted judge"), as ``voicebench
+    check`` exits 4: it neither passes nor fails."""
     from voicebench.bootstrap import TOO_FEW, clusters_needed
     from voicebench.gates.check import Gate, evaluate
     from voicebench.gates.figures import elo_difference_figure
@@ -290,11 +291,18 @@ def expect_not_below(judging: Judging, contestant: str, *, reference: str = "hum
     from voicebench.judging.trust import trust_warning
 
     verdicts = judging.verdicts
+    names = judging.contestants
+    if not verdicts:
+        why = (
+            f"{contestant} has no final reply in it (a final turn that failed is not judged)"
+            if contestant not in names
+            else "no pair of replies was judged"
+        )
+        pytest.fail(f"nothing was judged in {judging.path}: {why}", False)
     if not any(v.answer is not None for v in verdicts):
         pytest.fail(
             f"the judge answered none of its {len(verdicts)} requests in {judging.path}", False
         )
-    names = judging.contestants
     if reference not in names:  # "human" for "human/reference"
         reference = next((c for c in names if c.startswith(reference + "/")), reference)
     diff = elo_difference_figure(judging.path, reference, contestant)
