@@ -109,3 +109,22 @@ def test_logs_without_cold_flags_treat_the_first_turn_as_cold(run: Path):
     records = [r.model_copy(update={"cold": None}) for r in read_turns(run)]
     a = agent_latency(run, read_header(run), records, budget_ttft_ms=500, budget_ttfa_ms=1000)
     assert a.cold_turns == 1 and a.ttfa_cold.quantile(50).value_ms == 2400.0
+
+
+def test_a_run_with_no_turn_timed_plots_panels_that_say_so(tmp_path: Path):
+    import warnings
+
+    from voicebench.reporting.figures import NOTHING_TIMED, Series, latency_ecdf
+
+    failed = Series("all-failed", ttft_ms=[], ttfa_ms=[], cold_ttfa_ms=[])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matplotlib warns of a legend with nothing in it
+        name = latency_ecdf([failed], 500.0, 800.0, tmp_path)
+    svg = (tmp_path / f"{name}.svg").read_text()
+    assert svg.count(f"<!-- {NOTHING_TIMED} -->") == 2  # one per panel
+
+
+def test_every_stage_has_its_colour_in_the_waterfall():
+    from voicebench.reporting.figures import STAGE_COLORS
+
+    assert list(STAGE_COLORS) == list(STAGE_NAMES)

@@ -30,25 +30,18 @@ from voicebench.strategies.diversity import Diversity
 from voicebench.timing import STAGE_LABELS, STAGE_NAMES
 
 PALETTE = plt.get_cmap("tab10").colors  # type: ignore[attr-defined]  # a ListedColormap
-STAGE_COLORS = dict(
-    zip(
-        STAGE_NAMES,
-        # A hold is the pale shade of the stage it follows (the LLM's, or TTS's).
-        (
-            "#8c6bb1",
-            "#2b8cbe",
-            "#bdbdbd",
-            "#a50f15",  # a speech-to-speech model's first audio
-            "#e6550d",
-            "#fdd0a2",
-            "#fdae6b",
-            "#31a354",
-            "#c7e9c0",
-            "#636363",
-        ),
-        strict=True,
-    )
-)
+STAGE_COLORS = {  # a hold is the pale shade of the stage it follows (the LLM's, or TTS's)
+    "endpointing": "#8c6bb1",
+    "asr": "#2b8cbe",
+    "turn_end": "#bdbdbd",
+    "model_audio": "#a50f15",  # a speech-to-speech model's first audio
+    "llm_ttft": "#e6550d",
+    "turn_hold": "#fdd0a2",
+    "text_aggregation": "#fdae6b",
+    "tts_first_audio": "#31a354",
+    "audio_hold": "#c7e9c0",
+    "output": "#636363",
+}
 STYLE: Any = {  # matplotlib types rc keys as one long Literal
     "svg.fonttype": "path",
     "svg.hashsalt": "voicebench",
@@ -94,6 +87,10 @@ def save_figure(fig, name: str, folder: Path) -> str:
         write_atomic(folder / f"{name}.{fmt}", buf.getvalue())
     plt.close(fig)
     return name
+
+
+NOTHING_TIMED = "no turn was timed"
+"""What a latency panel says when no run has a turn it could time (every turn failed)."""
 
 
 def series_color(k: int) -> tuple:
@@ -145,8 +142,11 @@ def latency_ecdf(
             ax.set_ylim(0, 1.0)
             longest = max([budget, *[v for s in series for v in getattr(s, field)]])
             ax.set_xlim(0, longest * 1.08)
+            if not any(len(getattr(s, field)) for s in series):
+                ax.text(0.5, 0.5, NOTHING_TIMED, ha="center", transform=ax.transAxes)
         axes[0].set_ylabel("share of turns at or under")
-        axes[1].legend(loc="upper left", fontsize=8)
+        if axes[1].get_legend_handles_labels()[0]:
+            axes[1].legend(loc="upper left", fontsize=8)
         fig.tight_layout()
         return save_figure(fig, "latency_ecdf", folder)
 
