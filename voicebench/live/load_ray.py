@@ -206,6 +206,7 @@ class RayLoad:
         """Start the workers, measure their clocks (``clocks_known`` is told before the
         start), run the load to its end; a lost worker's calls in progress end as lost."""
         actor = ray.remote(num_cpus=1, max_restarts=0)(LoadWorker)
+        self.on_status(f"starting {self.workers} Ray workers")  # (slow on a busy machine)
         actors = [actor.remote() for _ in range(self.workers)]
         clocks = [_measure_clock(ray, a, k) for k, a in enumerate(actors)]
         clocks_known(clocks)
