@@ -6,7 +6,8 @@
 #   benchmarks/loaded_ci.sh [--commit REV] [--runs 3] [--hogs 2] [--repo PATH] [--work DIR]
 #
 # Each run clones REPO (default: this checkout) into DIR/run-N, checks out REV (default HEAD),
-# starts HOGS busy loops (`while :; do :; done`), runs `CI=true .ci/run` with verbose pytest
+# starts HOGS busy loops (`while :; do :; done`), runs `CI=true .ci/run` with verbose pytest that
+# stops at its first failed test (`--maxfail=1`, the traceback at once)
 # into DIR/run-N.log, and stops the loops. One line a run goes to DIR/summary.txt and to the
 # terminal: the commit, the exit status, the seconds taken, and pytest's result lines. The
 # set-up builds each clone's own virtual environment; the llama.cpp wheel and pip caches are
@@ -22,7 +23,7 @@ while [ $# -gt 0 ]; do
     --hogs) hogs=$2; shift 2 ;;
     --repo) repo=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0" | cut -c3-; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0" | cut -c3-; exit 0 ;;
     *) echo "loaded_ci.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -44,7 +45,8 @@ for n in $(seq 1 "$runs"); do
   git clone -q "$repo" "$dir" && git -C "$dir" checkout -q "$commit" || exit 2
   for _ in $(seq 1 "$hogs"); do sh -c 'while :; do :; done' & pids+=($!); done
   start=$(date +%s)
-  (cd "$dir" && PYTEST_ADDOPTS=-v CI=true exec setsid bash .ci/run) >"$log" 2>&1 &
+  # the series ends at its first failure: pytest stops there too, with the traceback at once
+  (cd "$dir" && PYTEST_ADDOPTS="-v --maxfail=1" CI=true exec setsid bash .ci/run) >"$log" 2>&1 &
   run_pid=$!
   wait "$run_pid"
   rc=$?
