@@ -20,6 +20,7 @@ from voicebench.pytest_plugin import expect_not_below
 
 ITEMS = [d for d in load_dialogues(BUILTIN_DIALOGUES) if not d.adversarial]
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts="]
+QUIET = {"PYTEST_ADDOPTS": ""}  # none of this run's own pytest options in a user's suite
 TRUSTED = judge_card(accuracy=0.9, accuracy_low=0.8, accuracy_high=0.95)
 UNTRUSTED = judge_card(accuracy=0.7, accuracy_low=0.6, accuracy_high=0.78)
 
@@ -146,7 +147,7 @@ def _suite(tmp_path: Path, *order: str) -> dict[str, str]:
             *(f"test_shared.py::{t}" for t in order),
         ],
         cwd=suite,
-        env={**os.environ, "SEEN": str(seen)},
+        env={**os.environ, **QUIET, "SEEN": str(seen)},
         capture_output=True,
         text=True,
         timeout=300,
@@ -185,6 +186,7 @@ def test_voicebench_raises_no_deprecation_warning_of_its_own(tmp_path):
     result = subprocess.run(
         [*PYTEST, "-W", "always::DeprecationWarning", "test_user.py"],
         cwd=tmp_path,
+        env={**os.environ, **QUIET},
         capture_output=True,
         text=True,
         timeout=300,

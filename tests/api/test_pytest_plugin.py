@@ -16,10 +16,11 @@ from processes import ROOT
 
 pytestmark = pytest.mark.slow
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts="]
+QUIET = {"PYTEST_ADDOPTS": ""}  # none of this run's own pytest options in a user's suite
 
 
 def _pytest(folder: Path, short_set, **env: str) -> subprocess.CompletedProcess[str]:
-    settings = {**os.environ, "VOICEBENCH_AGENT": "scripted", "VOICEBENCH_ITEMS": "1"}
+    settings = {**os.environ, **QUIET, "VOICEBENCH_AGENT": "scripted", "VOICEBENCH_ITEMS": "1"}
     # the first item of the short set: three seeker turns
     settings |= {
         "VOICEBENCH_DIALOGUES": str(short_set.dialogues_path),
@@ -113,6 +114,7 @@ def test_a_marker_asks_for_repeats_and_expect_for_every_one(tmp_path, short_set)
     (suite / "test_repeated.py").write_text(REPEATED)
     settings = {
         **os.environ,
+        **QUIET,
         "VOICEBENCH_DIALOGUES": str(short_set.dialogues_path),
         "VOICEBENCH_FIXTURES": str(short_set.fixtures_dir),
     }

@@ -300,6 +300,7 @@ async def test_a_barge_in_over_sip_is_yielded_to_and_answered_as_the_agent_logge
 
 
 PYTEST = ("-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=")
+QUIET = {"PYTEST_ADDOPTS": ""}  # none of this run's own pytest options in a user's suite
 PHONE_SUITE = """
 import os
 
@@ -332,11 +333,15 @@ def test_the_pytest_marker_replays_a_sip_uri(tmp_path: Path, short_set):
     suite.write_text(PHONE_SUITE)
     with ScriptedVoiceAgent(delay_ms=300, protocol="sip") as agent:
         assert agent.url is not None
-        env = os.environ | {
-            "PHONE_BOT_SIP": agent.url.replace("sip:agent@", "sip:phone-bot@"),
-            "VOICEBENCH_DIALOGUES": str(short_set.dialogues_path),
-            "VOICEBENCH_FIXTURES": str(short_set.fixtures_dir),
-        }
+        env = (
+            os.environ
+            | QUIET
+            | {
+                "PHONE_BOT_SIP": agent.url.replace("sip:agent@", "sip:phone-bot@"),
+                "VOICEBENCH_DIALOGUES": str(short_set.dialogues_path),
+                "VOICEBENCH_FIXTURES": str(short_set.fixtures_dir),
+            }
+        )
         done = subprocess.run(
             [sys.executable, *PYTEST, suite],
             cwd=tmp_path,
