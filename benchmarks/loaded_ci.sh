@@ -7,7 +7,7 @@
 #
 # Each run clones REPO (default: this checkout) into DIR/run-N, checks out REV (default HEAD),
 # starts HOGS busy loops (`while :; do :; done`), runs `CI=true .ci/run` with verbose pytest that
-# stops at its first failed test (`--maxfail=1`, the traceback at once)
+# stops at its first failed test (`--maxfail=1`: each xdist worker first ends the files it holds)
 # into DIR/run-N.log, and stops the loops. One line a run goes to DIR/summary.txt and to the
 # terminal: the commit, the exit status, the seconds taken, and pytest's result lines. The
 # set-up builds each clone's own virtual environment; the llama.cpp wheel and pip caches are
@@ -45,7 +45,8 @@ for n in $(seq 1 "$runs"); do
   git clone -q "$repo" "$dir" && git -C "$dir" checkout -q "$commit" || exit 2
   for _ in $(seq 1 "$hogs"); do sh -c 'while :; do :; done' & pids+=($!); done
   start=$(date +%s)
-  # the series ends at its first failure: pytest stops there too, with the traceback at once
+  # the series ends at its first failure: pytest stops there too (once each worker has ended
+  # the test files already handed to it), so its traceback comes sooner
   (cd "$dir" && PYTEST_ADDOPTS="-v --maxfail=1" CI=true exec setsid bash .ci/run) >"$log" 2>&1 &
   run_pid=$!
   wait "$run_pid"
