@@ -10,17 +10,21 @@ import json
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 from processes import voicebench
 
+from voicebench.agent.interface import HeardTurn
 from voicebench.agentspec import AgentSpec, RemoteSpec
 from voicebench.api import Calls, converse_async, replay_async
 from voicebench.calling.seeker import CUT_IN, REASK
 from voicebench.dialogues import BUILTIN_DIALOGUES, load_dialogues
 from voicebench.dialogues.personas import load_personas, personas_path
+from voicebench.fixtures.manifest import read_manifest
 from voicebench.recordings import call_turns, read_recording
 from voicebench.testing.scripted_server import ScriptedLLMServer
 from voicebench.testing.scripted_voice import ScriptedVoiceAgent
+from voicebench.timing import EventKind, TurnEvent
 
 pytestmark = pytest.mark.slow
 
@@ -189,6 +193,50 @@ async def test_a_seeker_that_breaks_role_is_asked_again_then_the_call_is_invalid
     # saved as an item.
     assert [r.dialogue_id for r in result.run.records] == ["adv-mid-ramp-01", ITEM, ITEM]
     assert [json.loads(x)["id"] for x in result.items.read_text().splitlines()] == [f"call-{ITEM}"]
+
+
+class ReadyOrNot:
+    """An agent that notes, as it is called, which of the caller's lines are already spoken
+    (their audio in the call folder's fixtures), then fails the turn it is given."""
+
+    def __init__(self, fixtures: Path) -> None:
+        self.fixtures, self.ready_at_start = fixtures, list[str]()
+
+    def __call__(self, _spec: AgentSpec) -> ReadyOrNot:
+        return self
+
+    async def __aenter__(self) -> ReadyOrNot:
+        self.ready_at_start = [e.text for e in read_manifest(self.fixtures).entries]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+    async def speak(self, history, pcm, speech_end_sample, *, timeout_s, cue=None):
+        events = (TurnEvent(EventKind.ERROR, 5_000_000, "the agent is down for the test"),)
+        return HeardTurn(0, events, np.zeros(0, dtype=np.int16), False)
+
+
+async def test_the_callers_first_line_is_ready_before_the_agent_answers(
+    tmp_path: Path, monkeypatch
+):
+    """An agent may speak as soon as it answers (an IVR menu waiting a few seconds for its
+    digits, a greeting): the caller's first line is synthesized before the agent is called,
+    not while its opening plays."""
+    agent = ReadyOrNot(tmp_path / "calls" / "fixtures")
+    monkeypatch.setattr("voicebench.replaying.folder.agent_class", lambda _spec: agent)
+    with ScriptedLLMServer(ttft_ms=20) as seeker:
+        seeker.enqueue(json.dumps(REPORT))
+        result = await converse_async(
+            far("ws://127.0.0.1:9"),
+            ids=[ITEM],
+            seeker=seeker_spec(tmp_path, seeker),
+            out=tmp_path / "calls",
+        )
+    opening = next(d for d in load_dialogues(BUILTIN_DIALOGUES) if d.id == ITEM).turns[1].text
+    assert agent.ready_at_start == [opening]
+    (call,) = result.calls
+    assert call.ended_by == "agent" and [e.said for e in call.exchanges] == [opening]
 
 
 async def test_a_caller_who_barges_in_cuts_in_on_the_reply(tmp_path: Path):

@@ -8,7 +8,10 @@ its speech is known to the sample) and spoken to the agent, and the agent's turn
 recorded exactly as a replayed turn (``replaying.speak_turn``; the run's scenarios apply to
 it: when the caller's next line draws a barge-in, that line is asked for before the reply is
 heard, the transcript saying the caller cut in, and it is said over the reply). The agent's
-reply, transcribed from its audio, is what the seeker hears next. A call ends at ``turns``
+reply, transcribed from its audio, is what the seeker hears next. The caller's first line is
+synthesized before the agent is called, so nothing keeps the caller from hearing the agent's
+opening out (an IVR menu waiting a few seconds for its digits, a greeting timed from the
+dial). A call ends at ``turns``
 seeker lines, when the seeker says goodbye, when the agent fails a turn, or when the seeker
 broke role ``MAX_ROLE_BREAKS`` times (the call is then invalid: kept, counted, and never
 judged).
@@ -34,6 +37,7 @@ at most the call under way, and rerunning the command redoes only that one.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -141,6 +145,8 @@ async def converse(
             )
             slot = await stack.enter_async_context(AgentSlot(spec, agent_factory))
             for n, dialogue in enumerate(todo, start=len(done) + 1):
+                if first := spoken(opening_of(dialogue)):  # (ready before the agent answers)
+                    await asyncio.to_thread(lines.add, first)
                 agent, cold = await slot.get()
                 call, records = await _call(
                     agent,
