@@ -5,12 +5,11 @@ its own in a user's test output."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from processes import USER_PYTEST, user_env
 from synthetic_runs import judge_card, make_judging, make_run, verdict
 
 from voicebench.api import Judging
@@ -19,8 +18,6 @@ from voicebench.judging.cards import CARD_FILE
 from voicebench.pytest_plugin import expect_not_below
 
 ITEMS = [d for d in load_dialogues(BUILTIN_DIALOGUES) if not d.adversarial]
-PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts="]
-QUIET = {"PYTEST_ADDOPTS": ""}  # none of this run's own pytest options in a user's suite
 TRUSTED = judge_card(accuracy=0.9, accuracy_low=0.8, accuracy_high=0.95)
 UNTRUSTED = judge_card(accuracy=0.7, accuracy_low=0.6, accuracy_high=0.78)
 
@@ -141,13 +138,13 @@ def _suite(tmp_path: Path, *order: str) -> dict[str, str]:
     (suite / "test_shared.py").write_text(SHARED)
     result = subprocess.run(
         [
-            *PYTEST,
+            *USER_PYTEST,
             "--voicebench-dir",
             str(tmp_path / "kept"),
             *(f"test_shared.py::{t}" for t in order),
         ],
         cwd=suite,
-        env={**os.environ, **QUIET, "SEEN": str(seen)},
+        env=user_env(SEEN=str(seen)),
         capture_output=True,
         text=True,
         timeout=300,
@@ -184,9 +181,9 @@ def test_voicebench_raises_no_deprecation_warning_of_its_own(tmp_path):
     and its phone line, and takes the plugin's fixture, run with DeprecationWarnings shown."""
     (tmp_path / "test_user.py").write_text(NO_WARNINGS)
     result = subprocess.run(
-        [*PYTEST, "-W", "always::DeprecationWarning", "test_user.py"],
+        [*USER_PYTEST, "-W", "always::DeprecationWarning", "test_user.py"],
         cwd=tmp_path,
-        env={**os.environ, **QUIET},
+        env=user_env(),
         capture_output=True,
         text=True,
         timeout=300,

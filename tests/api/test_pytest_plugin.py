@@ -5,22 +5,18 @@ the kept run folder named."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from processes import ROOT
+from processes import ROOT, USER_PYTEST, user_env
 
 pytestmark = pytest.mark.slow
-PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts="]
-QUIET = {"PYTEST_ADDOPTS": ""}  # none of this run's own pytest options in a user's suite
 
 
 def _pytest(folder: Path, short_set, **env: str) -> subprocess.CompletedProcess[str]:
-    settings = {**os.environ, **QUIET, "VOICEBENCH_AGENT": "scripted", "VOICEBENCH_ITEMS": "1"}
+    settings = user_env(VOICEBENCH_AGENT="scripted", VOICEBENCH_ITEMS="1")
     # the first item of the short set: three seeker turns
     settings |= {
         "VOICEBENCH_DIALOGUES": str(short_set.dialogues_path),
@@ -28,8 +24,9 @@ def _pytest(folder: Path, short_set, **env: str) -> subprocess.CompletedProcess[
     }
     # the smoke judge keeps it quick: the test is of the plugin's plumbing
     settings |= {"VOICEBENCH_JUDGE": "local-smoke", **env}
+    example = ROOT / "examples" / "test_my_agent.py"
     return subprocess.run(
-        [*PYTEST, "--voicebench-dir", str(folder), str(ROOT / "examples" / "test_my_agent.py")],
+        [*USER_PYTEST, "--voicebench-dir", str(folder), str(example)],
         cwd=folder.parent,
         env=settings,
         capture_output=True,
@@ -112,14 +109,12 @@ def test_a_marker_asks_for_repeats_and_expect_for_every_one(tmp_path, short_set)
     suite = tmp_path / "suite"
     suite.mkdir()
     (suite / "test_repeated.py").write_text(REPEATED)
-    settings = {
-        **os.environ,
-        **QUIET,
-        "VOICEBENCH_DIALOGUES": str(short_set.dialogues_path),
-        "VOICEBENCH_FIXTURES": str(short_set.fixtures_dir),
-    }
+    settings = user_env(
+        VOICEBENCH_DIALOGUES=str(short_set.dialogues_path),
+        VOICEBENCH_FIXTURES=str(short_set.fixtures_dir),
+    )
     result = subprocess.run(
-        [*PYTEST, "--voicebench-dir", str(tmp_path / "kept"), str(suite)],
+        [*USER_PYTEST, "--voicebench-dir", str(tmp_path / "kept"), str(suite)],
         cwd=tmp_path,
         env=settings,
         capture_output=True,

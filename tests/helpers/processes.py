@@ -72,6 +72,17 @@ def survivors(pids: set[int], grace_s: float = 10.0) -> list[int]:
     return sorted(p for p in pids if alive(p))
 
 
+USER_PYTEST = (sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=")
+"""pytest as a user runs it on their own suite: none of this project's ``addopts``."""
+
+
+def user_env(**extra: str) -> dict[str, str]:
+    """The environment for ``USER_PYTEST``: this one, without the options this run's own
+    pytest was given (``PYTEST_ADDOPTS``: a CI run's ``--maxfail=1`` must not reach a user's
+    suite), and ``extra``."""
+    return {**os.environ, "PYTEST_ADDOPTS": "", **extra}
+
+
 def voicebench(*args: str) -> list[str]:
     return [sys.executable, "-m", "voicebench", *args]
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from processes import USER_PYTEST, user_env
 from sip_tools import baresip, kamailio, self_signed
 from test_remote import _replay
 
@@ -299,8 +300,6 @@ async def test_a_barge_in_over_sip_is_yielded_to_and_answered_as_the_agent_logge
     assert len(stops) == len(barged)
 
 
-PYTEST = ("-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=")
-QUIET = {"PYTEST_ADDOPTS": ""}  # none of this run's own pytest options in a user's suite
 PHONE_SUITE = """
 import os
 
@@ -323,9 +322,7 @@ def test_the_phone_bot_answers(voicebench_run):
 
 def test_the_pytest_marker_replays_a_sip_uri(tmp_path: Path, short_set):
     """A user's suite marks a test with the agent's SIP URI, as it would a spec."""
-    import os
     import subprocess
-    import sys
 
     from voicebench.testing.scripted_voice import ScriptedVoiceAgent
 
@@ -333,17 +330,13 @@ def test_the_pytest_marker_replays_a_sip_uri(tmp_path: Path, short_set):
     suite.write_text(PHONE_SUITE)
     with ScriptedVoiceAgent(delay_ms=300, protocol="sip") as agent:
         assert agent.url is not None
-        env = (
-            os.environ
-            | QUIET
-            | {
-                "PHONE_BOT_SIP": agent.url.replace("sip:agent@", "sip:phone-bot@"),
-                "VOICEBENCH_DIALOGUES": str(short_set.dialogues_path),
-                "VOICEBENCH_FIXTURES": str(short_set.fixtures_dir),
-            }
+        env = user_env(
+            PHONE_BOT_SIP=agent.url.replace("sip:agent@", "sip:phone-bot@"),
+            VOICEBENCH_DIALOGUES=str(short_set.dialogues_path),
+            VOICEBENCH_FIXTURES=str(short_set.fixtures_dir),
         )
         done = subprocess.run(
-            [sys.executable, *PYTEST, suite],
+            [*USER_PYTEST, suite],
             cwd=tmp_path,
             env=env,
             capture_output=True,
