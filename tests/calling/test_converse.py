@@ -40,6 +40,11 @@ def far(url: str) -> AgentSpec:
     )
 
 
+def item_opening() -> str:
+    """The caller's first line in a call on ``ITEM``: the item's own first seeker turn."""
+    return next(d for d in load_dialogues(BUILTIN_DIALOGUES) if d.id == ITEM).turns[1].text
+
+
 def seeker_spec(tmp_path: Path, server: ScriptedLLMServer) -> Path:
     path = tmp_path / "seeker.toml"
     path.write_text(
@@ -91,9 +96,7 @@ async def test_a_scripted_call_is_timed_heard_reported_and_saved(tmp_path: Path)
     (call,) = result.calls
     assert call.ended_by == "goodbye" and call.valid and call.role_breaks == 0
     # The caller opens with the item's own first seeker turn, then says the seeker's lines.
-    opening = load_dialogues(BUILTIN_DIALOGUES)
-    opening = next(d for d in opening if d.id == ITEM).turns[1].text
-    said = [opening, "Thank you, that helps a little. Goodbye."]
+    said = [item_opening(), "Thank you, that helps a little. Goodbye."]
     assert [e.said for e in call.exchanges] == said
     # Every agent turn is timed as a replayed one: its first audible sample DELAY_MS after the
     # end of the seeker's synthesized speech, as the remote-agent tests bound it.
@@ -200,7 +203,8 @@ class ReadyOrNot:
     (their audio in the call folder's fixtures), then fails the turn it is given."""
 
     def __init__(self, fixtures: Path) -> None:
-        self.fixtures, self.ready_at_start = fixtures, list[str]()
+        self.fixtures = fixtures
+        self.ready_at_start: list[str] = []
 
     def __call__(self, _spec: AgentSpec) -> ReadyOrNot:
         return self
@@ -233,7 +237,7 @@ async def test_the_callers_first_line_is_ready_before_the_agent_answers(
             seeker=seeker_spec(tmp_path, seeker),
             out=tmp_path / "calls",
         )
-    opening = next(d for d in load_dialogues(BUILTIN_DIALOGUES) if d.id == ITEM).turns[1].text
+    opening = item_opening()
     assert agent.ready_at_start == [opening]
     (call,) = result.calls
     assert call.ended_by == "agent" and [e.said for e in call.exchanges] == [opening]
